@@ -1,0 +1,69 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// SceneLinear: DNG raw photos → scene-referred linear light, measured and handed on as
+// OpenEXR and HDF5. One module per stage of the data flow; C libraries sit behind small
+// system-library shim modules (C*), and the CLI is a thin layer over SceneLinearKit.
+let package = Package(
+    name: "SceneLinear",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "scenelinear", targets: ["scenelinear"]),
+        .library(name: "SceneLinearKit", targets: ["SceneLinearKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // ---- C libraries from Debian (module map + shim header only) ----
+        .systemLibrary(name: "CTIFF", pkgConfig: "libtiff-4", providers: [.apt(["libtiff-dev"])]),
+        .systemLibrary(name: "CHDF5", pkgConfig: "hdf5-serial", providers: [.apt(["libhdf5-dev"])]),
+        .systemLibrary(name: "COpenEXR", providers: [.apt(["libopenexr-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // ---- plain C: run-time dispatched F16C half-float conversion ----
+        .target(name: "CHalf"),
+
+        // ---- the data flow, one module per stage ----
+        // Shared value types: images, rectangles, matrices, errors, provenance, hashing.
+        .target(name: "ImageCore", dependencies: ["CHalf", "CCrypto"]),
+        // DNG/TIFF structure → typed, validated metadata model.
+        .target(name: "DNGContainer", dependencies: ["ImageCore"]),
+        // ITU T.81 lossless JPEG (SOF3) decoder and encoder.
+        .target(name: "LosslessJPEG"),
+        // Stage 1: stored samples of an image IFD (uncompressed, packed, lossless JPEG).
+        .target(name: "RawDecode", dependencies: ["ImageCore", "DNGContainer", "LosslessJPEG"]),
+        // Stage 2: linear reference values (linearization, black, white, active area, clip mask).
+        .target(name: "Linearize", dependencies: ["ImageCore", "DNGContainer", "RawDecode"]),
+        // The DNG colour model: camera → XYZ D50 → linear Rec.2020.
+        .target(name: "DNGColor", dependencies: ["ImageCore", "DNGContainer"]),
+        // EXR and HDF5 writers and readers.
+        .target(name: "ImageExchange", dependencies: ["ImageCore", "COpenEXR", "CHDF5"]),
+        // DNG writer through libtiff (test fixtures, samples; grows into simulated capture).
+        .target(name: "DNGWriter", dependencies: ["ImageCore", "LosslessJPEG", "CTIFF"]),
+        // The pipeline façade that ties the stages together.
+        .target(
+            name: "SceneLinearKit",
+            dependencies: [
+                "ImageCore", "DNGContainer", "RawDecode", "Linearize", "DNGColor", "ImageExchange",
+                "DNGWriter",
+            ]),
+        // The command-line tool.
+        .executableTarget(
+            name: "scenelinear",
+            dependencies: [
+                "SceneLinearKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+
+        // ---- tests ----
+        .target(name: "TestSupport", dependencies: ["ImageCore"], path: "Tests/TestSupport"),
+        .testTarget(name: "ImageCoreTests", dependencies: ["ImageCore", "TestSupport"]),
+        .testTarget(name: "DNGContainerTests", dependencies: ["DNGContainer", "DNGWriter", "TestSupport", "CTIFF"]),
+        .testTarget(name: "LosslessJPEGTests", dependencies: ["LosslessJPEG", "TestSupport"]),
+        .testTarget(name: "RawDecodeTests", dependencies: ["RawDecode", "DNGWriter", "TestSupport"]),
+        .testTarget(name: "LinearizeTests", dependencies: ["Linearize", "DNGWriter", "TestSupport"]),
+        .testTarget(name: "DNGColorTests", dependencies: ["DNGColor", "TestSupport"]),
+        .testTarget(name: "ImageExchangeTests", dependencies: ["ImageExchange", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["SceneLinearKit", "TestSupport"]),
+    ]
+)

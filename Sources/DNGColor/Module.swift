@@ -1,0 +1,1 @@
+// DNGColor module

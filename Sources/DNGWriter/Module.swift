@@ -1,0 +1,1 @@
+// DNGWriter module

@@ -1,0 +1,45 @@
+/// The kind of a failure, which decides the command-line exit code.
+///
+/// Every error the library throws conforms to `SceneLinearFailure` and names one of these,
+/// so scripts can tell "this file is broken" from "this tool cannot do that yet".
+public enum FailureCategory: Int32, Sendable, CaseIterable, Codable {
+    /// The input file does not exist or cannot be read.
+    case inputUnreadable = 10
+    /// The input is not a TIFF/DNG file at all.
+    case notDNG = 11
+    /// The file ends before data it points to (e.g. a tile past the end of the file).
+    case truncated = 12
+    /// The file is damaged: inconsistent structure, bad tag values, corrupt compressed data.
+    case corruptData = 13
+    /// A valid file using something this tool does not support (compression, layout, ...).
+    case unsupportedFeature = 14
+    /// A DNGBackwardVersion newer than this reader understands.
+    case unsupportedVersion = 15
+    /// The output cannot be written (directory missing, not writable, disk full, ...).
+    case outputFailure = 16
+    /// A bug: an internal invariant failed.
+    case internalError = 1
+
+    /// The process exit code for this category.
+    public var exitCode: Int32 { rawValue }
+
+    /// Short machine-readable name, used in JSON error reports.
+    public var name: String {
+        switch self {
+        case .inputUnreadable: return "input-unreadable"
+        case .notDNG: return "not-dng"
+        case .truncated: return "truncated"
+        case .corruptData: return "corrupt-data"
+        case .unsupportedFeature: return "unsupported-feature"
+        case .unsupportedVersion: return "unsupported-version"
+        case .outputFailure: return "output-failure"
+        case .internalError: return "internal-error"
+        }
+    }
+}
+
+/// An error from SceneLinear: a user-facing description naming the file and the place,
+/// and a category that decides the exit code.
+public protocol SceneLinearFailure: Error, CustomStringConvertible {
+    var category: FailureCategory { get }
+}

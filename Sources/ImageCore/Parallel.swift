@@ -1,0 +1,66 @@
+import Dispatch
+import Foundation
+
+/// Data-parallel loops over index ranges, using every core.
+public enum Parallel {
+    /// The number of worker threads to use: the active processor count, or the value of
+    /// the environment variable `SCENELINEAR_THREADS` when set (≥ 1).
+    public static var threadCount: Int {
+        if let s = ProcessInfo.processInfo.environment["SCENELINEAR_THREADS"], let n = Int(s), n >= 1 {
+            return n
+        }
+        return max(1, ProcessInfo.processInfo.activeProcessorCount)
+    }
+
+    /// Calls `body` once for each index in `0..<count`, spread over the worker threads.
+    public static func forEach(_ count: Int, _ body: @Sendable (Int) -> Void) {
+        guard count > 0 else { return }
+        if count == 1 || threadCount == 1 {
+            for i in 0..<count { body(i) }
+            return
+        }
+        DispatchQueue.concurrentPerform(iterations: count, execute: body)
+    }
+
+    /// Splits `0..<count` into contiguous chunks of at least `minimumChunk` and calls
+    /// `body` for each chunk in parallel.
+    public static func forEachChunk(count: Int, minimumChunk: Int, _ body: @Sendable (Range<Int>) -> Void) {
+        guard count > 0 else { return }
+        let threads = threadCount
+        let chunks = max(1, min(threads * 4, count / max(1, minimumChunk)))
+        if chunks == 1 {
+            body(0..<count)
+            return
+        }
+        let size = (count + chunks - 1) / chunks
+        forEach(chunks) { c in
+            let start = c * size
+            let end = min(count, start + size)
+            if start < end { body(start..<end) }
+        }
+    }
+
+    /// Runs `body` for every index and collects the results in order. The first error
+    /// (lowest index) is rethrown after all work has finished.
+    public static func map<T: Sendable>(_ count: Int, _ body: @Sendable (Int) throws -> T) throws -> [T] {
+        let box = ResultBox<T>(count: count)
+        forEach(count) { i in
+            do { box.set(i, .success(try body(i))) } catch { box.set(i, .failure(error)) }
+        }
+        return try box.results.map { try $0!.get() }
+    }
+}
+
+/// Lock-protected result slots for `Parallel.map`.
+private final class ResultBox<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var results: [Result<T, any Error>?]
+
+    init(count: Int) { results = Array(repeating: nil, count: count) }
+
+    func set(_ i: Int, _ r: Result<T, any Error>) {
+        lock.lock()
+        results[i] = r
+        lock.unlock()
+    }
+}

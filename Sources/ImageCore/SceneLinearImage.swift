@@ -1,0 +1,82 @@
+/// What the colour values of an image mean.
+public enum ColorEncoding: String, Sendable, Codable, CaseIterable {
+    /// Extended linear Rec.2020 (ITU-R BT.2020 primaries, D65 white), scene-referred:
+    /// the ASWF colour interop ID `lin_rec2020_scene`, OCIO's "Linear Rec.2020".
+    case linearRec2020 = "lin_rec2020_scene"
+    /// White-balanced camera-native RGB: the camera's own primaries, no matrix applied.
+    case cameraNative = "camera_native_white_balanced"
+
+    /// The name a colour-managed tool shows for this encoding.
+    public var displayName: String {
+        switch self {
+        case .linearRec2020: return "Linear Rec.2020"
+        case .cameraNative: return "white-balanced camera RGB"
+        }
+    }
+}
+
+/// Which exposure scaling has been applied to the linear reference values.
+public enum ExposureMode: String, Sendable, Codable, CaseIterable {
+    /// No scaling: 1.0 is the sensor white level after black subtraction.
+    case none
+    /// Multiplied by 2^(BaselineExposure + BaselineExposureOffset) (DNG tags 50730, 51109).
+    case baseline
+}
+
+/// An exposure scaling and the factor it applied. Dividing the image by `factor` gives back
+/// the linear reference values (1.0 = sensor white after black subtraction).
+public struct ExposureScaling: Sendable, Codable, Equatable {
+    public var mode: ExposureMode
+    public var factor: Double
+
+    public init(mode: ExposureMode, factor: Double) {
+        self.mode = mode
+        self.factor = factor
+    }
+
+    public static let none = ExposureScaling(mode: .none, factor: 1)
+}
+
+/// CIE 1931 xy chromaticities of linear Rec.2020 (ITU-R BT.2020) with a D65 white.
+public enum Rec2020 {
+    public static let red: SIMD2<Double> = [0.708, 0.292]
+    public static let green: SIMD2<Double> = [0.170, 0.797]
+    public static let blue: SIMD2<Double> = [0.131, 0.046]
+    public static let white: SIMD2<Double> = [0.3127, 0.3290]
+    /// Luminance weights Y = 0.2627 R + 0.6780 G + 0.0593 B.
+    public static let luminanceWeights: SIMD3<Double> = [0.2627, 0.6780, 0.0593]
+}
+
+/// The scene-referred result of the pipeline: three `Float` channels per pixel, plus the
+/// clip mask carried over from Stage 2.
+///
+/// Values are never clipped: negatives (noise around black, out-of-gamut colours) and
+/// values above 1 are kept. The unit is the DNG linear reference value (1.0 = the sensor
+/// white level after black subtraction) times `exposure.factor`.
+public struct SceneLinearImage: Sendable {
+    /// RGB, interleaved, row-major.
+    public var pixels: ImageBuffer<Float>
+    /// One byte per pixel, bit `c` set when camera channel `c` was at or above its white
+    /// level in Stage 2 (its true value is unknown: a lower bound). `nil` when not known.
+    public var clipMask: [UInt8]?
+    public var encoding: ColorEncoding
+    public var exposure: ExposureScaling
+    public var provenance: ImageProvenance
+
+    public init(pixels: ImageBuffer<Float>, clipMask: [UInt8]?, encoding: ColorEncoding,
+                exposure: ExposureScaling, provenance: ImageProvenance) {
+        precondition(pixels.channels == 3, "a scene-linear image has three channels")
+        if let mask = clipMask { precondition(mask.count == pixels.pixelCount) }
+        self.pixels = pixels
+        self.clipMask = clipMask
+        self.encoding = encoding
+        self.exposure = exposure
+        self.provenance = provenance
+    }
+
+    public var width: Int { pixels.width }
+    public var height: Int { pixels.height }
+
+    /// Number of pixels with any clipped channel.
+    public var clippedPixelCount: Int { clipMask?.reduce(0) { $0 + ($1 != 0 ? 1 : 0) } ?? 0 }
+}

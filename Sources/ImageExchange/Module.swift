@@ -1,0 +1,1 @@
+// ImageExchange module

@@ -1,0 +1,1 @@
+// SceneLinearKit module

@@ -1,0 +1,91 @@
+import Foundation
+import ImageCore
+
+/// Helpers shared by the test targets: the shared dataset folder, temporary directories,
+/// tolerances and a seeded random number generator.
+public enum TestData {
+    /// The folder of real files that nobody on the project wrote (`../shared/datasets` from
+    /// the package root, or `$SCENELINEAR_SHARED_DATASETS`). `nil` when absent.
+    public static var sharedDatasets: URL? {
+        let env = ProcessInfo.processInfo.environment["SCENELINEAR_SHARED_DATASETS"]
+        let url = env.map { URL(fileURLWithPath: $0) } ?? packageRoot.appendingPathComponent("../shared/datasets").standardized
+        return FileManager.default.fileExists(atPath: url.path) ? url : nil
+    }
+
+    /// The package root (the folder holding Package.swift).
+    public static var packageRoot: URL {
+        var url = URL(fileURLWithPath: #filePath)
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
+        }
+        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+    }
+
+    /// A file in the shared datasets, or `nil` (and a "skipped" line on stderr) when the
+    /// folder is absent.
+    public static func shared(_ relativePath: String) -> URL? {
+        guard let base = sharedDatasets else {
+            FileHandle.standardError.write(Data("skipped: shared datasets not found (set SCENELINEAR_SHARED_DATASETS)\n".utf8))
+            return nil
+        }
+        return base.appendingPathComponent(relativePath)
+    }
+
+    /// A new empty temporary directory.
+    public static func temporaryDirectory(_ label: String = "test") -> URL {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("scenelinear-\(label)-\(getpid())-\(UUID().uuidString.prefix(8))")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// Reads a little-endian uint16 file.
+    public static func readU16LE(_ url: URL) throws -> [UInt16] {
+        let data = try Data(contentsOf: url)
+        var out = [UInt16](repeating: 0, count: data.count / 2)
+        data.withUnsafeBytes { raw in
+            for i in 0..<out.count {
+                let lo = UInt16(raw[2 * i])
+                let hi = UInt16(raw[2 * i + 1])
+                out[i] = lo | (hi << 8)
+            }
+        }
+        return out
+    }
+}
+
+/// A small, fast, seeded generator (SplitMix64) so randomized tests are repeatable.
+public struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Named tolerances used across the tests.
+public enum Tolerance {
+    /// Half-float rounding: relative error 2^-11 of round-to-nearest, stated as 2^-10 to
+    /// leave room for the Float32 arithmetic before rounding.
+    public static let halfRelative: Double = 1.0 / 1024.0
+    /// Values below this (2^-12 of white) are compared with an absolute tolerance instead.
+    public static let halfFloor: Double = 1.0 / 4096.0
+    /// Colour-matrix arithmetic in Double.
+    public static let matrix: Double = 1e-9
+}
+
+/// True when `actual` equals `expected` to half-float rounding: relative error ≤ 2^-10
+/// where |expected| > 2^-12, absolute error ≤ 2^-22 (half spacing near 2^-12) below it.
+public func isHalfClose(_ actual: Double, _ expected: Double) -> Bool {
+    if abs(expected) > Tolerance.halfFloor {
+        return abs(actual - expected) <= Tolerance.halfRelative * abs(expected)
+    }
+    return abs(actual - expected) <= Tolerance.halfFloor * Tolerance.halfRelative
+}
