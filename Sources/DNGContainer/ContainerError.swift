@@ -1,0 +1,53 @@
+import ImageCore
+
+/// Why a file could not be read as a DNG.
+public enum ContainerError: SceneLinearFailure, Equatable {
+    /// No file at that path.
+    case fileNotFound(path: String)
+    /// The file exists but cannot be read.
+    case unreadable(path: String, reason: String)
+    /// Not a TIFF file (bad byte-order mark or magic number, too short).
+    case notTIFF(path: String, reason: String)
+    /// A TIFF file without DNGVersion (tag 50706) in IFD0.
+    case notDNG(path: String)
+    /// The file ends before a structure it points to.
+    case truncated(path: String, what: String, offset: Int, length: Int, fileSize: Int)
+    /// An inconsistent structure or tag value.
+    case corrupt(path: String, ifd: String, reason: String)
+    /// A valid structure this reader does not support.
+    case unsupported(path: String, ifd: String, reason: String)
+    /// DNGBackwardVersion (tag 50707) newer than this reader.
+    case unsupportedVersion(path: String, backwardVersion: String, supported: String)
+
+    public var category: FailureCategory {
+        switch self {
+        case .fileNotFound, .unreadable: return .inputUnreadable
+        case .notTIFF, .notDNG: return .notDNG
+        case .truncated: return .truncated
+        case .corrupt: return .corruptData
+        case .unsupported: return .unsupportedFeature
+        case .unsupportedVersion: return .unsupportedVersion
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .fileNotFound(let path):
+            return "\(path): file not found"
+        case .unreadable(let path, let reason):
+            return "\(path): cannot read the file: \(reason)"
+        case .notTIFF(let path, let reason):
+            return "\(path): not a TIFF/DNG file: \(reason)"
+        case .notDNG(let path):
+            return "\(path): a TIFF file but not a DNG (IFD0 has no DNGVersion tag 50706)"
+        case .truncated(let path, let what, let offset, let length, let fileSize):
+            return "\(path): truncated file: \(what) at offset \(offset) (\(length) bytes) extends past end of file (\(fileSize) bytes)"
+        case .corrupt(let path, let ifd, let reason):
+            return "\(path): corrupt DNG structure in \(ifd): \(reason)"
+        case .unsupported(let path, let ifd, let reason):
+            return "\(path): unsupported in \(ifd): \(reason)"
+        case .unsupportedVersion(let path, let version, let supported):
+            return "\(path): unsupported DNG version: DNGBackwardVersion \(version) needs a newer reader (this one reads up to \(supported))"
+        }
+    }
+}

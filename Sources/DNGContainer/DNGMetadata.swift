@@ -1,0 +1,133 @@
+import ImageCore
+
+/// The colour-calibration tags of the default camera profile (IFD 0; DNG 1.7.1 chapter 6).
+/// Matrices are row-major, as stored.
+public struct ColorCalibration: Sendable, Codable, Equatable {
+    /// CalibrationIlluminant1/2/3 (EXIF LightSource codes); one per calibration set present.
+    public var illuminants: [Int]
+    /// ColorMatrix1/2/3: XYZ → reference camera, `3·n` values each (n camera planes).
+    public var colorMatrices: [[Double]]
+    /// CameraCalibration1/2/3 (n×n), `nil` entries when absent.
+    public var cameraCalibrations: [[Double]?]
+    /// ForwardMatrix1/2/3 (3×n), `nil` entries when absent.
+    public var forwardMatrices: [[Double]?]
+    /// ReductionMatrix1/2/3 (3×n, only for n > 3), `nil` entries when absent.
+    public var reductionMatrices: [[Double]?]
+    /// IlluminantData1/2/3 (DNG 1.6) raw bytes when the illuminant is 255 ("other").
+    public var illuminantData: [[UInt8]?]
+    public var analogBalance: [Double]?
+    public var asShotNeutral: [Double]?
+    public var asShotWhiteXY: [Double]?
+    public var cameraCalibrationSignature: String?
+    public var profileCalibrationSignature: String?
+    public var profileName: String?
+
+    public init(illuminants: [Int] = [], colorMatrices: [[Double]] = [], cameraCalibrations: [[Double]?] = [],
+                forwardMatrices: [[Double]?] = [], reductionMatrices: [[Double]?] = [],
+                illuminantData: [[UInt8]?] = [], analogBalance: [Double]? = nil, asShotNeutral: [Double]? = nil,
+                asShotWhiteXY: [Double]? = nil, cameraCalibrationSignature: String? = nil,
+                profileCalibrationSignature: String? = nil, profileName: String? = nil) {
+        self.illuminants = illuminants
+        self.colorMatrices = colorMatrices
+        self.cameraCalibrations = cameraCalibrations
+        self.forwardMatrices = forwardMatrices
+        self.reductionMatrices = reductionMatrices
+        self.illuminantData = illuminantData
+        self.analogBalance = analogBalance
+        self.asShotNeutral = asShotNeutral
+        self.asShotWhiteXY = asShotWhiteXY
+        self.cameraCalibrationSignature = cameraCalibrationSignature
+        self.profileCalibrationSignature = profileCalibrationSignature
+        self.profileName = profileName
+    }
+}
+
+/// Capture settings from EXIF / TIFF-EP tags (IFD 0 or the EXIF IFD).
+public struct CaptureSettings: Sendable, Codable, Equatable {
+    /// Seconds (tag 33434).
+    public var exposureTime: Double?
+    /// f-number (tag 33437).
+    public var fNumber: Double?
+    /// ISO speed / photographic sensitivity (tag 34855).
+    public var iso: Double?
+    /// Millimetres (tag 37386).
+    public var focalLength: Double?
+    /// "YYYY:MM:DD HH:MM:SS" (tag 36867).
+    public var dateTimeOriginal: String?
+    public var lensModel: String?
+}
+
+/// The camera-level metadata of a DNG (IFD 0).
+public struct DNGMetadata: Sendable, Codable, Equatable {
+    /// DNGVersion as "1.4.0.0".
+    public var dngVersion: String
+    public var dngBackwardVersion: String
+    public var make: String?
+    public var model: String?
+    public var uniqueCameraModel: String?
+    public var software: String?
+    /// Orientation (tag 274), 1...8; 1 when absent.
+    public var orientation: Int
+    /// BaselineExposure (tag 50730), EV; 0 when absent.
+    public var baselineExposure: Double
+    /// BaselineExposureOffset (tag 51109), EV; 0 when absent.
+    public var baselineExposureOffset: Double
+    public var baselineNoise: Double?
+    public var baselineSharpness: Double?
+    public var noiseReductionApplied: Double?
+    /// ColorimetricReference (tag 50879): 0 scene-referred (default), 1 output-referred, 2 output-referred HDR.
+    public var colorimetricReference: Int
+    public var defaultBlackRender: Int?
+    /// Number of points (x, y pairs) in ProfileToneCurve, a rendering hint not applied here.
+    public var profileToneCurvePoints: Int?
+    public var calibration: ColorCalibration
+    public var capture: CaptureSettings
+}
+
+/// A DNG file: its TIFF structure, camera metadata and every IFD that holds image data.
+public struct DNGFile: Sendable {
+    /// The newest DNGBackwardVersion this reader accepts.
+    public static let supportedBackwardVersion = [1, 7, 1, 0]
+
+    public let file: FileBytes
+    public let structure: TIFFStructure
+    public let metadata: DNGMetadata
+    /// Every IFD with image data, depth first ("IFD0", "IFD0/SubIFD0", ...).
+    public let images: [ImageIFD]
+
+    public var path: String { file.path }
+    public var byteOrder: ByteOrder { structure.byteOrder }
+
+    /// Opens and parses the file at `path`.
+    /// - Throws: `ContainerError` naming the file and what is wrong.
+    public static func open(path: String, limits: ParseLimits = ParseLimits()) throws(ContainerError) -> DNGFile {
+        try DNGFile(file: FileBytes(path: path), limits: limits)
+    }
+
+    /// Parses bytes already mapped or in memory.
+    public init(file: FileBytes, limits: ParseLimits = ParseLimits()) throws(ContainerError) {
+        var parser = TIFFParser(file: file, limits: limits)
+        let structure = try parser.parse()
+        let builder = MetadataBuilder(values: EntryValues(file: file, order: structure.byteOrder), file: file)
+        self.file = file
+        self.structure = structure
+        self.metadata = try builder.camera(structure.ifds[0])
+        var images: [ImageIFD] = []
+        for ifd in structure.allIFDs where ifd.has(Tag.imageWidth) && !ifd.path.hasSuffix("/Exif") {
+            images.append(try builder.image(ifd))
+        }
+        self.images = images
+    }
+
+    /// The main raw image: NewSubFileType 0 with CFA or LinearRaw data, the largest if several.
+    /// - Throws: `ContainerError.corrupt` when the file has no raw image IFD.
+    public func mainRawImage() throws(ContainerError) -> ImageIFD {
+        let raw = images.filter { $0.isRaw && $0.role == .mainImage }
+        if let best = raw.max(by: { $0.pixelCount < $1.pixelCount }) { return best }
+        if let any = images.filter(\.isRaw).max(by: { $0.pixelCount < $1.pixelCount }) { return any }
+        throw .corrupt(path: path, ifd: "all IFDs", reason: "no raw image IFD (PhotometricInterpretation CFA or LinearRaw)")
+    }
+
+    /// The semantic-mask IFDs (NewSubFileType 65540).
+    public var semanticMasks: [ImageIFD] { images.filter { $0.role == .semanticMask } }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// The bytes of an input file, memory-mapped, with bounds-checked endian-aware reads.
+///
+/// Every read takes an absolute file offset and checks it against the file size, so a
+/// hostile offset can never reach outside the mapping.
+public final class FileBytes: @unchecked Sendable {
+    public let path: String
+    public let data: Data
+    public var count: Int { data.count }
+
+    /// Maps the file at `path`.
+    /// - Throws: `ContainerError.fileNotFound` or `.unreadable`.
+    public init(path: String) throws(ContainerError) {
+        self.path = path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw .fileNotFound(path: path)
+        }
+        guard !isDirectory.boolValue else { throw .unreadable(path: path, reason: "it is a directory") }
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
+        } catch {
+            throw .unreadable(path: path, reason: (error as NSError).localizedDescription)
+        }
+    }
+
+    /// Wraps bytes already in memory (tests, generated files).
+    public init(data: Data, path: String) {
+        self.data = data
+        self.path = path
+    }
+
+    /// True when `offset ..< offset + length` lies inside the file (overflow-safe).
+    @inline(__always)
+    public func contains(offset: Int, length: Int) -> Bool {
+        guard offset >= 0, length >= 0 else { return false }
+        let (end, overflow) = offset.addingReportingOverflow(length)
+        return !overflow && end <= data.count
+    }
+
+    /// Calls `body` with the bytes `offset ..< offset + length`; the caller has checked the range.
+    public func withBytes<R>(offset: Int, length: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        precondition(contains(offset: offset, length: length), "unchecked byte range")
+        return try data.withUnsafeBytes { raw in
+            try body(UnsafeRawBufferPointer(rebasing: raw[offset ..< offset + length]))
+        }
+    }
+
+    /// A copy of the bytes `offset ..< offset + length`; the caller has checked the range.
+    public func bytes(offset: Int, length: Int) -> [UInt8] {
+        withBytes(offset: offset, length: length) { Array($0) }
+    }
+}
+
+/// The byte order of a TIFF file: "II" little-endian or "MM" big-endian.
+public enum ByteOrder: String, Sendable, Codable {
+    case littleEndian = "II"
+    case bigEndian = "MM"
+
+    public var name: String { self == .littleEndian ? "little-endian (II)" : "big-endian (MM)" }
+}
+
+/// Endian-aware integer reads from a raw buffer at checked positions.
+struct EndianReader {
+    let raw: UnsafeRawBufferPointer
+    let order: ByteOrder
+
+    @inline(__always) func u8(_ at: Int) -> UInt8 { raw[at] }
+
+    @inline(__always) func u16(_ at: Int) -> UInt16 {
+        let a = UInt16(raw[at]), b = UInt16(raw[at + 1])
+        return order == .littleEndian ? a | b << 8 : a << 8 | b
+    }
+
+    @inline(__always) func u32(_ at: Int) -> UInt32 {
+        let a = UInt32(raw[at]), b = UInt32(raw[at + 1]), c = UInt32(raw[at + 2]), d = UInt32(raw[at + 3])
+        return order == .littleEndian ? a | b << 8 | c << 16 | d << 24 : a << 24 | b << 16 | c << 8 | d
+    }
+
+    @inline(__always) func u64(_ at: Int) -> UInt64 {
+        let lo = UInt64(u32(at)), hi = UInt64(u32(at + 4))
+        return order == .littleEndian ? lo | hi << 32 : lo << 32 | hi
+    }
+}
