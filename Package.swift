@@ -35,7 +35,7 @@ let package = Package(
         // Stage 2: linear reference values (linearization, black, white, active area, clip mask).
         .target(name: "Linearize", dependencies: ["ImageCore", "DNGContainer", "RawDecode"]),
         // The DNG colour model: camera → XYZ D50 → linear Rec.2020.
-        .target(name: "DNGColor", dependencies: ["ImageCore", "DNGContainer"]),
+        .target(name: "DNGColor", dependencies: ["ImageCore", "DNGContainer", "Linearize"]),
         // EXR and HDF5 writers and readers.
         .target(name: "ImageExchange", dependencies: ["ImageCore", "COpenEXR", "CHDF5"]),
         // DNG writer through libtiff (test fixtures, samples; grows into simulated capture).
@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "LosslessJPEGTests", dependencies: ["LosslessJPEG", "TestSupport"]),
         .testTarget(name: "RawDecodeTests", dependencies: ["RawDecode", "DNGWriter", "TestSupport"]),
         .testTarget(name: "LinearizeTests", dependencies: ["Linearize", "DNGWriter", "TestSupport"]),
-        .testTarget(name: "DNGColorTests", dependencies: ["DNGColor", "TestSupport"]),
+        .testTarget(name: "DNGColorTests", dependencies: ["DNGColor", "DNGContainer", "TestSupport"]),
         .testTarget(name: "ImageExchangeTests", dependencies: ["ImageExchange", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SceneLinearKit", "TestSupport"]),
     ]

@@ -44,6 +44,16 @@ public struct ColorCalibration: Sendable, Codable, Equatable {
 
 /// Capture settings from EXIF / TIFF-EP tags (IFD 0 or the EXIF IFD).
 public struct CaptureSettings: Sendable, Codable, Equatable {
+    public init(exposureTime: Double? = nil, fNumber: Double? = nil, iso: Double? = nil, focalLength: Double? = nil,
+                dateTimeOriginal: String? = nil, lensModel: String? = nil) {
+        self.exposureTime = exposureTime
+        self.fNumber = fNumber
+        self.iso = iso
+        self.focalLength = focalLength
+        self.dateTimeOriginal = dateTimeOriginal
+        self.lensModel = lensModel
+    }
+
     /// Seconds (tag 33434).
     public var exposureTime: Double?
     /// f-number (tag 33437).
@@ -82,6 +92,31 @@ public struct DNGMetadata: Sendable, Codable, Equatable {
     public var profileToneCurvePoints: Int?
     public var calibration: ColorCalibration
     public var capture: CaptureSettings
+
+    public init(dngVersion: String, dngBackwardVersion: String, make: String? = nil, model: String? = nil,
+                uniqueCameraModel: String? = nil, software: String? = nil, orientation: Int = 1,
+                baselineExposure: Double = 0, baselineExposureOffset: Double = 0, baselineNoise: Double? = nil,
+                baselineSharpness: Double? = nil, noiseReductionApplied: Double? = nil, colorimetricReference: Int = 0,
+                defaultBlackRender: Int? = nil, profileToneCurvePoints: Int? = nil,
+                calibration: ColorCalibration, capture: CaptureSettings = CaptureSettings()) {
+        self.dngVersion = dngVersion
+        self.dngBackwardVersion = dngBackwardVersion
+        self.make = make
+        self.model = model
+        self.uniqueCameraModel = uniqueCameraModel
+        self.software = software
+        self.orientation = orientation
+        self.baselineExposure = baselineExposure
+        self.baselineExposureOffset = baselineExposureOffset
+        self.baselineNoise = baselineNoise
+        self.baselineSharpness = baselineSharpness
+        self.noiseReductionApplied = noiseReductionApplied
+        self.colorimetricReference = colorimetricReference
+        self.defaultBlackRender = defaultBlackRender
+        self.profileToneCurvePoints = profileToneCurvePoints
+        self.calibration = calibration
+        self.capture = capture
+    }
 }
 
 /// A DNG file: its TIFF structure, camera metadata and every IFD that holds image data.

@@ -1,1 +1,0 @@
-// DNGColor module

@@ -1,0 +1,184 @@
+import DNGContainer
+import ImageCore
+import RawDecode
+
+/// Stage 2, in DNG order for each plane independently (DNG 1.7.1 chapter 5):
+///
+/// 1. linearization: `lin = LinearizationTable[min(v, count − 1)]` (identity when absent);
+/// 2. black: `black(r, c, p) = BlackLevel[r mod R][c mod C][p] + BlackLevelDeltaH[c] + BlackLevelDeltaV[r]`,
+///    with the pattern origin at the top-left of the ActiveArea;
+/// 3. rescale: `x = (lin − black) / (WhiteLevel[p] − maxBlack[p])`, `maxBlack` the largest
+///    black level of the plane over the pattern and the deltas;
+/// 4. clip: `x = min(x, 1)`; `lin ≥ WhiteLevel[p]` sets bit `p` of the clip mask. Negative
+///    values are kept.
+///
+/// Only the ActiveArea (tag 50829) is kept.
+public enum Linearizer {
+    /// Maps `stored` to linear reference values.
+    /// - Throws: `LinearizeError` when the tags are inconsistent (counts, empty range).
+    public static func linearize(_ stored: StoredImage, path: String) throws(LinearizeError) -> LinearImage {
+        let plan = try LinearizationPlan(ifd: stored.ifd, path: path)
+        return plan.apply(to: stored)
+    }
+}
+
+/// The validated Stage 2 parameters of one IFD, with a lookup table per plane.
+public struct LinearizationPlan: Sendable {
+    let ifd: ImageIFD
+    let area: PixelRect
+    let planes: Int
+    let repeatRows: Int
+    let repeatCols: Int
+    /// BlackLevel, row-column-sample order, repeatRows × repeatCols × planes.
+    let black: [Float]
+    let deltaH: [Float]?
+    let deltaV: [Float]?
+    /// Per plane, 65536 entries: the linearized value of each stored value.
+    let linearized: [Float]
+    public let mapping: LinearizationMapping
+
+    public init(ifd: ImageIFD, path: String) throws(LinearizeError) {
+        func fail(_ reason: String) -> LinearizeError { LinearizeError(path: path, ifd: ifd.path, reason: reason) }
+        self.ifd = ifd
+        planes = ifd.samplesPerPixel
+        area = ifd.activeArea
+        guard (1...8).contains(planes) else { throw fail("\(planes) samples per pixel (at most 8 are supported)") }
+        guard area.top >= 0, area.left >= 0, area.bottom <= ifd.height, area.right <= ifd.width, !area.isEmpty else {
+            throw fail("ActiveArea \(area) is empty or outside the \(ifd.width)×\(ifd.height) image")
+        }
+        guard ifd.blackLevelRepeatDim.count == 2 else {
+            throw fail("BlackLevelRepeatDim has \(ifd.blackLevelRepeatDim.count) values, expected 2")
+        }
+        repeatRows = ifd.blackLevelRepeatDim[0]
+        repeatCols = ifd.blackLevelRepeatDim[1]
+        guard (1...64).contains(repeatRows), (1...64).contains(repeatCols) else {
+            throw fail("BlackLevelRepeatDim \(repeatRows)×\(repeatCols) is outside 1...64")
+        }
+        let blackCount = repeatRows * repeatCols * planes
+        var black = ifd.blackLevel
+        if black.count == 1 && blackCount > 1 { black = Array(repeating: black[0], count: blackCount) }
+        guard black.count == blackCount else {
+            throw fail("BlackLevel has \(black.count) values; BlackLevelRepeatDim \(repeatRows)×\(repeatCols) × \(planes) planes needs \(blackCount)")
+        }
+        if let h = ifd.blackLevelDeltaH, h.count != area.width {
+            throw fail("BlackLevelDeltaH has \(h.count) values; the ActiveArea is \(area.width) wide")
+        }
+        if let v = ifd.blackLevelDeltaV, v.count != area.height {
+            throw fail("BlackLevelDeltaV has \(v.count) values; the ActiveArea is \(area.height) high")
+        }
+        guard ifd.whiteLevel.count == planes else {
+            throw fail("WhiteLevel has \(ifd.whiteLevel.count) values for \(planes) planes")
+        }
+        let maxH = ifd.blackLevelDeltaH?.max() ?? 0
+        let maxV = ifd.blackLevelDeltaV?.max() ?? 0
+        var maxBlack: [Double] = []
+        var scale: [Double] = []
+        for p in 0..<planes {
+            var m = -Double.infinity
+            for i in stride(from: p, to: blackCount, by: planes) { m = max(m, black[i]) }
+            m += maxH + maxV
+            let range = ifd.whiteLevel[p] - m
+            guard range > 0, range.isFinite else {
+                throw fail("WhiteLevel \(ifd.whiteLevel[p]) of plane \(p) is not above its largest black level \(m)")
+            }
+            maxBlack.append(m)
+            scale.append(1 / range)
+        }
+        self.black = black.map(Float.init)
+        deltaH = ifd.blackLevelDeltaH?.map(Float.init)
+        deltaV = ifd.blackLevelDeltaV?.map(Float.init)
+        let table = ifd.linearizationTable
+        var lut = [Float](repeating: 0, count: 65536)
+        if let table, let last = table.last {
+            for v in 0..<65536 { lut[v] = Float(v < table.count ? table[v] : last) }
+        } else {
+            for v in 0..<65536 { lut[v] = Float(v) }
+        }
+        linearized = lut
+        mapping = LinearizationMapping(maxBlack: maxBlack, white: ifd.whiteLevel, scale: scale,
+                                       tableEntries: table?.count ?? 0, activeArea: area)
+    }
+
+    /// True when black does not depend on the position: one value per plane, no deltas.
+    var isUniformBlack: Bool { repeatRows == 1 && repeatCols == 1 && deltaH == nil && deltaV == nil }
+
+    /// Applies the mapping to the ActiveArea of `stored`.
+    public func apply(to stored: StoredImage) -> LinearImage {
+        precondition(stored.samples.channels == planes)
+        let width = area.width, height = area.height
+        var values = [Float](repeating: 0, count: width * height * planes)
+        var clip = [UInt8](repeating: 0, count: width * height)
+        let srcRowSamples = stored.samples.width * planes
+        let white = mapping.white.map(Float.init)
+        let scale = mapping.scale.map(Float.init)
+
+        // Uniform black: fold table, black, scale and clip into one table per plane.
+        var folded: [Float] = []
+        if isUniformBlack {
+            folded = [Float](repeating: 0, count: 65536 * planes)
+            for p in 0..<planes {
+                for v in 0..<65536 {
+                    folded[p * 65536 + v] = min((linearized[v] - black[p]) * scale[p], 1)
+                }
+            }
+        }
+        stored.samples.samples.withUnsafeBufferPointer { srcAll in
+            values.withUnsafeMutableBufferPointer { dstAll in
+                clip.withUnsafeMutableBufferPointer { clipAll in
+                    folded.withUnsafeBufferPointer { foldedAll in
+                        linearized.withUnsafeBufferPointer { lutAll in
+                            nonisolated(unsafe) let src = srcAll, dst = dstAll, mask = clipAll, fold = foldedAll, lut = lutAll
+                            Parallel.forEachChunk(count: height, minimumChunk: 16) { rows in
+                                for r in rows {
+                                    let srcRow = src.baseAddress! + (r + area.top) * srcRowSamples + area.left * planes
+                                    let dstRow = dst.baseAddress! + r * width * planes
+                                    let maskRow = mask.baseAddress! + r * width
+                                    if isUniformBlack {
+                                        rowUniform(srcRow, dstRow, maskRow, width: width, fold: fold.baseAddress!, lut: lut.baseAddress!, white: white)
+                                    } else {
+                                        rowGeneral(srcRow, dstRow, maskRow, row: r, width: width, lut: lut.baseAddress!, white: white, scale: scale)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return LinearImage(ifd: ifd, values: ImageBuffer(width: width, height: height, channels: planes, samples: values),
+                           clipMask: clip, mapping: mapping)
+    }
+
+    @inline(__always)
+    private func rowUniform(_ src: UnsafePointer<UInt16>, _ dst: UnsafeMutablePointer<Float>, _ mask: UnsafeMutablePointer<UInt8>,
+                            width: Int, fold: UnsafePointer<Float>, lut: UnsafePointer<Float>, white: [Float]) {
+        for c in 0..<width {
+            var bits: UInt8 = 0
+            for p in 0..<planes {
+                let v = Int(src[c * planes + p])
+                dst[c * planes + p] = fold[p &* 65536 &+ v]
+                if lut[v] >= white[p] { bits |= 1 << UInt8(p) }
+            }
+            mask[c] = bits
+        }
+    }
+
+    @inline(__always)
+    private func rowGeneral(_ src: UnsafePointer<UInt16>, _ dst: UnsafeMutablePointer<Float>, _ mask: UnsafeMutablePointer<UInt8>,
+                            row: Int, width: Int, lut: UnsafePointer<Float>, white: [Float], scale: [Float]) {
+        let patternRow = (row % repeatRows) * repeatCols * planes
+        let dv = deltaV?[row] ?? 0
+        for c in 0..<width {
+            let patternBase = patternRow + (c % repeatCols) * planes
+            let dh = deltaH?[c] ?? 0
+            var bits: UInt8 = 0
+            for p in 0..<planes {
+                let lin = lut[Int(src[c * planes + p])]
+                let b = black[patternBase + p] + dh + dv
+                dst[c * planes + p] = min((lin - b) * scale[p], 1)
+                if lin >= white[p] { bits |= 1 << UInt8(p) }
+            }
+            mask[c] = bits
+        }
+    }
+}
