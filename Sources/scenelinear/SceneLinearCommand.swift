@@ -1,8 +1,39 @@
 import ArgumentParser
+import Foundation
 import SceneLinearKit
 
 @main
 struct SceneLinearCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "scenelinear", abstract: "DNG raw photos to scene-linear light.")
-    func run() throws {}
+    static let configuration = CommandConfiguration(
+        commandName: "scenelinear",
+        abstract: "Decode DNG raw photos (Apple ProRAW first) into scene-referred linear light.",
+        discussion: """
+            Values are DNG linear reference values (1.0 = the sensor white level after black \
+            subtraction) in extended linear Rec.2020, never clipped, unless an exposure scaling \
+            or camera-native colour is asked for; every output records what was applied.
+
+            Exit codes: 0 success; 1 internal error; 10 input missing or unreadable; 11 not a \
+            TIFF/DNG file; 12 truncated file; 13 corrupt data; 14 unsupported feature; \
+            15 unsupported DNG version; 16 output cannot be written; 64 usage error.
+            """,
+        version: SceneLinearVersion.version,
+        subcommands: [Info.self, Convert.self, TestChartCommand.self])
+}
+
+/// Runs `body`; a `SceneLinearFailure` is printed (as text, or JSON with `json`) and turned
+/// into its exit code, so scripts can tell what went wrong.
+func reportingFailures(json: Bool = false, _ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let failure as any SceneLinearFailure {
+        if json {
+            let payload: [String: String] = ["error": failure.category.name, "message": failure.description,
+                                             "exitCode": String(failure.category.exitCode)]
+            let data = (try? JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])) ?? Data()
+            FileHandle.standardError.write(data + Data("\n".utf8))
+        } else {
+            FileHandle.standardError.write(Data("scenelinear: error: \(failure.description)\n".utf8))
+        }
+        throw ExitCode(failure.category.exitCode)
+    }
 }

@@ -1,0 +1,102 @@
+import ImageCore
+
+/// How the raw samples are stored.
+public enum DNGCompression: Sendable, Equatable {
+    /// Compression 1; depths other than 8 and 16 bits are packed MSB-first.
+    case uncompressed
+    /// Compression 7: lossless JPEG (ITU T.81 process 14), one stream per tile or strip,
+    /// encoded by the project's own encoder with the given predictor (1–7).
+    case losslessJPEG(predictor: Int)
+}
+
+/// How the IFDs are arranged.
+public enum DNGStructure: Sendable, Equatable {
+    /// The raw image is IFD 0.
+    case rawInIFD0
+    /// IFD 0 holds a small 8-bit RGB preview and the raw image is SubIFD 0 — the layout of
+    /// Apple ProRAW files.
+    case previewWithRawSubIFD
+}
+
+/// A LinearRaw DNG to write: three stored samples per pixel and the tags that describe them.
+///
+/// Defaults describe a plain 16-bit file with no linearization table, black 0, white 65535
+/// and a camera whose native space is linear Rec.2020 calibrated under D65.
+public struct LinearRawDNG: Sendable {
+    public var width: Int
+    public var height: Int
+    /// Stored values, 3 per pixel, row-major, interleaved; each below 2^bitsPerSample.
+    public var samples: [UInt16]
+    /// 8 ... 16.
+    public var bitsPerSample: Int = 16
+    public var compression: DNGCompression = .uncompressed
+    /// Tile size; `nil` writes strips of `rowsPerStrip` rows.
+    public var tileSize: (width: Int, height: Int)? = (256, 256)
+    public var rowsPerStrip: Int = 64
+    public var byteOrder: DNGByteOrder = .littleEndian
+    public var structure: DNGStructure = .rawInIFD0
+
+    public var dngVersion: [Int] = [1, 6, 0, 0]
+    public var dngBackwardVersion: [Int] = [1, 4, 0, 0]
+    public var make: String = "SceneLinear"
+    public var model: String = "Synthetic LinearRaw"
+    public var uniqueCameraModel: String = "SceneLinear synthetic LinearRaw"
+    public var orientation: Int = 1
+
+    // Stage 2 tags (raw IFD)
+    public var linearizationTable: [UInt16]?
+    /// BlackLevelRepeatDim (rows, cols); `nil` writes none (1×1).
+    public var blackLevelRepeatDim: (rows: Int, cols: Int)?
+    /// BlackLevel, row-column-sample order (written as RATIONAL).
+    public var blackLevel: [Double] = [0, 0, 0]
+    public var blackLevelDeltaH: [Double]?
+    public var blackLevelDeltaV: [Double]?
+    public var whiteLevel: [Int] = [65535, 65535, 65535]
+    public var activeArea: PixelRect?
+    /// NoiseProfile pairs (S, O), one pair or one per plane.
+    public var noiseProfile: [Double]?
+
+    // Colour tags (IFD 0)
+    public var calibrationIlluminants: [Int] = [21]
+    public var colorMatrices: [[Double]] = [Self.rec2020CameraMatrix]
+    public var forwardMatrices: [[Double]]?
+    public var analogBalance: [Double]?
+    public var asShotNeutral: [Double]? = [1, 1, 1]
+    public var asShotWhiteXY: [Double]?
+    public var baselineExposure: Double?
+    public var baselineExposureOffset: Double?
+
+    // Capture settings (TIFF-EP tags in IFD 0)
+    public var exposureTime: Double?
+    public var fNumber: Double?
+    public var iso: Int?
+    public var dateTimeOriginal: String?
+
+    /// XYZ (D65) → linear Rec.2020, normalised so that the D65 white maps to (1, 1, 1): the
+    /// ColorMatrix of a camera whose native space is linear Rec.2020.
+    public static var rec2020CameraMatrix: [Double] {
+        // Rec.2020 RGB → XYZ from the primaries (0.708, 0.292), (0.170, 0.797), (0.131, 0.046) and D65.
+        func xyz(_ x: Double, _ y: Double) -> SIMD3<Double> { [x / y, 1, (1 - x - y) / y] }
+        let p = Matrix3(rows: xyz(0.708, 0.292), xyz(0.170, 0.797), xyz(0.131, 0.046)).transposed
+        let s = p.inverse! * xyz(0.3127, 0.3290)
+        return (p * Matrix3.diagonal(s)).inverse!.e
+    }
+
+    public init(width: Int, height: Int, samples: [UInt16]) {
+        self.width = width
+        self.height = height
+        self.samples = samples
+    }
+}
+
+/// The byte order of a written file.
+public enum DNGByteOrder: String, Sendable { case littleEndian, bigEndian }
+
+/// Why a DNG could not be written.
+public struct DNGWriteError: SceneLinearFailure, Equatable {
+    public let path: String
+    public let reason: String
+
+    public var category: FailureCategory { .outputFailure }
+    public var description: String { "cannot write DNG \(path): \(reason)" }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+/// The file formats `convert` writes.
+public enum OutputFormat: String, CaseIterable, Sendable, Codable {
+    case exr
+    case hdf5
+
+    public var fileExtension: String { self == .exr ? "exr" : "h5" }
+
+    /// The format a file name's extension implies, or `nil`.
+    public init?(pathExtension: String) {
+        switch pathExtension.lowercased() {
+        case "exr": self = .exr
+        case "h5", "hdf5", "he5", "hdf": self = .hdf5
+        default: return nil
+        }
+    }
+}
+
+/// Why output paths could not be worked out from the arguments.
+public struct OutputPathError: SceneLinearFailure, Equatable {
+    public let reason: String
+    public var category: FailureCategory { .outputFailure }
+    public var description: String { reason }
+}
+
+/// Format-specific writer settings.
+public struct ExportOptions: Sendable {
+    public var exr = EXROptions()
+    public var hdf5 = HDF5Options()
+
+    public init(exr: EXROptions = EXROptions(), hdf5: HDF5Options = HDF5Options()) {
+        self.exr = exr
+        self.hdf5 = hdf5
+    }
+}
+
+extension Pipeline {
+    /// Writes `image` in `format` to `path` (atomically: a temporary file renamed on success).
+    public static func export(_ image: SceneLinearImage, format: OutputFormat, to path: String,
+                              options: ExportOptions = ExportOptions()) throws {
+        switch format {
+        case .exr: try EXRFile.write(image, to: path, options: options.exr)
+        case .hdf5: try HDF5File.write(image, to: path, options: options.hdf5)
+        }
+    }
+
+    /// Decides where each output goes.
+    ///
+    /// - `output` is a directory (exists as one, or ends in "/"): one file per format named
+    ///   after the input (`photo.dng` → `photo.exr`, `photo.h5`); formats default to EXR.
+    /// - `output` is a file: its extension decides the format (`.exr`, `.h5`/`.hdf5`); a
+    ///   single `--format` may name it instead; several formats need a directory.
+    /// - Throws: `OutputPathError` when the combination makes no sense.
+    public static func outputPaths(input: String, output: String, formats: [OutputFormat]?) throws -> [(OutputFormat, String)] {
+        let stem = URL(fileURLWithPath: input).deletingPathExtension().lastPathComponent
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory)
+        if output.hasSuffix("/") || (exists && isDirectory.boolValue) {
+            let dir = output.hasSuffix("/") ? String(output.dropLast()) : output
+            return (formats ?? [.exr]).map { ($0, (dir.isEmpty ? "/" : dir + "/") + stem + "." + $0.fileExtension) }
+        }
+        let implied = OutputFormat(pathExtension: URL(fileURLWithPath: output).pathExtension)
+        if let formats {
+            guard formats.count == 1 else {
+                throw OutputPathError(reason: "\(formats.count) formats need an output directory, not the file \(output)")
+            }
+            if let implied, implied != formats[0] {
+                throw OutputPathError(reason: "output \(output) has the extension of \(implied.rawValue), but --format says \(formats[0].rawValue)")
+            }
+            return [(formats[0], output)]
+        }
+        guard let implied else {
+            throw OutputPathError(reason: "cannot tell the format of \(output): use a .exr or .h5 name, --format, or a directory")
+        }
+        return [(implied, output)]
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+
+/// What `scenelinear info` reports about a DNG: a readable summary and a JSON document.
+public struct InfoReport: Encodable, Sendable {
+    /// JSON schema identifier; bumped when fields change meaning or disappear.
+    public let schema = "scenelinear.info/1"
+    public let file: String
+    public let fileSize: Int
+    public let byteOrder: String
+    public let bigTIFF: Bool
+    public let metadata: DNGMetadata
+    /// Index of the main raw image in `images`, if there is one.
+    public let mainRawImage: String?
+    /// The white point the conversion would use by default (nil when it cannot be computed).
+    public let asShotWhite: WhiteSummary?
+    public let images: [ImageIFD]
+    /// Every tag of every IFD (only with `--tags`).
+    public let tags: [TagListing]?
+
+    public struct WhiteSummary: Encodable, Sendable {
+        public let source: String
+        public let xy: [Double]
+        public let correlatedColorTemperature: Double
+        public let cameraNeutral: [Double]
+    }
+
+    public struct TagListing: Encodable, Sendable {
+        public let ifd: String
+        public let tag: Int
+        public let name: String
+        public let type: String
+        public let count: Int
+        /// The first values (up to 16 numbers, or the text), or a note for blobs.
+        public let value: String
+    }
+
+    public init(dng: DNGFile, includeTags: Bool) {
+        file = dng.path
+        fileSize = dng.file.count
+        byteOrder = dng.byteOrder.name
+        bigTIFF = dng.structure.isBigTIFF
+        metadata = dng.metadata
+        images = dng.images
+        mainRawImage = (try? dng.mainRawImage())?.path
+        if let t = try? ColorTransform.make(metadata: dng.metadata, encoding: .linearRec2020, path: dng.path) {
+            asShotWhite = WhiteSummary(source: t.whiteBalanceSource, xy: [t.whiteXY.x, t.whiteXY.y],
+                                       correlatedColorTemperature: Chromaticity.correlatedColorTemperature(t.whiteXY),
+                                       cameraNeutral: [t.cameraNeutral.x, t.cameraNeutral.y, t.cameraNeutral.z])
+        } else {
+            asShotWhite = nil
+        }
+        tags = includeTags ? Self.listTags(dng) : nil
+    }
+
+    static func listTags(_ dng: DNGFile) -> [TagListing] {
+        let values = EntryValues(file: dng.file, order: dng.byteOrder)
+        var out: [TagListing] = []
+        for ifd in dng.structure.allIFDs {
+            for e in ifd.entries {
+                var value: String
+                if !e.inBounds {
+                    value = "(values at offset \(e.valueOffset) lie past the end of the file)"
+                } else if e.type == .ascii {
+                    value = (try? values.string(e, in: ifd.path)) ?? ""
+                } else if e.type == .undefined && e.count > 16 {
+                    value = "(\(e.count) bytes)"
+                } else {
+                    let numbers = (try? values.doubles(e, in: ifd.path)) ?? []
+                    value = numbers.prefix(16).map { String(format6: $0) }.joined(separator: " ")
+                    if e.count > 16 { value += " … (\(e.count) values)" }
+                }
+                out.append(TagListing(ifd: ifd.path, tag: Int(e.tag), name: Tag.name(e.tag), type: e.type.name,
+                                      count: e.count, value: value))
+            }
+        }
+        return out
+    }
+
+    /// The report as pretty-printed JSON with sorted keys.
+    public func json() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
+    }
+
+    /// A human-readable summary.
+    public var text: String {
+        var lines: [String] = []
+        func add(_ label: String, _ value: String) { lines.append(label.padding(toLength: 20, withPad: " ", startingAt: 0) + value) }
+        let m = metadata
+        add("File", "\(file) (\(fileSize) bytes, \(bigTIFF ? "BigTIFF" : "TIFF"), \(byteOrder))")
+        add("DNG version", "\(m.dngVersion) (readers need \(m.dngBackwardVersion))")
+        add("Camera", [m.make, m.model].compactMap { $0 }.joined(separator: " ") + (m.uniqueCameraModel.map { " — \"\($0)\"" } ?? ""))
+        var capture: [String] = []
+        if let t = m.capture.exposureTime { capture.append(t < 1 ? "1/\(String(format6: (1 / t).rounded())) s" : "\(String(format6: t)) s") }
+        if let f = m.capture.fNumber { capture.append("f/\(String(format6: f))") }
+        if let iso = m.capture.iso { capture.append("ISO \(String(format6: iso))") }
+        if let fl = m.capture.focalLength { capture.append("\(String(format6: fl)) mm") }
+        if let d = m.capture.dateTimeOriginal { capture.append(d) }
+        if !capture.isEmpty { add("Capture", capture.joined(separator: ", ")) }
+        add("Orientation", "\(m.orientation)")
+        add("Baseline exposure", String(format: "%+.4f EV (offset %+.4f EV)", m.baselineExposure, m.baselineExposureOffset))
+        let cal = m.calibration
+        for (i, code) in cal.illuminants.enumerated() {
+            let t = Chromaticity.temperature(ofIlluminant: code).map { " ≈ \(Int($0)) K" } ?? ""
+            let fm = i < cal.forwardMatrices.count && cal.forwardMatrices[i] != nil ? " + ForwardMatrix\(i + 1)" : ""
+            add(i == 0 ? "Colour calibration" : "", "ColorMatrix\(i + 1)\(fm) under illuminant \(code) (\(Self.illuminantName(code))\(t))")
+        }
+        if let n = cal.asShotNeutral { add("AsShotNeutral", n.map { String(format: "%.6g", $0) }.joined(separator: " ")) }
+        if let xy = cal.asShotWhiteXY { add("AsShotWhiteXY", xy.map { String(format: "%.6g", $0) }.joined(separator: " ")) }
+        if let w = asShotWhite {
+            add("White point", String(format: "xy (%.4f, %.4f), %.0f K, from %@", w.xy[0], w.xy[1], w.correlatedColorTemperature, w.source))
+        }
+        lines.append("Images:")
+        for image in images {
+            let main = image.path == mainRawImage ? " (converted)" : ""
+            let bits = image.bitsPerSample.first.map { "\(image.samplesPerPixel)×\($0)-bit" } ?? ""
+            var where_ = ""
+            if let l = image.layout {
+                where_ = l.kind == .tiles ? ", \(l.offsets.count) tiles \(l.blockWidth)×\(l.blockHeight)" : ", \(l.offsets.count) strip(s)"
+            }
+            lines.append("  \(image.path.padding(toLength: 14, withPad: " ", startingAt: 0)) \(image.role)\(main): \(image.width)×\(image.height) \(bits) \(Photometric.name(image.photometric)), \(Compression.name(image.compression))\(where_)")
+            if image.isRaw {
+                var stage2: [String] = []
+                if let t = image.linearizationTable {
+                    let firstMax = t.firstIndex(of: t.max() ?? 0) ?? 0
+                    stage2.append("LinearizationTable \(t.count) entries (reaches \(t.max() ?? 0) at index \(firstMax))")
+                }
+                stage2.append("BlackLevel " + image.blackLevel.map { String(format6: $0) }.joined(separator: " "))
+                stage2.append("WhiteLevel " + image.whiteLevel.map { String(format6: $0) }.joined(separator: " "))
+                stage2.append("ActiveArea \(image.activeArea)")
+                lines.append("                 " + stage2.joined(separator: "; "))
+                if let n = image.noiseProfile {
+                    lines.append("                 NoiseProfile (variance = S·x + O): " + n.map { String(format: "%.6g", $0) }.joined(separator: " "))
+                }
+                if let cfa = image.cfa { lines.append("                 CFA \(cfa.repeatRows)×\(cfa.repeatCols) \(cfa.patternName)") }
+                if let g = image.profileGainTableMap {
+                    lines.append("                 ProfileGainTableMap \(g.pointsV)×\(g.pointsH)×\(g.pointsN) (rendering hint, not applied)")
+                }
+                if !image.opcodeListSizes.isEmpty {
+                    lines.append("                 " + image.opcodeListSizes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value) bytes" }.joined(separator: ", "))
+                }
+            }
+            if let name = image.semanticName {
+                lines.append("                 SemanticName \(name)" + (image.semanticInstanceID.map { ", instance \($0)" } ?? ""))
+            }
+        }
+        if let tags {
+            lines.append("Tags:")
+            for t in tags {
+                lines.append("  \(t.ifd.padding(toLength: 14, withPad: " ", startingAt: 0)) \(String(t.tag).padding(toLength: 6, withPad: " ", startingAt: 0)) \(t.name.padding(toLength: 28, withPad: " ", startingAt: 0)) \(t.type.padding(toLength: 10, withPad: " ", startingAt: 0)) \(String(t.count).padding(toLength: 6, withPad: " ", startingAt: 0)) \(t.value)")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func illuminantName(_ code: Int) -> String {
+        let names: [Int: String] = [
+            0: "unknown", 1: "daylight", 2: "fluorescent", 3: "tungsten", 4: "flash", 9: "fine weather", 10: "cloudy",
+            11: "shade", 12: "daylight fluorescent", 13: "day white fluorescent", 14: "cool white fluorescent",
+            15: "white fluorescent", 16: "warm white fluorescent", 17: "standard light A", 18: "standard light B",
+            19: "standard light C", 20: "D55", 21: "D65", 22: "D75", 23: "D50", 24: "ISO studio tungsten", 255: "other",
+        ]
+        return names[code] ?? "code \(code)"
+    }
+}

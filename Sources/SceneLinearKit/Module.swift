@@ -1,1 +1,0 @@
-// SceneLinearKit module

@@ -1,0 +1,135 @@
+@_exported import DNGColor
+@_exported import DNGContainer
+import Foundation
+@_exported import ImageCore
+@_exported import ImageExchange
+@_exported import Linearize
+@_exported import RawDecode
+
+/// Options of the DNG → scene-linear conversion.
+public struct DevelopOptions: Sendable {
+    /// Exposure scaling: `.none` (1.0 = sensor white) or `.baseline` (× 2^(BaselineExposure + BaselineExposureOffset)).
+    public var exposure: ExposureMode = .none
+    /// Linear Rec.2020 (default) or white-balanced camera RGB.
+    public var encoding: ColorEncoding = .linearRec2020
+    public var whiteBalance: WhiteBalance = .asShot
+    public var limits = DecodeLimits()
+
+    public init(exposure: ExposureMode = .none, encoding: ColorEncoding = .linearRec2020, whiteBalance: WhiteBalance = .asShot) {
+        self.exposure = exposure
+        self.encoding = encoding
+        self.whiteBalance = whiteBalance
+    }
+}
+
+/// Wall-clock time spent in each stage, in seconds.
+public struct StageTimings: Sendable, Codable {
+    public var container = 0.0
+    public var hash = 0.0
+    public var stage1 = 0.0
+    public var stage2 = 0.0
+    public var color = 0.0
+    public var export: [String: Double] = [:]
+}
+
+/// The result of developing a DNG: the scene-linear image and how it was made.
+public struct DevelopedImage: Sendable {
+    public let image: SceneLinearImage
+    public let dng: DNGFile
+    public let rawIFD: ImageIFD
+    public let mapping: LinearizationMapping
+    public let color: ColorTransform
+    public var timings: StageTimings
+}
+
+/// The whole data flow: DNG container → Stage 1 → Stage 2 → colour → scene-linear image,
+/// and the hand-off to EXR and HDF5.
+public enum Pipeline {
+    /// Decodes the main raw image of the DNG at `path` into scene-linear light.
+    ///
+    /// - Throws: a `SceneLinearFailure` naming the file and the problem: `ContainerError`,
+    ///   `RawDecodeError`, `LinearizeError`, `ColorError`.
+    public static func develop(path: String, options: DevelopOptions = DevelopOptions()) throws -> DevelopedImage {
+        var timings = StageTimings()
+        let dng = try measure(&timings.container) { try DNGFile.open(path: path) }
+        let raw = try dng.mainRawImage()
+        guard raw.photometric == Photometric.linearRaw else {
+            throw RawDecodeError.unsupported(path: path, ifd: raw.path,
+                                             reason: "CFA (mosaic) raw images are not decoded yet; only LinearRaw (PhotometricInterpretation 34892)")
+        }
+        guard raw.samplesPerPixel == 3 else {
+            throw RawDecodeError.unsupported(path: path, ifd: raw.path, reason: "LinearRaw with \(raw.samplesPerPixel) samples per pixel (3 supported)")
+        }
+        let stored = try measure(&timings.stage1) { try RawDecoder.decode(dng, ifd: raw, limits: options.limits) }
+        let linear = try measure(&timings.stage2) { try Linearizer.linearize(stored, path: path) }
+        let color = try ColorTransform.make(metadata: dng.metadata, encoding: options.encoding,
+                                            whiteBalance: options.whiteBalance, path: path)
+        let exposure = exposureScaling(options.exposure, metadata: dng.metadata)
+        let sha = measure(&timings.hash) { SHA256Digest.hex(of: dng.file.data) }
+        let provenance = Self.provenance(dng: dng, raw: raw, mapping: linear.mapping, color: color, sha256: sha)
+        let image = measure(&timings.color) {
+            ColorConversion.apply(color, exposure: exposure, to: linear, provenance: provenance)
+        }
+        return DevelopedImage(image: image, dng: dng, rawIFD: raw, mapping: linear.mapping, color: color, timings: timings)
+    }
+
+    /// The exposure factor of a mode for this file.
+    public static func exposureScaling(_ mode: ExposureMode, metadata: DNGMetadata) -> ExposureScaling {
+        switch mode {
+        case .none: return .none
+        case .baseline:
+            return ExposureScaling(mode: .baseline, factor: pow(2, metadata.baselineExposure + metadata.baselineExposureOffset))
+        }
+    }
+
+    static func measure<T>(_ slot: inout Double, _ body: () throws -> T) rethrows -> T {
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { slot += Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
+        return try body()
+    }
+
+    /// What goes into every output file about the source.
+    static func provenance(dng: DNGFile, raw: ImageIFD, mapping: LinearizationMapping, color: ColorTransform,
+                           sha256: String) -> ImageProvenance {
+        let m = dng.metadata
+        var items: [MetadataItem] = []
+        func text(_ key: String, _ v: String?) { if let v, !v.isEmpty { items.append(MetadataItem(key, .text(v))) } }
+        func number(_ key: String, _ v: Double?) { if let v { items.append(MetadataItem(key, .number(v))) } }
+        func numbers(_ key: String, _ v: [Double]?) { if let v, !v.isEmpty { items.append(MetadataItem(key, .numbers(v))) } }
+        text("make", m.make)
+        text("model", m.model)
+        text("uniqueCameraModel", m.uniqueCameraModel)
+        text("dngVersion", m.dngVersion)
+        number("exposureTime", m.capture.exposureTime)
+        number("fNumber", m.capture.fNumber)
+        number("iso", m.capture.iso)
+        number("focalLength", m.capture.focalLength)
+        text("dateTimeOriginal", m.capture.dateTimeOriginal)
+        text("lensModel", m.capture.lensModel)
+        number("baselineExposure", m.baselineExposure)
+        number("baselineExposureOffset", m.baselineExposureOffset)
+        items.append(MetadataItem("orientation", .integer(m.orientation)))
+        numbers("blackLevel", raw.blackLevel)
+        items.append(MetadataItem("blackLevelRepeatDim", .integers(raw.blackLevelRepeatDim)))
+        numbers("whiteLevel", raw.whiteLevel)
+        numbers("maxBlackLevel", mapping.maxBlack)
+        items.append(MetadataItem("linearizationTableEntries", .integer(mapping.tableEntries)))
+        let a = mapping.activeArea
+        items.append(MetadataItem("activeArea", .integers([a.top, a.left, a.bottom, a.right])))
+        numbers("noiseProfile", raw.noiseProfile)
+        numbers("asShotNeutral", m.calibration.asShotNeutral)
+        numbers("asShotWhiteXY", m.calibration.asShotWhiteXY)
+        items.append(MetadataItem("calibrationIlluminants", .integers(m.calibration.illuminants)))
+        for (i, cm) in m.calibration.colorMatrices.enumerated() { numbers("colorMatrix\(i + 1)", cm) }
+        for (i, fm) in m.calibration.forwardMatrices.enumerated() { numbers("forwardMatrix\(i + 1)", fm) }
+        if raw.profileGainTableMap != nil {
+            text("profileGainTableMap", "present; a local tone-mapping rendering hint, not applied to scene-linear output")
+        }
+        return ImageProvenance(
+            sourceFile: URL(fileURLWithPath: dng.path).lastPathComponent, sourceSHA256: sha256,
+            software: SceneLinearVersion.software, sourceIFD: raw.path, whiteBalanceSource: color.whiteBalanceSource,
+            whiteXY: [color.whiteXY.x, color.whiteXY.y],
+            cameraNeutral: [color.cameraNeutral.x, color.cameraNeutral.y, color.cameraNeutral.z],
+            cameraToOutput: color.matrix.e, dng: items)
+    }
+}

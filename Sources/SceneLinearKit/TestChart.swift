@@ -1,0 +1,171 @@
+import DNGWriter
+import Foundation
+
+/// A synthetic ProRAW-style capture whose decoded result is known exactly: a LinearRaw DNG
+/// (3 × 12-bit codes through a LinearizationTable, black 800, white 64800, lossless-JPEG
+/// tiles of 504×378 by default) of a chart with a 16-stop grey ramp, colour patches and a
+/// smooth gradient. `expected(cameraToOutput:)` gives the exact decode of the stored codes,
+/// computed in `Double`.
+public struct TestChart: Sendable {
+    /// The DNG to write.
+    public var dng: LinearRawDNG
+    /// The scene the chart was made from, linear Rec.2020 (before quantisation to codes).
+    public var scene: [Double]
+
+    /// Builds the chart.
+    /// - Parameters:
+    ///   - width, height: image size in pixels (at least 64×48).
+    ///   - bits: code depth (8–16), 12 like ProRAW.
+    ///   - black, white: BlackLevel and WhiteLevel in the linearized domain.
+    ///   - tableEntries: LinearizationTable length (≤ 65536), 2^bits by default; `0` for none.
+    ///   - compression: lossless JPEG (default) or uncompressed.
+    public static func make(width: Int = 1008, height: Int = 756, bits: Int = 12, black: Double = 800, white: Int = 64800,
+                            tableEntries: Int? = nil, compression: DNGCompression = .losslessJPEG(predictor: 1),
+                            tileSize: (width: Int, height: Int)? = (504, 378)) throws -> TestChart {
+        precondition(width >= 64 && height >= 48 && (8...16).contains(bits))
+        let table = companding(entries: tableEntries ?? (1 << bits), black: black, white: Double(white))
+        var dng = LinearRawDNG(width: width, height: height, samples: [])
+        dng.bitsPerSample = bits
+        dng.compression = compression
+        dng.tileSize = tileSize
+        dng.structure = .previewWithRawSubIFD
+        dng.byteOrder = .bigEndian
+        dng.linearizationTable = table
+        dng.blackLevel = [black, black, black]
+        dng.whiteLevel = [white, white, white]
+        dng.make = "SceneLinear"
+        dng.model = "Test chart"
+        dng.uniqueCameraModel = "SceneLinear test chart camera"
+        // A wide-gamut camera: native primaries between Rec.709 and Rec.2020, calibrated under
+        // standard light A and D65; the as-shot white is a daylight neutral.
+        dng.calibrationIlluminants = [17, 21]
+        dng.colorMatrices = [cameraMatrix(white: Chromaticity.illuminantA), cameraMatrix(white: Chromaticity.d65)]
+        dng.asShotNeutral = [0.52, 1.0, 0.71]
+        dng.baselineExposure = -0.5
+        dng.noiseProfile = [2.0e-5, 4.5e-7]
+        dng.exposureTime = 1.0 / 250
+        dng.fNumber = 1.8
+        dng.iso = 50
+        dng.dateTimeOriginal = "2026:11:21 12:00:00"
+
+        let metadata = DNGMetadata(dngVersion: "1.6.0.0", dngBackwardVersion: "1.4.0.0",
+                                   calibration: ColorCalibration(illuminants: dng.calibrationIlluminants,
+                                                                 colorMatrices: dng.colorMatrices,
+                                                                 cameraCalibrations: [nil, nil], forwardMatrices: [nil, nil],
+                                                                 reductionMatrices: [nil, nil], illuminantData: [nil, nil],
+                                                                 asShotNeutral: dng.asShotNeutral))
+        let toOutput = try ColorTransform.make(metadata: metadata, encoding: .linearRec2020, path: "test chart").matrix
+        guard let toCamera = toOutput.inverse else { preconditionFailure("test chart matrix is singular") }
+
+        let scene = chartScene(width: width, height: height)
+        let range = Double(white) - black
+        var codes = [UInt16](repeating: 0, count: width * height * 3)
+        let lut = table.map(Double.init)
+        for i in 0..<(width * height) {
+            let camera = toCamera * SIMD3(scene[3 * i], scene[3 * i + 1], scene[3 * i + 2])
+            for p in 0..<3 { codes[3 * i + p] = UInt16(nearestCode(lut, black + camera[p] * range)) }
+        }
+        dng.samples = codes
+        return TestChart(dng: dng, scene: scene)
+    }
+
+    /// The exact scene-linear result of decoding the stored codes with `cameraToOutput`
+    /// (the colour matrix read back from the written file), in `Double`: Stage 2 by the DNG
+    /// rules (table, black, white, clip at 1), then the matrix. Also the expected clip mask.
+    public func expected(cameraToOutput: Matrix3) -> (values: [Double], clipMask: [UInt8]) {
+        let table = dng.linearizationTable.map { $0.map(Double.init) }
+        let n = dng.width * dng.height
+        var values = [Double](repeating: 0, count: n * 3)
+        var mask = [UInt8](repeating: 0, count: n)
+        for i in 0..<n {
+            var decoded = SIMD3<Double>()
+            for p in 0..<3 {
+                let code = Int(dng.samples[3 * i + p])
+                let lin = table.map { code < $0.count ? $0[code] : $0[$0.count - 1] } ?? Double(code)
+                let white = Double(dng.whiteLevel[p]), black = dng.blackLevel[p]
+                decoded[p] = min((lin - black) / (white - black), 1)
+                if lin >= white { mask[i] |= 1 << UInt8(p) }
+            }
+            let out = cameraToOutput * decoded
+            values[3 * i] = out.x
+            values[3 * i + 1] = out.y
+            values[3 * i + 2] = out.z
+        }
+        return (values, mask)
+    }
+
+    /// A ProRAW-like companding LinearizationTable: `entries` codes spread exponentially
+    /// over 14 stops from `black` to `white` (so equal code steps are equal fractions of a
+    /// stop), starting with a short linear toe so the first codes are distinct.
+    public static func companding(entries: Int, black: Double, white: Double) -> [UInt16] {
+        precondition(entries >= 2 && entries <= 65536)
+        let stops = 14.0
+        let n = Double(entries - 1)
+        return (0..<entries).map { i in
+            let t = Double(i) / n
+            let curve = (pow(2, stops * t) - 1) / (pow(2, stops) - 1)
+            let toe = t * 0.002 // keeps the lowest codes apart
+            let v = black + (white - black) * (curve * 0.998 + toe)
+            return UInt16(min(max(v.rounded(), 0), 65535))
+        }
+    }
+
+    static func nearestCode(_ lut: [Double], _ target: Double) -> Int {
+        var lo = 0, hi = lut.count - 1
+        if target <= lut[0] { return 0 }
+        if target >= lut[hi] { return hi }
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2
+            if lut[mid] <= target { lo = mid } else { hi = mid }
+        }
+        return target - lut[lo] <= lut[hi] - target ? lo : hi
+    }
+
+    /// XYZ → camera for a camera whose native primaries are (0.68, 0.31), (0.21, 0.74),
+    /// (0.14, 0.05) with a white-point-dependent tilt, normalised so `white` maps to a
+    /// neutral of (0.5, 1, 0.7)·k — a plausible, invertible colour matrix.
+    static func cameraMatrix(white: SIMD2<Double>) -> [Double] {
+        func xyz(_ x: Double, _ y: Double) -> SIMD3<Double> { [x / y, 1, (1 - x - y) / y] }
+        let p = Matrix3(rows: xyz(0.68, 0.31), xyz(0.21, 0.74), xyz(0.14, 0.05)).transposed
+        let s = p.inverse! * Chromaticity.xyz(white)
+        let xyzToNative = (p * Matrix3.diagonal(s)).inverse!
+        let gains = Matrix3.diagonal(SIMD3(0.5, 1.0, 0.7))
+        return (gains * xyzToNative).e
+    }
+
+    /// The chart in linear Rec.2020 (1.0 = a neutral that just saturates the camera).
+    static func chartScene(width: Int, height: Int) -> [Double] {
+        var out = [Double](repeating: 0, count: width * height * 3)
+        let rampRows = height * 3 / 8
+        let patchRows = height * 4 / 8
+        // 6 × 3 colour patches, linear Rec.2020 (the last row: neutrals and a beyond-white patch).
+        let patches: [SIMD3<Double>] = [
+            [0.18, 0.09, 0.06], [0.55, 0.40, 0.33], [0.10, 0.14, 0.24], [0.09, 0.12, 0.05], [0.22, 0.20, 0.40], [0.20, 0.45, 0.40],
+            [0.60, 0.25, 0.04], [0.06, 0.08, 0.30], [0.50, 0.10, 0.12], [0.08, 0.04, 0.12], [0.40, 0.55, 0.07], [0.70, 0.45, 0.03],
+            [0.02, 0.02, 0.02], [0.045, 0.045, 0.045], [0.09, 0.09, 0.09], [0.18, 0.18, 0.18], [0.45, 0.45, 0.45], [1.60, 1.60, 1.60],
+        ]
+        for y in 0..<height {
+            for x in 0..<width {
+                var v: SIMD3<Double>
+                if y < rampRows {
+                    // 16 grey steps, one stop apart, from 2^-15 to 2^0 of white; the brightest step clips.
+                    let step = min(15, x * 16 / width)
+                    let g = pow(2, Double(step - 15)) * (step == 15 ? 1.2 : 0.95)
+                    v = [g, g, g]
+                } else if y < rampRows + patchRows {
+                    let row = min(2, (y - rampRows) * 3 / patchRows), col = min(5, x * 6 / width)
+                    v = patches[row * 6 + col]
+                } else {
+                    // A smooth, slightly coloured horizontal gradient over 10 stops.
+                    let t = Double(x) / Double(width - 1)
+                    let g = pow(2, -10 + 10 * t) * 0.9
+                    v = [g * 1.05, g, g * 0.9]
+                }
+                out[3 * (y * width + x)] = v.x
+                out[3 * (y * width + x) + 1] = v.y
+                out[3 * (y * width + x) + 2] = v.z
+            }
+        }
+        return out
+    }
+}

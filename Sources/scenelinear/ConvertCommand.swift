@@ -1,0 +1,151 @@
+import ArgumentParser
+import Foundation
+import SceneLinearKit
+
+extension ExposureMode: ExpressibleByArgument {}
+extension EXRCompression: ExpressibleByArgument {}
+
+/// The colour output choices of `convert`.
+enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
+    case rec2020
+    case camera
+}
+
+extension SceneLinearCommand {
+    struct Convert: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Convert a DNG to scene-linear half-float OpenEXR and/or HDF5.",
+            discussion: """
+                The main raw image is decoded (lossless JPEG or uncompressed), mapped to linear \
+                reference values (LinearizationTable, BlackLevel, WhiteLevel, ActiveArea), and \
+                converted by the DNG colour model to extended linear Rec.2020 (D65). Nothing is \
+                clipped except Stage 2 values at or above the white level, which are set to 1.0 \
+                and flagged in the clip mask (/clip_mask in HDF5; EXR channel mask.clipped.Y with \
+                --exr-clip-mask). Outputs are written to a temporary file and renamed on success.
+
+                -o names a file (.exr, .h5 or .hdf5) or a directory (one file per --format, \
+                named after the input). Without -o the outputs go to the current directory.
+                """)
+
+        @Argument(help: "The DNG file.")
+        var file: String
+
+        @Option(name: .shortAndLong, help: "Output file or directory (default: the current directory).")
+        var output: String?
+
+        @Option(help: "Comma-separated output formats: exr, hdf5 (default: from the output name, else exr).")
+        var format: String?
+
+        @Option(help: "Exposure scaling: none (1.0 = sensor white) or baseline (× 2^(BaselineExposure + BaselineExposureOffset)).")
+        var exposure: ExposureMode = .none
+
+        @Option(help: "Output colour: rec2020 (extended linear Rec.2020, D65) or camera (white-balanced camera RGB, no matrix).")
+        var color: ColorChoice = .rec2020
+
+        @Option(help: "White balance: as-shot (AsShotNeutral/AsShotWhiteXY), d50, d55, d65, or a chromaticity x,y.")
+        var whiteBalance: String = "as-shot"
+
+        @Option(help: "EXR compression: \(EXRCompression.allCases.map(\.rawValue).joined(separator: ", ")) (all lossless).")
+        var exrCompression: EXRCompression = EXROptions().compression
+
+        @Flag(help: "Add the clip mask to the EXR as channel mask.clipped.Y (1 = a camera channel reached white).")
+        var exrClipMask = false
+
+        @Option(help: "HDF5 deflate level 0–9 (0 = uncompressed).")
+        var hdf5Level: Int = 4
+
+        @Flag(help: "Print what was written as JSON.")
+        var json = false
+
+        @Flag(help: "Print per-stage timings.")
+        var timings = false
+
+        func validate() throws {
+            _ = try parsedFormats()
+            _ = try parsedWhiteBalance()
+            guard (0...9).contains(hdf5Level) else { throw ValidationError("--hdf5-level must be 0...9") }
+        }
+
+        func parsedFormats() throws -> [OutputFormat]? {
+            guard let format else { return nil }
+            var out: [OutputFormat] = []
+            for name in format.split(separator: ",") {
+                let key = name.trimmingCharacters(in: .whitespaces).lowercased()
+                guard let f = OutputFormat(rawValue: key == "h5" ? "hdf5" : key) else {
+                    throw ValidationError("unknown format '\(name)' (use exr, hdf5)")
+                }
+                if !out.contains(f) { out.append(f) }
+            }
+            guard !out.isEmpty else { throw ValidationError("--format names no format") }
+            return out
+        }
+
+        func parsedWhiteBalance() throws -> WhiteBalance {
+            switch whiteBalance.lowercased() {
+            case "as-shot", "asshot": return .asShot
+            case "d50": return .chromaticity(Chromaticity.d50)
+            case "d55": return .chromaticity(Chromaticity.d55)
+            case "d65": return .chromaticity(Chromaticity.d65)
+            default:
+                let parts = whiteBalance.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+                guard parts.count == 2, parts[0] > 0, parts[1] > 0, parts[0] + parts[1] < 1 else {
+                    throw ValidationError("--white-balance must be as-shot, d50, d55, d65 or x,y (e.g. 0.3127,0.3290)")
+                }
+                return .chromaticity(SIMD2(parts[0], parts[1]))
+            }
+        }
+
+        func run() throws {
+            try reportingFailures(json: json) {
+                let targets = try Pipeline.outputPaths(input: file, output: output ?? FileManager.default.currentDirectoryPath,
+                                                       formats: try parsedFormats())
+                var options = DevelopOptions(exposure: exposure, encoding: color == .rec2020 ? .linearRec2020 : .cameraNative,
+                                             whiteBalance: try parsedWhiteBalance())
+                options.limits = DecodeLimits()
+                var developed = try Pipeline.develop(path: file, options: options)
+                let export = ExportOptions(
+                    exr: EXROptions(compression: exrCompression, includeClipMask: exrClipMask),
+                    hdf5: HDF5Options(compression: hdf5Level == 0 ? .none : .deflate(level: hdf5Level)))
+                var written: [[String: String]] = []
+                for (format, path) in targets {
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    try Pipeline.export(developed.image, format: format, to: path, options: export)
+                    developed.timings.export[format.rawValue] = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+                    written.append(["format": format.rawValue, "path": path])
+                }
+                report(developed, written: written)
+            }
+        }
+
+        func report(_ d: DevelopedImage, written: [[String: String]]) {
+            let image = d.image
+            if json {
+                var payload: [String: Any] = [
+                    "source": file, "sourceSHA256": image.provenance.sourceSHA256, "rawIFD": d.rawIFD.path,
+                    "width": image.width, "height": image.height, "colorSpace": image.encoding.rawValue,
+                    "exposureScaling": image.exposure.mode.rawValue, "exposureFactor": image.exposure.factor,
+                    "whiteBalance": image.provenance.whiteBalanceSource, "whiteXY": image.provenance.whiteXY,
+                    "clippedPixels": image.clippedPixelCount, "outputs": written,
+                ]
+                if timings {
+                    let t = d.timings
+                    payload["timings"] = ["container": t.container, "hash": t.hash, "stage1": t.stage1, "stage2": t.stage2,
+                                          "color": t.color, "export": t.export]
+                }
+                if let data = try? JSONSerialization.data(withJSONObject: payload, options: [.prettyPrinted, .sortedKeys]) {
+                    print(String(decoding: data, as: UTF8.self))
+                }
+                return
+            }
+            let clipped = image.clippedPixelCount
+            let percent = 100 * Double(clipped) / Double(max(1, image.width * image.height))
+            print("\(file): \(d.rawIFD.path) \(image.width)×\(image.height) → \(image.encoding.displayName), exposure \(image.exposure.mode.rawValue) (×\(String(format: "%.6g", image.exposure.factor))), white \(image.provenance.whiteBalanceSource) xy (\(String(format: "%.4f", image.provenance.whiteXY[0])), \(String(format: "%.4f", image.provenance.whiteXY[1]))), \(clipped) clipped pixels (\(String(format: "%.3f", percent)) %)")
+            for w in written { print("wrote \(w["path"]!) (\(w["format"]!))") }
+            if timings {
+                let t = d.timings
+                let exports = t.export.sorted { $0.key < $1.key }.map { String(format: "%@ %.3f s", $0.key, $0.value) }.joined(separator: ", ")
+                print(String(format: "timings: container %.3f s, hash %.3f s, stage 1 %.3f s, stage 2 %.3f s, colour %.3f s", t.container, t.hash, t.stage1, t.stage2, t.color) + (exports.isEmpty ? "" : ", " + exports))
+            }
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import ArgumentParser
+import Foundation
+import SceneLinearKit
+
+extension SceneLinearCommand {
+    struct Info: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Summarise a DNG: camera, capture, colour calibration and every image IFD.",
+            discussion: """
+                Lists each IFD holding image data with its role from NewSubFileType (main raw \
+                image, previews, semantic masks, ...), layout and compression, and the Stage 2 \
+                tags of raw images (LinearizationTable, BlackLevel, WhiteLevel, ActiveArea, \
+                NoiseProfile). --json prints the same as a JSON document (schema \
+                "scenelinear.info/1", full LinearizationTable included); --tags adds every tag \
+                of every IFD.
+                """)
+
+        @Argument(help: "The DNG file.")
+        var file: String
+
+        @Flag(help: "Print JSON instead of text.")
+        var json = false
+
+        @Flag(help: "Also list every tag of every IFD.")
+        var tags = false
+
+        func run() throws {
+            try reportingFailures(json: json) {
+                let dng = try DNGFile.open(path: file)
+                let report = InfoReport(dng: dng, includeTags: tags)
+                print(json ? try report.json() : report.text)
+            }
+        }
+    }
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what SceneLinear needs on Debian 12, idempotently:
+#   - Debian packages: the C libraries (libtiff, HDF5, OpenEXR, OpenSSL's libcrypto) and the
+#     independent tools the tests check outputs with (exrheader/exrinfo, h5dump, tiffdump,
+#     exiftool);
+#   - a Python virtual environment in .venv with the independent readers used by the tests
+#     and notebooks (h5py, OpenEXR, numpy, imagecodecs, tifffile).
+# Safe to run again: it only installs what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(pkg-config libtiff-dev libhdf5-dev libopenexr-dev libssl-dev openexr hdf5-tools libtiff-tools
+          libimage-exiftool-perl python3-venv)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    echo "bootstrap: installing Debian packages: ${missing[*]}"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get -o DPkg::Lock::Timeout=300 update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+requirements=scripts/python-requirements.txt
+stamp=.venv/.requirements.sha256
+want=$(sha256sum "$requirements" | cut -d' ' -f1)
+if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    echo "bootstrap: preparing the Python environment in .venv"
+    python3 -m venv .venv
+    .venv/bin/python -m pip install -q --disable-pip-version-check -r "$requirements"
+    echo "$want" > "$stamp"
+fi
