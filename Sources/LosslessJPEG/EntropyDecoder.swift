@@ -50,34 +50,37 @@ struct BitReader {
             consume(Int(entry & 0x1F))
             return UInt16(truncatingIfNeeded: entry &>> 16)
         }
-        return decodeDifferenceSlowly(entry, table)
+        if entry != 0 {
+            // A code within the lookup whose extra bits (SSSS in 1...15) reach beyond it.
+            consume(Int(entry & 0x1F))
+            let category = (entry &>> 8) & 0x1F
+            let bits = UInt32(truncatingIfNeeded: buffer &>> UInt64(64 &- category))
+            consume(Int(category))
+            let negative = bits &>> (category &- 1) == 0
+            return UInt16(truncatingIfNeeded: negative ? bits &+ 1 &- (1 &<< category) : bits)
+        }
+        return decodeLongCode(table)
     }
 
-    /// The rarer cases of `decodeDifference`: extra bits beyond the lookup, codes longer than
-    /// `lookupBits`, and invalid codes (recorded in `invalidCodeAt`; the difference is then 0
-    /// and nothing is consumed).
+    /// Codes longer than `lookupBits` (T.81 F.2.2.3), and invalid codes (recorded in
+    /// `invalidCodeAt`; the difference is then 0 and nothing is consumed).
     @inline(never)
-    mutating func decodeDifferenceSlowly(_ entry: UInt32, _ table: HuffmanLookup) -> UInt16 {
+    mutating func decodeLongCode(_ table: HuffmanLookup) -> UInt16 {
+        let peek = Int32(truncatingIfNeeded: buffer &>> 48)
+        var length = lookupBits + 1
         var category: UInt32
-        if entry != 0 {
-            consume(Int(entry & 0x1F))
-            category = (entry &>> 8) & 0x1F
-        } else {
-            let peek = Int32(truncatingIfNeeded: buffer &>> 48)
-            var length = lookupBits + 1
-            while true {
-                if length > 16 {
-                    if invalidCodeAt < 0 { invalidCodeAt = consumedBits }
-                    return 0
-                }
-                let code = peek &>> Int32(16 - length)
-                if code <= table.maxCode[length] {
-                    category = UInt32(table.symbols[Int(table.valueOffset[length] &+ code)])
-                    consume(length)
-                    break
-                }
-                length += 1
+        while true {
+            if length > 16 {
+                if invalidCodeAt < 0 { invalidCodeAt = consumedBits }
+                return 0
             }
+            let code = peek &>> Int32(16 - length)
+            if code <= table.maxCode[length] {
+                category = UInt32(table.symbols[Int(table.valueOffset[length] &+ code)])
+                consume(length)
+                break
+            }
+            length += 1
         }
         guard category != 0 && category != 16 else { return category == 0 ? 0 : 0x8000 }
         let bits = UInt32(truncatingIfNeeded: buffer &>> UInt64(64 - category))
