@@ -4,7 +4,8 @@
 /// Supports 1...4 components in one interleaved scan with 1×1 sampling, precision 2...16,
 /// predictors 1...7, the point transform, and restart intervals of whole lines. Every
 /// malformed stream is reported by a specific `LJ92Error`; the decoder never reads outside
-/// the data or writes outside the output, and its work is bounded by the output size.
+/// the data or writes outside the first `sampleCount` slots of the output, and its work is
+/// bounded by the frame size, which the header check bounds by the length of the data.
 ///
 /// End of the entropy-coded data: each entropy-coded segment (the scan, or one restart
 /// interval) must end with a marker: RSTn between intervals, EOI after the last one. If a

@@ -368,6 +368,40 @@ struct HostileInputTests {
         #expect(try LJ92Decoder.decode(restarted).samples == [UInt16](repeating: 128, count: 14))
     }
 
+    @Test("Equivalent header layouts decode identically")
+    func headerLayouts() throws {
+        var generator = SeededGenerator(seed: 21)
+        let samples = randomSamples(7 * 6 * 3, precision: 14, generator: &generator)
+        let stream = try LJ92Encoder.encode(samples, width: 7, height: 6, components: 3, precision: 14, predictor: 6)
+        // Split the encoder's stream into its segments.
+        var segments: [[UInt8]] = []
+        var pos = 2
+        while true {
+            let length = Int(stream[pos + 2]) << 8 | Int(stream[pos + 3])
+            segments.append(Array(stream[pos..<(pos + 2 + length)]))
+            pos += 2 + length
+            if segments.last![1] == 0xDA { break }
+        }
+        let entropy = Array(stream[pos...])
+        let sof = segments.first { $0[1] == 0xC3 }!, sos = segments.last!
+        let tables = segments.filter { $0[1] == 0xC4 }
+        #expect(tables.count == 3)
+
+        // All three tables in one DHT segment, before the frame header.
+        let merged = segment(0xC4, tables.flatMap { $0[4...] })
+        let variant1 = soi + merged + sof + sos + entropy
+        // Fill bytes, APPn and COM segments, a DRI of 0, and a table defined twice (the
+        // later definition wins).
+        let decoy = huffmanTable(id: 1, counts: [2], symbols: [0, 1])
+        let variant2 = soi + segment(0xE0, Array("JFIF\u{0}".utf8)) + [0xFF, 0xFF, 0xFF] + sof + decoy
+            + segment(0xFE, Array("comment".utf8)) + tables.flatMap { $0 } + segment(0xDD, [0, 0]) + [0xFF] + sos + entropy
+        for variant in [variant1, variant2] {
+            let (frame, decoded) = try LJ92Decoder.decode(variant)
+            #expect(decoded == samples)
+            #expect(frame.predictor == 6 && frame.components == 3 && frame.precision == 14)
+        }
+    }
+
     @Test("A frame larger than the data could encode is refused before any allocation")
     func implausibleFrame() {
         let huge = soi + frameHeader(precision: 16, width: 65535, height: 65535,
