@@ -47,7 +47,10 @@ struct BitReader {
     mutating func decodeDifference(_ table: HuffmanLookup) -> UInt16 {
         let entry = table.fast[Int(truncatingIfNeeded: buffer &>> UInt64(64 - lookupBits))]
         if entry & fullEntryFlag != 0 {
-            consume(Int(entry & 0x1F))
+            // The masking shift uses the low 6 bits of the entry, which are the length
+            // (bit 5 is always clear), saving the mask on the dependency chain.
+            buffer &<<= UInt64(truncatingIfNeeded: entry)
+            count &-= Int(entry & 0x1F)
             return UInt16(truncatingIfNeeded: entry &>> 16)
         }
         if entry != 0 {
