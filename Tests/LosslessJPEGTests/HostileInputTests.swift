@@ -59,6 +59,9 @@ func headerOffsets(_ bytes: [UInt8]) -> [UInt8: Int] {
     return result
 }
 
+/// Scale for the randomized tests: `LJ92_FUZZ_SCALE=100` runs a hundred times as many trials.
+let fuzzScale = max(1, Int(ProcessInfo.processInfo.environment["LJ92_FUZZ_SCALE"] ?? "") ?? 1)
+
 @Suite("Hostile and malformed input")
 struct HostileInputTests {
     /// A small stream with two components, restart markers and several entropy segments.
@@ -105,7 +108,7 @@ struct HostileInputTests {
         }
         let headerEnd = StreamLayout(stream).scanStart
         var generator = SeededGenerator(seed: UInt64(stream.count))
-        let trials = stream.count > 200_000 ? 40 : 250
+        let trials = (stream.count > 200_000 ? 40 : 250) * fuzzScale
         var thrown = 0
         var decoded = 0
         for trial in 0..<trials {
@@ -145,7 +148,7 @@ struct HostileInputTests {
     @Test("Random garbage and random entropy data never crash")
     func garbage() {
         var generator = SeededGenerator(seed: 77)
-        for trial in 0..<400 {
+        for trial in 0..<(400 * fuzzScale) {
             let count = Int.random(in: 0...300, using: &generator)
             var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
             if trial % 2 == 1 {
