@@ -1,1 +1,0 @@
-// LosslessJPEG module
