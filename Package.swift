@@ -59,7 +59,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["ImageCore"], path: "Tests/TestSupport"),
         .testTarget(name: "ImageCoreTests", dependencies: ["ImageCore", "TestSupport"]),
         .testTarget(name: "DNGContainerTests", dependencies: ["DNGContainer", "DNGWriter", "TestSupport", "CTIFF"]),
-        .testTarget(name: "LosslessJPEGTests", dependencies: ["LosslessJPEG", "TestSupport"]),
+        .testTarget(name: "LosslessJPEGTests", dependencies: ["LosslessJPEG", "ImageCore", "TestSupport"]),
         .testTarget(name: "RawDecodeTests", dependencies: ["RawDecode", "DNGWriter", "TestSupport"]),
         .testTarget(name: "LinearizeTests", dependencies: ["Linearize", "DNGWriter", "TestSupport"]),
         .testTarget(name: "DNGColorTests", dependencies: ["DNGColor", "DNGContainer", "TestSupport"]),

@@ -22,7 +22,10 @@ public enum RawDecodeError: SceneLinearFailure, Equatable {
     public var category: FailureCategory {
         switch self {
         case .truncated: return .truncated
-        case .corruptBlock, .shortBlock, .inconsistentLayout: return .corruptData
+        case .corruptBlock(_, _, _, let error):
+            // A lossy (DCT) stream where lossless JPEG belongs is a feature, not damage.
+            return error.category == .unsupported ? .unsupportedFeature : .corruptData
+        case .shortBlock, .inconsistentLayout: return .corruptData
         case .unsupportedCompression, .unsupported, .tooLarge: return .unsupportedFeature
         }
     }

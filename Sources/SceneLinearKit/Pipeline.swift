@@ -53,15 +53,16 @@ public enum Pipeline {
         var timings = StageTimings()
         let dng = try measure(&timings.container) { try DNGFile.open(path: path) }
         let raw = try dng.mainRawImage()
+        // Stages 1 and 2 run for any raw image, so damaged data is reported as such.
+        let stored = try measure(&timings.stage1) { try RawDecoder.decode(dng, ifd: raw, limits: options.limits) }
+        let linear = try measure(&timings.stage2) { try Linearizer.linearize(stored, path: path) }
         guard raw.photometric == Photometric.linearRaw else {
             throw RawDecodeError.unsupported(path: path, ifd: raw.path,
-                                             reason: "CFA (mosaic) raw images are not decoded yet; only LinearRaw (PhotometricInterpretation 34892)")
+                                             reason: "CFA (mosaic) images need demosaicing, which is not implemented yet; only LinearRaw (PhotometricInterpretation 34892) converts")
         }
         guard raw.samplesPerPixel == 3 else {
             throw RawDecodeError.unsupported(path: path, ifd: raw.path, reason: "LinearRaw with \(raw.samplesPerPixel) samples per pixel (3 supported)")
         }
-        let stored = try measure(&timings.stage1) { try RawDecoder.decode(dng, ifd: raw, limits: options.limits) }
-        let linear = try measure(&timings.stage2) { try Linearizer.linearize(stored, path: path) }
         let color = try ColorTransform.make(metadata: dng.metadata, encoding: options.encoding,
                                             whiteBalance: options.whiteBalance, path: path)
         let exposure = exposureScaling(options.exposure, metadata: dng.metadata)
