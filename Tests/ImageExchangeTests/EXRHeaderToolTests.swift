@@ -28,6 +28,5 @@ struct EXRExternalReaderTests {
         #expect(out.contains("mask.clipped.Y, 16-bit floating-point, sampling 1 1"))
         #expect(out.contains("sceneLinear:sourceFile (type string): \"IMG_0042.dng\""))
         #expect(out.contains("capDate (type string): \"2024:05:17 14:03:22\""))
-        print(out)
     }
 }
