@@ -24,6 +24,9 @@ static inline hid_t chdf5_C_S1(void)           { return H5T_C_S1; }
 static inline hid_t chdf5_P_DATASET_CREATE(void) { return H5P_DATASET_CREATE; }
 static inline hid_t chdf5_P_FILE_ACCESS(void)  { return H5P_FILE_ACCESS; }
 static inline hid_t chdf5_P_FILE_CREATE(void)  { return H5P_FILE_CREATE; }
+static inline hid_t chdf5_P_GROUP_CREATE(void) { return H5P_GROUP_CREATE; }
+static inline hid_t chdf5_P_OBJECT_CREATE(void) { return H5P_OBJECT_CREATE; }
+static inline unsigned chdf5_P_CRT_ORDER_TRACKED_INDEXED(void) { return H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED; }
 static inline unsigned chdf5_F_ACC_TRUNC(void) { return H5F_ACC_TRUNC; }
 static inline unsigned chdf5_F_ACC_EXCL(void)  { return H5F_ACC_EXCL; }
 static inline unsigned chdf5_F_ACC_RDONLY(void){ return H5F_ACC_RDONLY; }

@@ -1,0 +1,193 @@
+import ImageCore
+
+/// The text written as the `units` of every output (EXR `sceneLinear:units`, HDF5 `units`).
+let sceneLinearUnits = "DNG linear reference value x exposureFactor (1.0 = sensor white level after black subtraction)"
+
+/// The colour interop ID (ASWF) of each encoding, written as EXR `colorInteropID`.
+extension ColorEncoding {
+    var colorInteropID: String {
+        switch self {
+        case .linearRec2020: return "lin_rec2020_scene"
+        case .cameraNative: return "unknown"
+        }
+    }
+}
+
+/// Maps a `SceneLinearImage`'s description (encoding, exposure, provenance) to EXR header
+/// attributes and back.
+///
+/// Names: standard `chromaticities`, `colorInteropID`, `expTime`, `aperture`, `isoSpeed`,
+/// `capDate`; everything else is prefixed `sceneLinear:` (the pipeline's record) or `dng:`
+/// (one attribute per `provenance.dng` item: text → string, number → double,
+/// integer → int, numbers/integers → floatvector). Because EXR has no integer or double
+/// vectors and sorts nothing by creation, `sceneLinear:dngItems` lists the items'
+/// `key:kind` in order, so the reader restores order and kinds. Integers outside the
+/// 32-bit range are stored as doubles; number and integer arrays as 32-bit floats (the
+/// only EXR vector), so those round-trip to `Float` precision.
+enum EXRMetadata {
+    static let prefix = "sceneLinear:"
+    static let dngPrefix = "dng:"
+
+    static func attributes(for image: SceneLinearImage) -> [(String, EXRAttributeValue)] {
+        var out: [(String, EXRAttributeValue)] = []
+        let p = image.provenance
+        if image.encoding == .linearRec2020 {
+            let c = [Rec2020.red, Rec2020.green, Rec2020.blue, Rec2020.white].flatMap { [Float($0.x), Float($0.y)] }
+            out.append(("chromaticities", .chromaticities(c)))
+        }
+        out.append(("colorInteropID", .string(image.encoding.colorInteropID)))
+        out.append((prefix + "sourceFile", .string(p.sourceFile)))
+        out.append((prefix + "sourceSHA256", .string(p.sourceSHA256)))
+        out.append((prefix + "software", .string(p.software)))
+        out.append((prefix + "sourceIFD", .string(p.sourceIFD)))
+        out.append((prefix + "colorSpace", .string(image.encoding.rawValue)))
+        out.append((prefix + "units", .string(sceneLinearUnits)))
+        out.append((prefix + "exposureScaling", .string(image.exposure.mode.rawValue)))
+        out.append((prefix + "exposureFactor", .double(image.exposure.factor)))
+        out.append((prefix + "whiteBalance", .string(p.whiteBalanceSource)))
+        out.append((prefix + "whiteXY", p.whiteXY.count == 2 ? .v2d(p.whiteXY) : .floatVector(p.whiteXY.map(Float.init))))
+        out.append((prefix + "cameraNeutral",
+                    p.cameraNeutral.count == 3 ? .v3d(p.cameraNeutral) : .floatVector(p.cameraNeutral.map(Float.init))))
+        out.append((prefix + "cameraToOutput",
+                    p.cameraToOutput.count == 9 ? .m33d(p.cameraToOutput) : .floatVector(p.cameraToOutput.map(Float.init))))
+
+        var kinds: [String] = []
+        for item in p.dng {
+            let name = dngPrefix + item.key
+            switch item.value {
+            case .text(let s):
+                out.append((name, .string(s)))
+                kinds.append("\(item.key):text")
+            case .number(let d):
+                out.append((name, .double(d)))
+                kinds.append("\(item.key):number")
+            case .integer(let i):
+                out.append((name, Int32(exactly: i) != nil ? .int(i) : .double(Double(i))))
+                kinds.append("\(item.key):integer")
+            case .numbers(let a):
+                out.append((name, .floatVector(a.map(Float.init))))
+                kinds.append("\(item.key):numbers")
+            case .integers(let a):
+                out.append((name, .floatVector(a.map(Float.init))))
+                kinds.append("\(item.key):integers")
+            }
+        }
+        out.append((prefix + "dngItems", .string(kinds.joined(separator: ","))))
+
+        if let v = firstNumber(p.dngValue("exposureTime")) { out.append(("expTime", .float(Float(v)))) }
+        if let v = firstNumber(p.dngValue("fNumber")) { out.append(("aperture", .float(Float(v)))) }
+        if let v = firstNumber(p.dngValue("iso")) { out.append(("isoSpeed", .float(Float(v)))) }
+        if case .text(let date)? = p.dngValue("dateTimeOriginal"), isEXRDate(date) {
+            out.append(("capDate", .string(date)))
+        }
+        return out
+    }
+
+    private static func firstNumber(_ value: MetadataValue?) -> Double? {
+        switch value {
+        case .number(let d)?: return d
+        case .integer(let i)?: return Double(i)
+        case .numbers(let a)?: return a.first
+        case .integers(let a)?: return a.first.map(Double.init)
+        default: return nil
+        }
+    }
+
+    /// True for "YYYY:MM:DD HH:MM:SS", the form the EXR `capDate` attribute requires.
+    static func isEXRDate(_ s: String) -> Bool {
+        let pattern = Array("dddd:dd:dd dd:dd:dd")
+        let chars = Array(s.utf8)
+        guard chars.count == pattern.count else { return false }
+        for (c, p) in zip(chars, pattern) {
+            if p == "d" ? !(c >= 48 && c <= 57) : c != p.asciiValue! { return false }
+        }
+        return true
+    }
+
+    /// Rebuilds encoding, exposure and provenance from a header.
+    ///
+    /// - Throws: `ExchangeError` (`.unsupportedFeature`) when the header says nothing about
+    ///   the colour encoding.
+    static func describe(_ attributes: [String: EXRAttributeValue], path: String)
+        throws -> (ColorEncoding, ExposureScaling, ImageProvenance) {
+        func string(_ name: String) -> String? {
+            if case .string(let s)? = attributes[name] { return s }
+            return nil
+        }
+        func doubles(_ name: String) -> [Double] {
+            switch attributes[name] {
+            case .v2d(let a)?, .v3d(let a)?, .m33d(let a)?, .m44d(let a)?: return a
+            case .floatVector(let a)?, .v2f(let a)?, .v3f(let a)?, .m33f(let a)?, .m44f(let a)?: return a.map(Double.init)
+            case .double(let d)?: return [d]
+            case .float(let f)?: return [Double(f)]
+            default: return []
+            }
+        }
+
+        let encoding: ColorEncoding
+        if let s = string(prefix + "colorSpace"), let e = ColorEncoding(rawValue: s) {
+            encoding = e
+        } else if string("colorInteropID") == ColorEncoding.linearRec2020.colorInteropID {
+            encoding = .linearRec2020
+        } else if case .chromaticities(let c)? = attributes["chromaticities"],
+                  c == [Rec2020.red, Rec2020.green, Rec2020.blue, Rec2020.white].flatMap({ [Float($0.x), Float($0.y)] }) {
+            encoding = .linearRec2020
+        } else {
+            throw ExchangeError(path: path, operation: "readSceneLinear",
+                                message: "the header names no colour encoding (no \(prefix)colorSpace, colorInteropID or Rec.2020 chromaticities)",
+                                category: .unsupportedFeature)
+        }
+
+        var exposure = ExposureScaling.none
+        if let m = string(prefix + "exposureScaling"), let mode = ExposureMode(rawValue: m) {
+            exposure.mode = mode
+        }
+        if let f = doubles(prefix + "exposureFactor").first { exposure.factor = f }
+
+        let provenance = ImageProvenance(
+            sourceFile: string(prefix + "sourceFile") ?? "",
+            sourceSHA256: string(prefix + "sourceSHA256") ?? "",
+            software: string(prefix + "software") ?? "",
+            sourceIFD: string(prefix + "sourceIFD") ?? "",
+            whiteBalanceSource: string(prefix + "whiteBalance") ?? "",
+            whiteXY: doubles(prefix + "whiteXY"),
+            cameraNeutral: doubles(prefix + "cameraNeutral"),
+            cameraToOutput: doubles(prefix + "cameraToOutput"),
+            dng: dngItems(attributes))
+        return (encoding, exposure, provenance)
+    }
+
+    /// The `dng:` attributes as metadata items, in the order and with the kinds recorded in
+    /// `sceneLinear:dngItems` (sorted by key, kinds guessed from the EXR types, when absent).
+    private static func dngItems(_ attributes: [String: EXRAttributeValue]) -> [MetadataItem] {
+        var listed: [(String, String?)] = []
+        if case .string(let list)? = attributes[prefix + "dngItems"] {
+            for entry in list.split(separator: ",") {
+                let parts = entry.split(separator: ":", maxSplits: 1).map(String.init)
+                if parts.count == 2 { listed.append((parts[0], parts[1])) }
+            }
+        } else {
+            listed = attributes.keys.filter { $0.hasPrefix(dngPrefix) }.sorted()
+                .map { (String($0.dropFirst(dngPrefix.count)), nil) }
+        }
+        var items: [MetadataItem] = []
+        for (key, kind) in listed {
+            guard let value = attributes[dngPrefix + key] else { continue }
+            let metadata: MetadataValue?
+            switch (value, kind) {
+            case (.string(let s), _): metadata = .text(s)
+            case (.int(let i), "number"): metadata = .number(Double(i))
+            case (.int(let i), _): metadata = .integer(i)
+            case (.double(let d), "integer"): metadata = Int(exactly: d).map { .integer($0) } ?? .number(d)
+            case (.double(let d), _): metadata = .number(d)
+            case (.float(let f), _): metadata = .number(Double(f))
+            case (.floatVector(let a), "integers"):
+                metadata = a.allSatisfy({ Int(exactly: $0) != nil }) ? .integers(a.map { Int($0) }) : .numbers(a.map(Double.init))
+            case (.floatVector(let a), _): metadata = .numbers(a.map(Double.init))
+            default: metadata = nil
+            }
+            if let metadata { items.append(MetadataItem(key, metadata)) }
+        }
+        return items
+    }
+}

@@ -1,0 +1,378 @@
+internal import COpenEXR
+import Foundation
+import ImageCore
+
+extension EXRFile {
+    /// Reads the first part of any scanline or tiled (level 0) EXR with HALF, FLOAT or
+    /// UINT channels.
+    ///
+    /// Chunks are decoded on `Parallel.threadCount` threads. HALF channels are returned
+    /// both raw (`halfChannels`) and widened to `Float`; UINT channels are converted with
+    /// `Float(value)`. Every header attribute is decoded into `attributes`.
+    ///
+    /// - Throws: `ExchangeError`: `.inputUnreadable` when the file is missing or cannot
+    ///   be opened, `.corruptData` when it is not an EXR or is damaged, `.truncated` when a
+    ///   chunk lies past the end of the file, `.unsupportedFeature` for deep data or
+    ///   subsampled channels.
+    public static func read(_ path: String) throws -> EXRContents {
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw ExchangeError(path: path, operation: "open", message: "the file does not exist or is not readable",
+                                category: .inputUnreadable)
+        }
+        let context = try EXRContext.openForReading(path)
+        guard let ctxt = context.handle else {
+            throw ExchangeError(path: path, operation: "exr_start_read", message: "no context", category: .internalError)
+        }
+        let part: Int32 = 0
+        var storage = EXR_STORAGE_LAST_TYPE
+        try context.check(exr_get_storage(ctxt, part, &storage), "exr_get_storage")
+        guard storage == EXR_STORAGE_SCANLINE || storage == EXR_STORAGE_TILED else {
+            throw ExchangeError(path: path, operation: "exr_get_storage",
+                                message: "deep data (storage \(storage.rawValue)) is not supported",
+                                category: .unsupportedFeature)
+        }
+        var window = exr_attr_box2i_t()
+        try context.check(exr_get_data_window(ctxt, part, &window), "exr_get_data_window")
+        let width = Int(window.max.x) - Int(window.min.x) + 1
+        let height = Int(window.max.y) - Int(window.min.y) + 1
+        guard width > 0, height > 0, width.multipliedReportingOverflow(by: height).partialValue < 1 << 31 else {
+            throw ExchangeError(path: path, operation: "exr_get_data_window",
+                                message: "data window \(width)×\(height) is empty or too large", category: .corruptData)
+        }
+        var compressionValue = EXR_COMPRESSION_LAST_TYPE
+        try context.check(exr_get_compression(ctxt, part, &compressionValue), "exr_get_compression")
+
+        let attributes = try readAttributes(context, part)
+        let planes = try EXRChannelPlanes(context: context, part: part, width: width, height: height)
+        try EXRChunkDecoder(context: context, part: part, window: window, storage: storage, planes: planes)
+            .run(threads: Parallel.threadCount)
+        try context.finish()
+
+        let (channels, halves) = planes.collect()
+        return EXRContents(width: width, height: height, channels: channels, halfChannels: halves,
+                           attributes: attributes, compression: EXRCompression(exrValue: compressionValue))
+    }
+
+    /// Reads an EXR written by `write` back into a `SceneLinearImage`.
+    ///
+    /// Pixels come from channels R, G, B (any pixel type); encoding, exposure and
+    /// provenance from the `sceneLinear:`/`dng:` attributes (see `write`). The clip mask is
+    /// the `mask.clipped.Y` channel, 1 where it is non-zero (the EXR keeps only whether a
+    /// pixel clipped, not which camera channels), or nil without that channel. Files from
+    /// other writers are accepted when `colorInteropID` or the chromaticities say linear
+    /// Rec.2020; missing provenance fields are empty.
+    ///
+    /// - Throws: `ExchangeError` as `read`, and `.unsupportedFeature` when R, G or B is
+    ///   missing or the colour encoding is unknown.
+    public static func readSceneLinear(_ path: String) throws -> SceneLinearImage {
+        let contents = try read(path)
+        guard let r = contents.channels["R"], let g = contents.channels["G"], let b = contents.channels["B"] else {
+            throw ExchangeError(path: path, operation: "readSceneLinear",
+                                message: "channels R, G, B are required; the file has \(contents.channels.keys.sorted())",
+                                category: .unsupportedFeature)
+        }
+        let (encoding, exposure, provenance) = try EXRMetadata.describe(contents.attributes, path: path)
+        var samples = [Float](repeating: 0, count: contents.width * contents.height * 3)
+        for i in 0..<(contents.width * contents.height) {
+            samples[3 * i] = r[i]
+            samples[3 * i + 1] = g[i]
+            samples[3 * i + 2] = b[i]
+        }
+        let mask = contents.channels[clipMaskChannel].map { $0.map { $0 != 0 ? UInt8(1) : 0 } }
+        return SceneLinearImage(
+            pixels: ImageBuffer(width: contents.width, height: contents.height, channels: 3, samples: samples),
+            clipMask: mask, encoding: encoding, exposure: exposure, provenance: provenance)
+    }
+
+    private static func readAttributes(_ context: EXRContext, _ part: Int32) throws -> [String: EXRAttributeValue] {
+        guard let ctxt = context.handle else { return [:] }
+        var count: Int32 = 0
+        try context.check(exr_get_attribute_count(ctxt, part, &count), "exr_get_attribute_count")
+        var out: [String: EXRAttributeValue] = [:]
+        for i in 0..<count {
+            var attribute: UnsafePointer<exr_attribute_t>?
+            try context.check(exr_get_attribute_by_index(ctxt, part, EXR_ATTR_LIST_FILE_ORDER, i, &attribute),
+                              "exr_get_attribute_by_index")
+            guard let attribute, let name = attribute.pointee.name else { continue }
+            out[String(cString: name)] = decode(attribute.pointee)
+        }
+        return out
+    }
+
+    private static func decode(_ a: exr_attribute_t) -> EXRAttributeValue {
+        func string(_ s: exr_attr_string_t) -> String {
+            guard let p = s.str, s.length > 0 else { return "" }
+            return p.withMemoryRebound(to: UInt8.self, capacity: Int(s.length)) {
+                String(decoding: UnsafeBufferPointer(start: $0, count: Int(s.length)), as: UTF8.self)
+            }
+        }
+        func values<T, E>(_ value: T, _: E.Type, _ count: Int) -> [E] {
+            withUnsafeBytes(of: value) { Array($0.bindMemory(to: E.self).prefix(count)) }
+        }
+        let unknown = EXRAttributeValue.other(typeName: a.type_name.map { String(cString: $0) } ?? "?")
+        switch a.type {
+        case EXR_ATTR_STRING:
+            return a.string.map { .string(string($0.pointee)) } ?? unknown
+        case EXR_ATTR_STRING_VECTOR:
+            guard let v = a.stringvector?.pointee else { return unknown }
+            return .stringVector((0..<Int(v.n_strings)).map { string(v.strings[$0]) })
+        case EXR_ATTR_INT: return .int(Int(a.i))
+        case EXR_ATTR_FLOAT: return .float(a.f)
+        case EXR_ATTR_DOUBLE: return .double(a.d)
+        case EXR_ATTR_FLOAT_VECTOR:
+            guard let v = a.floatvector?.pointee else { return unknown }
+            guard let arr = v.arr, v.length > 0 else { return .floatVector([]) }
+            return .floatVector(Array(UnsafeBufferPointer(start: arr, count: Int(v.length))))
+        case EXR_ATTR_CHROMATICITIES:
+            guard let c = a.chromaticities?.pointee else { return unknown }
+            return .chromaticities([c.red_x, c.red_y, c.green_x, c.green_y, c.blue_x, c.blue_y, c.white_x, c.white_y])
+        case EXR_ATTR_V2I: return a.v2i.map { .v2i([Int($0.pointee.x), Int($0.pointee.y)]) } ?? unknown
+        case EXR_ATTR_V2F: return a.v2f.map { .v2f([$0.pointee.x, $0.pointee.y]) } ?? unknown
+        case EXR_ATTR_V2D: return a.v2d.map { .v2d([$0.pointee.x, $0.pointee.y]) } ?? unknown
+        case EXR_ATTR_V3I: return a.v3i.map { .v3i([Int($0.pointee.x), Int($0.pointee.y), Int($0.pointee.z)]) } ?? unknown
+        case EXR_ATTR_V3F: return a.v3f.map { .v3f([$0.pointee.x, $0.pointee.y, $0.pointee.z]) } ?? unknown
+        case EXR_ATTR_V3D: return a.v3d.map { .v3d([$0.pointee.x, $0.pointee.y, $0.pointee.z]) } ?? unknown
+        case EXR_ATTR_M33F: return a.m33f.map { .m33f(values($0.pointee.m, Float.self, 9)) } ?? unknown
+        case EXR_ATTR_M33D: return a.m33d.map { .m33d(values($0.pointee.m, Double.self, 9)) } ?? unknown
+        case EXR_ATTR_M44F: return a.m44f.map { .m44f(values($0.pointee.m, Float.self, 16)) } ?? unknown
+        case EXR_ATTR_M44D: return a.m44d.map { .m44d(values($0.pointee.m, Double.self, 16)) } ?? unknown
+        case EXR_ATTR_BOX2I:
+            guard let b = a.box2i?.pointee else { return unknown }
+            return .box2i([Int(b.min.x), Int(b.min.y), Int(b.max.x), Int(b.max.y)])
+        case EXR_ATTR_BOX2F:
+            guard let b = a.box2f?.pointee else { return unknown }
+            return .box2f([b.min.x, b.min.y, b.max.x, b.max.y])
+        case EXR_ATTR_RATIONAL:
+            guard let r = a.rational?.pointee else { return unknown }
+            return .rational(numerator: Int(r.num), denominator: Int(r.denom))
+        case EXR_ATTR_COMPRESSION:
+            let names = ["none", "rle", "zips", "zip", "piz", "pxr24", "b44", "b44a", "dwaa", "dwab"]
+            return .compression(Int(a.uc) < names.count ? names[Int(a.uc)] : "unknown(\(a.uc))")
+        case EXR_ATTR_LINEORDER:
+            let names = ["increasingY", "decreasingY", "randomY"]
+            return .lineOrder(Int(a.uc) < names.count ? names[Int(a.uc)] : "unknown(\(a.uc))")
+        case EXR_ATTR_CHLIST:
+            guard let list = a.chlist?.pointee else { return unknown }
+            return .channelList((0..<Int(list.num_channels)).map { string(list.entries[$0].name) })
+        case EXR_ATTR_TILEDESC:
+            guard let t = a.tiledesc?.pointee else { return unknown }
+            return .tileDescription(width: Int(t.x_size), height: Int(t.y_size),
+                                    levelMode: Int(t.level_and_round & 0xF), roundingMode: Int(t.level_and_round >> 4))
+        default:
+            return unknown
+        }
+    }
+}
+
+/// Destination buffers, one plane per channel of the part, in the channel's own type.
+final class EXRChannelPlanes: @unchecked Sendable {
+    struct Plane {
+        var name: String
+        var type: exr_pixel_type_t
+        var bytesPerSample: Int
+        var data: UnsafeMutableRawPointer
+    }
+
+    let width: Int
+    let height: Int
+    private(set) var planes: [Plane] = []
+
+    init(context: EXRContext, part: Int32, width: Int, height: Int) throws {
+        self.width = width
+        self.height = height
+        guard let ctxt = context.handle else { return }
+        var list: UnsafePointer<exr_attr_chlist_t>?
+        try context.check(exr_get_channels(ctxt, part, &list), "exr_get_channels")
+        guard let list else { return }
+        for i in 0..<Int(list.pointee.num_channels) {
+            let entry = list.pointee.entries[i]
+            let name = entry.name.str.map { String(cString: $0) } ?? ""
+            guard entry.x_sampling == 1, entry.y_sampling == 1 else {
+                throw ExchangeError(path: context.path, operation: "exr_get_channels",
+                                    message: "channel \(name) is subsampled (\(entry.x_sampling)×\(entry.y_sampling)); not supported",
+                                    category: .unsupportedFeature)
+            }
+            let size = entry.pixel_type == EXR_PIXEL_HALF ? 2 : 4
+            let data = UnsafeMutableRawPointer.allocate(byteCount: max(1, width * height * size), alignment: 16)
+            data.initializeMemory(as: UInt8.self, repeating: 0, count: width * height * size)
+            planes.append(Plane(name: name, type: entry.pixel_type, bytesPerSample: size, data: data))
+        }
+    }
+
+    deinit {
+        for plane in planes { plane.data.deallocate() }
+    }
+
+    func plane(named name: String) -> Plane? { planes.first { $0.name == name } }
+
+    /// The planes as arrays: every channel as `Float`, HALF channels also raw.
+    func collect() -> ([String: [Float]], [String: [Float16]]) {
+        let count = width * height
+        var floats: [String: [Float]] = [:]
+        var halves: [String: [Float16]] = [:]
+        for plane in planes {
+            if plane.type == EXR_PIXEL_HALF {
+                let h = Array(UnsafeBufferPointer(start: plane.data.assumingMemoryBound(to: Float16.self), count: count))
+                halves[plane.name] = h
+                floats[plane.name] = HalfConversion.floats(h)
+            } else if plane.type == EXR_PIXEL_FLOAT {
+                floats[plane.name] = Array(UnsafeBufferPointer(start: plane.data.assumingMemoryBound(to: Float.self), count: count))
+            } else {
+                floats[plane.name] = UnsafeBufferPointer(start: plane.data.assumingMemoryBound(to: UInt32.self), count: count)
+                    .map { Float($0) }
+            }
+        }
+        return (floats, halves)
+    }
+}
+
+/// Decodes the chunks of one part (scanline, or level 0 of a tiled part) into
+/// `EXRChannelPlanes`, each worker thread with its own decode pipeline.
+struct EXRChunkDecoder {
+    let context: EXRContext
+    let part: Int32
+    let window: exr_attr_box2i_t
+    let storage: exr_storage_t
+    let planes: EXRChannelPlanes
+
+    /// - Throws: `ExchangeError` for the lowest failing chunk.
+    func run(threads: Int) throws {
+        guard let ctxt = context.handle else { return }
+        let layout = try chunkLayout(ctxt)
+        let failures = EXRReadFailures()
+        let counter = EXRChunkCounter(total: layout.count)
+        nonisolated(unsafe) let decoder = self
+        nonisolated(unsafe) let handle = ctxt
+        Parallel.forEach(max(1, min(threads, layout.count))) { _ in
+            decoder.work(handle, layout: layout, counter: counter, failures: failures)
+        }
+        if let (index, rv, operation, message) = failures.first {
+            var error = context.error(rv, operation + " (chunk \(index))")
+            if let message { error.message = message; error.category = .corruptData }
+            throw error
+        }
+    }
+
+    /// Where the chunks are: scanline blocks of `linesPerChunk`, or a grid of level-0 tiles.
+    struct Layout: Sendable {
+        var count: Int
+        var linesPerChunk: Int
+        var tileWidth: Int
+        var tileHeight: Int
+        var tilesAcross: Int
+        var tiled: Bool
+    }
+
+    private func chunkLayout(_ ctxt: exr_context_t) throws -> Layout {
+        let height = planes.height, width = planes.width
+        if storage == EXR_STORAGE_SCANLINE {
+            var lines: Int32 = 0
+            try context.check(exr_get_scanlines_per_chunk(ctxt, part, &lines), "exr_get_scanlines_per_chunk")
+            guard lines > 0 else {
+                throw ExchangeError(path: context.path, operation: "exr_get_scanlines_per_chunk",
+                                    message: "invalid lines per chunk \(lines)", category: .corruptData)
+            }
+            let n = Int(lines)
+            return Layout(count: (height + n - 1) / n, linesPerChunk: n, tileWidth: 0, tileHeight: 0, tilesAcross: 0, tiled: false)
+        }
+        var tw: UInt32 = 0, th: UInt32 = 0
+        var levelMode = EXR_TILE_LAST_TYPE, roundMode = EXR_TILE_ROUND_LAST_TYPE
+        try context.check(exr_get_tile_descriptor(ctxt, part, &tw, &th, &levelMode, &roundMode), "exr_get_tile_descriptor")
+        guard tw > 0, th > 0 else {
+            throw ExchangeError(path: context.path, operation: "exr_get_tile_descriptor",
+                                message: "invalid tile size \(tw)×\(th)", category: .corruptData)
+        }
+        let across = (width + Int(tw) - 1) / Int(tw)
+        let down = (height + Int(th) - 1) / Int(th)
+        return Layout(count: across * down, linesPerChunk: 0, tileWidth: Int(tw), tileHeight: Int(th),
+                      tilesAcross: across, tiled: true)
+    }
+
+    private func work(_ ctxt: exr_context_t, layout: Layout, counter: EXRChunkCounter, failures: EXRReadFailures) {
+        let pipe = UnsafeMutablePointer<exr_decode_pipeline_t>.allocate(capacity: 1)
+        pipe.initialize(to: exr_decode_pipeline_t())
+        var initialized = false
+        defer {
+            if initialized { _ = exr_decoding_destroy(ctxt, pipe) }
+            pipe.deallocate()
+        }
+        while let index = counter.next(), !failures.any {
+            var chunk = exr_chunk_info_t()
+            var rv: exr_result_t
+            var row = 0, column = 0
+            if layout.tiled {
+                let tx = index % layout.tilesAcross, ty = index / layout.tilesAcross
+                rv = exr_read_tile_chunk_info(ctxt, part, Int32(tx), Int32(ty), 0, 0, &chunk)
+                row = ty * layout.tileHeight
+                column = tx * layout.tileWidth
+            } else {
+                rv = exr_read_scanline_chunk_info(ctxt, part, window.min.y + Int32(index * layout.linesPerChunk), &chunk)
+                row = Int(chunk.start_y) - Int(window.min.y)
+            }
+            guard rv == exrSuccess else {
+                return failures.record(index, rv, layout.tiled ? "exr_read_tile_chunk_info" : "exr_read_scanline_chunk_info")
+            }
+            guard row >= 0, column >= 0, chunk.width >= 0, chunk.height >= 0,
+                  row + Int(chunk.height) <= planes.height, column + Int(chunk.width) <= planes.width else {
+                return failures.record(index, exr_result_t(EXR_ERR_CORRUPT_CHUNK.rawValue), "exr_read_chunk_info",
+                                       message: "chunk \(chunk.width)×\(chunk.height) at (\(column), \(row)) lies outside the data window")
+            }
+            rv = initialized ? exr_decoding_update(ctxt, part, &chunk, pipe) : exr_decoding_initialize(ctxt, part, &chunk, pipe)
+            guard rv == exrSuccess else {
+                return failures.record(index, rv, initialized ? "exr_decoding_update" : "exr_decoding_initialize")
+            }
+            initialized = true
+            for c in 0..<Int(pipe.pointee.channel_count) {
+                let channel = pipe.pointee.channels + c
+                let name = String(cString: channel.pointee.channel_name)
+                guard let plane = planes.plane(named: name) else { continue }
+                let size = plane.bytesPerSample
+                channel.pointee.decode_to_ptr = (plane.data + (row * planes.width + column) * size)
+                    .assumingMemoryBound(to: UInt8.self)
+                channel.pointee.user_pixel_stride = Int32(size)
+                channel.pointee.user_line_stride = Int32(size * planes.width)
+                channel.pointee.user_bytes_per_element = Int16(size)
+                channel.pointee.user_data_type = UInt16(plane.type.rawValue)
+            }
+            rv = exr_decoding_choose_default_routines(ctxt, part, pipe)
+            guard rv == exrSuccess else { return failures.record(index, rv, "exr_decoding_choose_default_routines") }
+            rv = exr_decoding_run(ctxt, part, pipe)
+            guard rv == exrSuccess else { return failures.record(index, rv, "exr_decoding_run") }
+        }
+    }
+}
+
+/// Hands out chunk indices to decoding workers.
+final class EXRChunkCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var nextIndex = 0
+    private let total: Int
+
+    init(total: Int) { self.total = total }
+
+    func next() -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard nextIndex < total else { return nil }
+        nextIndex += 1
+        return nextIndex - 1
+    }
+}
+
+/// The failures of decoding workers; the lowest chunk index wins.
+final class EXRReadFailures: @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var first: (Int, exr_result_t, String, String?)?
+
+    var any: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return first != nil
+    }
+
+    func record(_ index: Int, _ rv: exr_result_t, _ operation: String, message: String? = nil) {
+        lock.lock()
+        if first == nil || index < first!.0 { first = (index, rv, operation, message) }
+        lock.unlock()
+    }
+}

@@ -1,0 +1,109 @@
+import ImageCore
+
+/// The lossless OpenEXR compressions a SceneLinear EXR can be written with.
+///
+/// All of them are lossless for HALF data (PXR24 is lossy only for FLOAT channels, which
+/// the writer never produces). Raw values are the names `exrheader` prints.
+public enum EXRCompression: String, CaseIterable, Sendable {
+    /// No compression: largest files, fastest to write and read.
+    case none
+    /// Run-length encoding: fast, weak on noisy data.
+    case rle
+    /// zlib, one scanline per chunk.
+    case zips
+    /// zlib, 16 scanlines per chunk.
+    case zip
+    /// Wavelet + Huffman, 32 scanlines per chunk: usually the best ratio on noisy
+    /// photographic data and much faster than ZIP.
+    case piz
+    /// 24-bit float truncation + zlib; lossless for HALF channels.
+    case pxr24
+}
+
+/// How `EXRFile.write` encodes an image.
+public struct EXROptions: Sendable {
+    /// The compression of every chunk. The default, `.piz`, was the fastest of the
+    /// compressions that shrink noisy scene-linear data well (see the module's
+    /// measurements in `EXRFile.write`).
+    public var compression: EXRCompression
+    /// zlib level 0–9 for `.zip`, `.zips` and `.pxr24`; `nil` uses the library default.
+    public var zipLevel: Int?
+    /// Adds a HALF channel `mask.clipped.Y`: 1 where `clipMask != 0`, else 0.
+    public var includeClipMask: Bool = false
+
+    /// Options for `EXRFile.write`; see the properties for the meaning of each.
+    public init(compression: EXRCompression = .piz, zipLevel: Int? = nil, includeClipMask: Bool = false) {
+        self.compression = compression
+        self.zipLevel = zipLevel
+        self.includeClipMask = includeClipMask
+    }
+}
+
+/// The pixels and header of the first part of an EXR file, as `EXRFile.read` returns them.
+public struct EXRContents: Sendable {
+    /// Data window width.
+    public var width: Int
+    /// Data window height.
+    public var height: Int
+    /// Every channel by name, row-major over the data window, widened to `Float`
+    /// (HALF exactly, UINT by `Float(value)`).
+    public var channels: [String: [Float]]
+    /// The raw samples of the HALF channels, for bit-exact comparisons.
+    public var halfChannels: [String: [Float16]]
+    /// Every header attribute by name (including the required ones such as
+    /// `dataWindow`, `channels`, `compression`).
+    public var attributes: [String: EXRAttributeValue]
+    /// The part's compression, or `nil` when it is not one of `EXRCompression`
+    /// (B44, DWA, ...).
+    public var compression: EXRCompression?
+
+    /// Creates contents; used by the reader and by tests.
+    public init(width: Int, height: Int, channels: [String: [Float]], halfChannels: [String: [Float16]],
+                attributes: [String: EXRAttributeValue], compression: EXRCompression?) {
+        self.width = width
+        self.height = height
+        self.channels = channels
+        self.halfChannels = halfChannels
+        self.attributes = attributes
+        self.compression = compression
+    }
+}
+
+/// The value of one EXR header attribute.
+///
+/// Vectors and matrices keep their element order from the file: `v2*`/`v3*` as x, y(, z),
+/// matrices row-major, `chromaticities` as red x, y, green x, y, blue x, y, white x, y,
+/// boxes as min x, min y, max x, max y.
+public enum EXRAttributeValue: Sendable, Equatable {
+    case string(String)
+    case stringVector([String])
+    case int(Int)
+    case float(Float)
+    case double(Double)
+    case floatVector([Float])
+    /// 8 values: red, green, blue and white xy.
+    case chromaticities([Float])
+    case v2i([Int])
+    case v2f([Float])
+    case v2d([Double])
+    case v3i([Int])
+    case v3f([Float])
+    case v3d([Double])
+    case m33f([Float])
+    case m33d([Double])
+    case m44f([Float])
+    case m44d([Double])
+    case box2i([Int])
+    case box2f([Float])
+    case rational(numerator: Int, denominator: Int)
+    /// The compression's name as `exrheader` prints it ("zip", "piz", "dwaa", ...).
+    case compression(String)
+    /// "increasingY", "decreasingY" or "randomY".
+    case lineOrder(String)
+    /// The channel names of a `chlist`, in file order.
+    case channelList([String])
+    /// Tile size and level/rounding mode bits of a `tiledesc`.
+    case tileDescription(width: Int, height: Int, levelMode: Int, roundingMode: Int)
+    /// A type this reader does not decode (preview, keycode, timecode, opaque, ...).
+    case other(typeName: String)
+}

@@ -1,0 +1,33 @@
+import ImageCore
+
+/// A failure while writing or reading an EXR or HDF5 file.
+///
+/// Names the file, the C library function that failed and the message the library gave
+/// (OpenEXRCore's error handler text, or the HDF5 error stack), so a user can tell a
+/// full disk from a damaged file without a debugger. Writes fail with category
+/// `.outputFailure`; reads with `.inputUnreadable` (missing or unreadable file),
+/// `.truncated`, `.corruptData` (not an EXR/HDF5 file, or damaged) or
+/// `.unsupportedFeature` (a valid file this reader cannot represent, e.g. deep data).
+public struct ExchangeError: SceneLinearFailure, Equatable {
+    /// The file being written or read.
+    public var path: String
+    /// The C function (or the check) that failed, e.g. `exr_start_read` or `H5Dwrite`.
+    public var operation: String
+    /// The library's own message, or a description of the check that failed.
+    public var message: String
+    /// Decides the command-line exit code.
+    public var category: FailureCategory
+
+    /// Creates an error; `category` decides the exit code.
+    public init(path: String, operation: String, message: String, category: FailureCategory) {
+        self.path = path
+        self.operation = operation
+        self.message = message
+        self.category = category
+    }
+
+    public var description: String {
+        let verb = category == .outputFailure ? "cannot write" : "cannot read"
+        return "\(verb) \(path): \(operation): \(message)"
+    }
+}

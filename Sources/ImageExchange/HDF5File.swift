@@ -1,0 +1,373 @@
+internal import CHDF5
+import Foundation
+import ImageCore
+
+/// The compression of the HDF5 image dataset.
+public enum HDF5Compression: Sendable, Equatable {
+    /// Chunks stored as they are.
+    case none
+    /// zlib deflate (HDF5 filter 1, `gzip` in h5py) at `level` 0–9.
+    case deflate(level: Int)
+}
+
+/// How `HDF5File.write` stores an image.
+public struct HDF5Options: Sendable {
+    /// Compression of `/image` (`/clip_mask` is always deflated). Default: deflate level 1
+    /// with shuffle, which measured nearly as small as level 4 and clearly faster.
+    public var compression: HDF5Compression
+    /// Byte shuffle before deflate (HDF5 filter 2); ignored without deflate.
+    public var shuffle: Bool
+    /// Rows per chunk of `/image` and `/clip_mask` (a chunk is `chunkRows × W × 3`);
+    /// `nil` uses `HDF5File.defaultChunkRows`.
+    public var chunkRows: Int?
+
+    /// Options for `HDF5File.write`; see the properties for the meaning of each.
+    public init(compression: HDF5Compression = .deflate(level: 1), shuffle: Bool = true, chunkRows: Int? = nil) {
+        self.compression = compression
+        self.shuffle = shuffle
+        self.chunkRows = chunkRows
+    }
+}
+
+/// HDF5 output and input of scene-linear images (HDF5 1.10 C API).
+///
+/// File layout, format version 1:
+/// ```
+/// /            attributes: format = "SceneLinear", format_version = 1 (int32), software,
+///              source_file, source_sha256, source_ifd, created (ISO 8601 UTC)
+/// /image       IEEE binary16 little-endian dataset [H, W, 3] (h5py: float16), chunked
+///              (chunkRows × W × 3), optional shuffle + deflate. Attributes:
+///              CLASS = "IMAGE", IMAGE_VERSION = "1.2", IMAGE_SUBCLASS = "IMAGE_TRUECOLOR",
+///              INTERLACE_MODE = "INTERLACE_PIXEL", color_space (ColorEncoding raw value),
+///              color_space_name, primaries f64[3,2], white_point f64[2] and
+///              luminance_weights f64[3] (Rec.2020 only), channel_names ["R","G","B"],
+///              units, exposure_scaling, exposure_factor f64, white_balance_source,
+///              white_xy f64[n], camera_neutral f64[n], camera_to_output f64[3,3]
+/// /clip_mask   uint8 [H, W], chunked + deflate; attribute description. Bit c set: camera
+///              channel c was at or above its white level. Absent without a clip mask.
+/// /dng         group, one attribute per DNG metadata item, in item order (creation order
+///              is tracked): text → UTF-8 string, number → f64, numbers → f64[n],
+///              integer → i64, integers → i64[n]
+/// ```
+/// Strings are variable-length UTF-8 (h5py gives `str`); empty arrays have a null
+/// dataspace.
+public enum HDF5File {
+    /// The `format` attribute of the root group.
+    public static let formatName = "SceneLinear"
+    /// The layout version this module writes and reads.
+    public static let formatVersion: Int32 = 1
+    /// Rows per chunk when `HDF5Options.chunkRows` is nil.
+    public static let defaultChunkRows = 16
+
+    /// Writes `image` in the layout above.
+    ///
+    /// The floats are rounded to half once (round to nearest even) and written with the
+    /// memory type equal to the file type, so the stored bits are exactly `Float16(value)`.
+    /// The file is written to a temporary name and renamed into place.
+    ///
+    /// - Throws: `OutputError` when the directory is missing or not writable;
+    ///   `ExchangeError` (`.outputFailure`) with the HDF5 error stack when a call fails or
+    ///   the options are invalid.
+    public static func write(_ image: SceneLinearImage, to path: String, options: HDF5Options = .init()) throws {
+        if case .deflate(let level) = options.compression, !(0...9).contains(level) {
+            throw ExchangeError(path: path, operation: "HDF5File.write", message: "deflate level \(level) is outside 0...9",
+                                category: .outputFailure)
+        }
+        if let rows = options.chunkRows, rows < 1 {
+            throw ExchangeError(path: path, operation: "HDF5File.write", message: "chunkRows must be at least 1",
+                                category: .outputFailure)
+        }
+        guard image.width > 0, image.height > 0 else {
+            throw ExchangeError(path: path, operation: "HDF5File.write",
+                                message: "an image of \(image.width)×\(image.height) has no chunks", category: .outputFailure)
+        }
+        let halves = HalfConversion.halves(image.pixels.samples)
+        try AtomicFile.write(to: path) { temporary in
+            try HDF5Library.withLock {
+                try HDF5Writer(session: HDF5Session(path: temporary, writing: true), image: image, options: options)
+                    .write(halves)
+            }
+        }
+    }
+
+    /// Reads a file written by `write` back into a `SceneLinearImage`.
+    ///
+    /// `/image` may be any float type (binary16 is widened exactly); the clip mask comes
+    /// from `/clip_mask` when present.
+    ///
+    /// - Throws: `ExchangeError`: `.inputUnreadable` (missing/unreadable file),
+    ///   `.corruptData` (not HDF5, damaged, or not this layout), `.unsupportedVersion`
+    ///   (a newer `format_version`).
+    public static func readSceneLinear(_ path: String) throws -> SceneLinearImage {
+        try HDF5Library.withLock {
+            let session = HDF5Session(path: path, writing: false)
+            let file = try open(path, session)
+            return try HDF5Reader(session: session, file: file).read()
+        }
+    }
+
+    /// The attributes of `object` ("/", "/image", "/dng", ...) as metadata values.
+    ///
+    /// Strings → `.text` (string arrays joined with ","), floats → `.number`/`.numbers`,
+    /// integers → `.integer`/`.integers`; attributes of other types are left out.
+    ///
+    /// - Throws: `ExchangeError` as `readSceneLinear`, or `.corruptData` when the object
+    ///   does not exist.
+    public static func readAttributes(_ path: String, object: String) throws -> [String: MetadataValue] {
+        try HDF5Library.withLock {
+            let session = HDF5Session(path: path, writing: false)
+            let file = try open(path, session)
+            let target = try session.handle(H5Oopen(file.id, object, chdf5_P_DEFAULT()), "H5Oopen (\(object))",
+                                            closer: H5Oclose)
+            return Dictionary(try session.attributes(target), uniquingKeysWith: { first, _ in first })
+        }
+    }
+
+    static func open(_ path: String, _ session: HDF5Session) throws -> H5Handle {
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw ExchangeError(path: path, operation: "open", message: "the file does not exist or is not readable",
+                                category: .inputUnreadable)
+        }
+        let isHDF5 = H5Fis_hdf5(path)
+        if isHDF5 == 0 {
+            throw ExchangeError(path: path, operation: "H5Fis_hdf5", message: "not an HDF5 file", category: .corruptData)
+        } else if isHDF5 < 0 {
+            throw session.error("H5Fis_hdf5")
+        }
+        return try session.handle(H5Fopen(path, chdf5_F_ACC_RDONLY(), chdf5_P_DEFAULT()), "H5Fopen", closer: H5Fclose)
+    }
+}
+
+/// Writes one image in the `HDF5File` layout.
+private struct HDF5Writer {
+    let session: HDF5Session
+    let image: SceneLinearImage
+    let options: HDF5Options
+
+    func write(_ halves: [Float16]) throws {
+        let s = session
+        let file = try s.handle(H5Fcreate(s.path, chdf5_F_ACC_TRUNC(), chdf5_P_DEFAULT(), chdf5_P_DEFAULT()),
+                                "H5Fcreate", closer: H5Fclose)
+        let p = image.provenance
+        let root = try s.handle(H5Gopen2(file.id, "/", chdf5_P_DEFAULT()), "H5Gopen2 (/)", closer: H5Gclose)
+        try s.setString(root, "format", HDF5File.formatName)
+        try s.setInt32(root, "format_version", HDF5File.formatVersion)
+        try s.setString(root, "software", p.software)
+        try s.setString(root, "source_file", p.sourceFile)
+        try s.setString(root, "source_sha256", p.sourceSHA256)
+        try s.setString(root, "source_ifd", p.sourceIFD)
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        try s.setString(root, "created", formatter.string(from: Date()))
+        root.close()
+
+        try writeImage(file, halves)
+        if let mask = image.clipMask { try writeClipMask(file, mask) }
+        try writeDNG(file)
+        try s.check(file.close(), "H5Fclose")
+    }
+
+    private var rows: Int { min(options.chunkRows ?? HDF5File.defaultChunkRows, image.height) }
+
+    private func writeImage(_ file: H5Handle, _ halves: [Float16]) throws {
+        let s = session
+        let f16 = try s.type(chdf5_create_float16_le(), "H5Tcopy (float16)")
+        let space = try s.dataspace([image.height, image.width, 3])
+        let dcpl = try s.plist(H5Pcreate(chdf5_P_DATASET_CREATE()), "H5Pcreate")
+        try s.check(H5Pset_chunk(dcpl.id, 3, [hsize_t(rows), hsize_t(image.width), 3]), "H5Pset_chunk")
+        try s.check(H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_NEVER), "H5Pset_fill_time")
+        if case .deflate(let level) = options.compression {
+            if options.shuffle { try s.check(H5Pset_shuffle(dcpl.id), "H5Pset_shuffle") }
+            try s.check(H5Pset_deflate(dcpl.id, UInt32(level)), "H5Pset_deflate")
+        }
+        let dataset = try s.handle(H5Dcreate2(file.id, "image", f16.id, space.id, chdf5_P_DEFAULT(), dcpl.id,
+                                              chdf5_P_DEFAULT()), "H5Dcreate2 (/image)", closer: H5Dclose)
+        try halves.withUnsafeBytes { raw in
+            try s.check(H5Dwrite(dataset.id, f16.id, chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), raw.baseAddress),
+                        "H5Dwrite (/image)")
+        }
+
+        let p = image.provenance
+        try s.setString(dataset, "CLASS", "IMAGE")
+        try s.setString(dataset, "IMAGE_VERSION", "1.2")
+        try s.setString(dataset, "IMAGE_SUBCLASS", "IMAGE_TRUECOLOR")
+        try s.setString(dataset, "INTERLACE_MODE", "INTERLACE_PIXEL")
+        try s.setString(dataset, "color_space", image.encoding.rawValue)
+        try s.setString(dataset, "color_space_name", image.encoding.displayName)
+        if image.encoding == .linearRec2020 {
+            let primaries = [Rec2020.red, Rec2020.green, Rec2020.blue].flatMap { [$0.x, $0.y] }
+            try s.setDoubles(dataset, "primaries", primaries, dims: [3, 2])
+            try s.setDoubles(dataset, "white_point", [Rec2020.white.x, Rec2020.white.y])
+            let w = Rec2020.luminanceWeights
+            try s.setDoubles(dataset, "luminance_weights", [w.x, w.y, w.z])
+        }
+        try s.setStrings(dataset, "channel_names", ["R", "G", "B"])
+        try s.setString(dataset, "units", sceneLinearUnits)
+        try s.setString(dataset, "exposure_scaling", image.exposure.mode.rawValue)
+        try s.setDouble(dataset, "exposure_factor", image.exposure.factor)
+        try s.setString(dataset, "white_balance_source", p.whiteBalanceSource)
+        try s.setDoubles(dataset, "white_xy", p.whiteXY)
+        try s.setDoubles(dataset, "camera_neutral", p.cameraNeutral)
+        try s.setDoubles(dataset, "camera_to_output", p.cameraToOutput, dims: p.cameraToOutput.count == 9 ? [3, 3] : nil)
+        try s.check(dataset.close(), "H5Dclose (/image)")
+    }
+
+    private func writeClipMask(_ file: H5Handle, _ mask: [UInt8]) throws {
+        let s = session
+        let space = try s.dataspace([image.height, image.width])
+        let dcpl = try s.plist(H5Pcreate(chdf5_P_DATASET_CREATE()), "H5Pcreate")
+        try s.check(H5Pset_chunk(dcpl.id, 2, [hsize_t(rows), hsize_t(image.width)]), "H5Pset_chunk")
+        try s.check(H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_NEVER), "H5Pset_fill_time")
+        var level: UInt32 = 4
+        if case .deflate(let l) = options.compression { level = UInt32(l) }
+        try s.check(H5Pset_deflate(dcpl.id, level), "H5Pset_deflate")
+        let dataset = try s.handle(H5Dcreate2(file.id, "clip_mask", chdf5_STD_U8LE(), space.id, chdf5_P_DEFAULT(),
+                                              dcpl.id, chdf5_P_DEFAULT()), "H5Dcreate2 (/clip_mask)", closer: H5Dclose)
+        try mask.withUnsafeBytes { raw in
+            try s.check(H5Dwrite(dataset.id, chdf5_NATIVE_UINT8(), chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(),
+                                 raw.baseAddress), "H5Dwrite (/clip_mask)")
+        }
+        try s.setString(dataset, "description",
+                        "bit c set: camera channel c was at or above its white level (value is a lower bound)")
+        try s.check(dataset.close(), "H5Dclose (/clip_mask)")
+    }
+
+    private func writeDNG(_ file: H5Handle) throws {
+        let s = session
+        let gcpl = try s.plist(H5Pcreate(chdf5_P_GROUP_CREATE()), "H5Pcreate")
+        try s.check(H5Pset_attr_creation_order(gcpl.id, chdf5_P_CRT_ORDER_TRACKED_INDEXED()), "H5Pset_attr_creation_order")
+        let group = try s.handle(H5Gcreate2(file.id, "dng", chdf5_P_DEFAULT(), gcpl.id, chdf5_P_DEFAULT()),
+                                 "H5Gcreate2 (/dng)", closer: H5Gclose)
+        for item in image.provenance.dng {
+            try s.set(group, item.key, item.value)
+        }
+        try s.check(group.close(), "H5Gclose (/dng)")
+    }
+}
+
+/// Reads the `HDF5File` layout.
+private struct HDF5Reader {
+    let session: HDF5Session
+    let file: H5Handle
+
+    func read() throws -> SceneLinearImage {
+        let s = session
+        let root = try s.handle(H5Gopen2(file.id, "/", chdf5_P_DEFAULT()), "H5Gopen2 (/)", closer: H5Gclose)
+        let rootAttributes = Dictionary(try s.attributes(root), uniquingKeysWith: { a, _ in a })
+        guard case .text(HDF5File.formatName)? = rootAttributes["format"] else {
+            throw ExchangeError(path: s.path, operation: "readSceneLinear",
+                                message: "the root attribute format is not \"\(HDF5File.formatName)\"", category: .corruptData)
+        }
+        if case .integer(let version)? = rootAttributes["format_version"], version > Int(HDF5File.formatVersion) {
+            throw ExchangeError(path: s.path, operation: "readSceneLinear",
+                                message: "format_version \(version) is newer than \(HDF5File.formatVersion)",
+                                category: .unsupportedVersion)
+        }
+        guard exists("image") else {
+            throw ExchangeError(path: s.path, operation: "H5Lexists", message: "no /image dataset", category: .corruptData)
+        }
+        let dataset = try s.handle(H5Dopen2(file.id, "image", chdf5_P_DEFAULT()), "H5Dopen2 (/image)", closer: H5Dclose)
+        let (height, width) = try shape(dataset, channels: 3, name: "/image")
+        let samples = try readPixels(dataset, count: width * height * 3)
+        let imageAttributes = Dictionary(try s.attributes(dataset), uniquingKeysWith: { a, _ in a })
+
+        var mask: [UInt8]?
+        if exists("clip_mask") {
+            let maskSet = try s.handle(H5Dopen2(file.id, "clip_mask", chdf5_P_DEFAULT()), "H5Dopen2 (/clip_mask)",
+                                       closer: H5Dclose)
+            let (mh, mw) = try shape(maskSet, channels: nil, name: "/clip_mask")
+            guard mh == height, mw == width else {
+                throw ExchangeError(path: s.path, operation: "readSceneLinear",
+                                    message: "/clip_mask is \(mw)×\(mh), /image \(width)×\(height)", category: .corruptData)
+            }
+            var values = [UInt8](repeating: 0, count: width * height)
+            try s.check(H5Dread(maskSet.id, chdf5_NATIVE_UINT8(), chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), &values),
+                        "H5Dread (/clip_mask)")
+            mask = values
+        }
+
+        var dng: [MetadataItem] = []
+        if exists("dng") {
+            let group = try s.handle(H5Gopen2(file.id, "dng", chdf5_P_DEFAULT()), "H5Gopen2 (/dng)", closer: H5Gclose)
+            dng = try s.attributes(group).map { MetadataItem($0.0, $0.1) }
+        }
+
+        func text(_ d: [String: MetadataValue], _ key: String) -> String? {
+            if case .text(let t)? = d[key] { return t }
+            return nil
+        }
+        func doubles(_ key: String) -> [Double] {
+            switch imageAttributes[key] {
+            case .numbers(let a)?: return a
+            case .number(let x)?: return [x]
+            default: return []
+            }
+        }
+        guard let colorSpace = text(imageAttributes, "color_space"), let encoding = ColorEncoding(rawValue: colorSpace) else {
+            throw ExchangeError(path: s.path, operation: "readSceneLinear",
+                                message: "/image has no known color_space attribute", category: .corruptData)
+        }
+        var exposure = ExposureScaling.none
+        if let m = text(imageAttributes, "exposure_scaling"), let mode = ExposureMode(rawValue: m) { exposure.mode = mode }
+        if case .number(let f)? = imageAttributes["exposure_factor"] { exposure.factor = f }
+        let provenance = ImageProvenance(
+            sourceFile: text(rootAttributes, "source_file") ?? "",
+            sourceSHA256: text(rootAttributes, "source_sha256") ?? "",
+            software: text(rootAttributes, "software") ?? "",
+            sourceIFD: text(rootAttributes, "source_ifd") ?? "",
+            whiteBalanceSource: text(imageAttributes, "white_balance_source") ?? "",
+            whiteXY: doubles("white_xy"), cameraNeutral: doubles("camera_neutral"),
+            cameraToOutput: doubles("camera_to_output"), dng: dng)
+        return SceneLinearImage(pixels: ImageBuffer(width: width, height: height, channels: 3, samples: samples),
+                                clipMask: mask, encoding: encoding, exposure: exposure, provenance: provenance)
+    }
+
+    private func exists(_ name: String) -> Bool {
+        let r = H5Lexists(file.id, name, chdf5_P_DEFAULT())
+        if r < 0 { _ = H5Eclear2(chdf5_E_DEFAULT()) }
+        return r > 0
+    }
+
+    /// (rows, columns) of a [H, W] or [H, W, channels] dataset.
+    private func shape(_ dataset: H5Handle, channels: Int?, name: String) throws -> (Int, Int) {
+        let space = try session.space(H5Dget_space(dataset.id), "H5Dget_space (\(name))")
+        let rank = Int(H5Sget_simple_extent_ndims(space.id))
+        guard rank == (channels == nil ? 2 : 3) else {
+            throw ExchangeError(path: session.path, operation: "readSceneLinear",
+                                message: "\(name) has rank \(rank)", category: .corruptData)
+        }
+        var dims = [hsize_t](repeating: 0, count: rank)
+        guard H5Sget_simple_extent_dims(space.id, &dims, nil) == Int32(rank) else {
+            throw session.error("H5Sget_simple_extent_dims (\(name))")
+        }
+        let h = Int(dims[0]), w = Int(dims[1])
+        guard h > 0, w > 0, h.multipliedReportingOverflow(by: w).partialValue < 1 << 31,
+              channels.map({ Int(dims[2]) == $0 }) ?? true else {
+            throw ExchangeError(path: session.path, operation: "readSceneLinear",
+                                message: "\(name) has shape \(dims)", category: .corruptData)
+        }
+        return (h, w)
+    }
+
+    private func readPixels(_ dataset: H5Handle, count: Int) throws -> [Float] {
+        let s = session
+        let fileType = try s.type(H5Dget_type(dataset.id), "H5Dget_type (/image)")
+        guard H5Tget_class(fileType.id) == H5T_FLOAT else {
+            throw ExchangeError(path: s.path, operation: "readSceneLinear", message: "/image is not a float dataset",
+                                category: .corruptData)
+        }
+        if H5Tget_size(fileType.id) == 2 {
+            let f16 = try s.type(chdf5_create_float16_le(), "H5Tcopy (float16)")
+            var halves = [Float16](repeating: 0, count: count)
+            try halves.withUnsafeMutableBytes { raw in
+                try s.check(H5Dread(dataset.id, f16.id, chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), raw.baseAddress),
+                            "H5Dread (/image)")
+            }
+            return HalfConversion.floats(halves)
+        }
+        var floats = [Float](repeating: 0, count: count)
+        try s.check(H5Dread(dataset.id, chdf5_NATIVE_FLOAT(), chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), &floats),
+                    "H5Dread (/image)")
+        return floats
+    }
+}

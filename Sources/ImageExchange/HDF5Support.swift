@@ -1,0 +1,264 @@
+internal import CHDF5
+import Foundation
+import ImageCore
+
+/// Process-wide serialisation of HDF5 calls.
+///
+/// Debian's serial HDF5 is built thread-safe (one global library lock, per-thread error
+/// stacks), but other builds are not; holding one lock for a whole file operation keeps
+/// the error stack of a failure together with the call that made it either way.
+enum HDF5Library {
+    private static let lock = NSRecursiveLock()
+
+    static func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        // Error printing is a per-thread setting in thread-safe builds.
+        chdf5_silence_errors()
+        return try body()
+    }
+
+    /// The current thread's HDF5 error stack as text ("function: description; ..."),
+    /// then clears it.
+    static func takeErrorStack() -> String {
+        let collector = HDF5ErrorCollector()
+        let walker: H5E_walk2_t = { _, error, data in
+            guard let error, let data else { return 0 }
+            let collector = Unmanaged<HDF5ErrorCollector>.fromOpaque(data).takeUnretainedValue()
+            let function = error.pointee.func_name.map { String(cString: $0) } ?? "?"
+            let text = error.pointee.desc.map { String(cString: $0) } ?? ""
+            collector.lines.append("\(function): \(text)")
+            return 0
+        }
+        _ = H5Ewalk2(chdf5_E_DEFAULT(), H5E_WALK_DOWNWARD, walker, Unmanaged.passUnretained(collector).toOpaque())
+        _ = H5Eclear2(chdf5_E_DEFAULT())
+        return collector.lines.joined(separator: "; ")
+    }
+}
+
+private final class HDF5ErrorCollector {
+    var lines: [String] = []
+}
+
+/// An HDF5 identifier that is closed exactly once: by `close()` or when released.
+final class H5Handle {
+    let id: hid_t
+    private let closer: (hid_t) -> herr_t
+    private var isOpen = true
+
+    init(_ id: hid_t, closer: @escaping (hid_t) -> herr_t) {
+        self.id = id
+        self.closer = closer
+    }
+
+    /// Closes now and returns the library's status.
+    @discardableResult
+    func close() -> herr_t {
+        guard isOpen else { return 0 }
+        isOpen = false
+        return closer(id)
+    }
+
+    deinit { close() }
+}
+
+/// One read or write of one file: turns failed HDF5 calls into `ExchangeError`s naming
+/// the file, the function and the error stack.
+struct HDF5Session {
+    let path: String
+    let writing: Bool
+
+    func error(_ operation: String, _ message: String? = nil, category: FailureCategory? = nil) -> ExchangeError {
+        let stack = HDF5Library.takeErrorStack()
+        let text = [message, stack.isEmpty ? nil : stack].compactMap { $0 }.joined(separator: ": ")
+        return ExchangeError(path: path, operation: operation, message: text.isEmpty ? "failed" : text,
+                             category: category ?? (writing ? .outputFailure : .corruptData))
+    }
+
+    func check(_ status: herr_t, _ operation: String) throws {
+        if status < 0 { throw error(operation) }
+    }
+
+    func handle(_ id: hid_t, _ operation: String, closer: @escaping (hid_t) -> herr_t) throws -> H5Handle {
+        if id < 0 { throw error(operation) }
+        return H5Handle(id, closer: closer)
+    }
+
+    func type(_ id: hid_t, _ operation: String) throws -> H5Handle { try handle(id, operation, closer: H5Tclose) }
+    func space(_ id: hid_t, _ operation: String) throws -> H5Handle { try handle(id, operation, closer: H5Sclose) }
+    func plist(_ id: hid_t, _ operation: String) throws -> H5Handle { try handle(id, operation, closer: H5Pclose) }
+
+    // MARK: writing attributes
+
+    /// A variable-length UTF-8 string type (h5py reads it as `str`).
+    func utf8StringType() throws -> H5Handle {
+        let t = try type(H5Tcopy(chdf5_C_S1()), "H5Tcopy")
+        try check(H5Tset_size(t.id, chdf5_T_VARIABLE()), "H5Tset_size")
+        try check(H5Tset_cset(t.id, H5T_CSET_UTF8), "H5Tset_cset")
+        return t
+    }
+
+    /// A dataspace: scalar for nil dims, null (no elements) for an empty shape.
+    func dataspace(_ dims: [Int]?) throws -> H5Handle {
+        guard let dims else { return try space(H5Screate(H5S_SCALAR), "H5Screate") }
+        if dims.contains(0) { return try space(H5Screate(H5S_NULL), "H5Screate") }
+        let d = dims.map { hsize_t($0) }
+        return try space(H5Screate_simple(Int32(d.count), d, nil), "H5Screate_simple")
+    }
+
+    private func attribute(_ object: H5Handle, _ name: String, fileType: hid_t, memoryType: hid_t, dims: [Int]?,
+                           _ data: UnsafeRawPointer?) throws {
+        let space = try dataspace(dims)
+        let attribute = try handle(H5Acreate2(object.id, name, fileType, space.id, chdf5_P_DEFAULT(), chdf5_P_DEFAULT()),
+                                   "H5Acreate2 (\(name))", closer: H5Aclose)
+        if let data, !(dims?.contains(0) ?? false) {
+            try check(H5Awrite(attribute.id, memoryType, data), "H5Awrite (\(name))")
+        }
+        try check(attribute.close(), "H5Aclose (\(name))")
+    }
+
+    func setString(_ object: H5Handle, _ name: String, _ value: String) throws {
+        try setStrings(object, name, [value], scalar: true)
+    }
+
+    func setStrings(_ object: H5Handle, _ name: String, _ values: [String], scalar: Bool = false) throws {
+        let t = try utf8StringType()
+        let pointers = values.map { strdup($0) }
+        defer { pointers.forEach { free($0) } }
+        try pointers.withUnsafeBufferPointer { buffer in
+            try attribute(object, name, fileType: t.id, memoryType: t.id, dims: scalar ? nil : [values.count],
+                          UnsafeRawPointer(buffer.baseAddress))
+        }
+    }
+
+    func setDouble(_ object: H5Handle, _ name: String, _ value: Double) throws {
+        var v = value
+        try attribute(object, name, fileType: chdf5_IEEE_F64LE(), memoryType: chdf5_NATIVE_DOUBLE(), dims: nil, &v)
+    }
+
+    func setDoubles(_ object: H5Handle, _ name: String, _ values: [Double], dims: [Int]? = nil) throws {
+        try values.withUnsafeBytes { raw in
+            try attribute(object, name, fileType: chdf5_IEEE_F64LE(), memoryType: chdf5_NATIVE_DOUBLE(),
+                          dims: dims ?? [values.count], raw.baseAddress)
+        }
+    }
+
+    func setInt32(_ object: H5Handle, _ name: String, _ value: Int32) throws {
+        var v = value
+        try attribute(object, name, fileType: chdf5_STD_I32LE(), memoryType: chdf5_NATIVE_INT32(), dims: nil, &v)
+    }
+
+    func setInt64(_ object: H5Handle, _ name: String, _ value: Int) throws {
+        var v = Int64(value)
+        try attribute(object, name, fileType: chdf5_STD_I64LE(), memoryType: chdf5_NATIVE_INT64(), dims: nil, &v)
+    }
+
+    func setInt64s(_ object: H5Handle, _ name: String, _ values: [Int]) throws {
+        let v = values.map { Int64($0) }
+        try v.withUnsafeBytes { raw in
+            try attribute(object, name, fileType: chdf5_STD_I64LE(), memoryType: chdf5_NATIVE_INT64(),
+                          dims: [values.count], raw.baseAddress)
+        }
+    }
+
+    func set(_ object: H5Handle, _ name: String, _ value: MetadataValue) throws {
+        switch value {
+        case .text(let s): try setString(object, name, s)
+        case .number(let d): try setDouble(object, name, d)
+        case .numbers(let a): try setDoubles(object, name, a)
+        case .integer(let i): try setInt64(object, name, i)
+        case .integers(let a): try setInt64s(object, name, a)
+        }
+    }
+
+    // MARK: reading attributes
+
+    /// The names of the attributes of `object`, in creation order when the file tracks it,
+    /// else in name order.
+    func attributeNames(_ object: H5Handle) throws -> [String] {
+        let names = HDF5NameList()
+        let visitor: H5A_operator2_t = { _, name, _, data in
+            guard let name, let data else { return -1 }
+            Unmanaged<HDF5NameList>.fromOpaque(data).takeUnretainedValue().names.append(String(cString: name))
+            return 0
+        }
+        let context = Unmanaged.passUnretained(names).toOpaque()
+        var index: hsize_t = 0
+        if H5Aiterate2(object.id, H5_INDEX_CRT_ORDER, H5_ITER_INC, &index, visitor, context) >= 0 {
+            return names.names
+        }
+        _ = H5Eclear2(chdf5_E_DEFAULT())
+        names.names = []
+        index = 0
+        try check(H5Aiterate2(object.id, H5_INDEX_NAME, H5_ITER_INC, &index, visitor, context), "H5Aiterate2")
+        return names.names
+    }
+
+    /// Every attribute of `object` that maps to a `MetadataValue`, in `attributeNames` order.
+    func attributes(_ object: H5Handle) throws -> [(String, MetadataValue)] {
+        try attributeNames(object).compactMap { name in
+            try attribute(object, name).map { (name, $0) }
+        }
+    }
+
+    /// One attribute: strings → `.text` (an array of strings joined with ","), floats →
+    /// `.number`/`.numbers`, integers → `.integer`/`.integers`; scalar dataspaces give the
+    /// single forms, simple and null dataspaces the array forms. Other classes → nil.
+    func attribute(_ object: H5Handle, _ name: String) throws -> MetadataValue? {
+        let attribute = try handle(H5Aopen(object.id, name, chdf5_P_DEFAULT()), "H5Aopen (\(name))", closer: H5Aclose)
+        let fileType = try type(H5Aget_type(attribute.id), "H5Aget_type (\(name))")
+        let space = try self.space(H5Aget_space(attribute.id), "H5Aget_space (\(name))")
+        let spaceClass = H5Sget_simple_extent_type(space.id)
+        let scalar = spaceClass == H5S_SCALAR
+        let count = spaceClass == H5S_NULL ? 0 : Int(H5Sget_simple_extent_npoints(space.id))
+        guard count >= 0 else { throw error("H5Sget_simple_extent_npoints (\(name))") }
+        switch H5Tget_class(fileType.id) {
+        case H5T_STRING:
+            let strings = try readStrings(attribute, fileType, count: count, name: name)
+            return .text(strings.joined(separator: ","))
+        case H5T_FLOAT:
+            var values = [Double](repeating: 0, count: count)
+            if count > 0 {
+                try check(H5Aread(attribute.id, chdf5_NATIVE_DOUBLE(), &values), "H5Aread (\(name))")
+            }
+            return scalar ? .number(values.first ?? 0) : .numbers(values)
+        case H5T_INTEGER:
+            var values = [Int64](repeating: 0, count: count)
+            if count > 0 {
+                try check(H5Aread(attribute.id, chdf5_NATIVE_INT64(), &values), "H5Aread (\(name))")
+            }
+            return scalar ? .integer(Int(values.first ?? 0)) : .integers(values.map { Int($0) })
+        default:
+            return nil
+        }
+    }
+
+    private func readStrings(_ attribute: H5Handle, _ fileType: H5Handle, count: Int, name: String) throws -> [String] {
+        guard count > 0 else { return [] }
+        let cset = H5Tget_cset(fileType.id)
+        if H5Tis_variable_str(fileType.id) > 0 {
+            let memoryType = try type(H5Tcopy(chdf5_C_S1()), "H5Tcopy")
+            try check(H5Tset_size(memoryType.id, chdf5_T_VARIABLE()), "H5Tset_size")
+            try check(H5Tset_cset(memoryType.id, cset), "H5Tset_cset")
+            var pointers = [UnsafeMutablePointer<CChar>?](repeating: nil, count: count)
+            try check(H5Aread(attribute.id, memoryType.id, &pointers), "H5Aread (\(name))")
+            defer { pointers.forEach { if let p = $0 { H5free_memory(p) } } }
+            return pointers.map { $0.map { String(cString: $0) } ?? "" }
+        }
+        let size = H5Tget_size(fileType.id)
+        guard size > 0 else { throw error("H5Tget_size (\(name))") }
+        let memoryType = try type(H5Tcopy(chdf5_C_S1()), "H5Tcopy")
+        try check(H5Tset_size(memoryType.id, size), "H5Tset_size")
+        try check(H5Tset_cset(memoryType.id, cset), "H5Tset_cset")
+        var bytes = [UInt8](repeating: 0, count: size * count)
+        try check(H5Aread(attribute.id, memoryType.id, &bytes), "H5Aread (\(name))")
+        return (0..<count).map { i in
+            let slice = bytes[(i * size)..<((i + 1) * size)]
+            return String(decoding: slice.prefix { $0 != 0 }, as: UTF8.self)
+        }
+    }
+}
+
+private final class HDF5NameList {
+    var names: [String] = []
+}

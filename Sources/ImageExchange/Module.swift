@@ -1,1 +1,0 @@
-// ImageExchange module

@@ -1,0 +1,71 @@
+import Foundation
+import ImageCore
+import ImageExchange
+import Testing
+import TestSupport
+
+@Suite("EXR round trip")
+struct EXRRoundTripTests {
+    @Test("pixels, attributes and provenance survive every compression", arguments: EXRCompression.allCases)
+    func roundTrip(_ compression: EXRCompression) throws {
+        let dir = TestData.temporaryDirectory("exr-rt")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let image = Fixture.image()
+        let path = dir.appendingPathComponent("rt.exr").path
+        try EXRFile.write(image, to: path, options: EXROptions(compression: compression, includeClipMask: true))
+
+        let contents = try EXRFile.read(path)
+        #expect(contents.width == image.width && contents.height == image.height)
+        #expect(contents.compression == compression)
+        #expect(Set(contents.channels.keys) == ["R", "G", "B", EXRFile.clipMaskChannel])
+        for (c, name) in ["R", "G", "B"].enumerated() {
+            let expected = stride(from: c, to: image.pixels.samples.count, by: 3).map { image.pixels.samples[$0] }
+            #expect(Fixture.matchesHalf(try #require(contents.halfChannels[name]), expected), "channel \(name)")
+        }
+        let mask = try #require(contents.halfChannels[EXRFile.clipMaskChannel])
+        #expect(mask == image.clipMask!.map { $0 != 0 ? Float16(1) : 0 })
+        #expect(contents.attributes["colorInteropID"] == .string("lin_rec2020_scene"))
+        #expect(contents.attributes["chromaticities"] == .chromaticities([0.708, 0.292, 0.170, 0.797, 0.131, 0.046, 0.3127, 0.3290]))
+        #expect(contents.attributes["sceneLinear:exposureFactor"] == .double(0.8408964152537145))
+        #expect(contents.attributes["sceneLinear:cameraToOutput"] == .m33d(image.provenance.cameraToOutput))
+        #expect(contents.attributes["dng:make"] == .string("Test Camera Co."))
+        #expect(contents.attributes["dng:iso"] == .int(400))
+        #expect(contents.attributes["expTime"] == .float(0.004))
+        #expect(contents.attributes["aperture"] == .float(5.6))
+        #expect(contents.attributes["isoSpeed"] == .float(400))
+        #expect(contents.attributes["capDate"] == .string("2024:05:17 14:03:22"))
+
+        let back = try EXRFile.readSceneLinear(path)
+        #expect(back.encoding == .linearRec2020)
+        #expect(back.exposure == image.exposure)
+        #expect(Fixture.matchesHalf(back.pixels.samples.map { Float16($0) }, image.pixels.samples))
+        #expect(back.clipMask == image.clipMask!.map { $0 != 0 ? 1 : 0 })
+        // Arrays of numbers are stored as 32-bit floats (EXR has no double vector).
+        var expected = image.provenance
+        expected.dng = expected.dng.map { item in
+            if case .numbers(let a) = item.value { return MetadataItem(item.key, .numbers(a.map { Double(Float($0)) })) }
+            return item
+        }
+        #expect(back.provenance == expected)
+    }
+
+    @Test("camera-native encoding has no chromaticities and no clip mask unless asked")
+    func cameraNative() throws {
+        let dir = TestData.temporaryDirectory("exr-native")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let image = Fixture.image(encoding: .cameraNative, exposure: .none, clipMask: false,
+                                  provenance: .synthetic("synthetic"))
+        let path = dir.appendingPathComponent("native.exr").path
+        try EXRFile.write(image, to: path)
+        let contents = try EXRFile.read(path)
+        #expect(contents.attributes["chromaticities"] == nil)
+        #expect(contents.attributes["colorInteropID"] == .string("unknown"))
+        #expect(contents.attributes["sceneLinear:colorSpace"] == .string("camera_native_white_balanced"))
+        #expect(contents.channels[EXRFile.clipMaskChannel] == nil)
+        let back = try EXRFile.readSceneLinear(path)
+        #expect(back.encoding == .cameraNative)
+        #expect(back.exposure == .none)
+        #expect(back.clipMask == nil)
+        #expect(back.provenance == image.provenance)
+    }
+}
