@@ -66,8 +66,10 @@ static const TIFFFieldInfo ctiff_dng_fields[] = {
     {52532, -1, -1, TIFF_SRATIONAL, FIELD_CUSTOM, 1, 1, (char *)"ForwardMatrix3"},
 };
 
-/// Registers the fields above on an open file. Returns 0 on success.
+/// Registers the fields above on an open file. Returns 0 on success. libtiff forgets merged
+/// fields when it starts a new directory (TIFFWriteDirectory), so call this for every IFD.
 static inline int ctiff_register_dng_fields(TIFF *t) {
+    if (TIFFFindField(t, 51041, TIFF_ANY)) return 0; // already registered for this directory
     return TIFFMergeFieldInfo(t, ctiff_dng_fields, (uint32_t)(sizeof ctiff_dng_fields / sizeof ctiff_dng_fields[0]));
 }
 

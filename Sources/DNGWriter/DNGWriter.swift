@@ -184,6 +184,7 @@ public enum DNGWriter {
     }
 
     static func writeRawIFD(_ d: LinearRawDNG, blocks: [[UInt8]], tif: OpaquePointer, t: TagSetter, includeCameraTags: Bool) throws {
+        try t.check(ctiff_register_dng_fields(tif) == 0 ? 1 : 0, "cannot register DNG tags for the raw IFD")
         try t.u32(UInt32(TIFFTAG_SUBFILETYPE), 0)
         if includeCameraTags { try writeCameraTags(d, t) }
         try t.u32(UInt32(TIFFTAG_IMAGEWIDTH), UInt32(d.width))

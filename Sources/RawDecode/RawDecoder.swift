@@ -101,7 +101,7 @@ struct BlockPlan: Sendable {
         let across = (ifd.width + bw - 1) / bw
         let down = (ifd.height + bh - 1) / bh
         guard layout.offsets.count == across * down else {
-            throw .inconsistentLayout(path: path, ifd: name, reason: "\(layout.offsets.count) \(blockKind)s, but a \(ifd.width)×\(ifd.height) image in \(bw)×\(bh) \(blockKind)s needs \(across * down)")
+            throw .inconsistentLayout(path: path, ifd: name, reason: "\(layout.offsets.count) \(blockKind) offset(s), but a \(ifd.width)×\(ifd.height) image in \(bw)×\(bh) \(blockKind)s needs \(across * down)")
         }
         var blocks: [Block] = []
         blocks.reserveCapacity(across * down)

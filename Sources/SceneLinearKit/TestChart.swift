@@ -3,7 +3,8 @@ import Foundation
 
 /// A synthetic ProRAW-style capture whose decoded result is known exactly: a LinearRaw DNG
 /// (3 × 12-bit codes through a LinearizationTable, black 800, white 64800, lossless-JPEG
-/// tiles of 504×378 by default) of a chart with a 16-stop grey ramp, colour patches and a
+/// tiles of 256×256 by default: libtiff writes only tile sizes that are multiples of 16, so
+/// not ProRAW's 504×378) of a chart with a 16-stop grey ramp, colour patches and a
 /// smooth gradient. `expected(cameraToOutput:)` gives the exact decode of the stored codes,
 /// computed in `Double`.
 public struct TestChart: Sendable {
@@ -21,7 +22,7 @@ public struct TestChart: Sendable {
     ///   - compression: lossless JPEG (default) or uncompressed.
     public static func make(width: Int = 1008, height: Int = 756, bits: Int = 12, black: Double = 800, white: Int = 64800,
                             tableEntries: Int? = nil, compression: DNGCompression = .losslessJPEG(predictor: 1),
-                            tileSize: (width: Int, height: Int)? = (504, 378)) throws -> TestChart {
+                            tileSize: (width: Int, height: Int)? = (256, 256)) throws -> TestChart {
         precondition(width >= 64 && height >= 48 && (8...16).contains(bits))
         let table = companding(entries: tableEntries ?? (1 << bits), black: black, white: Double(white))
         var dng = LinearRawDNG(width: width, height: height, samples: [])
@@ -37,10 +38,14 @@ public struct TestChart: Sendable {
         dng.model = "Test chart"
         dng.uniqueCameraModel = "SceneLinear test chart camera"
         // A wide-gamut camera: native primaries between Rec.709 and Rec.2020, calibrated under
-        // standard light A and D65; the as-shot white is a daylight neutral.
+        // standard light A and D65; the as-shot white is the camera neutral of D55 daylight.
         dng.calibrationIlluminants = [17, 21]
-        dng.colorMatrices = [cameraMatrix(white: Chromaticity.illuminantA), cameraMatrix(white: Chromaticity.d65)]
-        dng.asShotNeutral = [0.52, 1.0, 0.71]
+        dng.colorMatrices = [cameraMatrix(tilt: [1.04, 1.0, 0.94]), cameraMatrix(tilt: [1, 1, 1])]
+        var calibration = ColorCalibration(illuminants: dng.calibrationIlluminants, colorMatrices: dng.colorMatrices,
+                                           cameraCalibrations: [nil, nil], forwardMatrices: [nil, nil],
+                                           reductionMatrices: [nil, nil], illuminantData: [nil, nil])
+        let daylight = try CameraColorModel(calibration: calibration, path: "test chart").cameraNeutral(ofWhite: Chromaticity.d55)
+        dng.asShotNeutral = [daylight.x, daylight.y, daylight.z].map { ($0 * 1e6).rounded() / 1e6 }
         dng.baselineExposure = -0.5
         dng.noiseProfile = [2.0e-5, 4.5e-7]
         dng.exposureTime = 1.0 / 250
@@ -48,12 +53,8 @@ public struct TestChart: Sendable {
         dng.iso = 50
         dng.dateTimeOriginal = "2026:11:21 12:00:00"
 
-        let metadata = DNGMetadata(dngVersion: "1.6.0.0", dngBackwardVersion: "1.4.0.0",
-                                   calibration: ColorCalibration(illuminants: dng.calibrationIlluminants,
-                                                                 colorMatrices: dng.colorMatrices,
-                                                                 cameraCalibrations: [nil, nil], forwardMatrices: [nil, nil],
-                                                                 reductionMatrices: [nil, nil], illuminantData: [nil, nil],
-                                                                 asShotNeutral: dng.asShotNeutral))
+        calibration.asShotNeutral = dng.asShotNeutral
+        let metadata = DNGMetadata(dngVersion: "1.6.0.0", dngBackwardVersion: "1.4.0.0", calibration: calibration)
         let toOutput = try ColorTransform.make(metadata: metadata, encoding: .linearRec2020, path: "test chart").matrix
         guard let toCamera = toOutput.inverse else { preconditionFailure("test chart matrix is singular") }
 
@@ -122,14 +123,14 @@ public struct TestChart: Sendable {
     }
 
     /// XYZ → camera for a camera whose native primaries are (0.68, 0.31), (0.21, 0.74),
-    /// (0.14, 0.05) with a white-point-dependent tilt, normalised so `white` maps to a
-    /// neutral of (0.5, 1, 0.7)·k — a plausible, invertible colour matrix.
-    static func cameraMatrix(white: SIMD2<Double>) -> [Double] {
+    /// (0.14, 0.05), with channel sensitivities (0.5, 1, 0.7) for D65 white and a per-channel
+    /// `tilt` between calibrations — a plausible, invertible colour matrix.
+    static func cameraMatrix(tilt: SIMD3<Double>) -> [Double] {
         func xyz(_ x: Double, _ y: Double) -> SIMD3<Double> { [x / y, 1, (1 - x - y) / y] }
         let p = Matrix3(rows: xyz(0.68, 0.31), xyz(0.21, 0.74), xyz(0.14, 0.05)).transposed
-        let s = p.inverse! * Chromaticity.xyz(white)
+        let s = p.inverse! * Chromaticity.xyz(Chromaticity.d65)
         let xyzToNative = (p * Matrix3.diagonal(s)).inverse!
-        let gains = Matrix3.diagonal(SIMD3(0.5, 1.0, 0.7))
+        let gains = Matrix3.diagonal(SIMD3(0.5, 1.0, 0.7) * tilt)
         return (gains * xyzToNative).e
     }
 

@@ -1,0 +1,207 @@
+import Foundation
+import Testing
+import DNGWriter
+@testable import SceneLinearKit
+import TestSupport
+
+/// The built `scenelinear` executable, as a user runs it.
+enum CLI {
+    static var binary: URL? {
+        for config in ["debug", "release"] {
+            let url = TestData.packageRoot.appendingPathComponent(".build/\(config)/scenelinear")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        FileHandle.standardError.write(Data("skipped: scenelinear binary not built (swift build)\n".utf8))
+        return nil
+    }
+
+    static func run(_ arguments: [String]) throws -> ProcessResult? {
+        guard let binary else { return nil }
+        return try TestData.run(binary, arguments)
+    }
+}
+
+@Suite struct CommandLineTests {
+    /// `info --json` on the real iPhone 12 Pro ProRAW header finds every tag the issue lists.
+    @Test func infoJSONOfTheIPhoneHeader() throws {
+        guard let url = TestData.shared("real/iphone12pro_proraw_header_only.dng"),
+              let result = try CLI.run(["info", url.path, "--json"]) else { return }
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(json["schema"] as? String == "scenelinear.info/1")
+        #expect(json["mainRawImage"] as? String == "IFD0/SubIFD0")
+        let metadata = try #require(json["metadata"] as? [String: Any])
+        #expect(abs((metadata["baselineExposure"] as? Double ?? 0) - (-0.3022167683)) < 1e-6)
+        let calibration = try #require(metadata["calibration"] as? [String: Any])
+        let neutral = try #require(calibration["asShotNeutral"] as? [Double])
+        #expect(abs(neutral[0] - 0.44898) < 1e-5 && neutral[1] == 1 && abs(neutral[2] - 0.54087) < 1e-5)
+        #expect((calibration["colorMatrices"] as? [[Double]])?.count == 2)
+        #expect(calibration["illuminants"] as? [Int] == [17, 21])
+        let images = try #require(json["images"] as? [[String: Any]])
+        let raw = try #require(images.first { $0["path"] as? String == "IFD0/SubIFD0" })
+        #expect(raw["photometric"] as? Int == 34892)
+        #expect(raw["bitsPerSample"] as? [Int] == [12, 12, 12])
+        #expect(raw["role"] as? String == "main image")
+        let layout = try #require(raw["layout"] as? [String: Any])
+        #expect(layout["blockWidth"] as? Int == 504 && layout["blockHeight"] as? Int == 378)
+        #expect(raw["noiseProfile"] as? [Double] == [3e-05, 3e-08])
+        let table = try #require(raw["linearizationTable"] as? [Int])
+        let csv = try String(contentsOf: url.deletingLastPathComponent().appendingPathComponent("iphone12pro_LinearizationTable.csv"), encoding: .utf8)
+        #expect(table == csv.split(whereSeparator: \.isNewline).compactMap { Int($0.trimmingCharacters(in: .whitespaces)) })
+        let pgtm = try #require(raw["profileGainTableMap"] as? [String: Any])
+        #expect(pgtm["pointsV"] as? Int == 6 && pgtm["pointsH"] as? Int == 8 && pgtm["pointsN"] as? Int == 257)
+        let mask = try #require(images.first { $0["role"] as? String == "semantic mask" })
+        #expect(mask["semanticName"] as? String == "urn:com:apple:photo:2020:aux:semanticskymatte")
+        #expect(mask["path"] as? String == "IFD0/SubIFD1")
+
+        let text = try #require(try CLI.run(["info", url.path]))
+        #expect(text.status == 0)
+        #expect(text.stdout.contains("semantic mask: 2016×1512"))
+        #expect(text.stdout.contains("LinearizationTable 4096 entries (reaches 65535 at index 1454)"))
+    }
+
+    struct Failure: CustomTestStringConvertible, Sendable {
+        let file: String
+        let exitCode: Int32
+        let message: String
+        var testDescription: String { file }
+    }
+
+    /// Real broken or unsupported files: a specific message, a distinct exit code, no output.
+    @Test(arguments: [
+        Failure(file: "real/iphone12pro_proraw_header_only.dng", exitCode: 12,
+                message: "truncated file: tile 0 of IFD0/SubIFD0 at offset 5575128 (334859 bytes) extends past end of file (64104 bytes)"),
+        Failure(file: "real/canon350d_image_data_stripped.dng", exitCode: 13, message: "corrupt image layout in IFD0/SubIFD0"),
+        Failure(file: "real/gopro_hero6_vc5_compression9.dng", exitCode: 14, message: "unsupported compression 9"),
+        Failure(file: "real/canon_kissx4_cfa14_uncompressed.dng", exitCode: 14, message: "CFA (mosaic) images need demosaicing"),
+    ])
+    func realFilesFailClearly(_ f: Failure) throws {
+        guard let url = TestData.shared(f.file) else { return }
+        let out = TestData.temporaryDirectory("fail")
+        defer { try? FileManager.default.removeItem(at: out) }
+        guard let result = try CLI.run(["convert", url.path, "-o", out.path + "/", "--format", "exr,hdf5"]) else { return }
+        #expect(result.status == f.exitCode, "\(result.stderr)")
+        #expect(result.stderr.contains(f.message), "\(result.stderr)")
+        #expect(result.stderr.contains(url.lastPathComponent))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
+    }
+
+    /// Generated bad inputs and bad outputs, each with its own exit code.
+    @Test func generatedFailures() throws {
+        let dir = TestData.temporaryDirectory("cli-fail")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let chart = dir.appendingPathComponent("chart.dng").path
+        guard let made = try CLI.run(["testchart", "-o", chart, "--width", "128", "--height", "96"]) else { return }
+        #expect(made.status == 0, "\(made.stderr)")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: chart))
+        let notTIFF = dir.appendingPathComponent("text.dng").path
+        try Data("this is not a raw file at all".utf8).write(to: URL(fileURLWithPath: notTIFF))
+        let truncated = dir.appendingPathComponent("cut.dng").path
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: truncated))
+        let out = dir.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+
+        let cases: [([String], Int32, String)] = [
+            (["convert", dir.appendingPathComponent("missing.dng").path, "-o", out.path], 10, "file not found"),
+            (["convert", notTIFF, "-o", out.path], 11, "not a TIFF/DNG file"),
+            (["convert", truncated, "-o", out.path], 12, "truncated file"),
+            (["convert", chart, "-o", dir.appendingPathComponent("no/such/dir/x.exr").path], 16, "does not exist"),
+            (["convert", chart, "-o", out.path + "/x.tif"], 16, "cannot tell the format"),
+            (["convert", chart, "--exposure", "loud"], 64, "loud"),
+        ]
+        for (arguments, code, message) in cases {
+            let r = try #require(try CLI.run(arguments))
+            #expect(r.status == code, "\(arguments): \(r.stderr)")
+            #expect(r.stderr.contains(message), "\(arguments): \(r.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
+
+        let json = try #require(try CLI.run(["convert", notTIFF, "-o", out.path, "--json"]))
+        let error = try #require(try JSONSerialization.jsonObject(with: Data(json.stderr.utf8)) as? [String: String])
+        #expect(error["error"] == "not-dng" && error["exitCode"] == "11")
+    }
+
+    /// `convert` to a directory writes both formats; the EXR header carries the colour
+    /// metadata (checked with exrheader) and the HDF5 image is a 16-bit float (h5dump).
+    @Test func convertWritesTaggedFiles() throws {
+        let dir = TestData.temporaryDirectory("cli-convert")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let chart = dir.appendingPathComponent("chart.dng").path
+        guard let made = try CLI.run(["testchart", "-o", chart, "--width", "200", "--height", "120"]) else { return }
+        #expect(made.status == 0)
+        let r = try #require(try CLI.run(["convert", chart, "-o", dir.path, "--format", "exr,hdf5", "--exposure", "baseline", "--json"]))
+        #expect(r.status == 0, "\(r.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(abs((report["exposureFactor"] as? Double ?? 0) - pow(2, -0.5)) < 1e-9)
+        #expect((report["outputs"] as? [[String: String]])?.count == 2)
+
+        if let exrheader = TestData.tool("exrheader") {
+            let header = try TestData.run(exrheader, [dir.appendingPathComponent("chart.exr").path]).stdout
+            #expect(header.contains("red   (0.708 0.292)"))
+            #expect(header.contains("green (0.17 0.797)"))
+            #expect(header.contains("blue  (0.131 0.046)"))
+            #expect(header.contains("white (0.3127 0.329)"))
+            #expect(header.contains("colorInteropID (type string): \"lin_rec2020_scene\""))
+            #expect(header.contains("sceneLinear:exposureScaling (type string): \"baseline\""))
+        }
+        if let h5dump = TestData.tool("h5dump") {
+            let dump = try TestData.run(h5dump, ["-H", "-d", "/image", dir.appendingPathComponent("chart.h5").path]).stdout
+            #expect(dump.contains("16-bit little-endian floating-point"))
+            #expect(dump.contains("( 120, 200, 3 )"))
+        }
+    }
+
+    /// Python readers (OpenEXR and h5py, independent of this project) read the converted
+    /// chart equal to the exact expectation.
+    @Test func pythonReadersSeeTheExpectedValues() throws {
+        let dir = TestData.temporaryDirectory("cli-python")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let chartPath = dir.appendingPathComponent("chart.dng").path
+        let chart = try TestChart.make(width: 160, height: 120, tileSize: (64, 64))
+        try DNGWriter.write(chart.dng, to: chartPath)
+        guard let r = try CLI.run(["convert", chartPath, "-o", dir.path, "--format", "exr,hdf5"]), r.status == 0 else {
+            Issue.record("convert failed")
+            return
+        }
+        let developed = try Pipeline.develop(path: chartPath)
+        let (expected, _) = chart.expected(cameraToOutput: developed.color.matrix)
+        let expectedPath = dir.appendingPathComponent("expected.f64").path
+        try expected.withUnsafeBytes { Data($0) }.write(to: URL(fileURLWithPath: expectedPath))
+        let script = """
+            import sys, numpy as np, h5py, OpenEXR
+            exr_path, h5_path, exp_path = sys.argv[1:4]
+            expected = np.fromfile(exp_path, dtype='<f8').reshape(120, 160, 3)
+            with OpenEXR.File(exr_path, separate_channels=True) as f:
+                ch = f.channels()
+                exr = np.stack([ch[c].pixels for c in 'RGB'], axis=-1)
+                interop = f.header().get('colorInteropID')  # the header is only valid while the file is open
+            with h5py.File(h5_path, 'r') as h:
+                img = h['image']
+                assert img.dtype == np.float16, img.dtype
+                h5 = img[...]
+                cs = img.attrs['color_space']
+                factor = float(img.attrs['exposure_factor'])
+                make = h['dng'].attrs['make']
+            def ok(a):
+                a = a.astype(np.float64)
+                big = np.abs(expected) > 2**-12
+                rel = np.abs(a[big] - expected[big]) / np.abs(expected[big])
+                return rel.max() <= 2**-10 and np.abs(a[~big] - expected[~big]).max(initial=0) <= 2**-22
+            print('exr-dtype', exr.dtype)
+            print('exr-equal', ok(exr))
+            print('h5-equal', ok(h5))
+            print('exr-h5-identical', bool(np.array_equal(exr.view(np.uint16), h5.view(np.uint16))))
+            print('color-space', cs, 'factor', factor, 'make', make)
+            print('interop', interop)
+            """
+        guard let py = try TestData.runPython(script, [dir.appendingPathComponent("chart.exr").path,
+                                                       dir.appendingPathComponent("chart.h5").path, expectedPath]) else { return }
+        #expect(py.status == 0, "\(py.stderr)")
+        #expect(py.stdout.contains("exr-dtype float16"), "\(py.stdout)")
+        #expect(py.stdout.contains("exr-equal True"), "\(py.stdout)")
+        #expect(py.stdout.contains("h5-equal True"), "\(py.stdout)")
+        #expect(py.stdout.contains("exr-h5-identical True"), "\(py.stdout)")
+        #expect(py.stdout.contains("color-space lin_rec2020_scene factor 1.0 make SceneLinear"), "\(py.stdout)")
+        #expect(py.stdout.contains("interop lin_rec2020_scene"), "\(py.stdout)")
+    }
+}
