@@ -79,7 +79,7 @@ public struct LinearizationPlan: Sendable {
             m += maxH + maxV
             let range = ifd.whiteLevel[p] - m
             guard range > 0, range.isFinite else {
-                throw fail("WhiteLevel \(ifd.whiteLevel[p]) of plane \(p) is not above its largest black level \(m)")
+                throw fail("WhiteLevel \(String(format6: ifd.whiteLevel[p])) of plane \(p) is not above its largest black level \(String(format6: m))")
             }
             maxBlack.append(m)
             scale.append(1 / range)
