@@ -8,9 +8,11 @@ struct SceneLinearCommand: ParsableCommand {
         commandName: "scenelinear",
         abstract: "Decode DNG raw photos (Apple ProRAW first) into scene-referred linear light.",
         discussion: """
-            Values are DNG linear reference values (1.0 = the sensor white level after black \
-            subtraction) in extended linear Rec.2020, never clipped, unless an exposure scaling \
-            or camera-native colour is asked for; every output records what was applied.
+            Output values are DNG linear reference values (1.0 = the sensor white level after \
+            black subtraction) in extended linear Rec.2020 (D65): negatives and values above 1 \
+            are kept; only samples at or above the sensor's white level are set to white and \
+            flagged in a clip mask. Exposure scaling and camera-native colour are options, and \
+            every output file records what was applied. See docs/ for the maths and file formats.
 
             Exit codes: 0 success; 1 internal error; 10 input missing or unreadable; 11 not a \
             TIFF/DNG file; 12 truncated file; 13 corrupt data; 14 unsupported feature; \
