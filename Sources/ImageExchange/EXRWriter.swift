@@ -47,13 +47,15 @@ public enum EXRFile {
             mask = (image.clipMask ?? [UInt8](repeating: 0, count: width * height)).map { $0 != 0 ? 1 : 0 }
         }
         try AtomicFile.write(to: path) { temporary in
-            try rgb.withUnsafeBufferPointer { rgbBuffer in
-                try (mask ?? []).withUnsafeBufferPointer { maskBuffer in
-                    let planes = EXRSourcePlanes(
-                        width: width, height: height,
-                        rgb: UnsafeRawPointer(rgbBuffer.baseAddress!),
-                        mask: mask == nil ? nil : UnsafeRawPointer(maskBuffer.baseAddress!))
-                    try writeHalfFile(temporary, planes: planes, image: image, options: options)
+            try reportingDestination(path) {
+                try rgb.withUnsafeBufferPointer { rgbBuffer in
+                    try (mask ?? []).withUnsafeBufferPointer { maskBuffer in
+                        let planes = EXRSourcePlanes(
+                            width: width, height: height,
+                            rgb: UnsafeRawPointer(rgbBuffer.baseAddress!),
+                            mask: mask == nil ? nil : UnsafeRawPointer(maskBuffer.baseAddress!))
+                        try writeHalfFile(temporary, planes: planes, image: image, options: options)
+                    }
                 }
             }
         }

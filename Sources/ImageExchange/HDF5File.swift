@@ -83,9 +83,11 @@ public enum HDF5File {
         }
         let halves = HalfConversion.halves(image.pixels.samples)
         try AtomicFile.write(to: path) { temporary in
-            try HDF5Library.withLock {
-                try HDF5Writer(session: HDF5Session(path: temporary, writing: true), image: image, options: options)
-                    .write(halves)
+            try reportingDestination(path) {
+                try HDF5Library.withLock {
+                    try HDF5Writer(session: HDF5Session(path: temporary, writing: true), image: image, options: options)
+                        .write(halves)
+                }
             }
         }
     }
