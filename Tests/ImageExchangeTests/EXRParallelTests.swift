@@ -4,9 +4,14 @@ import ImageExchange
 import Testing
 import TestSupport
 
-/// Sets `SCENELINEAR_THREADS` for the duration of `body`. Only this suite changes it, and
-/// the suite is serialized; other tests that read it meanwhile only change their speed.
+private let threadCountLock = NSLock()
+
+/// Sets `SCENELINEAR_THREADS` for the duration of `body`. Calls are serialized by a lock,
+/// so two tests cannot change it under each other; tests that only read it meanwhile
+/// merely run at a different speed.
 func withThreadCount<T>(_ n: Int, _ body: () throws -> T) rethrows -> T {
+    threadCountLock.lock()
+    defer { threadCountLock.unlock() }
     let old = ProcessInfo.processInfo.environment["SCENELINEAR_THREADS"]
     setenv("SCENELINEAR_THREADS", String(n), 1)
     defer {
