@@ -19,7 +19,7 @@ enum Zlib {
     }
 
     static let functions: Functions? = {
-        guard let library = dlopen("libz.so.1", RTLD_NOW) ?? dlopen("libz.so", RTLD_NOW),
+        guard let library = dlopen("libz.so.1", RTLD_NOW) ?? dlopen("libz.so", RTLD_NOW) ?? dlopen("libz.dylib", RTLD_NOW),
               let compress = dlsym(library, "compress2"), let bound = dlsym(library, "compressBound") else {
             return nil
         }

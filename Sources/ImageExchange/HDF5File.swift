@@ -11,9 +11,15 @@ public enum HDF5Compression: Sendable, Equatable {
 }
 
 /// How `HDF5File.write` stores an image.
+///
+/// The defaults, shuffle + deflate level 4 in chunks of 16 rows, come from measurements on
+/// a 4032×3024 noisy RGB image (release build, chunks compressed on 2 cores): 0.81 s to
+/// write, 52.3 MB, 0.28 s to read (HDF5 decompresses on one core). Level 1 wrote in
+/// 0.63 s for 2.5% more, level 6 took 1.12 s for 0.6% less; without shuffle the file was
+/// 26% larger. 4 to 256 rows per chunk changed little; 16 rows (387 KB chunks) fit
+/// HDF5's default 1 MB chunk cache.
 public struct HDF5Options: Sendable {
-    /// Compression of `/image` (`/clip_mask` is always deflated). Default: deflate level 1
-    /// with shuffle, which measured nearly as small as level 4 and clearly faster.
+    /// Compression of `/image` (`/clip_mask` is always deflated).
     public var compression: HDF5Compression
     /// Byte shuffle before deflate (HDF5 filter 2); ignored without deflate.
     public var shuffle: Bool
@@ -22,7 +28,7 @@ public struct HDF5Options: Sendable {
     public var chunkRows: Int?
 
     /// Options for `HDF5File.write`; see the properties for the meaning of each.
-    public init(compression: HDF5Compression = .deflate(level: 1), shuffle: Bool = true, chunkRows: Int? = nil) {
+    public init(compression: HDF5Compression = .deflate(level: 4), shuffle: Bool = true, chunkRows: Int? = nil) {
         self.compression = compression
         self.shuffle = shuffle
         self.chunkRows = chunkRows
