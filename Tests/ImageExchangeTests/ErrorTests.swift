@@ -119,7 +119,10 @@ struct ErrorTests {
         for length in lengths {
             try full.prefix(length).write(to: URL(fileURLWithPath: cut))
             if kind == "h5" {
-                #expect(throws: ExchangeError.self, "length \(length)") { try HDF5File.readSceneLinear(cut) }
+                let error = try #require(throws: ExchangeError.self, "length \(length)") { try HDF5File.readSceneLinear(cut) }
+                // Once the superblock is complete, HDF5 compares the file size with the one
+                // it records; a cut superblock is a checksum error (corrupt data).
+                #expect(error.category == (length >= 200 ? .truncated : .corruptData), "\(error)")
             } else {
                 #expect(throws: ExchangeError.self, "length \(length)") { try EXRFile.read(cut) }
             }
