@@ -32,7 +32,8 @@ public struct EXROptions: Sendable {
     /// zlib level 0–9 for `.zip`, `.zips` and `.pxr24`; `nil` uses the library default
     /// (zlib's 6).
     public var zipLevel: Int?
-    /// Adds a HALF channel `mask.clipped.Y`: 1 where `clipMask != 0`, else 0.
+    /// Adds a HALF channel `mask.clipped.Y`: 1 where `clipMask != 0`, else 0 (all 0 when
+    /// the image has no clip mask).
     public var includeClipMask: Bool = false
 
     /// Options for `EXRFile.write`; see the properties for the meaning of each.
