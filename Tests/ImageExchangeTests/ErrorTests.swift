@@ -22,6 +22,23 @@ struct ErrorTests {
         #expect(Self.listing(dir).isEmpty)
     }
 
+    @Test("an unwritable directory is an OutputError and stays empty")
+    func unwritableDirectory() throws {
+        guard geteuid() != 0 else {
+            FileHandle.standardError.write(Data("skipped: running as root, every directory is writable\n".utf8))
+            return
+        }
+        let dir = TestData.temporaryDirectory("err-ro")
+        defer {
+            chmod(dir.path, 0o755)
+            try? FileManager.default.removeItem(at: dir)
+        }
+        chmod(dir.path, 0o555)
+        #expect(throws: OutputError.self) { try EXRFile.write(Fixture.image(), to: dir.appendingPathComponent("x.exr").path) }
+        #expect(throws: OutputError.self) { try HDF5File.write(Fixture.image(), to: dir.appendingPathComponent("x.h5").path) }
+        #expect(Self.listing(dir).isEmpty)
+    }
+
     @Test("a directory at the destination is an OutputError and the folder is unchanged")
     func directoryAtDestination() throws {
         let dir = TestData.temporaryDirectory("err-isdir")
