@@ -34,6 +34,7 @@ static inline hid_t chdf5_P_DEFAULT(void)      { return H5P_DEFAULT; }
 static inline hid_t chdf5_S_ALL(void)          { return H5S_ALL; }
 static inline hid_t chdf5_E_DEFAULT(void)      { return H5E_DEFAULT; }
 static inline size_t chdf5_T_VARIABLE(void)    { return H5T_VARIABLE; }
+static inline hid_t chdf5_E_TRUNCATED(void)    { return H5E_TRUNCATED; }
 
 /// IEEE 754 binary16, little endian, laid out exactly as h5py creates it for numpy.float16
 /// (HDF5 1.10 has no predefined half type): sign bit 15, exponent bits 10..14 (bias 15),

@@ -7,13 +7,15 @@ import ImageCore
 ///
 /// OpenEXRCore 3.1 lets every thread own an `exr_encode_pipeline_t` on the same context,
 /// but `exr_write_scanline_chunk` refuses a chunk out of order unless the line order is
-/// RANDOM_Y (and a random order would make the bytes depend on thread timing). The
-/// pipeline's hooks make the order: `exr_encoding_run` packs and compresses, then calls
-/// `yield_until_ready_fn`, which here blocks until every earlier chunk is written, then
-/// `write_fn`, which here calls the library's own writer and lets the next chunk go.
-/// Workers claim chunks in increasing order, so the lowest unwritten chunk always
-/// belongs to a running worker and no wait can deadlock. With one thread the library's
-/// default routines are used unchanged, which is the reference for byte-identity.
+/// RANDOM_Y (and a random order would make the bytes depend on thread timing). So each
+/// worker claims the next chunk index, runs its pipeline (pack + compress), and the
+/// pipeline's `write_fn` hands the compressed bytes to `EXRWriteOrder` instead of writing
+/// them. Whichever worker delivers the next chunk in order writes it and every following
+/// chunk that is already waiting, with `exr_write_scanline_chunk` and exactly the
+/// arguments of the library's own writer; no worker ever blocks on another's compression.
+/// Claims stay at most a small window ahead of the written chunks, which bounds the
+/// memory held. With one thread the library's default routines are used unchanged, which
+/// is the reference for the byte-identity test.
 struct EXRChunkEncoder {
     let context: EXRContext
     let part: Int32
@@ -29,7 +31,9 @@ struct EXRChunkEncoder {
         var chunkCount: Int32 = 0
         try context.check(exr_get_chunk_count(ctxt, part, &chunkCount), "exr_get_chunk_count")
         let workers = max(1, min(threads, Int(chunkCount)))
-        let order = EXRWriteOrder(total: Int(chunkCount))
+        // With one worker the library writes each chunk itself, so no window applies.
+        let order = EXRWriteOrder(context: ctxt, part: part, total: Int(chunkCount),
+                                  window: workers > 1 ? 8 * workers : nil)
         nonisolated(unsafe) let encoder = self
         nonisolated(unsafe) let handle = ctxt
         let lines = Int(linesPerChunk)
@@ -38,6 +42,10 @@ struct EXRChunkEncoder {
         }
         if let (rv, operation) = order.firstFailure {
             throw context.error(rv, operation)
+        }
+        guard order.allWritten else {
+            throw ExchangeError(path: context.path, operation: "exr_write_scanline_chunk",
+                                message: "not every chunk was written", category: .internalError)
         }
     }
 
@@ -52,28 +60,32 @@ struct EXRChunkEncoder {
         while let index = order.claim() {
             var chunk = exr_chunk_info_t()
             var rv = exr_write_scanline_chunk_info(ctxt, part, Int32(index * linesPerChunk), &chunk)
-            guard rv == exrSuccess else { return order.fail(index, rv, "exr_write_scanline_chunk_info") }
+            guard rv == exrSuccess else { return order.fail(rv, "exr_write_scanline_chunk_info (chunk \(index))") }
             if initialized {
                 rv = exr_encoding_update(ctxt, part, &chunk, pipe)
-                guard rv == exrSuccess else { return order.fail(index, rv, "exr_encoding_update") }
+                guard rv == exrSuccess else { return order.fail(rv, "exr_encoding_update (chunk \(index))") }
             } else {
                 rv = exr_encoding_initialize(ctxt, part, &chunk, pipe)
-                guard rv == exrSuccess else { return order.fail(index, rv, "exr_encoding_initialize") }
+                guard rv == exrSuccess else { return order.fail(rv, "exr_encoding_initialize (chunk \(index))") }
                 initialized = true
             }
             point(pipe, at: Int(chunk.start_y))
             if pipe.pointee.convert_and_pack_fn == nil {
                 rv = exr_encoding_choose_default_routines(ctxt, part, pipe)
-                guard rv == exrSuccess else { return order.fail(index, rv, "exr_encoding_choose_default_routines") }
+                guard rv == exrSuccess else {
+                    return order.fail(rv, "exr_encoding_choose_default_routines (chunk \(index))")
+                }
                 if ordered {
-                    order.setLibraryWriter(pipe.pointee.write_fn)
-                    pipe.pointee.yield_until_ready_fn = EXRWriteOrder.waitForTurn
-                    pipe.pointee.write_fn = EXRWriteOrder.writeInTurn
+                    pipe.pointee.yield_until_ready_fn = nil
+                    pipe.pointee.write_fn = EXRWriteOrder.deliver
                     pipe.pointee.encoding_user_data = Unmanaged.passUnretained(order).toOpaque()
                 }
             }
             rv = exr_encoding_run(ctxt, part, pipe)
-            guard rv == exrSuccess else { return order.fail(index, rv, "exr_encoding_run") }
+            guard rv == exrSuccess else {
+                // A failure inside `deliver` is already recorded with its own name.
+                return order.fail(rv, "exr_encoding_run (chunk \(index))")
+            }
         }
     }
 
@@ -104,74 +116,108 @@ struct EXRChunkEncoder {
     }
 }
 
-/// Hands out chunk indices in increasing order and lets compressed chunks be written only
-/// in that order.
+/// Hands out chunk indices in increasing order, collects compressed chunks and writes
+/// them strictly in index order.
 final class EXRWriteOrder: @unchecked Sendable {
     typealias PipelineFunction = @convention(c) (UnsafeMutablePointer<exr_encode_pipeline_t>?) -> exr_result_t
 
     private let condition = NSCondition()
+    private let context: exr_context_t
+    private let part: Int32
     private let total: Int
+    private let window: Int?
     private var nextToClaim = 0
     private var nextToWrite = 0
+    private var writing = false
     private var aborted = false
-    private var libraryWriter: PipelineFunction?
+    /// Compressed chunks waiting for their turn: index → (first row, bytes).
+    private var waiting: [Int: (Int32, [UInt8])] = [:]
     private(set) var firstFailure: (exr_result_t, String)?
 
-    init(total: Int) { self.total = total }
+    /// `window`: how many chunks may be claimed beyond the last written one; nil when the
+    /// library writes the chunks itself (one worker), so none pass through `deliver`.
+    init(context: exr_context_t, part: Int32, total: Int, window: Int?) {
+        self.context = context
+        self.part = part
+        self.total = total
+        self.window = window.map { max(1, $0) }
+    }
 
-    /// The next chunk to encode, or nil when all are taken or a worker failed.
+    /// True when every chunk went through `deliver` and was written, or (one worker) every
+    /// chunk was claimed and no failure was recorded.
+    var allWritten: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return window == nil ? nextToClaim == total && firstFailure == nil : nextToWrite == total
+    }
+
+    /// The next chunk to encode, or nil when all are taken or a worker failed. Waits while
+    /// the claimed chunks are `window` ahead of the written ones.
     func claim() -> Int? {
         condition.lock()
         defer { condition.unlock() }
+        if let window {
+            while !aborted && nextToClaim < total && nextToClaim - nextToWrite >= window { condition.wait() }
+        }
         guard !aborted, nextToClaim < total else { return nil }
         nextToClaim += 1
         return nextToClaim - 1
     }
 
-    /// Records a failure of chunk `index` and wakes every waiting worker.
-    func fail(_ index: Int, _ rv: exr_result_t, _ operation: String) {
+    /// Records the first failure and stops every worker.
+    func fail(_ rv: exr_result_t, _ operation: String) {
         condition.lock()
-        if !aborted { firstFailure = (rv, operation + " (chunk \(index))") }
+        if firstFailure == nil { firstFailure = (rv, operation) }
         aborted = true
         condition.broadcast()
         condition.unlock()
     }
 
-    func setLibraryWriter(_ writer: PipelineFunction?) {
+    /// Takes chunk `index` and, when it is the next one due and no other thread is writing,
+    /// writes it and every consecutive chunk already waiting.
+    private func deliver(_ index: Int, y: Int32, bytes: [UInt8]) -> exr_result_t {
         condition.lock()
-        libraryWriter = writer
-        condition.unlock()
-    }
-
-    /// `yield_until_ready_fn`: blocks until every chunk before this one is written.
-    static let waitForTurn: PipelineFunction = { pipe in
-        guard let pipe, let order = EXRWriteOrder.owner(of: pipe) else { return exr_result_t(EXR_ERR_INVALID_ARGUMENT.rawValue) }
-        let index = Int(pipe.pointee.chunk.idx)
-        order.condition.lock()
-        defer { order.condition.unlock() }
-        while order.nextToWrite != index && !order.aborted { order.condition.wait() }
-        return order.aborted ? exr_result_t(EXR_ERR_INCORRECT_CHUNK.rawValue) : exrSuccess
-    }
-
-    /// `write_fn`: the library's writer, then the turn passes to the next chunk.
-    static let writeInTurn: PipelineFunction = { pipe in
-        guard let pipe, let order = EXRWriteOrder.owner(of: pipe) else { return exr_result_t(EXR_ERR_INVALID_ARGUMENT.rawValue) }
-        order.condition.lock()
-        let writer = order.libraryWriter
-        order.condition.unlock()
-        guard let writer else { return exr_result_t(EXR_ERR_INVALID_ARGUMENT.rawValue) }
-        let rv = writer(pipe)
-        if rv == exrSuccess {
-            order.condition.lock()
-            order.nextToWrite += 1
-            order.condition.broadcast()
-            order.condition.unlock()
+        waiting[index] = (y, bytes)
+        guard !writing, !aborted else {
+            condition.unlock()
+            return exrSuccess
         }
-        return rv
+        writing = true
+        while let (row, data) = waiting.removeValue(forKey: nextToWrite) {
+            condition.unlock()
+            let rv = data.withUnsafeBytes { raw in
+                exr_write_scanline_chunk(context, part, row, raw.baseAddress, UInt64(raw.count))
+            }
+            condition.lock()
+            if rv != exrSuccess {
+                if firstFailure == nil { firstFailure = (rv, "exr_write_scanline_chunk (chunk \(nextToWrite))") }
+                aborted = true
+                writing = false
+                condition.broadcast()
+                condition.unlock()
+                return rv
+            }
+            nextToWrite += 1
+            condition.broadcast()
+        }
+        writing = false
+        condition.unlock()
+        return exrSuccess
     }
 
-    private static func owner(of pipe: UnsafeMutablePointer<exr_encode_pipeline_t>) -> EXRWriteOrder? {
-        guard let data = pipe.pointee.encoding_user_data else { return nil }
-        return Unmanaged<EXRWriteOrder>.fromOpaque(data).takeUnretainedValue()
+    /// `write_fn` of the pipelines: copies the compressed chunk (what the library's own
+    /// writer would pass to `exr_write_scanline_chunk`) and delivers it.
+    static let deliver: PipelineFunction = { pipe in
+        guard let pipe, let data = pipe.pointee.encoding_user_data else {
+            return exr_result_t(EXR_ERR_INVALID_ARGUMENT.rawValue)
+        }
+        let order = Unmanaged<EXRWriteOrder>.fromOpaque(data).takeUnretainedValue()
+        let count = Int(pipe.pointee.compressed_bytes)
+        var bytes = [UInt8](repeating: 0, count: count)
+        if count > 0 {
+            guard let source = pipe.pointee.compressed_buffer else { return exr_result_t(EXR_ERR_INVALID_ARGUMENT.rawValue) }
+            bytes.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(start: source, count: count)) }
+        }
+        return order.deliver(Int(pipe.pointee.chunk.idx), y: pipe.pointee.chunk.start_y, bytes: bytes)
     }
 }

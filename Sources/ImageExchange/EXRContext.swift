@@ -29,9 +29,9 @@ final class EXRMessageLog: @unchecked Sendable {
 enum EXRErrorRouter {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var byContext: [UInt: EXRMessageLog] = [:]
-    nonisolated(unsafe) private static var byThread: [UInt: EXRMessageLog] = [:]
+    nonisolated(unsafe) private static var byThread: [ObjectIdentifier: EXRMessageLog] = [:]
 
-    private static var threadKey: UInt { UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))) }
+    private static var threadKey: ObjectIdentifier { ObjectIdentifier(Thread.current) }
 
     static func register(_ log: EXRMessageLog, context: exr_const_context_t) {
         lock.lock()

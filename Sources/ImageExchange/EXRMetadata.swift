@@ -20,8 +20,8 @@ extension ColorEncoding {
 /// `capDate`; everything else is prefixed `sceneLinear:` (the pipeline's record) or `dng:`
 /// (one attribute per `provenance.dng` item: text → string, number → double,
 /// integer → int, numbers/integers → floatvector). Because EXR has no integer or double
-/// vectors and sorts nothing by creation, `sceneLinear:dngItems` lists the items'
-/// `key:kind` in order, so the reader restores order and kinds. Integers outside the
+/// vectors and readers commonly list attributes sorted by name, `sceneLinear:dngItems`
+/// lists the items' `key:kind` in order, so the reader restores order and kinds. Integers outside the
 /// 32-bit range are stored as doubles; number and integer arrays as 32-bit floats (the
 /// only EXR vector), so those round-trip to `Float` precision.
 enum EXRMetadata {

@@ -11,9 +11,10 @@ extension EXRFile {
     /// `Float(value)`. Every header attribute is decoded into `attributes`.
     ///
     /// - Throws: `ExchangeError`: `.inputUnreadable` when the file is missing or cannot
-    ///   be opened, `.corruptData` when it is not an EXR or is damaged, `.truncated` when a
-    ///   chunk lies past the end of the file, `.unsupportedFeature` for deep data or
-    ///   subsampled channels.
+    ///   be opened, `.corruptData` when it is not an EXR or is damaged (including most cut
+    ///   files: OpenEXRCore reports their chunk table as corrupt), `.truncated` when the
+    ///   library reports a short read, `.unsupportedFeature` for deep data or subsampled
+    ///   channels.
     public static func read(_ path: String) throws -> EXRContents {
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw ExchangeError(path: path, operation: "open", message: "the file does not exist or is not readable",

@@ -13,26 +13,31 @@ public enum EXRCompression: String, CaseIterable, Sendable {
     case zips
     /// zlib, 16 scanlines per chunk.
     case zip
-    /// Wavelet + Huffman, 32 scanlines per chunk: usually the best ratio on noisy
-    /// photographic data and much faster than ZIP.
+    /// Wavelet + Huffman, 32 scanlines per chunk: fast to write, slower to read.
     case piz
     /// 24-bit float truncation + zlib; lossless for HALF channels.
     case pxr24
 }
 
 /// How `EXRFile.write` encodes an image.
+///
+/// The defaults, ZIP at zlib level 4, come from measurements on a 4032×3024 noisy RGB
+/// image (release build, 2 cores, both used): 0.77 s to write, 51.7 MB, 0.25 s to read.
+/// PIZ wrote faster (0.56 s) but was 11% larger and took twice as long to read; ZIP at
+/// zlib's default level 6 was 1% smaller and took 1.19 s; level 1 took 0.63 s for 2% more.
+/// ZIP's 16-scanline blocks are read quickly by every compositor.
 public struct EXROptions: Sendable {
-    /// The compression of every chunk. The default, `.piz`, was the fastest of the
-    /// compressions that shrink noisy scene-linear data well (see the module's
-    /// measurements in `EXRFile.write`).
+    /// The compression of every chunk.
     public var compression: EXRCompression
-    /// zlib level 0–9 for `.zip`, `.zips` and `.pxr24`; `nil` uses the library default.
+    /// zlib level 0–9 for `.zip`, `.zips` and `.pxr24`; `nil` uses the library default
+    /// (zlib's 6).
     public var zipLevel: Int?
-    /// Adds a HALF channel `mask.clipped.Y`: 1 where `clipMask != 0`, else 0.
+    /// Adds a HALF channel `mask.clipped.Y`: 1 where `clipMask != 0`, else 0 (all 0 when
+    /// the image has no clip mask).
     public var includeClipMask: Bool = false
 
     /// Options for `EXRFile.write`; see the properties for the meaning of each.
-    public init(compression: EXRCompression = .piz, zipLevel: Int? = nil, includeClipMask: Bool = false) {
+    public init(compression: EXRCompression = .zip, zipLevel: Int? = 4, includeClipMask: Bool = false) {
         self.compression = compression
         self.zipLevel = zipLevel
         self.includeClipMask = includeClipMask

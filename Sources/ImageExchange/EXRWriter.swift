@@ -20,10 +20,7 @@ public enum EXRFile {
     ///
     /// Chunks are compressed on all `Parallel.threadCount` threads, each with its own
     /// OpenEXRCore encode pipeline, and written in increasing chunk order, so the file is
-    /// byte-identical whatever the thread count. Measured on a 2-core machine
-    /// (4032×3024 noisy RGB, release build), see the README of the measurements in the
-    /// commit history: PIZ is the default because it is several times faster than ZIP at
-    /// a similar size.
+    /// byte-identical whatever the thread count (see `EXROptions` for timings).
     ///
     /// The file is written to a temporary name and renamed into place, so a failure leaves
     /// nothing behind.
@@ -47,13 +44,15 @@ public enum EXRFile {
             mask = (image.clipMask ?? [UInt8](repeating: 0, count: width * height)).map { $0 != 0 ? 1 : 0 }
         }
         try AtomicFile.write(to: path) { temporary in
-            try rgb.withUnsafeBufferPointer { rgbBuffer in
-                try (mask ?? []).withUnsafeBufferPointer { maskBuffer in
-                    let planes = EXRSourcePlanes(
-                        width: width, height: height,
-                        rgb: UnsafeRawPointer(rgbBuffer.baseAddress!),
-                        mask: mask == nil ? nil : UnsafeRawPointer(maskBuffer.baseAddress!))
-                    try writeHalfFile(temporary, planes: planes, image: image, options: options)
+            try reportingDestination(path) {
+                try rgb.withUnsafeBufferPointer { rgbBuffer in
+                    try (mask ?? []).withUnsafeBufferPointer { maskBuffer in
+                        let planes = EXRSourcePlanes(
+                            width: width, height: height,
+                            rgb: UnsafeRawPointer(rgbBuffer.baseAddress!),
+                            mask: mask == nil ? nil : UnsafeRawPointer(maskBuffer.baseAddress!))
+                        try writeHalfFile(temporary, planes: planes, image: image, options: options)
+                    }
                 }
             }
         }

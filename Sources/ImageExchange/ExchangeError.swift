@@ -31,3 +31,14 @@ public struct ExchangeError: SceneLinearFailure, Equatable {
         return "\(verb) \(path): \(operation): \(message)"
     }
 }
+
+/// Runs a writer that works on a temporary file and reports its `ExchangeError`s under
+/// the destination path the caller asked for.
+func reportingDestination<T>(_ destination: String, _ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch var error as ExchangeError {
+        error.path = destination
+        throw error
+    }
+}

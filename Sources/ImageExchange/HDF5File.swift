@@ -11,9 +11,15 @@ public enum HDF5Compression: Sendable, Equatable {
 }
 
 /// How `HDF5File.write` stores an image.
+///
+/// The defaults, shuffle + deflate level 4 in chunks of 16 rows, come from measurements on
+/// a 4032×3024 noisy RGB image (release build, chunks compressed on 2 cores): 0.81 s to
+/// write, 52.3 MB, 0.28 s to read (HDF5 decompresses on one core). Level 1 wrote in
+/// 0.63 s for 2.5% more, level 6 took 1.12 s for 0.6% less; without shuffle the file was
+/// 26% larger. 4 to 256 rows per chunk changed little; 16 rows (387 KB chunks) fit
+/// HDF5's default 1 MB chunk cache.
 public struct HDF5Options: Sendable {
-    /// Compression of `/image` (`/clip_mask` is always deflated). Default: deflate level 1
-    /// with shuffle, which measured nearly as small as level 4 and clearly faster.
+    /// Compression of `/image` (`/clip_mask` is always deflated).
     public var compression: HDF5Compression
     /// Byte shuffle before deflate (HDF5 filter 2); ignored without deflate.
     public var shuffle: Bool
@@ -22,7 +28,7 @@ public struct HDF5Options: Sendable {
     public var chunkRows: Int?
 
     /// Options for `HDF5File.write`; see the properties for the meaning of each.
-    public init(compression: HDF5Compression = .deflate(level: 1), shuffle: Bool = true, chunkRows: Int? = nil) {
+    public init(compression: HDF5Compression = .deflate(level: 4), shuffle: Bool = true, chunkRows: Int? = nil) {
         self.compression = compression
         self.shuffle = shuffle
         self.chunkRows = chunkRows
@@ -83,9 +89,11 @@ public enum HDF5File {
         }
         let halves = HalfConversion.halves(image.pixels.samples)
         try AtomicFile.write(to: path) { temporary in
-            try HDF5Library.withLock {
-                try HDF5Writer(session: HDF5Session(path: temporary, writing: true), image: image, options: options)
-                    .write(halves)
+            try reportingDestination(path) {
+                try HDF5Library.withLock {
+                    try HDF5Writer(session: HDF5Session(path: temporary, writing: true), image: image, options: options)
+                        .write(halves)
+                }
             }
         }
     }
@@ -146,7 +154,14 @@ private struct HDF5Writer {
 
     func write(_ halves: [Float16]) throws {
         let s = session
-        let file = try s.handle(H5Fcreate(s.path, chdf5_F_ACC_TRUNC(), chdf5_P_DEFAULT(), chdf5_P_DEFAULT()),
+        // The HDF5 1.8 file format: the superblock (v2) and object headers (v2) carry
+        // checksums, so damaged metadata is reported rather than followed (the earliest
+        // format has none, and HDF5 1.10.8 segfaults on some damaged v0/v1 metadata). The
+        // attribute creation order of /dng needs this format anyway. Readable by HDF5 1.8
+        // and later.
+        let fapl = try s.plist(H5Pcreate(chdf5_P_FILE_ACCESS()), "H5Pcreate")
+        try s.check(H5Pset_libver_bounds(fapl.id, H5F_LIBVER_V18, H5F_LIBVER_V18), "H5Pset_libver_bounds")
+        let file = try s.handle(H5Fcreate(s.path, chdf5_F_ACC_TRUNC(), chdf5_P_DEFAULT(), fapl.id),
                                 "H5Fcreate", closer: H5Fclose)
         let p = image.provenance
         let root = try s.handle(H5Gopen2(file.id, "/", chdf5_P_DEFAULT()), "H5Gopen2 (/)", closer: H5Gclose)
@@ -175,16 +190,29 @@ private struct HDF5Writer {
         let space = try s.dataspace([image.height, image.width, 3])
         let dcpl = try s.plist(H5Pcreate(chdf5_P_DATASET_CREATE()), "H5Pcreate")
         try s.check(H5Pset_chunk(dcpl.id, 3, [hsize_t(rows), hsize_t(image.width), 3]), "H5Pset_chunk")
-        try s.check(H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_NEVER), "H5Pset_fill_time")
+        // An explicit fill value 0 makes HDF5 pad the edge chunk with zeros (with no fill
+        // value it would store whatever its buffer held), as the parallel path does.
+        var zero = Float16(0)
+        try s.check(H5Pset_fill_value(dcpl.id, f16.id, &zero), "H5Pset_fill_value")
+        try s.check(H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_IFSET), "H5Pset_fill_time")
+        var deflateLevel: Int?
         if case .deflate(let level) = options.compression {
             if options.shuffle { try s.check(H5Pset_shuffle(dcpl.id), "H5Pset_shuffle") }
             try s.check(H5Pset_deflate(dcpl.id, UInt32(level)), "H5Pset_deflate")
+            deflateLevel = level
         }
         let dataset = try s.handle(H5Dcreate2(file.id, "image", f16.id, space.id, chdf5_P_DEFAULT(), dcpl.id,
                                               chdf5_P_DEFAULT()), "H5Dcreate2 (/image)", closer: H5Dclose)
         try halves.withUnsafeBytes { raw in
-            try s.check(H5Dwrite(dataset.id, f16.id, chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), raw.baseAddress),
-                        "H5Dwrite (/image)")
+            if let level = deflateLevel, Parallel.threadCount > 1, let zlib = Zlib.functions {
+                let compressor = HDF5ChunkCompressor(session: s, zlib: zlib, level: level, shuffle: options.shuffle,
+                                                     elementSize: 2)
+                try compressor.write(dataset, data: raw, totalRows: image.height, rowElements: image.width * 3,
+                                     chunkRows: rows, rank: 3)
+            } else {
+                try s.check(H5Dwrite(dataset.id, f16.id, chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), raw.baseAddress),
+                            "H5Dwrite (/image)")
+            }
         }
 
         let p = image.provenance
@@ -217,7 +245,9 @@ private struct HDF5Writer {
         let space = try s.dataspace([image.height, image.width])
         let dcpl = try s.plist(H5Pcreate(chdf5_P_DATASET_CREATE()), "H5Pcreate")
         try s.check(H5Pset_chunk(dcpl.id, 2, [hsize_t(rows), hsize_t(image.width)]), "H5Pset_chunk")
-        try s.check(H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_NEVER), "H5Pset_fill_time")
+        var zero: UInt8 = 0
+        try s.check(H5Pset_fill_value(dcpl.id, chdf5_NATIVE_UINT8(), &zero), "H5Pset_fill_value")
+        try s.check(H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_IFSET), "H5Pset_fill_time")
         var level: UInt32 = 4
         if case .deflate(let l) = options.compression { level = UInt32(l) }
         try s.check(H5Pset_deflate(dcpl.id, level), "H5Pset_deflate")

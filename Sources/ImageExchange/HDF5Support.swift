@@ -18,9 +18,9 @@ enum HDF5Library {
         return try body()
     }
 
-    /// The current thread's HDF5 error stack as text ("function: description; ..."),
-    /// then clears it.
-    static func takeErrorStack() -> String {
+    /// The current thread's HDF5 error stack as text ("function: description; ..."), and
+    /// whether any entry says the file is truncated; then clears the stack.
+    static func takeErrorStack() -> (text: String, truncated: Bool) {
         let collector = HDF5ErrorCollector()
         let walker: H5E_walk2_t = { _, error, data in
             guard let error, let data else { return 0 }
@@ -28,16 +28,19 @@ enum HDF5Library {
             let function = error.pointee.func_name.map { String(cString: $0) } ?? "?"
             let text = error.pointee.desc.map { String(cString: $0) } ?? ""
             collector.lines.append("\(function): \(text)")
+            if error.pointee.min_num == collector.truncatedCode { collector.truncated = true }
             return 0
         }
         _ = H5Ewalk2(chdf5_E_DEFAULT(), H5E_WALK_DOWNWARD, walker, Unmanaged.passUnretained(collector).toOpaque())
         _ = H5Eclear2(chdf5_E_DEFAULT())
-        return collector.lines.joined(separator: "; ")
+        return (collector.lines.joined(separator: "; "), collector.truncated)
     }
 }
 
 private final class HDF5ErrorCollector {
+    let truncatedCode = chdf5_E_TRUNCATED()
     var lines: [String] = []
+    var truncated = false
 }
 
 /// An HDF5 identifier that is closed exactly once: by `close()` or when released.
@@ -68,11 +71,13 @@ struct HDF5Session {
     let path: String
     let writing: Bool
 
+    /// An error for a failed `operation`, with the HDF5 error stack; reads whose stack
+    /// reports a truncated file get `.truncated`, other reads `.corruptData`.
     func error(_ operation: String, _ message: String? = nil, category: FailureCategory? = nil) -> ExchangeError {
         let stack = HDF5Library.takeErrorStack()
-        let text = [message, stack.isEmpty ? nil : stack].compactMap { $0 }.joined(separator: ": ")
+        let text = [message, stack.text.isEmpty ? nil : stack.text].compactMap { $0 }.joined(separator: ": ")
         return ExchangeError(path: path, operation: operation, message: text.isEmpty ? "failed" : text,
-                             category: category ?? (writing ? .outputFailure : .corruptData))
+                             category: category ?? (writing ? .outputFailure : stack.truncated ? .truncated : .corruptData))
     }
 
     func check(_ status: herr_t, _ operation: String) throws {

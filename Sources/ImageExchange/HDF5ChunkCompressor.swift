@@ -1,0 +1,110 @@
+internal import CHDF5
+import Foundation
+import ImageCore
+
+/// zlib's `compress2`, found at run time in the libz that HDF5 itself loads.
+///
+/// The HDF5 deflate filter (H5Z_FILTER_DEFLATE) stores each chunk as one zlib stream made
+/// by `compress2(level)`, so compressing a chunk here gives the bytes HDF5 would store.
+/// SwiftPM links only libhdf5 for the CHDF5 module, hence the lookup instead of a link;
+/// when it fails, writes fall back to HDF5's own (single-threaded) filter pipeline.
+enum Zlib {
+    typealias Compress2 = @convention(c) (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt>?,
+                                          UnsafePointer<UInt8>?, UInt, Int32) -> Int32
+    typealias CompressBound = @convention(c) (UInt) -> UInt
+
+    struct Functions: @unchecked Sendable {
+        let compress2: Compress2
+        let compressBound: CompressBound
+    }
+
+    static let functions: Functions? = {
+        guard let library = dlopen("libz.so.1", RTLD_NOW) ?? dlopen("libz.so", RTLD_NOW) ?? dlopen("libz.dylib", RTLD_NOW),
+              let compress = dlsym(library, "compress2"), let bound = dlsym(library, "compressBound") else {
+            return nil
+        }
+        return Functions(compress2: unsafeBitCast(compress, to: Compress2.self),
+                         compressBound: unsafeBitCast(bound, to: CompressBound.self))
+    }()
+}
+
+/// Writes a chunked, deflated dataset with its chunks compressed on all cores.
+///
+/// Each chunk (`rows × rowElements` elements of `elementSize` bytes, zero-padded past the
+/// last row like HDF5 pads edge chunks with the fill value 0) is byte-shuffled when asked
+/// (HDF5's shuffle filter: all first bytes, then all second bytes, ...) and compressed with
+/// `compress2(level)`, as the dataset's filter pipeline (shuffle, deflate) would do, then
+/// written unchanged with `H5Dwrite_chunk`. Batches of chunks are compressed in parallel
+/// and written in order from the calling thread, which holds the HDF5 lock.
+struct HDF5ChunkCompressor {
+    let session: HDF5Session
+    let zlib: Zlib.Functions
+    let level: Int
+    let shuffle: Bool
+    let elementSize: Int
+
+    /// - Parameters:
+    ///   - data: the whole dataset, row-major, `totalRows × rowElements` elements.
+    ///   - chunkRows: rows per chunk; chunk offsets are `[row, 0, ...]` with `rank` entries.
+    /// - Throws: `ExchangeError` when compression or `H5Dwrite_chunk` fails.
+    func write(_ dataset: H5Handle, data: UnsafeRawBufferPointer, totalRows: Int, rowElements: Int, chunkRows: Int,
+               rank: Int) throws {
+        let chunkCount = (totalRows + chunkRows - 1) / chunkRows
+        let chunkBytes = chunkRows * rowElements * elementSize
+        let batch = max(1, 4 * Parallel.threadCount)
+        nonisolated(unsafe) let source = data
+        let me = self
+        var start = 0
+        while start < chunkCount {
+            let indices = start..<min(chunkCount, start + batch)
+            let compressed = try Parallel.map(indices.count) { i -> [UInt8] in
+                let chunk = indices.lowerBound + i
+                let firstByte = chunk * chunkBytes
+                let available = min(chunkBytes, source.count - firstByte)
+                return try me.compress(UnsafeRawBufferPointer(rebasing: source[firstByte..<(firstByte + available)]),
+                                       chunkBytes: chunkBytes)
+            }
+            for (i, bytes) in compressed.enumerated() {
+                var offset = [hsize_t](repeating: 0, count: rank)
+                offset[0] = hsize_t((indices.lowerBound + i) * chunkRows)
+                try bytes.withUnsafeBytes { raw in
+                    try session.check(H5Dwrite_chunk(dataset.id, chdf5_P_DEFAULT(), 0, offset, raw.count, raw.baseAddress),
+                                      "H5Dwrite_chunk")
+                }
+            }
+            start = indices.upperBound
+        }
+    }
+
+    /// One chunk through shuffle and deflate; `part` may be shorter than the chunk (edge).
+    private func compress(_ part: UnsafeRawBufferPointer, chunkBytes: Int) throws -> [UInt8] {
+        var input = [UInt8](repeating: 0, count: chunkBytes)
+        input.withUnsafeMutableBytes { dst in
+            if shuffle && elementSize > 1 {
+                let n = chunkBytes / elementSize
+                let src = part.bindMemory(to: UInt8.self)
+                let out = dst.bindMemory(to: UInt8.self)
+                let filled = part.count / elementSize
+                for b in 0..<elementSize {
+                    let base = b * n
+                    for e in 0..<filled { out[base + e] = src[e * elementSize + b] }
+                }
+            } else {
+                dst.copyMemory(from: part)
+            }
+        }
+        var capacity = zlib.compressBound(UInt(chunkBytes))
+        var output = [UInt8](repeating: 0, count: Int(capacity))
+        let status = input.withUnsafeBufferPointer { src in
+            output.withUnsafeMutableBufferPointer { dst in
+                zlib.compress2(dst.baseAddress, &capacity, src.baseAddress, UInt(chunkBytes), Int32(level))
+            }
+        }
+        guard status == 0 else {
+            throw ExchangeError(path: session.path, operation: "compress2", message: "zlib status \(status)",
+                                category: .outputFailure)
+        }
+        output.removeLast(output.count - Int(capacity))
+        return output
+    }
+}
