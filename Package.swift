@@ -20,6 +20,7 @@ let package = Package(
         .systemLibrary(name: "CHDF5", pkgConfig: "hdf5-serial", providers: [.apt(["libhdf5-dev"])]),
         .systemLibrary(name: "COpenEXR", providers: [.apt(["libopenexr-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // ---- plain C: run-time dispatched F16C half-float conversion ----
         .target(name: "CHalf"),
 
@@ -37,7 +38,7 @@ let package = Package(
         // The DNG colour model: camera → XYZ D50 → linear Rec.2020.
         .target(name: "DNGColor", dependencies: ["ImageCore", "DNGContainer", "Linearize"]),
         // EXR and HDF5 writers and readers.
-        .target(name: "ImageExchange", dependencies: ["ImageCore", "COpenEXR", "CHDF5"]),
+        .target(name: "ImageExchange", dependencies: ["ImageCore", "COpenEXR", "CHDF5", "CZlib"]),
         // DNG writer through libtiff (test fixtures, samples; grows into simulated capture).
         .target(name: "DNGWriter", dependencies: ["ImageCore", "LosslessJPEG", "CTIFF"]),
         // The pipeline façade that ties the stages together.

@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(pkg-config libtiff-dev libhdf5-dev libopenexr-dev libssl-dev openexr hdf5-tools libtiff-tools
+packages=(pkg-config libtiff-dev libhdf5-dev libopenexr-dev libssl-dev zlib1g-dev openexr hdf5-tools libtiff-tools
           libimage-exiftool-perl python3-venv)
 missing=()
 for p in "${packages[@]}"; do

@@ -1,32 +1,7 @@
 internal import CHDF5
+internal import CZlib
 import Foundation
 import ImageCore
-
-/// zlib's `compress2`, found at run time in the libz that HDF5 itself loads.
-///
-/// The HDF5 deflate filter (H5Z_FILTER_DEFLATE) stores each chunk as one zlib stream made
-/// by `compress2(level)`, so compressing a chunk here gives the bytes HDF5 would store.
-/// SwiftPM links only libhdf5 for the CHDF5 module, hence the lookup instead of a link;
-/// when it fails, writes fall back to HDF5's own (single-threaded) filter pipeline.
-enum Zlib {
-    typealias Compress2 = @convention(c) (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt>?,
-                                          UnsafePointer<UInt8>?, UInt, Int32) -> Int32
-    typealias CompressBound = @convention(c) (UInt) -> UInt
-
-    struct Functions: @unchecked Sendable {
-        let compress2: Compress2
-        let compressBound: CompressBound
-    }
-
-    static let functions: Functions? = {
-        guard let library = dlopen("libz.so.1", RTLD_NOW) ?? dlopen("libz.so", RTLD_NOW) ?? dlopen("libz.dylib", RTLD_NOW),
-              let compress = dlsym(library, "compress2"), let bound = dlsym(library, "compressBound") else {
-            return nil
-        }
-        return Functions(compress2: unsafeBitCast(compress, to: Compress2.self),
-                         compressBound: unsafeBitCast(bound, to: CompressBound.self))
-    }()
-}
 
 /// Writes a chunked, deflated dataset with its chunks compressed on all cores.
 ///
@@ -38,7 +13,6 @@ enum Zlib {
 /// and written in order from the calling thread, which holds the HDF5 lock.
 struct HDF5ChunkCompressor {
     let session: HDF5Session
-    let zlib: Zlib.Functions
     let level: Int
     let shuffle: Bool
     let elementSize: Int
@@ -93,14 +67,14 @@ struct HDF5ChunkCompressor {
                 dst.copyMemory(from: part)
             }
         }
-        var capacity = zlib.compressBound(UInt(chunkBytes))
+        var capacity = compressBound(UInt(chunkBytes))
         var output = [UInt8](repeating: 0, count: Int(capacity))
         let status = input.withUnsafeBufferPointer { src in
             output.withUnsafeMutableBufferPointer { dst in
-                zlib.compress2(dst.baseAddress, &capacity, src.baseAddress, UInt(chunkBytes), Int32(level))
+                compress2(dst.baseAddress, &capacity, src.baseAddress, UInt(chunkBytes), Int32(level))
             }
         }
-        guard status == 0 else {
+        guard status == Z_OK else {
             throw ExchangeError(path: session.path, operation: "compress2", message: "zlib status \(status)",
                                 category: .outputFailure)
         }

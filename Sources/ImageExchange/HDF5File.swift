@@ -204,8 +204,8 @@ private struct HDF5Writer {
         let dataset = try s.handle(H5Dcreate2(file.id, "image", f16.id, space.id, chdf5_P_DEFAULT(), dcpl.id,
                                               chdf5_P_DEFAULT()), "H5Dcreate2 (/image)", closer: H5Dclose)
         try halves.withUnsafeBytes { raw in
-            if let level = deflateLevel, Parallel.threadCount > 1, let zlib = Zlib.functions {
-                let compressor = HDF5ChunkCompressor(session: s, zlib: zlib, level: level, shuffle: options.shuffle,
+            if let level = deflateLevel, Parallel.threadCount > 1 {
+                let compressor = HDF5ChunkCompressor(session: s, level: level, shuffle: options.shuffle,
                                                      elementSize: 2)
                 try compressor.write(dataset, data: raw, totalRows: image.height, rowElements: image.width * 3,
                                      chunkRows: rows, rank: 3)
