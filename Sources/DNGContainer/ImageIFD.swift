@@ -89,10 +89,12 @@ public enum Compression {
     public static let lossyJPEG = 34892
     public static let jpegXL = 52546
 
-    public static func name(_ v: Int) -> String {
+    /// The name of compression `v`; value 7 means lossless JPEG for raw data and baseline
+    /// JPEG for 8-bit previews.
+    public static func name(_ v: Int, raw: Bool = true) -> String {
         switch v {
         case 1: return "uncompressed"
-        case 7: return "JPEG (lossless Huffman for raw data)"
+        case 7: return raw ? "lossless JPEG" : "JPEG"
         case 8: return "Deflate"
         case 6: return "old-style JPEG"
         case 9: return "VC-5 (not defined by DNG)"

@@ -49,9 +49,11 @@ struct MetadataBuilder {
         return v
     }
 
+    /// A text tag's value; an empty string counts as absent.
     private func string(_ ifd: IFD, _ tag: UInt16) throws(ContainerError) -> String? {
         guard let e = ifd.entry(tag) else { return nil }
-        return try values.string(e, in: ifd.path)
+        let s = try values.string(e, in: ifd.path)
+        return s.isEmpty ? nil : s
     }
 
     private func bytes(_ ifd: IFD, _ tag: UInt16) throws(ContainerError) -> [UInt8]? {

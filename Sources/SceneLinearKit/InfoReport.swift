@@ -91,7 +91,9 @@ public struct InfoReport: Encodable, Sendable {
         let m = metadata
         add("File", "\(file) (\(fileSize) bytes, \(bigTIFF ? "BigTIFF" : "TIFF"), \(byteOrder))")
         add("DNG version", "\(m.dngVersion) (readers need \(m.dngBackwardVersion))")
-        add("Camera", [m.make, m.model].compactMap { $0 }.joined(separator: " ") + (m.uniqueCameraModel.map { " — \"\($0)\"" } ?? ""))
+        // Models often repeat the make ("Canon" + "Canon EOS Kiss X4"): show it once.
+        let camera = [m.model?.hasPrefix(m.make ?? "\u{0}") == true ? nil : m.make, m.model].compactMap { $0 }.joined(separator: " ")
+        add("Camera", camera + (m.uniqueCameraModel.map { " — \"\($0)\"" } ?? ""))
         var capture: [String] = []
         if let t = m.capture.exposureTime { capture.append(t < 1 ? "1/\(String(format6: (1 / t).rounded())) s" : "\(String(format6: t)) s") }
         if let f = m.capture.fNumber { capture.append("f/\(String(format6: f))") }
@@ -114,13 +116,13 @@ public struct InfoReport: Encodable, Sendable {
         }
         lines.append("Images:")
         for image in images {
-            let main = image.path == mainRawImage ? " (converted)" : ""
+            let main = image.path == mainRawImage && image.photometric == Photometric.linearRaw ? " (converted)" : ""
             let bits = image.bitsPerSample.first.map { "\(image.samplesPerPixel)×\($0)-bit" } ?? ""
             var where_ = ""
             if let l = image.layout {
                 where_ = l.kind == .tiles ? ", \(l.offsets.count) tiles \(l.blockWidth)×\(l.blockHeight)" : ", \(l.offsets.count) strip(s)"
             }
-            lines.append("  \(image.path.padding(toLength: 14, withPad: " ", startingAt: 0)) \(image.role)\(main): \(image.width)×\(image.height) \(bits) \(Photometric.name(image.photometric)), \(Compression.name(image.compression))\(where_)")
+            lines.append("  \(image.path.padding(toLength: 14, withPad: " ", startingAt: 0)) \(image.role)\(main): \(image.width)×\(image.height) \(bits) \(Photometric.name(image.photometric)), \(Compression.name(image.compression, raw: image.isRaw))\(where_)")
             if image.isRaw {
                 var stage2: [String] = []
                 if let t = image.linearizationTable {
