@@ -155,11 +155,16 @@ public struct DNGFile: Sendable {
     }
 
     /// The main raw image: NewSubFileType 0 with CFA or LinearRaw data, the largest if several.
-    /// - Throws: `ContainerError.corrupt` when the file has no raw image IFD.
+    /// - Throws: `ContainerError.unsupported` when the main image is neither CFA nor
+    ///   LinearRaw, `.corrupt` when the file has no image IFD of either kind.
     public func mainRawImage() throws(ContainerError) -> ImageIFD {
         let raw = images.filter { $0.isRaw && $0.role == .mainImage }
         if let best = raw.max(by: { $0.pixelCount < $1.pixelCount }) { return best }
         if let any = images.filter(\.isRaw).max(by: { $0.pixelCount < $1.pixelCount }) { return any }
+        if let main = images.filter({ $0.role == .mainImage }).max(by: { $0.pixelCount < $1.pixelCount }) {
+            throw .unsupported(path: path, ifd: main.path,
+                               reason: "the main image has PhotometricInterpretation \(main.photometric) (\(Photometric.name(main.photometric))), not CFA (32803) or LinearRaw (34892)")
+        }
         throw .corrupt(path: path, ifd: "all IFDs", reason: "no raw image IFD (PhotometricInterpretation CFA or LinearRaw)")
     }
 

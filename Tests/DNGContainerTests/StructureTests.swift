@@ -101,6 +101,22 @@ import TestSupport
         }
     }
 
+    @Test func mainImageWithAnUnsupportedPhotometricInterpretation() throws {
+        var b = TIFFBuilder()
+        var entries = b.minimalDNG(stripOffset: 8)
+        entries.removeAll { $0.tag == 262 }
+        entries.append(b.short(262, [2])) // RGB: not a raw image
+        b.setFirstIFD(b.appendIFD(entries))
+        let dng = try Self.parse(b.data)
+        do {
+            _ = try dng.mainRawImage()
+            Issue.record("an RGB main image is not a raw image")
+        } catch {
+            #expect(error.category == .unsupportedFeature)
+            #expect(error.description.contains("PhotometricInterpretation 2 (RGB)"), "\(error)")
+        }
+    }
+
     @Test func hugeEntryCountIsRefused() {
         var b = TIFFBuilder()
         let first = b.appendIFD(b.minimalDNG(stripOffset: 8))

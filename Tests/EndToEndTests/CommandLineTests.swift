@@ -100,11 +100,17 @@ enum CLI {
         try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: truncated))
         let out = dir.appendingPathComponent("out")
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        var future = LinearRawDNG(width: 16, height: 16, samples: Array(repeating: 100, count: 16 * 16 * 3))
+        future.dngVersion = [1, 9, 0, 0]
+        future.dngBackwardVersion = [1, 8, 0, 0]
+        let newer = dir.appendingPathComponent("future.dng").path
+        try DNGWriter.write(future, to: newer)
 
         let cases: [([String], Int32, String)] = [
             (["convert", dir.appendingPathComponent("missing.dng").path, "-o", out.path], 10, "file not found"),
             (["convert", notTIFF, "-o", out.path], 11, "not a TIFF/DNG file"),
             (["convert", truncated, "-o", out.path], 12, "truncated file"),
+            (["convert", newer, "-o", out.path], 15, "DNGBackwardVersion 1.8.0.0 needs a newer reader"),
             (["convert", chart, "-o", dir.appendingPathComponent("no/such/dir/x.exr").path], 16, "does not exist"),
             (["convert", chart, "-o", out.path + "/x.tif"], 16, "cannot tell the format"),
             (["convert", chart, "--exposure", "loud"], 64, "loud"),
