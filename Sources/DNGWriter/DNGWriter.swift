@@ -22,8 +22,20 @@ public enum DNGWriter {
 
     static func validate(_ d: LinearRawDNG, path: String) throws {
         func fail(_ reason: String) -> DNGWriteError { DNGWriteError(path: path, reason: reason) }
-        guard d.width > 0, d.height > 0, d.samples.count == d.width * d.height * 3 else {
-            throw fail("\(d.samples.count) samples do not fill a \(d.width)×\(d.height)×3 image")
+        let spp = d.samplesPerPixel
+        guard d.width > 0, d.height > 0, d.samples.count == d.width * d.height * spp else {
+            throw fail("\(d.samples.count) samples do not fill a \(d.width)×\(d.height)×\(spp) image")
+        }
+        if let pattern = d.cfaPattern {
+            guard pattern.count == 4, pattern.allSatisfy({ $0 <= 2 }), Set(pattern).count == 3 else {
+                throw fail("CFAPattern \(pattern) is not a 2×2 pattern of red, green and blue")
+            }
+            if d.cfaJPEGLayout == .twoComponents, let t = d.tileSize, t.width % 2 != 0 {
+                throw fail("two-component lossless JPEG needs an even tile width")
+            }
+            if d.cfaJPEGLayout == .twoComponents, d.tileSize == nil, d.width % 2 != 0 {
+                throw fail("two-component lossless JPEG needs an even image width")
+            }
         }
         guard (8...16).contains(d.bitsPerSample) else { throw fail("\(d.bitsPerSample)-bit samples (8–16 supported)") }
         let limit = UInt16(truncatingIfNeeded: (1 << d.bitsPerSample) - 1)
@@ -35,7 +47,11 @@ public enum DNGWriter {
             throw fail("tile size \(t.width)×\(t.height) must be positive multiples of 16 (TIFF 6.0)")
         }
         if let t = d.linearizationTable, t.isEmpty || t.count > 65536 { throw fail("LinearizationTable of \(t.count) entries") }
-        guard d.whiteLevel.count == 3 else { throw fail("WhiteLevel needs 3 values") }
+        guard d.whiteLevel.count == spp else { throw fail("WhiteLevel needs \(spp) value(s)") }
+        let blackCount = (d.blackLevelRepeatDim.map { $0.rows * $0.cols } ?? 1) * spp
+        guard d.blackLevel.count == blackCount else {
+            throw fail("BlackLevel has \(d.blackLevel.count) values; the repeat pattern needs \(blackCount)")
+        }
         guard d.colorMatrices.count == d.calibrationIlluminants.count, (1...3).contains(d.colorMatrices.count),
               d.colorMatrices.allSatisfy({ $0.count == 9 }) else {
             throw fail("need 1–3 ColorMatrices of 9 values, one per calibration illuminant")
@@ -47,24 +63,31 @@ public enum DNGWriter {
     /// The stored bytes of every tile or strip, in file order.
     static func encodeBlocks(_ d: LinearRawDNG, path: String) throws -> [[UInt8]] {
         let (bw, bh, across, down) = blockGrid(d)
+        let spp = d.samplesPerPixel
         return try Parallel.map(across * down) { index -> [UInt8] in
             let x0 = (index % across) * bw, y0 = (index / across) * bh
-            // Tiles are stored full size (edge pixels replicated); strips only hold their rows.
+            // Tiles are stored full size (edge pixels replicated, keeping the CFA phase);
+            // strips only hold their rows.
             let rows = d.tileSize == nil ? min(bh, d.height - y0) : bh
-            var block = [UInt16](repeating: 0, count: bw * rows * 3)
+            var block = [UInt16](repeating: 0, count: bw * rows * spp)
             for r in 0..<rows {
-                let sy = min(y0 + r, d.height - 1)
+                var sy = y0 + r
+                while sy >= d.height { sy -= spp == 1 ? 2 : 1 }
                 for c in 0..<bw {
-                    let sx = min(x0 + c, d.width - 1)
-                    for p in 0..<3 { block[(r * bw + c) * 3 + p] = d.samples[(sy * d.width + sx) * 3 + p] }
+                    var sx = x0 + c
+                    while sx >= d.width { sx -= spp == 1 ? 2 : 1 }
+                    for p in 0..<spp { block[(r * bw + c) * spp + p] = d.samples[(sy * d.width + sx) * spp + p] }
                 }
             }
             switch d.compression {
             case .uncompressed:
-                return pack(block, width: bw, rows: rows, bits: d.bitsPerSample, byteOrder: d.byteOrder)
+                return pack(block, width: bw * spp, rows: rows, bits: d.bitsPerSample, byteOrder: d.byteOrder)
             case .losslessJPEG(let predictor):
+                // CFA data may be coded as a half-width frame of two-component pixels.
+                let components = spp == 1 && d.cfaJPEGLayout == .twoComponents ? 2 : spp
+                let frameWidth = bw * spp / components
                 do {
-                    return try LJ92Encoder.encode(block, width: bw, height: rows, components: 3,
+                    return try LJ92Encoder.encode(block, width: frameWidth, height: rows, components: components,
                                                   precision: d.bitsPerSample, predictor: predictor)
                 } catch {
                     throw DNGWriteError(path: path, reason: "lossless-JPEG encoding of block \(index) failed: \(error)")
@@ -81,10 +104,10 @@ public enum DNGWriter {
         return (d.width, rows, 1, (d.height + rows - 1) / rows)
     }
 
-    /// Packs rows of 3-sample pixels: 8-bit as bytes, 16-bit in the file's byte order, other
-    /// depths MSB-first with each row starting on a byte boundary.
-    static func pack(_ samples: [UInt16], width: Int, rows: Int, bits: Int, byteOrder: DNGByteOrder) -> [UInt8] {
-        let perRow = width * 3
+    /// Packs rows of `samplesPerRow` samples: 8-bit as bytes, 16-bit in the file's byte
+    /// order, other depths MSB-first with each row starting on a byte boundary.
+    static func pack(_ samples: [UInt16], width samplesPerRow: Int, rows: Int, bits: Int, byteOrder: DNGByteOrder) -> [UInt8] {
+        let perRow = samplesPerRow
         let rowBytes = (perRow * bits + 7) / 8
         var out = [UInt8](repeating: 0, count: rowBytes * rows)
         for r in 0..<rows {
@@ -190,8 +213,16 @@ public enum DNGWriter {
         try t.u32(UInt32(TIFFTAG_IMAGEWIDTH), UInt32(d.width))
         try t.u32(UInt32(TIFFTAG_IMAGELENGTH), UInt32(d.height))
         try t.u16(UInt32(TIFFTAG_BITSPERSAMPLE), UInt16(d.bitsPerSample))
-        try t.u16(UInt32(TIFFTAG_SAMPLESPERPIXEL), 3)
-        try t.u16(UInt32(TIFFTAG_PHOTOMETRIC), 34892)
+        try t.u16(UInt32(TIFFTAG_SAMPLESPERPIXEL), UInt16(d.samplesPerPixel))
+        if let pattern = d.cfaPattern {
+            try t.u16(UInt32(TIFFTAG_PHOTOMETRIC), 32803)
+            try t.numbers(33421, [2, 2])                   // CFARepeatPatternDim
+            try t.numbers(33422, pattern.map(Double.init)) // CFAPattern
+            try t.numbers(50710, [0, 1, 2])                // CFAPlaneColor
+            try t.numbers(50711, [1])                      // CFALayout: rectangular
+        } else {
+            try t.u16(UInt32(TIFFTAG_PHOTOMETRIC), 34892)
+        }
         try t.u16(UInt32(TIFFTAG_PLANARCONFIG), UInt16(PLANARCONFIG_CONTIG))
         try t.u16(UInt32(TIFFTAG_SAMPLEFORMAT), UInt16(SAMPLEFORMAT_UINT))
         switch d.compression {
@@ -234,10 +265,12 @@ public enum DNGWriter {
         let w = max(1, d.width / step), h = max(1, d.height / step)
         var pixels = [UInt8](repeating: 0, count: w * h * 3)
         let shift = UInt16(max(0, d.bitsPerSample - 8))
+        let spp = d.samplesPerPixel
         for y in 0..<h {
             for x in 0..<w {
                 for p in 0..<3 {
-                    pixels[(y * w + x) * 3 + p] = UInt8(truncatingIfNeeded: d.samples[((y * step) * d.width + x * step) * 3 + p] >> shift)
+                    let sample = d.samples[((y * step) * d.width + x * step) * spp + min(p, spp - 1)]
+                    pixels[(y * w + x) * 3 + p] = UInt8(truncatingIfNeeded: sample >> shift)
                 }
             }
         }

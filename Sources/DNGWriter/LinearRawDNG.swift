@@ -18,15 +18,35 @@ public enum DNGStructure: Sendable, Equatable {
     case previewWithRawSubIFD
 }
 
-/// A LinearRaw DNG to write: three stored samples per pixel and the tags that describe them.
+/// How the lossless-JPEG frames of a CFA image are laid out.
+public enum CFAJPEGLayout: Sendable, Equatable {
+    /// One component, the frame as wide as the tile.
+    case oneComponent
+    /// Two components, the frame half as wide as the tile: each pair of neighbouring
+    /// samples of a row is one two-component pixel (as many cameras' DNGs store Bayer data).
+    case twoComponents
+}
+
+/// A raw DNG to write — LinearRaw (three samples per pixel, like Apple ProRAW) or CFA (one
+/// sample per pixel through a 2×2 Bayer pattern) — and the tags that describe it.
 ///
-/// Defaults describe a plain 16-bit file with no linearization table, black 0, white 65535
-/// and a camera whose native space is linear Rec.2020 calibrated under D65.
-public struct LinearRawDNG: Sendable {
+/// Defaults describe a plain 16-bit LinearRaw file with no linearization table, black 0,
+/// white 65535 and a camera whose native space is linear Rec.2020 calibrated under D65.
+public struct RawDNG: Sendable {
     public var width: Int
     public var height: Int
-    /// Stored values, 3 per pixel, row-major, interleaved; each below 2^bitsPerSample.
+    /// Stored values, `samplesPerPixel` per pixel, row-major, interleaved; each below
+    /// 2^bitsPerSample.
     public var samples: [UInt16]
+    /// The 2×2 CFAPattern (colour per site, row-major: 0 red, 1 green, 2 blue), e.g.
+    /// `[0, 1, 1, 2]` for RGGB; `nil` for LinearRaw. The pattern's origin is the image's
+    /// top-left pixel.
+    public var cfaPattern: [UInt8]?
+    /// Lossless-JPEG layout of CFA tiles.
+    public var cfaJPEGLayout: CFAJPEGLayout = .oneComponent
+
+    /// 1 for CFA, 3 for LinearRaw.
+    public var samplesPerPixel: Int { cfaPattern == nil ? 3 : 1 }
     /// 8 ... 16.
     public var bitsPerSample: Int = 16
     public var compression: DNGCompression = .uncompressed
@@ -43,7 +63,8 @@ public struct LinearRawDNG: Sendable {
     public var uniqueCameraModel: String = "SceneLinear synthetic LinearRaw"
     public var orientation: Int = 1
 
-    // Stage 2 tags (raw IFD)
+    /// Stage 2 tags (raw IFD); BlackLevel and WhiteLevel hold one value per sample per pixel
+    /// (so one for CFA), BlackLevel in row-column-sample order of the repeat pattern.
     public var linearizationTable: [UInt16]?
     /// BlackLevelRepeatDim (rows, cols); `nil` writes none (1×1).
     public var blackLevelRepeatDim: (rows: Int, cols: Int)?
@@ -100,3 +121,6 @@ public struct DNGWriteError: SceneLinearFailure, Equatable {
     public var category: FailureCategory { .outputFailure }
     public var description: String { "cannot write DNG \(path): \(reason)" }
 }
+
+/// The earlier name of `RawDNG`, from when it wrote LinearRaw files only.
+public typealias LinearRawDNG = RawDNG
