@@ -50,10 +50,13 @@ public struct ImageProvenance: Sendable, Equatable, Codable {
     public var cameraToOutput: [Double]
     /// DNG metadata that matters to a reader: camera, exposure, levels, noise profile, ...
     public var dng: [MetadataItem]
+    /// What the pipeline did beyond the colour conversion: crop, orientation, demosaicing,
+    /// opcodes, ... (keys documented in docs/file-formats.md).
+    public var processing: [MetadataItem]
 
     public init(sourceFile: String, sourceSHA256: String, software: String, sourceIFD: String,
                 whiteBalanceSource: String, whiteXY: [Double], cameraNeutral: [Double],
-                cameraToOutput: [Double], dng: [MetadataItem]) {
+                cameraToOutput: [Double], dng: [MetadataItem], processing: [MetadataItem] = []) {
         self.sourceFile = sourceFile
         self.sourceSHA256 = sourceSHA256
         self.software = software
@@ -63,6 +66,7 @@ public struct ImageProvenance: Sendable, Equatable, Codable {
         self.cameraNeutral = cameraNeutral
         self.cameraToOutput = cameraToOutput
         self.dng = dng
+        self.processing = processing
     }
 
     /// An empty provenance for images that did not come from a DNG (tests, synthetic data).
@@ -74,6 +78,9 @@ public struct ImageProvenance: Sendable, Equatable, Codable {
 
     /// Looks up a DNG metadata item.
     public func dngValue(_ key: String) -> MetadataValue? { dng.first { $0.key == key }?.value }
+
+    /// Looks up a processing item.
+    public func processingValue(_ key: String) -> MetadataValue? { processing.first { $0.key == key }?.value }
 }
 
 /// The project version, written into every output.

@@ -17,16 +17,19 @@ extension ColorEncoding {
 /// attributes and back.
 ///
 /// Names: standard `chromaticities`, `colorInteropID`, `expTime`, `aperture`, `isoSpeed`,
-/// `capDate`; everything else is prefixed `sceneLinear:` (the pipeline's record) or `dng:`
-/// (one attribute per `provenance.dng` item: text → string, number → double,
-/// integer → int, numbers/integers → floatvector). Because EXR has no integer or double
-/// vectors and readers commonly list attributes sorted by name, `sceneLinear:dngItems`
-/// lists the items' `key:kind` in order, so the reader restores order and kinds. Integers outside the
+/// `capDate`; everything else is prefixed `sceneLinear:` (the pipeline's record), `dng:`
+/// (one attribute per `provenance.dng` item) or `processing:` (one per
+/// `provenance.processing` item): text → string, number → double, integer → int,
+/// numbers/integers → floatvector. Because EXR has no integer or double vectors and
+/// readers commonly list attributes sorted by name, `sceneLinear:dngItems` and
+/// `sceneLinear:processingItems` list the items' `key:kind` in order, so the reader
+/// restores order and kinds. Integers outside the
 /// 32-bit range are stored as doubles; number and integer arrays as 32-bit floats (the
 /// only EXR vector), so those round-trip to `Float` precision.
 enum EXRMetadata {
     static let prefix = "sceneLinear:"
     static let dngPrefix = "dng:"
+    static let processingPrefix = "processing:"
 
     static func attributes(for image: SceneLinearImage) -> [(String, EXRAttributeValue)] {
         var out: [(String, EXRAttributeValue)] = []
@@ -51,9 +54,25 @@ enum EXRMetadata {
         out.append((prefix + "cameraToOutput",
                     p.cameraToOutput.count == 9 ? .m33d(p.cameraToOutput) : .floatVector(p.cameraToOutput.map(Float.init))))
 
+        appendItems(p.dng, prefix: dngPrefix, listName: prefix + "dngItems", to: &out)
+        appendItems(p.processing, prefix: processingPrefix, listName: prefix + "processingItems", to: &out)
+
+        if let v = firstNumber(p.dngValue("exposureTime")) { out.append(("expTime", .float(Float(v)))) }
+        if let v = firstNumber(p.dngValue("fNumber")) { out.append(("aperture", .float(Float(v)))) }
+        if let v = firstNumber(p.dngValue("iso")) { out.append(("isoSpeed", .float(Float(v)))) }
+        if case .text(let date)? = p.dngValue("dateTimeOriginal"), isEXRDate(date) {
+            out.append(("capDate", .string(date)))
+        }
+        return out
+    }
+
+    /// Appends one attribute per item (text → string, number → double, integer → int,
+    /// arrays → floatvector) and a `key:kind,...` list that restores order and kinds.
+    private static func appendItems(_ items: [MetadataItem], prefix itemPrefix: String, listName: String,
+                                    to out: inout [(String, EXRAttributeValue)]) {
         var kinds: [String] = []
-        for item in p.dng {
-            let name = dngPrefix + item.key
+        for item in items {
+            let name = itemPrefix + item.key
             switch item.value {
             case .text(let s):
                 out.append((name, .string(s)))
@@ -72,15 +91,9 @@ enum EXRMetadata {
                 kinds.append("\(item.key):integers")
             }
         }
-        out.append((prefix + "dngItems", .string(kinds.joined(separator: ","))))
-
-        if let v = firstNumber(p.dngValue("exposureTime")) { out.append(("expTime", .float(Float(v)))) }
-        if let v = firstNumber(p.dngValue("fNumber")) { out.append(("aperture", .float(Float(v)))) }
-        if let v = firstNumber(p.dngValue("iso")) { out.append(("isoSpeed", .float(Float(v)))) }
-        if case .text(let date)? = p.dngValue("dateTimeOriginal"), isEXRDate(date) {
-            out.append(("capDate", .string(date)))
+        if !items.isEmpty || itemPrefix == dngPrefix {
+            out.append((listName, .string(kinds.joined(separator: ","))))
         }
-        return out
     }
 
     private static func firstNumber(_ value: MetadataValue?) -> Double? {
@@ -153,26 +166,28 @@ enum EXRMetadata {
             whiteXY: doubles(prefix + "whiteXY"),
             cameraNeutral: doubles(prefix + "cameraNeutral"),
             cameraToOutput: doubles(prefix + "cameraToOutput"),
-            dng: dngItems(attributes))
+            dng: items(attributes, prefix: dngPrefix, listName: prefix + "dngItems"),
+            processing: items(attributes, prefix: processingPrefix, listName: prefix + "processingItems"))
         return (encoding, exposure, provenance)
     }
 
-    /// The `dng:` attributes as metadata items, in the order and with the kinds recorded in
-    /// `sceneLinear:dngItems` (sorted by key, kinds guessed from the EXR types, when absent).
-    private static func dngItems(_ attributes: [String: EXRAttributeValue]) -> [MetadataItem] {
+    /// The attributes named `itemPrefix + key` as metadata items, in the order and with the
+    /// kinds recorded in `listName` (sorted by key, kinds guessed from the EXR types, when absent).
+    private static func items(_ attributes: [String: EXRAttributeValue], prefix itemPrefix: String,
+                              listName: String) -> [MetadataItem] {
         var listed: [(String, String?)] = []
-        if case .string(let list)? = attributes[prefix + "dngItems"] {
+        if case .string(let list)? = attributes[listName] {
             for entry in list.split(separator: ",") {
                 let parts = entry.split(separator: ":", maxSplits: 1).map(String.init)
                 if parts.count == 2 { listed.append((parts[0], parts[1])) }
             }
         } else {
-            listed = attributes.keys.filter { $0.hasPrefix(dngPrefix) }.sorted()
-                .map { (String($0.dropFirst(dngPrefix.count)), nil) }
+            listed = attributes.keys.filter { $0.hasPrefix(itemPrefix) }.sorted()
+                .map { (String($0.dropFirst(itemPrefix.count)), nil) }
         }
         var items: [MetadataItem] = []
         for (key, kind) in listed {
-            guard let value = attributes[dngPrefix + key] else { continue }
+            guard let value = attributes[itemPrefix + key] else { continue }
             let metadata: MetadataValue?
             switch (value, kind) {
             case (.string(let s), _): metadata = .text(s)

@@ -178,7 +178,10 @@ private struct HDF5Writer {
 
         try writeImage(file, halves)
         if let mask = image.clipMask { try writeClipMask(file, mask) }
-        try writeDNG(file)
+        try writeItems(image.provenance.dng, group: "dng", in: file)
+        if !image.provenance.processing.isEmpty {
+            try writeItems(image.provenance.processing, group: "processing", in: file)
+        }
         try s.check(file.close(), "H5Fclose")
     }
 
@@ -262,16 +265,17 @@ private struct HDF5Writer {
         try s.check(dataset.close(), "H5Dclose (/clip_mask)")
     }
 
-    private func writeDNG(_ file: H5Handle) throws {
+    /// Writes `items` as the attributes of a new group `name`, keeping their order.
+    private func writeItems(_ items: [MetadataItem], group name: String, in file: H5Handle) throws {
         let s = session
         let gcpl = try s.plist(H5Pcreate(chdf5_P_GROUP_CREATE()), "H5Pcreate")
         try s.check(H5Pset_attr_creation_order(gcpl.id, chdf5_P_CRT_ORDER_TRACKED_INDEXED()), "H5Pset_attr_creation_order")
-        let group = try s.handle(H5Gcreate2(file.id, "dng", chdf5_P_DEFAULT(), gcpl.id, chdf5_P_DEFAULT()),
-                                 "H5Gcreate2 (/dng)", closer: H5Gclose)
-        for item in image.provenance.dng {
+        let group = try s.handle(H5Gcreate2(file.id, name, chdf5_P_DEFAULT(), gcpl.id, chdf5_P_DEFAULT()),
+                                 "H5Gcreate2 (/\(name))", closer: H5Gclose)
+        for item in items {
             try s.set(group, item.key, item.value)
         }
-        try s.check(group.close(), "H5Gclose (/dng)")
+        try s.check(group.close(), "H5Gclose (/\(name))")
     }
 }
 
@@ -316,11 +320,13 @@ private struct HDF5Reader {
             mask = values
         }
 
-        var dng: [MetadataItem] = []
-        if exists("dng") {
-            let group = try s.handle(H5Gopen2(file.id, "dng", chdf5_P_DEFAULT()), "H5Gopen2 (/dng)", closer: H5Gclose)
-            dng = try s.attributes(group).map { MetadataItem($0.0, $0.1) }
+        func items(_ name: String) throws -> [MetadataItem] {
+            guard exists(name) else { return [] }
+            let group = try s.handle(H5Gopen2(file.id, name, chdf5_P_DEFAULT()), "H5Gopen2 (/\(name))", closer: H5Gclose)
+            return try s.attributes(group).map { MetadataItem($0.0, $0.1) }
         }
+        let dng = try items("dng")
+        let processing = try items("processing")
 
         func text(_ d: [String: MetadataValue], _ key: String) -> String? {
             if case .text(let t)? = d[key] { return t }
@@ -347,7 +353,7 @@ private struct HDF5Reader {
             sourceIFD: text(rootAttributes, "source_ifd") ?? "",
             whiteBalanceSource: text(imageAttributes, "white_balance_source") ?? "",
             whiteXY: doubles("white_xy"), cameraNeutral: doubles("camera_neutral"),
-            cameraToOutput: doubles("camera_to_output"), dng: dng)
+            cameraToOutput: doubles("camera_to_output"), dng: dng, processing: processing)
         return SceneLinearImage(pixels: ImageBuffer(width: width, height: height, channels: 3, samples: samples),
                                 clipMask: mask, encoding: encoding, exposure: exposure, provenance: provenance)
     }

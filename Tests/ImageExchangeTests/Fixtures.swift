@@ -42,7 +42,9 @@ enum Fixture {
                         software: SceneLinearVersion.software, sourceIFD: "IFD0/SubIFD0",
                         whiteBalanceSource: "AsShotNeutral", whiteXY: [0.3457, 0.3585],
                         cameraNeutral: [0.47, 1, 0.61],
-                        cameraToOutput: [1.7, -0.5, -0.2, -0.21, 1.42, -0.21, 0.03, -0.4, 1.37], dng: dng)
+                        cameraToOutput: [1.7, -0.5, -0.2, -0.21, 1.42, -0.21, 0.03, -0.4, 1.37], dng: dng,
+                        processing: [MetadataItem("crop", .integers([2, 4, 35, 57])), MetadataItem("orientation", .integer(6)),
+                                     MetadataItem("demosaic", .text("superpixel"))])
     }
 
     static func image(width: Int = 61, height: Int = 37, seed: UInt64 = 7, encoding: ColorEncoding = .linearRec2020,
