@@ -37,6 +37,8 @@ let package = Package(
         .target(name: "Linearize", dependencies: ["ImageCore", "DNGContainer", "RawDecode"]),
         // The DNG colour model: camera → XYZ D50 → linear Rec.2020.
         .target(name: "DNGColor", dependencies: ["ImageCore", "DNGContainer", "Linearize"]),
+        // Output geometry: DefaultCrop, DefaultUserCrop, DefaultScale, Orientation.
+        .target(name: "ImageGeometry", dependencies: ["ImageCore", "DNGContainer"]),
         // EXR and HDF5 writers and readers.
         .target(name: "ImageExchange", dependencies: ["ImageCore", "COpenEXR", "CHDF5", "CZlib"]),
         // DNG writer through libtiff (test fixtures, samples; grows into simulated capture).
@@ -45,7 +47,7 @@ let package = Package(
         .target(
             name: "SceneLinearKit",
             dependencies: [
-                "ImageCore", "DNGContainer", "RawDecode", "Linearize", "DNGColor", "ImageExchange",
+                "ImageCore", "DNGContainer", "RawDecode", "Linearize", "DNGColor", "ImageGeometry", "ImageExchange",
                 "DNGWriter",
             ]),
         // The command-line tool.
@@ -64,6 +66,7 @@ let package = Package(
         .testTarget(name: "RawDecodeTests", dependencies: ["RawDecode", "DNGWriter", "TestSupport"]),
         .testTarget(name: "LinearizeTests", dependencies: ["Linearize", "DNGWriter", "TestSupport"]),
         .testTarget(name: "DNGColorTests", dependencies: ["DNGColor", "DNGContainer", "TestSupport"]),
+        .testTarget(name: "ImageGeometryTests", dependencies: ["ImageGeometry", "DNGContainer", "TestSupport"]),
         .testTarget(name: "ImageExchangeTests", dependencies: ["ImageExchange", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SceneLinearKit", "TestSupport"]),
     ]

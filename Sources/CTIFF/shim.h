@@ -57,6 +57,7 @@ static const TIFFFieldInfo ctiff_dng_fields[] = {
     {51041, -1, -1, TIFF_DOUBLE, FIELD_CUSTOM, 1, 1, (char *)"NoiseProfile"},
     {51109, 1, 1, TIFF_SRATIONAL, FIELD_CUSTOM, 1, 0, (char *)"BaselineExposureOffset"},
     {51110, 1, 1, TIFF_LONG, FIELD_CUSTOM, 1, 0, (char *)"DefaultBlackRender"},
+    {51125, 4, 4, TIFF_RATIONAL, FIELD_CUSTOM, 1, 0, (char *)"DefaultUserCrop"},
     {52525, -3, -3, TIFF_UNDEFINED, FIELD_CUSTOM, 1, 1, (char *)"ProfileGainTableMap"},
     {52526, -1, -1, TIFF_ASCII, FIELD_CUSTOM, 1, 0, (char *)"SemanticName"},
     {52528, -1, -1, TIFF_ASCII, FIELD_CUSTOM, 1, 0, (char *)"SemanticInstanceID"},

@@ -245,6 +245,12 @@ public enum DNGWriter {
         if let v = d.blackLevelDeltaV { try t.numbers(50716, v) }
         try t.numbers(50717, d.whiteLevel.map(Double.init))
         if let a = d.activeArea { try t.numbers(50829, [a.top, a.left, a.bottom, a.right].map(Double.init)) }
+        if let crop = d.defaultCrop {
+            try t.numbers(50719, crop.origin)
+            try t.numbers(50720, crop.size)
+        }
+        if let v = d.defaultUserCrop { try t.numbers(51125, v) }
+        if let v = d.defaultScale { try t.numbers(50718, v) }
         if let n = d.noiseProfile { try t.numbers(51041, n) }
         for (i, block) in blocks.enumerated() {
             let written = block.withUnsafeBytes { raw -> Int in

@@ -74,6 +74,12 @@ public struct RawDNG: Sendable {
     public var blackLevelDeltaV: [Double]?
     public var whiteLevel: [Int] = [65535, 65535, 65535]
     public var activeArea: PixelRect?
+    /// DefaultCropOrigin (H, V) and DefaultCropSize (H, V), relative to the ActiveArea.
+    public var defaultCrop: (origin: [Double], size: [Double])?
+    /// DefaultUserCrop: top, left, bottom, right as fractions of the default crop.
+    public var defaultUserCrop: [Double]?
+    /// DefaultScale (H, V).
+    public var defaultScale: [Double]?
     /// NoiseProfile pairs (S, O), one pair or one per plane.
     public var noiseProfile: [Double]?
 

@@ -3,6 +3,7 @@
 import Foundation
 @_exported import ImageCore
 @_exported import ImageExchange
+@_exported import ImageGeometry
 @_exported import Linearize
 @_exported import RawDecode
 
@@ -13,6 +14,10 @@ public struct DevelopOptions: Sendable {
     /// Linear Rec.2020 (default) or white-balanced camera RGB.
     public var encoding: ColorEncoding = .linearRec2020
     public var whiteBalance: WhiteBalance = .asShot
+    /// Which crop to apply (DefaultCrop and DefaultUserCrop by default).
+    public var crop: CropMode = .user
+    /// Rotate/mirror to the display orientation (TIFF Orientation, tag 274).
+    public var applyOrientation = true
     public var limits = DecodeLimits()
 
     public init(exposure: ExposureMode = .none, encoding: ColorEncoding = .linearRec2020, whiteBalance: WhiteBalance = .asShot) {
@@ -29,6 +34,7 @@ public struct StageTimings: Sendable, Codable {
     public var stage1 = 0.0
     public var stage2 = 0.0
     public var color = 0.0
+    public var geometry = 0.0
     public var export: [String: Double] = [:]
 }
 
@@ -39,6 +45,8 @@ public struct DevelopedImage: Sendable {
     public let rawIFD: ImageIFD
     public let mapping: LinearizationMapping
     public let color: ColorTransform
+    /// The crop, scale and orientation applied.
+    public let geometry: GeometryPlan
     public var timings: StageTimings
 }
 
@@ -68,10 +76,15 @@ public enum Pipeline {
         let exposure = exposureScaling(options.exposure, metadata: dng.metadata)
         let sha = measure(&timings.hash) { SHA256Digest.hex(of: dng.file.data) }
         let provenance = Self.provenance(dng: dng, raw: raw, mapping: linear.mapping, color: color, sha256: sha)
-        let image = measure(&timings.color) {
+        let converted = measure(&timings.color) {
             ColorConversion.apply(color, exposure: exposure, to: linear, provenance: provenance)
         }
-        return DevelopedImage(image: image, dng: dng, rawIFD: raw, mapping: linear.mapping, color: color, timings: timings)
+        let plan = try ImageGeometry.plan(ifd: raw, orientation: dng.metadata.orientation, width: converted.width,
+                                          height: converted.height, crop: options.crop,
+                                          applyOrientation: options.applyOrientation, path: path)
+        let image = measure(&timings.geometry) { ImageGeometry.apply(plan, to: converted) }
+        return DevelopedImage(image: image, dng: dng, rawIFD: raw, mapping: linear.mapping, color: color,
+                              geometry: plan, timings: timings)
     }
 
     /// The exposure factor of a mode for this file.

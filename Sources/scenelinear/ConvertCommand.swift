@@ -4,6 +4,7 @@ import SceneLinearKit
 
 extension ExposureMode: ExpressibleByArgument {}
 extension EXRCompression: ExpressibleByArgument {}
+extension CropMode: ExpressibleByArgument {}
 
 /// The colour output choices of `convert`.
 enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
@@ -17,8 +18,10 @@ extension SceneLinearCommand {
             abstract: "Convert a DNG to scene-linear half-float OpenEXR and/or HDF5.",
             discussion: """
                 The main raw image is decoded (lossless JPEG or uncompressed), mapped to linear \
-                reference values (LinearizationTable, BlackLevel, WhiteLevel, ActiveArea), and \
-                converted by the DNG colour model to extended linear Rec.2020 (D65). Nothing is \
+                reference values (LinearizationTable, BlackLevel, WhiteLevel, ActiveArea), \
+                converted by the DNG colour model to extended linear Rec.2020 (D65), cropped \
+                (DefaultCrop, DefaultUserCrop), scaled to square pixels (DefaultScale) and turned \
+                to the display orientation (Orientation). Nothing is \
                 clipped except Stage 2 values at or above the white level, which are set to 1.0 \
                 and flagged in the clip mask (/clip_mask in HDF5; EXR channel mask.clipped.Y with \
                 --exr-clip-mask). Outputs are written to a temporary file and renamed on success.
@@ -44,6 +47,12 @@ extension SceneLinearCommand {
 
         @Option(help: "White balance: as-shot (AsShotNeutral/AsShotWhiteXY), d50, d55, d65, or a chromaticity x,y.")
         var whiteBalance: String = "as-shot"
+
+        @Option(help: "Crop: user (DefaultCrop then DefaultUserCrop), default (DefaultCrop only) or none (the whole ActiveArea).")
+        var crop: CropMode = .user
+
+        @Flag(help: "Keep the sensor orientation instead of rotating/mirroring by the Orientation tag.")
+        var noOrientation = false
 
         @Option(help: "EXR compression: \(EXRCompression.allCases.map(\.rawValue).joined(separator: ", ")) (all lossless).")
         var exrCompression: EXRCompression = EXROptions().compression
@@ -101,7 +110,8 @@ extension SceneLinearCommand {
                                                        formats: try parsedFormats())
                 var options = DevelopOptions(exposure: exposure, encoding: color == .rec2020 ? .linearRec2020 : .cameraNative,
                                              whiteBalance: try parsedWhiteBalance())
-                options.limits = DecodeLimits()
+                options.crop = crop
+                options.applyOrientation = !noOrientation
                 var developed = try Pipeline.develop(path: file, options: options)
                 let export = ExportOptions(
                     exr: EXROptions(compression: exrCompression, includeClipMask: exrClipMask),
@@ -126,11 +136,13 @@ extension SceneLinearCommand {
                     "exposureScaling": image.exposure.mode.rawValue, "exposureFactor": image.exposure.factor,
                     "whiteBalance": image.provenance.whiteBalanceSource, "whiteXY": image.provenance.whiteXY,
                     "clippedPixels": image.clippedPixelCount, "outputs": written,
+                    "crop": [d.geometry.crop.top, d.geometry.crop.left, d.geometry.crop.bottom, d.geometry.crop.right],
+                    "orientation": d.geometry.orientation,
                 ]
                 if timings {
                     let t = d.timings
                     payload["timings"] = ["container": t.container, "hash": t.hash, "stage1": t.stage1, "stage2": t.stage2,
-                                          "color": t.color, "export": t.export]
+                                          "color": t.color, "geometry": t.geometry, "export": t.export]
                 }
                 if let data = try? JSONSerialization.data(withJSONObject: payload, options: [.prettyPrinted, .sortedKeys]) {
                     print(String(decoding: data, as: UTF8.self))
@@ -144,7 +156,7 @@ extension SceneLinearCommand {
             if timings {
                 let t = d.timings
                 let exports = t.export.sorted { $0.key < $1.key }.map { String(format: "%@ %.3f s", $0.key, $0.value) }.joined(separator: ", ")
-                print(String(format: "timings: container %.3f s, hash %.3f s, stage 1 %.3f s, stage 2 %.3f s, colour %.3f s", t.container, t.hash, t.stage1, t.stage2, t.color) + (exports.isEmpty ? "" : ", " + exports))
+                print(String(format: "timings: container %.3f s, hash %.3f s, stage 1 %.3f s, stage 2 %.3f s, colour %.3f s, geometry %.3f s", t.container, t.hash, t.stage1, t.stage2, t.color, t.geometry) + (exports.isEmpty ? "" : ", " + exports))
             }
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import DNGWriter
 @testable import SceneLinearKit
+@testable import ImageGeometry
 import TestSupport
 
 /// The whole pipeline against DNGs written by the project's own writer, whose correct
@@ -120,5 +121,32 @@ import TestSupport
         #expect(abs(baseline.exposure.factor - pow(2, -0.5)) < 1e-6)
         #expect(abs(Double(baseline.pixels.samples[0]) / Double(none.pixels.samples[0]) - pow(2, -0.5)) < 1e-5)
         #expect(abs(Double(none.pixels.samples[0]) - 30000.0 / 65535) < 1e-6)
+    }
+}
+
+/// DefaultCrop, DefaultUserCrop and Orientation applied to the whole pipeline's output.
+@Suite struct GeometryPipelineTests {
+    @Test(arguments: [1, 3, 6, 8])
+    func cropAndOrientation(orientation: Int) throws {
+        let dir = TestData.temporaryDirectory("geometry")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var chart = try TestChart.make(width: 128, height: 96, compression: .uncompressed, tileSize: (64, 48))
+        chart.dng.orientation = orientation
+        chart.dng.defaultCrop = (origin: [8, 4], size: [112, 88])
+        chart.dng.defaultUserCrop = [0.25, 0.125, 0.75, 0.875]
+        let path = dir.appendingPathComponent("g.dng").path
+        try DNGWriter.write(chart.dng, to: path)
+        let full = try Pipeline.develop(path: path, options: { var o = DevelopOptions(); o.crop = .none; o.applyOrientation = false; return o }())
+        let developed = try Pipeline.develop(path: path)
+        // User crop of the default crop: rows 4 + 22...4 + 66, columns 8 + 14...8 + 98.
+        let crop = PixelRect(top: 26, left: 22, bottom: 70, right: 106)
+        #expect(developed.geometry.crop == crop)
+        let expected = ImageGeometry.orient(ImageGeometry.crop(full.image.pixels, to: crop), orientation)
+        #expect(developed.image.pixels.samples == expected.samples)
+        #expect(developed.image.width == expected.width && developed.image.height == expected.height)
+        let swapped = orientation >= 5
+        #expect(developed.image.width == (swapped ? 44 : 84))
+        let keep = try Pipeline.develop(path: path, options: { var o = DevelopOptions(); o.applyOrientation = false; return o }())
+        #expect(keep.image.width == 84 && keep.image.height == 44)
     }
 }
