@@ -43,18 +43,22 @@ let package = Package(
         .target(name: "ImageExchange", dependencies: ["ImageCore", "COpenEXR", "CHDF5", "CZlib"]),
         // DNG writer through libtiff (test fixtures, samples; grows into simulated capture).
         .target(name: "DNGWriter", dependencies: ["ImageCore", "LosslessJPEG", "CTIFF"]),
+        // Measurements: region statistics, histograms, radiance ratios with uncertainty.
+        .target(name: "Analysis", dependencies: ["ImageCore"]),
+        // Simulated captures with known ground-truth radiance.
+        .target(name: "CaptureSimulation", dependencies: ["ImageCore", "DNGWriter"]),
         // The pipeline façade that ties the stages together.
         .target(
             name: "SceneLinearKit",
             dependencies: [
                 "ImageCore", "DNGContainer", "RawDecode", "Linearize", "DNGColor", "ImageGeometry", "ImageExchange",
-                "DNGWriter",
+                "DNGWriter", "CaptureSimulation", "Analysis",
             ]),
         // The command-line tool.
         .executableTarget(
             name: "scenelinear",
             dependencies: [
-                "SceneLinearKit",
+                "SceneLinearKit", "CaptureSimulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 

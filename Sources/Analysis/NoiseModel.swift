@@ -1,0 +1,62 @@
+import Foundation
+import ImageCore
+
+/// Per-pixel noise variance of a scene-linear image, from the DNG NoiseProfile (tag 51041).
+///
+/// The NoiseProfile gives, for each camera plane j, the variance of a linear reference
+/// value x: `σ²_j(x) = S_j · x + O_j` (DNG 1.7.1 p.59). The output is
+/// `out = f · M · x` (f = exposure factor, M = camera→output matrix), so with independent
+/// planes the variance of output channel i is `f² · Σ_j M_ij² · σ²_j(x_j) · k_j`, where
+/// `x = M⁻¹ · out / f` and k_j is a plane's variance scale (1, or 1/2 for the green of a
+/// 2×2 superpixel, which averages two samples). Luminance Y = w · out has variance
+/// `f² · Σ_j (Σ_i w_i M_ij)² · σ²_j · k_j`. The shot term uses x as measured, negative
+/// values included: the variance is linear in x, so summed over a region it is unbiased
+/// (clamping noisy x at 0 would overestimate the noise of dark regions), although a single
+/// dark pixel's value can fall below O.
+public struct NoiseModel: Sendable, Equatable {
+    public var scale: [Double]
+    public var offset: [Double]
+    public var cameraToOutput: Matrix3
+    public var exposureFactor: Double
+    public var planeVarianceScale: [Double]
+
+    /// - Parameters:
+    ///   - noiseProfile: S₁, O₁[, S₂, O₂, S₃, O₃] (one pair applies to all planes).
+    /// - Returns: `nil` when the profile is missing, malformed, or the matrix is singular.
+    public init?(noiseProfile: [Double]?, cameraToOutput: [Double], exposureFactor: Double,
+                 planeVarianceScale: [Double] = [1, 1, 1]) {
+        guard let p = noiseProfile, p.count == 2 || p.count == 6, p.allSatisfy({ $0.isFinite && $0 >= 0 }),
+              cameraToOutput.count == 9, Matrix3(cameraToOutput).inverse != nil, exposureFactor > 0 else { return nil }
+        scale = p.count == 2 ? [p[0], p[0], p[0]] : [p[0], p[2], p[4]]
+        offset = p.count == 2 ? [p[1], p[1], p[1]] : [p[1], p[3], p[5]]
+        self.cameraToOutput = Matrix3(cameraToOutput)
+        self.exposureFactor = exposureFactor
+        self.planeVarianceScale = planeVarianceScale
+    }
+
+    /// Camera-plane variances of a pixel whose output is `rgb`.
+    func planeVariances(_ rgb: SIMD3<Double>, inverse: Matrix3) -> SIMD3<Double> {
+        let x = inverse * (rgb / exposureFactor)
+        return SIMD3((0..<3).map { j in (scale[j] * x[j] + offset[j]) * planeVarianceScale[j] })
+    }
+
+    /// Variance of each output channel and of Y (weights `luminance`) for one pixel.
+    public func variance(ofOutput rgb: SIMD3<Double>, luminance: SIMD3<Double> = Rec2020.luminanceWeights) -> (rgb: SIMD3<Double>, y: Double) {
+        let inverse = cameraToOutput.inverse!
+        let v = planeVariances(rgb, inverse: inverse)
+        let f2 = exposureFactor * exposureFactor
+        var out = SIMD3<Double>()
+        for i in 0..<3 {
+            var s = 0.0
+            for j in 0..<3 { s += cameraToOutput[i, j] * cameraToOutput[i, j] * v[j] }
+            out[i] = f2 * s
+        }
+        var y = 0.0
+        for j in 0..<3 {
+            var coefficient = 0.0
+            for i in 0..<3 { coefficient += luminance[i] * cameraToOutput[i, j] }
+            y += coefficient * coefficient * v[j]
+        }
+        return (out, f2 * y)
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import ImageCore
+
+/// A scene with known radiance, described in a small JSON format so users can write their own.
+///
+/// Radiance is linear Rec.2020 RGB (D65 white) in the scene's `unit`: `relative` values
+/// (1.0 = a neutral that the default exposure puts just at the sensor's white level) or
+/// `absolute` luminance-scaled values in cd/m² (the Y of a neutral of value L is L cd/m²).
+///
+/// ```json
+/// { "name": "example", "width": 800, "height": 600, "unit": "relative",
+///   "background": [0.18, 0.18, 0.18],
+///   "elements": [
+///     { "type": "rect", "name": "sky", "rect": [0, 0, 0.4, 1], "rgb": [0.10, 0.14, 0.22] },
+///     { "type": "disk", "name": "sun", "center": [0.7, 0.2], "radius": 0.05, "rgb": [0.9, 0.85, 0.7] },
+///     { "type": "ramp", "name": "grey", "rect": [0.4, 0, 0.6, 1], "steps": 16, "top": 0.95, "rgb": [1, 1, 1] },
+///     { "type": "gradient", "rect": [0.6, 0, 1, 1], "from": [0.01, 0.01, 0.01], "to": [0.5, 0.5, 0.5], "log": true }
+///   ] }
+/// ```
+/// Rectangles are `[top, left, bottom, right]`, centres `[x, y]` and radii as fractions of
+/// the image (height for y and radius). Later elements paint over earlier ones. Every
+/// `rect`, `disk` and ramp step becomes a named patch of known radiance for validation
+/// (ramp steps are named `<name>/<step>`; gradients are not patches).
+public struct SceneDescription: Codable, Sendable, Equatable {
+    public enum Unit: String, Codable, Sendable { case relative, absolute }
+
+    public struct Element: Codable, Sendable, Equatable {
+        /// "rect", "disk", "ramp" (equal steps one stop apart, darkest on the left) or "gradient".
+        public var type: String
+        public var name: String?
+        public var rect: [Double]?
+        public var center: [Double]?
+        public var radius: Double?
+        public var rgb: [Double]?
+        /// Ramp: number of steps (one stop apart) and the value of the brightest step.
+        public var steps: Int?
+        public var top: Double?
+        /// Gradient: left and right colours; `log` interpolates in log space.
+        public var from: [Double]?
+        public var to: [Double]?
+        public var log: Bool?
+
+        public init(type: String, name: String? = nil, rect: [Double]? = nil, center: [Double]? = nil, radius: Double? = nil,
+                    rgb: [Double]? = nil, steps: Int? = nil, top: Double? = nil, from: [Double]? = nil, to: [Double]? = nil,
+                    log: Bool? = nil) {
+            self.type = type
+            self.name = name
+            self.rect = rect
+            self.center = center
+            self.radius = radius
+            self.rgb = rgb
+            self.steps = steps
+            self.top = top
+            self.from = from
+            self.to = to
+            self.log = log
+        }
+    }
+
+    public var name: String
+    public var width: Int
+    public var height: Int
+    public var unit: Unit
+    public var background: [Double]
+    public var elements: [Element]
+
+    enum CodingKeys: String, CodingKey { case name, width, height, unit, background, elements }
+
+    /// Decodes a scene; `unit` defaults to relative, `background` to black.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        width = try c.decode(Int.self, forKey: .width)
+        height = try c.decode(Int.self, forKey: .height)
+        unit = try c.decodeIfPresent(Unit.self, forKey: .unit) ?? .relative
+        background = try c.decodeIfPresent([Double].self, forKey: .background) ?? [0, 0, 0]
+        elements = try c.decodeIfPresent([Element].self, forKey: .elements) ?? []
+    }
+
+    public init(name: String, width: Int, height: Int, unit: Unit = .relative, background: [Double], elements: [Element]) {
+        self.name = name
+        self.width = width
+        self.height = height
+        self.unit = unit
+        self.background = background
+        self.elements = elements
+    }
+}
+
+/// A region of a rendered scene with one known radiance.
+public struct Patch: Codable, Sendable, Equatable {
+    public var name: String
+    /// Pixel rectangle for rectangles and ramp steps; the bounding box for disks.
+    public var rect: PixelRect
+    /// True for disks: only pixels within `radius` of the centre belong to the patch.
+    public var disk: Bool
+    public var rgb: [Double]
+
+    /// Whether pixel (row, column) belongs to the patch; `inset` pixels are kept clear of
+    /// the edges (for measurements unaffected by demosaicing or resampling at the border).
+    public func contains(row: Int, column: Int, inset: Int = 0) -> Bool {
+        guard row >= rect.top + inset, row < rect.bottom - inset, column >= rect.left + inset, column < rect.right - inset else {
+            return false
+        }
+        guard disk else { return true }
+        let cx = Double(rect.left + rect.right) / 2, cy = Double(rect.top + rect.bottom) / 2
+        let r = Double(rect.width) / 2 - Double(inset)
+        let dx = Double(column) + 0.5 - cx, dy = Double(row) + 0.5 - cy
+        return dx * dx + dy * dy <= r * r
+    }
+}
+
+/// Why a scene could not be built.
+public struct SceneError: SceneLinearFailure, Equatable {
+    public let reason: String
+    public init(reason: String) { self.reason = reason }
+    public var category: FailureCategory { .corruptData }
+    public var description: String { "invalid scene: \(reason)" }
+}
+
+/// A scene rendered to pixels: linear Rec.2020 radiance per pixel and its patches.
+public struct RenderedScene: Sendable {
+    public var description: SceneDescription
+    /// Radiance, RGB interleaved, `Double`.
+    public var radiance: ImageBuffer<Double>
+    public var patches: [Patch]
+
+    /// Renders `description`.
+    /// - Throws: `SceneError` for missing or malformed element fields.
+    public init(_ description: SceneDescription) throws {
+        let w = description.width, h = description.height
+        guard (16...20000).contains(w), (16...20000).contains(h) else {
+            throw SceneError(reason: "size \(w)×\(h) (16...20000 per side)")
+        }
+        func rgb(_ v: [Double]?, _ what: String) throws -> SIMD3<Double> {
+            guard let v, v.count == 3, v.allSatisfy({ $0.isFinite }) else { throw SceneError(reason: "\(what) needs rgb [r, g, b]") }
+            return SIMD3(v[0], v[1], v[2])
+        }
+        func rect(_ v: [Double]?, _ what: String) throws -> PixelRect {
+            guard let v, v.count == 4, v[0] < v[2], v[1] < v[3] else {
+                throw SceneError(reason: "\(what) needs rect [top, left, bottom, right] with top < bottom, left < right")
+            }
+            // Fractions (all ≤ 1) or pixels.
+            let fractional = v.allSatisfy { $0 <= 1 }
+            let r = fractional
+                ? PixelRect(top: Int((v[0] * Double(h)).rounded()), left: Int((v[1] * Double(w)).rounded()),
+                            bottom: Int((v[2] * Double(h)).rounded()), right: Int((v[3] * Double(w)).rounded()))
+                : PixelRect(top: Int(v[0]), left: Int(v[1]), bottom: Int(v[2]), right: Int(v[3]))
+            let clamped = PixelRect(top: max(0, r.top), left: max(0, r.left), bottom: min(h, r.bottom), right: min(w, r.right))
+            guard !clamped.isEmpty else { throw SceneError(reason: "\(what) covers no pixels") }
+            return clamped
+        }
+        var pixels = [Double](repeating: 0, count: w * h * 3)
+        let background = try rgb(description.background, "background")
+        for i in 0..<(w * h) {
+            pixels[3 * i] = background.x
+            pixels[3 * i + 1] = background.y
+            pixels[3 * i + 2] = background.z
+        }
+        func fill(_ r: PixelRect, _ value: (Int, Int) -> SIMD3<Double>?) {
+            for y in r.top..<r.bottom {
+                for x in r.left..<r.right {
+                    guard let v = value(y, x) else { continue }
+                    pixels[3 * (y * w + x)] = v.x
+                    pixels[3 * (y * w + x) + 1] = v.y
+                    pixels[3 * (y * w + x) + 2] = v.z
+                }
+            }
+        }
+        var patches: [Patch] = []
+        for (index, e) in description.elements.enumerated() {
+            let label = e.name ?? "\(e.type)\(index)"
+            switch e.type {
+            case "rect":
+                let r = try rect(e.rect, label)
+                let v = try rgb(e.rgb, label)
+                fill(r) { _, _ in v }
+                patches.append(Patch(name: label, rect: r, disk: false, rgb: [v.x, v.y, v.z]))
+            case "disk":
+                guard let c = e.center, c.count == 2, let radius = e.radius, radius > 0 else {
+                    throw SceneError(reason: "\(label) needs center [x, y] and radius")
+                }
+                let v = try rgb(e.rgb, label)
+                let cx = c[0] * Double(w), cy = c[1] * Double(h), rr = radius * Double(h)
+                let box = PixelRect(top: max(0, Int((cy - rr).rounded(.down))), left: max(0, Int((cx - rr).rounded(.down))),
+                                    bottom: min(h, Int((cy + rr).rounded(.up))), right: min(w, Int((cx + rr).rounded(.up))))
+                guard !box.isEmpty else { throw SceneError(reason: "\(label) lies outside the image") }
+                let patch = Patch(name: label, rect: PixelRect(top: Int((cy - rr).rounded()), left: Int((cx - rr).rounded()),
+                                                               bottom: Int((cy + rr).rounded()), right: Int((cx + rr).rounded())),
+                                  disk: true, rgb: [v.x, v.y, v.z])
+                fill(box) { y, x in patch.contains(row: y, column: x) ? v : nil }
+                patches.append(patch)
+            case "ramp":
+                let r = try rect(e.rect, label)
+                let v = try rgb(e.rgb, label)
+                guard let steps = e.steps, (1...40).contains(steps), let top = e.top, top > 0 else {
+                    throw SceneError(reason: "\(label) needs steps (1...40) and top > 0")
+                }
+                for s in 0..<steps {
+                    let left = r.left + r.width * s / steps, right = r.left + r.width * (s + 1) / steps
+                    guard right > left else { continue }
+                    let value = v * (top * pow(2, Double(s - steps + 1)))
+                    let step = PixelRect(top: r.top, left: left, bottom: r.bottom, right: right)
+                    fill(step) { _, _ in value }
+                    patches.append(Patch(name: "\(label)/\(s)", rect: step, disk: false, rgb: [value.x, value.y, value.z]))
+                }
+            case "gradient":
+                let r = try rect(e.rect, label)
+                let a = try rgb(e.from, label + " from"), b = try rgb(e.to, label + " to")
+                let logarithmic = e.log ?? false
+                if logarithmic && (a.min() <= 0 || b.min() <= 0) {
+                    throw SceneError(reason: "\(label): a log gradient needs positive colours")
+                }
+                fill(r) { _, x in
+                    let t = r.width > 1 ? Double(x - r.left) / Double(r.width - 1) : 0
+                    if logarithmic {
+                        return SIMD3(exp(Foundation.log(a.x) * (1 - t) + Foundation.log(b.x) * t),
+                                     exp(Foundation.log(a.y) * (1 - t) + Foundation.log(b.y) * t),
+                                     exp(Foundation.log(a.z) * (1 - t) + Foundation.log(b.z) * t))
+                    }
+                    return a * (1 - t) + b * t
+                }
+            default:
+                throw SceneError(reason: "unknown element type \"\(e.type)\" (rect, disk, ramp, gradient)")
+            }
+        }
+        self.description = description
+        radiance = ImageBuffer(width: w, height: h, channels: 3, samples: pixels)
+        self.patches = patches
+    }
+
+    /// A scene from a radiance map (linear Rec.2020 values), e.g. read from an EXR or HDF5.
+    public init(name: String, radiance: ImageBuffer<Double>, unit: SceneDescription.Unit = .relative) {
+        description = SceneDescription(name: name, width: radiance.width, height: radiance.height, unit: unit,
+                                       background: [0, 0, 0], elements: [])
+        self.radiance = radiance
+        patches = []
+    }
+}

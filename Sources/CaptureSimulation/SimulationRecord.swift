@@ -1,0 +1,90 @@
+import Foundation
+import ImageCore
+
+/// Everything needed to know the truth of a simulated capture, written next to it as
+/// `<name>.truth.json`: the scene, the camera, the factor from radiance to output and the
+/// patches in output pixel coordinates.
+public struct SimulationRecord: Codable, Sendable, Equatable {
+    /// "scenelinear.simulation/1".
+    public var schema = "scenelinear.simulation/1"
+    public var software = SceneLinearVersion.software
+    public var scene: SceneDescription
+    public var camera: CameraModel
+    /// Decoded output = radiance × this (linear Rec.2020, no exposure scaling).
+    public var radianceToOutput: Double
+    /// NoiseProfile written into the DNG.
+    public var noiseProfile: [Double]
+    /// LinearizationTable knee and length when companding was used.
+    public var compandingKnee: Int?
+    public var compandingCodes: Int?
+    /// The patches (full-resolution pixel coordinates; halve them for superpixel output).
+    public var patches: [Patch]
+    /// Files written with it, by role ("dng", "truth-exr", "truth-hdf5", "expected-hdf5").
+    public var files: [String: String]
+
+    public init(capture: SimulatedCapture, files: [String: String]) {
+        scene = capture.scene.description
+        camera = capture.camera
+        radianceToOutput = capture.radianceToOutput
+        noiseProfile = capture.camera.noiseProfile
+        if let bits = capture.camera.companding {
+            let curve = CompandingCurve(codeBits: bits, maximum: Int(capture.camera.whiteLevel))
+            compandingKnee = curve.knee
+            compandingCodes = curve.codes
+        }
+        patches = capture.scene.patches
+        self.files = files
+    }
+
+    /// Reads a record.
+    /// - Throws: `SceneError` when the file is missing or not a simulation record.
+    public static func read(_ path: String) throws -> SimulationRecord {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SceneError(reason: "cannot read the simulation record \(path)")
+        }
+        do {
+            let record = try JSONDecoder().decode(SimulationRecord.self, from: data)
+            guard record.schema == "scenelinear.simulation/1" else {
+                throw SceneError(reason: "\(path) has schema \(record.schema), not scenelinear.simulation/1")
+            }
+            return record
+        } catch let e as SceneError {
+            throw e
+        } catch {
+            throw SceneError(reason: "\(path) is not a simulation record: \(error)")
+        }
+    }
+
+    /// The record as pretty-printed JSON.
+    public func json() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+}
+
+extension SceneDescription {
+    /// Reads a scene description from JSON.
+    /// - Throws: `SceneError` naming the file and what is wrong.
+    public static func read(_ path: String) throws -> SceneDescription {
+        guard let data = FileManager.default.contents(atPath: path) else { throw SceneError(reason: "cannot read \(path)") }
+        do {
+            return try JSONDecoder().decode(SceneDescription.self, from: data)
+        } catch {
+            throw SceneError(reason: "\(path) is not a scene description: \(error)")
+        }
+    }
+}
+
+extension CameraModel {
+    /// Reads a camera description from JSON (missing fields take their defaults).
+    /// - Throws: `SceneError` naming the file and what is wrong.
+    public static func read(_ path: String) throws -> CameraModel {
+        guard let data = FileManager.default.contents(atPath: path) else { throw SceneError(reason: "cannot read \(path)") }
+        do {
+            return try JSONDecoder().decode(CameraModel.self, from: data)
+        } catch {
+            throw SceneError(reason: "\(path) is not a camera description: \(error)")
+        }
+    }
+}

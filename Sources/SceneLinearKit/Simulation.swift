@@ -1,0 +1,67 @@
+import CaptureSimulation
+import DNGWriter
+import Foundation
+
+/// The files of one simulated capture.
+public struct SimulationOutput: Sendable {
+    public var record: SimulationRecord
+    public var capture: SimulatedCapture
+    /// Role → path: "dng", "record", "truth-exr", "truth-hdf5", "expected-hdf5".
+    public var files: [String: String]
+}
+
+extension Pipeline {
+    /// Simulates `camera` photographing `scene` and writes, into `directory`:
+    /// `<name>.dng`; `<name>.truth.exr` / `.truth.h5` — the scene radiance in the decoder's
+    /// output units and geometry (linear Rec.2020, 1.0 = sensor white; half the size for
+    /// CFA, matching superpixel output); `<name>.expected.h5` — the exact decode of the stored
+    /// codes (the noise-free expected values when noise is off); `<name>.truth.json` — the
+    /// scene, camera and patches (`SimulationRecord`).
+    public static func simulate(scene: RenderedScene, camera: CameraModel, name: String, directory: String) throws -> SimulationOutput {
+        let capture = try Simulator.capture(scene, camera: camera)
+        let base = (directory.hasSuffix("/") ? String(directory.dropLast()) : directory) + "/" + name
+        var files = ["dng": base + ".dng", "record": base + ".truth.json", "truth-exr": base + ".truth.exr",
+                     "truth-hdf5": base + ".truth.h5", "expected-hdf5": base + ".expected.h5"]
+        try DNGWriter.write(capture.dng, to: files["dng"]!)
+        // Everything derived from the file uses the colour matrix as stored (rationals).
+        let dng = try DNGFile.open(path: files["dng"]!)
+        let color = try ColorTransform.make(metadata: dng.metadata, encoding: .linearRec2020, path: files["dng"]!)
+        let sha = SHA256Digest.hex(of: dng.file.data)
+        let raw = try dng.mainRawImage()
+        func provenance(_ role: String) -> ImageProvenance {
+            ImageProvenance(sourceFile: URL(fileURLWithPath: files["dng"]!).lastPathComponent, sourceSHA256: sha,
+                            software: SceneLinearVersion.software, sourceIFD: raw.path, whiteBalanceSource: color.whiteBalanceSource,
+                            whiteXY: [color.whiteXY.x, color.whiteXY.y],
+                            cameraNeutral: [color.cameraNeutral.x, color.cameraNeutral.y, color.cameraNeutral.z],
+                            cameraToOutput: color.matrix.e, dng: [],
+                            processing: [MetadataItem("simulation", .text(role)), MetadataItem("scene", .text(scene.description.name)),
+                                         MetadataItem("radianceToOutput", .number(capture.radianceToOutput)),
+                                         MetadataItem("seed", .integer(Int(camera.seed))),
+                                         MetadataItem("noise", .integer(camera.noise ? 1 : 0))])
+        }
+        let truth = capture.groundTruthAtDecodeSize
+        let truthImage = SceneLinearImage(pixels: ImageBuffer(width: truth.width, height: truth.height, channels: 3,
+                                                              samples: truth.samples.map { Float($0) }),
+                                          clipMask: nil, encoding: .linearRec2020, exposure: .none,
+                                          provenance: provenance("ground truth radiance"))
+        try EXRFile.write(truthImage, to: files["truth-exr"]!)
+        try HDF5File.write(truthImage, to: files["truth-hdf5"]!)
+        let (expected, mask) = capture.decode(cameraToOutput: color.matrix)
+        let expectedImage = SceneLinearImage(pixels: ImageBuffer(width: expected.width, height: expected.height, channels: 3,
+                                                                 samples: expected.samples.map { Float($0) }),
+                                             clipMask: mask, encoding: .linearRec2020, exposure: .none,
+                                             provenance: provenance(camera.noise ? "exact decode of the stored codes" : "noise-free expected decode"))
+        try HDF5File.write(expectedImage, to: files["expected-hdf5"]!)
+        var relative = files
+        for (role, path) in files { relative[role] = URL(fileURLWithPath: path).lastPathComponent }
+        let record = SimulationRecord(capture: capture, files: relative)
+        let data = try record.json()
+        try AtomicFile.write(to: files["record"]!) { temporary in
+            guard FileManager.default.createFile(atPath: temporary, contents: data) else {
+                throw OutputError(path: files["record"]!, reason: "cannot create the file")
+            }
+        }
+        files["record"] = base + ".truth.json"
+        return SimulationOutput(record: record, capture: capture, files: files)
+    }
+}

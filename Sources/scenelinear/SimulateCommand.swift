@@ -1,0 +1,150 @@
+import ArgumentParser
+import CaptureSimulation
+import Foundation
+import SceneLinearKit
+
+extension SceneLinearCommand {
+    struct Simulate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Photograph a scene of known radiance with a simulated camera: a DNG plus its ground truth.",
+            discussion: """
+                The scene is a built-in one (grey-ramp, colour-chart, sunset), a scene \
+                description (.json, see docs/simulation.md), or a radiance map (.exr or .h5 written by \
+                this tool: linear Rec.2020). The camera (exposure, full well, shot/read/dark noise, \
+                PRNU/DSNU, ADC bits, black level, companding, colour sensitivities, LinearRaw or CFA) \
+                comes from --camera (.json; missing fields keep their defaults) and the options below. \
+                Writes <name>.dng, <name>.truth.exr and <name>.truth.h5 (the radiance in the decoder's \
+                output units and geometry), <name>.expected.h5 (the exact decode of the stored codes) and \
+                <name>.truth.json (everything needed to rebuild the truth; used by `validate`).
+                """)
+
+        @Option(help: "Scene: a built-in name, a .json description, or a .exr/.h5 radiance map.")
+        var scene: String = BuiltInScene.greyRamp.rawValue
+
+        @Option(help: "Camera description (.json).")
+        var camera: String?
+
+        @Option(name: .shortAndLong, help: "Output directory.")
+        var output: String = "."
+
+        @Option(help: "Base name of the files (default: the scene's name).")
+        var name: String?
+
+        @Option(help: "Image width and height for built-in scenes.")
+        var size: String = "1024x768"
+
+        @Option(help: "Layout: linear-raw (3 samples per pixel, like ProRAW) or cfa.")
+        var layout: String?
+
+        @Option(help: "Bayer phase for cfa: RGGB, BGGR, GRBG or GBRG.")
+        var cfaPattern: String?
+
+        @Option(help: "Storage: lossless-jpeg or uncompressed.")
+        var storage: String?
+
+        @Option(help: "Random seed.")
+        var seed: UInt64?
+
+        @Flag(inversion: .prefixedNo, help: "Simulate noise (shot, read, dark, PRNU, DSNU); --no-noise gives the noise-free expected capture.")
+        var noise = true
+
+        @Option(help: "Exposure time in seconds (overrides the camera file).")
+        var exposureTime: Double?
+
+        @Option(help: "ISO (overrides the camera file).")
+        var iso: Double?
+
+        func validate() throws {
+            let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
+            guard parts.count == 2, parts.allSatisfy({ (16...20000).contains($0) }) else {
+                throw ValidationError("--size must be WIDTHxHEIGHT, 16...20000 each")
+            }
+        }
+
+        func run() throws {
+            try reportingFailures {
+                var model = try camera.map(CameraModel.read) ?? CameraModel()
+                if let layout { model.layout = layout }
+                if let cfaPattern { model.cfaPattern = cfaPattern }
+                if let storage { model.storage = storage }
+                if let seed { model.seed = seed }
+                if let exposureTime { model.exposureTime = exposureTime }
+                if let iso { model.iso = iso }
+                model.noise = noise
+                let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
+                let rendered = try loadScene(width: parts[0], height: parts[1])
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory), isDirectory.boolValue else {
+                    throw OutputError(path: output, reason: "not an existing directory")
+                }
+                let result = try Pipeline.simulate(scene: rendered, camera: model, name: name ?? rendered.description.name,
+                                                   directory: output)
+                let c = result.record.camera
+                print("simulated \(rendered.description.name) \(rendered.radiance.width)×\(rendered.radiance.height), \(c.layout), \(c.noise ? "noise seed \(c.seed)" : "no noise"), radiance × \(String(format: "%.6g", result.record.radianceToOutput)) = output")
+                for role in ["dng", "truth-exr", "truth-hdf5", "expected-hdf5", "record"] {
+                    if let path = result.files[role] { print("wrote \(path) (\(role))") }
+                }
+            }
+        }
+
+        func loadScene(width: Int, height: Int) throws -> RenderedScene {
+            if let builtIn = BuiltInScene(rawValue: scene) {
+                return try RenderedScene(builtIn.description(width: width, height: height))
+            }
+            let ext = URL(fileURLWithPath: scene).pathExtension.lowercased()
+            switch ext {
+            case "json":
+                return try RenderedScene(SceneDescription.read(scene))
+            case "exr", "h5", "hdf5":
+                let image = ext == "exr" ? try EXRFile.readSceneLinear(scene) : try HDF5File.readSceneLinear(scene)
+                let values = image.pixels.samples.map { Double($0) / image.exposure.factor }
+                return RenderedScene(name: URL(fileURLWithPath: scene).deletingPathExtension().lastPathComponent,
+                                     radiance: ImageBuffer(width: image.width, height: image.height, channels: 3, samples: values))
+            default:
+                throw SceneError(reason: "\(scene) is neither a built-in scene (\(BuiltInScene.allCases.map(\.rawValue).joined(separator: ", "))) nor a .json, .exr or .h5 file")
+            }
+        }
+    }
+
+    struct Validate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Compare the decode of a simulated capture with its ground truth.",
+            discussion: """
+                Decodes the DNG (no crop, sensor orientation; superpixel for CFA) and reports: the \
+                decode against the exact decode of the stored codes (must agree to half-float \
+                rounding); per patch and channel the bias against the true radiance and the \
+                measured noise variance against the NoiseProfile prediction; radiance ratios (sky/sun \
+                by default when the scene has them) with 95 % intervals against the true ratio. \
+                Exits 0 when every check passes, 20 otherwise (thresholds in docs/validation.md).
+                """)
+
+        @Argument(help: "The simulated DNG.")
+        var file: String
+
+        @Option(help: "The simulation record (default: <file without .dng>.truth.json).")
+        var truth: String?
+
+        @Option(help: "A ratio to check, numerator/denominator patch names (repeatable).")
+        var ratio: [String] = []
+
+        @Flag(help: "Print JSON (schema scenelinear.validation/1).")
+        var json = false
+
+        func run() throws {
+            var passed = true
+            try reportingFailures(json: json) {
+                let recordPath = truth ?? (URL(fileURLWithPath: file).deletingPathExtension().path + ".truth.json")
+                let record = try SimulationRecord.read(recordPath)
+                let pairs = try ratio.map { text -> (String, String) in
+                    let parts = text.split(separator: "/").map(String.init)
+                    guard parts.count == 2 else { throw ValidationError("--ratio must be numerator/denominator") }
+                    return (parts[0], parts[1])
+                }
+                let report = try Pipeline.validate(dngPath: file, record: record, ratios: pairs.isEmpty ? nil : pairs)
+                print(json ? try report.json() : report.text)
+                passed = report.passed
+            }
+            if !passed { throw ExitCode(20) }
+        }
+    }
+}
