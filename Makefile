@@ -36,6 +36,8 @@ demo: release
 	@echo "h5dump -H $(DEMO_OUT)/chart.h5 (datasets):"
 	@h5dump -H -A 0 $(DEMO_OUT)/chart.h5 | grep -E 'DATASET|DATATYPE|DATASPACE'
 	@$(PYTHON) scripts/compare_expected.py $(DEMO_OUT)/chart.h5 datasets/sample/chart-expected.h5
+	@echo
+	$(RELEASE_BIN) validate datasets/sim/sunset.dng
 
 clean:
 	rm -rf .build $(DEMO_OUT)

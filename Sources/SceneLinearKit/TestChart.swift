@@ -1,8 +1,10 @@
+import CaptureSimulation
 import DNGWriter
 import Foundation
 
 /// A synthetic ProRAW-style capture whose decoded result is known exactly: a LinearRaw DNG
-/// (3 × 12-bit codes through a LinearizationTable, black 800, white 64800, lossless-JPEG
+/// (3 × 12-bit codes through the companding LinearizationTable of `CompandingCurve`, black
+/// 800, white 64800, lossless-JPEG
 /// tiles of 256×256 by default: libtiff writes only tile sizes that are multiples of 16, so
 /// not ProRAW's 504×378) of a chart with a 16-stop grey ramp, colour patches and a
 /// smooth gradient. `expected(cameraToOutput:)` gives the exact decode of the stored codes,
@@ -18,13 +20,12 @@ public struct TestChart: Sendable {
     ///   - width, height: image size in pixels (at least 64×48).
     ///   - bits: code depth (8–16), 12 like ProRAW.
     ///   - black, white: BlackLevel and WhiteLevel in the linearized domain.
-    ///   - tableEntries: LinearizationTable length (≤ 65536), 2^bits by default; `0` for none.
     ///   - compression: lossless JPEG (default) or uncompressed.
     public static func make(width: Int = 1008, height: Int = 756, bits: Int = 12, black: Double = 800, white: Int = 64800,
-                            tableEntries: Int? = nil, compression: DNGCompression = .losslessJPEG(predictor: 1),
+                            compression: DNGCompression = .losslessJPEG(predictor: 1),
                             tileSize: (width: Int, height: Int)? = (256, 256)) throws -> TestChart {
         precondition(width >= 64 && height >= 48 && (8...16).contains(bits))
-        let table = companding(entries: tableEntries ?? (1 << bits), black: black, white: Double(white))
+        let table = CompandingCurve(codeBits: bits, maximum: white).table
         var dng = LinearRawDNG(width: width, height: height, samples: [])
         dng.bitsPerSample = bits
         dng.compression = compression
@@ -61,10 +62,9 @@ public struct TestChart: Sendable {
         let scene = chartScene(width: width, height: height)
         let range = Double(white) - black
         var codes = [UInt16](repeating: 0, count: width * height * 3)
-        let lut = table.map(Double.init)
         for i in 0..<(width * height) {
             let camera = toCamera * SIMD3(scene[3 * i], scene[3 * i + 1], scene[3 * i + 2])
-            for p in 0..<3 { codes[3 * i + p] = UInt16(nearestCode(lut, black + camera[p] * range)) }
+            for p in 0..<3 { codes[3 * i + p] = UInt16(CompandingCurve.nearestCode(table, black + camera[p] * range)) }
         }
         dng.samples = codes
         return TestChart(dng: dng, scene: scene)
@@ -93,33 +93,6 @@ public struct TestChart: Sendable {
             values[3 * i + 2] = out.z
         }
         return (values, mask)
-    }
-
-    /// A ProRAW-like companding LinearizationTable: `entries` codes spread exponentially
-    /// over 14 stops from `black` to `white` (so equal code steps are equal fractions of a
-    /// stop), starting with a short linear toe so the first codes are distinct.
-    public static func companding(entries: Int, black: Double, white: Double) -> [UInt16] {
-        precondition(entries >= 2 && entries <= 65536)
-        let stops = 14.0
-        let n = Double(entries - 1)
-        return (0..<entries).map { i in
-            let t = Double(i) / n
-            let curve = (pow(2, stops * t) - 1) / (pow(2, stops) - 1)
-            let toe = t * 0.002 // keeps the lowest codes apart
-            let v = black + (white - black) * (curve * 0.998 + toe)
-            return UInt16(min(max(v.rounded(), 0), 65535))
-        }
-    }
-
-    static func nearestCode(_ lut: [Double], _ target: Double) -> Int {
-        var lo = 0, hi = lut.count - 1
-        if target <= lut[0] { return 0 }
-        if target >= lut[hi] { return hi }
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2
-            if lut[mid] <= target { lo = mid } else { hi = mid }
-        }
-        return target - lut[lo] <= lut[hi] - target ? lo : hi
     }
 
     /// XYZ → camera for a camera whose native primaries are (0.68, 0.31), (0.21, 0.74),

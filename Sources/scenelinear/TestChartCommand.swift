@@ -11,7 +11,7 @@ extension SceneLinearCommand {
             discussion: """
                 The chart has a 16-stop grey ramp (its brightest step beyond white, so clipped), \
                 18 colour patches and a 10-stop gradient, stored as 3 × 12-bit codes through a \
-                14-stop companding LinearizationTable with black 800 and white 64800, in \
+                companding LinearizationTable (exact below its knee, geometric above), black 800, white 64800, in \
                 256×256 lossless-JPEG tiles (ProRAW-like; libtiff writes only multiples of 16). \
                 With --expected the exact \
                 decode of the stored codes, computed independently in double precision, is \

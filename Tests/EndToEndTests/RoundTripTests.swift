@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import DNGWriter
+import CaptureSimulation
 @testable import SceneLinearKit
 @testable import ImageGeometry
 import TestSupport
@@ -66,8 +67,8 @@ import TestSupport
         spec.bitsPerSample = 12
         spec.compression = compressed ? .losslessJPEG(predictor: 6) : .uncompressed
         spec.tileSize = (32, 32)
-        spec.linearizationTable = TestChart.companding(entries: 4096, black: 4000, white: 64800)
-        spec.blackLevel = [4100, 4100, 4100] // above the table's first entries: some values go negative
+        spec.linearizationTable = CompandingCurve(codeBits: 12, maximum: 64800).table
+        spec.blackLevel = [4000, 4000, 4000] // the table starts at 0: codes below black give negative values
         spec.whiteLevel = [64800, 64800, 64800]
         let path = dir.appendingPathComponent("r.dng").path
         try DNGWriter.write(spec, to: path)
@@ -75,7 +76,7 @@ import TestSupport
         let table = spec.linearizationTable!.map(Double.init)
         var failures = 0
         for i in 0..<(w * h * 3) {
-            let expected = min((table[Int(spec.samples[i])] - 4100) / (64800 - 4100), 1)
+            let expected = min((table[Int(spec.samples[i])] - 4000) / (64800 - 4000), 1)
             if !isHalfClose(Double(Float16(image.pixels.samples[i])), expected) { failures += 1 }
         }
         #expect(failures == 0)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import DNGWriter
+import CaptureSimulation
 @testable import SceneLinearKit
 import TestSupport
 
@@ -22,6 +23,24 @@ import TestSupport
         let files = manifest?["files"] as? [[String: Any]] ?? []
         let entry = files.first { $0["file"] as? String == "sample/chart.dng" }
         #expect(entry?["sha256"] as? String == SHA256Digest.hex(of: committed))
+    }
+
+    /// The committed simulated captures are what `simulate` makes for their recorded seed, and
+    /// they pass validation.
+    @Test(arguments: ["sunset", "grey-ramp"])
+    func simulatedCapturesReproduceAndValidate(name: String) throws {
+        let dir = TestData.packageRoot.appendingPathComponent("datasets/sim")
+        let record = try SimulationRecord.read(dir.appendingPathComponent("\(name).truth.json").path)
+        let capture = try Simulator.capture(RenderedScene(record.scene), camera: record.camera)
+        let tmp = TestData.temporaryDirectory("simdata")
+        defer { try? FileManager.default.removeItem(at: tmp) }
+        let path = tmp.appendingPathComponent("x.dng").path
+        try DNGWriter.write(capture.dng, to: path)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: dir.appendingPathComponent("\(name).dng")),
+                "datasets/sim/\(name).dng differs from the simulator's output: run datasets/regenerate.sh")
+        let report = try Pipeline.validate(dngPath: dir.appendingPathComponent("\(name).dng").path, record: record)
+        #expect(report.passed, "\(report.text)")
+        if name == "sunset" { #expect(report.ratios.first?.covered == true) }
     }
 
     @Test func sampleDecodesToTheCommittedExpectation() throws {
