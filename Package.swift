@@ -58,7 +58,7 @@ let package = Package(
         .executableTarget(
             name: "scenelinear",
             dependencies: [
-                "SceneLinearKit", "CaptureSimulation",
+                "SceneLinearKit", "CaptureSimulation", "Analysis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
@@ -72,6 +72,7 @@ let package = Package(
         .testTarget(name: "DNGColorTests", dependencies: ["DNGColor", "DNGContainer", "TestSupport"]),
         .testTarget(name: "ImageGeometryTests", dependencies: ["ImageGeometry", "DNGContainer", "TestSupport"]),
         .testTarget(name: "ImageExchangeTests", dependencies: ["ImageExchange", "TestSupport"]),
+        .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "TestSupport"]),
         .testTarget(name: "SimulationTests", dependencies: ["SceneLinearKit", "CaptureSimulation", "Analysis", "DNGWriter", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SceneLinearKit", "CaptureSimulation", "TestSupport"]),
     ]

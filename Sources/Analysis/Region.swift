@@ -52,7 +52,8 @@ public struct Region: Sendable, Equatable {
                 }
                 xs.sort()
                 for pair in stride(from: 0, to: xs.count - 1, by: 2) {
-                    let start = max(0, Int((xs[pair] - 0.5).rounded(.up))), end = min(width - 1, Int((xs[pair + 1] - 0.5).rounded(.down)))
+                    // Half-open: a centre on the left edge is inside, one on the right edge is not.
+                    let start = max(0, Int((xs[pair] - 0.5).rounded(.up))), end = min(width - 1, Int((xs[pair + 1] - 0.5).rounded(.up)) - 1)
                     if start <= end { for x in start...end { out[y * width + x] = 1 } }
                 }
             }

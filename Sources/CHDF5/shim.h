@@ -22,6 +22,7 @@ static inline hid_t chdf5_STD_U16LE(void)      { return H5T_STD_U16LE; }
 static inline hid_t chdf5_STD_U32LE(void)      { return H5T_STD_U32LE; }
 static inline hid_t chdf5_C_S1(void)           { return H5T_C_S1; }
 static inline hid_t chdf5_P_DATASET_CREATE(void) { return H5P_DATASET_CREATE; }
+static inline hid_t chdf5_P_LINK_CREATE(void) { return H5P_LINK_CREATE; }
 static inline hid_t chdf5_P_FILE_ACCESS(void)  { return H5P_FILE_ACCESS; }
 static inline hid_t chdf5_P_FILE_CREATE(void)  { return H5P_FILE_CREATE; }
 static inline hid_t chdf5_P_GROUP_CREATE(void) { return H5P_GROUP_CREATE; }

@@ -21,6 +21,9 @@ public enum ExposureMode: String, Sendable, Codable, CaseIterable {
     case none
     /// Multiplied by 2^(BaselineExposure + BaselineExposureOffset) (DNG tags 50730, 51109).
     case baseline
+    /// Divided by the exposure: × f-number² / (exposure time · ISO/100), so captures with
+    /// different settings can be compared (proportional to scene radiance).
+    case normalized
 }
 
 /// An exposure scaling and the factor it applied. Dividing the image by `factor` gives back

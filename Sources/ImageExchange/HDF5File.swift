@@ -35,6 +35,38 @@ public struct HDF5Options: Sendable {
     }
 }
 
+/// An extra group written into an HDF5 output (e.g. `/analysis`): attributes and small
+/// uncompressed datasets of doubles or 64-bit integers.
+public struct HDF5Group: Sendable, Equatable {
+    /// Path below the root, e.g. "analysis/histograms"; intermediate groups are created.
+    public var name: String
+    public var attributes: [MetadataItem]
+    public var datasets: [HDF5Dataset]
+
+    public init(name: String, attributes: [MetadataItem] = [], datasets: [HDF5Dataset] = []) {
+        self.name = name
+        self.attributes = attributes
+        self.datasets = datasets
+    }
+}
+
+/// A dataset of an `HDF5Group`.
+public struct HDF5Dataset: Sendable, Equatable {
+    public enum Values: Sendable, Equatable { case doubles([Double]), integers([Int]) }
+    public var name: String
+    /// Dimensions, C order; their product is the number of values.
+    public var shape: [Int]
+    public var values: Values
+    public var attributes: [MetadataItem]
+
+    public init(name: String, shape: [Int], values: Values, attributes: [MetadataItem] = []) {
+        self.name = name
+        self.shape = shape
+        self.values = values
+        self.attributes = attributes
+    }
+}
+
 /// HDF5 output and input of scene-linear images (HDF5 1.10 C API).
 ///
 /// File layout, format version 1:
@@ -74,7 +106,8 @@ public enum HDF5File {
     /// - Throws: `OutputError` when the directory is missing or not writable;
     ///   `ExchangeError` (`.outputFailure`) with the HDF5 error stack when a call fails or
     ///   the options are invalid.
-    public static func write(_ image: SceneLinearImage, to path: String, options: HDF5Options = .init()) throws {
+    public static func write(_ image: SceneLinearImage, to path: String, options: HDF5Options = .init(),
+                             groups: [HDF5Group] = []) throws {
         if case .deflate(let level) = options.compression, !(0...9).contains(level) {
             throw ExchangeError(path: path, operation: "HDF5File.write", message: "deflate level \(level) is outside 0...9",
                                 category: .outputFailure)
@@ -91,8 +124,8 @@ public enum HDF5File {
         try AtomicFile.write(to: path) { temporary in
             try reportingDestination(path) {
                 try HDF5Library.withLock {
-                    try HDF5Writer(session: HDF5Session(path: temporary, writing: true), image: image, options: options)
-                        .write(halves)
+                    try HDF5Writer(session: HDF5Session(path: temporary, writing: true), image: image, options: options,
+                                   groups: groups).write(halves)
                 }
             }
         }
@@ -151,6 +184,7 @@ private struct HDF5Writer {
     let session: HDF5Session
     let image: SceneLinearImage
     let options: HDF5Options
+    let groups: [HDF5Group]
 
     func write(_ halves: [Float16]) throws {
         let s = session
@@ -182,6 +216,7 @@ private struct HDF5Writer {
         if !image.provenance.processing.isEmpty {
             try writeItems(image.provenance.processing, group: "processing", in: file)
         }
+        for group in groups { try writeGroup(group, in: file) }
         try s.check(file.close(), "H5Fclose")
     }
 
@@ -263,6 +298,45 @@ private struct HDF5Writer {
         try s.setString(dataset, "description",
                         "bit c set: camera channel c was at or above its white level (value is a lower bound)")
         try s.check(dataset.close(), "H5Dclose (/clip_mask)")
+    }
+
+    /// Writes an extra group (intermediate groups are created) with its attributes and datasets.
+    private func writeGroup(_ group: HDF5Group, in file: H5Handle) throws {
+        let s = session
+        let lcpl = try s.plist(H5Pcreate(chdf5_P_LINK_CREATE()), "H5Pcreate")
+        try s.check(H5Pset_create_intermediate_group(lcpl.id, 1), "H5Pset_create_intermediate_group")
+        let gcpl = try s.plist(H5Pcreate(chdf5_P_GROUP_CREATE()), "H5Pcreate")
+        try s.check(H5Pset_attr_creation_order(gcpl.id, chdf5_P_CRT_ORDER_TRACKED_INDEXED()), "H5Pset_attr_creation_order")
+        let handle = try s.handle(H5Gcreate2(file.id, group.name, lcpl.id, gcpl.id, chdf5_P_DEFAULT()),
+                                  "H5Gcreate2 (/\(group.name))", closer: H5Gclose)
+        for item in group.attributes { try s.set(handle, item.key, item.value) }
+        for dataset in group.datasets {
+            let count = dataset.shape.reduce(1, *)
+            let space = try s.dataspace(dataset.shape)
+            let (fileType, memoryType): (hid_t, hid_t)
+            switch dataset.values {
+            case .doubles(let v):
+                guard v.count == count else { throw s.error("H5Dcreate2", "/\(group.name)/\(dataset.name): \(v.count) values for shape \(dataset.shape)") }
+                (fileType, memoryType) = (chdf5_IEEE_F64LE(), chdf5_NATIVE_DOUBLE())
+            case .integers(let v):
+                guard v.count == count else { throw s.error("H5Dcreate2", "/\(group.name)/\(dataset.name): \(v.count) values for shape \(dataset.shape)") }
+                (fileType, memoryType) = (chdf5_STD_I64LE(), chdf5_NATIVE_INT64())
+            }
+            let d = try s.handle(H5Dcreate2(handle.id, dataset.name, fileType, space.id, chdf5_P_DEFAULT(), chdf5_P_DEFAULT(),
+                                            chdf5_P_DEFAULT()), "H5Dcreate2 (\(dataset.name))", closer: H5Dclose)
+            if count > 0 {
+                switch dataset.values {
+                case .doubles(let v):
+                    try v.withUnsafeBytes { try s.check(H5Dwrite(d.id, memoryType, chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), $0.baseAddress), "H5Dwrite (\(dataset.name))") }
+                case .integers(let v):
+                    let v64 = v.map(Int64.init)
+                    try v64.withUnsafeBytes { try s.check(H5Dwrite(d.id, memoryType, chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), $0.baseAddress), "H5Dwrite (\(dataset.name))") }
+                }
+            }
+            for item in dataset.attributes { try s.set(d, item.key, item.value) }
+            try s.check(d.close(), "H5Dclose (\(dataset.name))")
+        }
+        try s.check(handle.close(), "H5Gclose (/\(group.name))")
     }
 
     /// Writes `items` as the attributes of a new group `name`, keeping their order.

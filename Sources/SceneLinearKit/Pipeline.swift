@@ -73,7 +73,7 @@ public enum Pipeline {
         }
         let color = try ColorTransform.make(metadata: dng.metadata, encoding: options.encoding,
                                             whiteBalance: options.whiteBalance, path: path)
-        let exposure = exposureScaling(options.exposure, metadata: dng.metadata)
+        let exposure = try exposureScaling(options.exposure, metadata: dng.metadata, path: path)
         let sha = measure(&timings.hash) { SHA256Digest.hex(of: dng.file.data) }
         let provenance = Self.provenance(dng: dng, raw: raw, mapping: linear.mapping, color: color, sha256: sha)
         let converted = measure(&timings.color) {
@@ -88,11 +88,20 @@ public enum Pipeline {
     }
 
     /// The exposure factor of a mode for this file.
-    public static func exposureScaling(_ mode: ExposureMode, metadata: DNGMetadata) -> ExposureScaling {
+    /// - Throws: `ColorError`-free `RawDecodeError.unsupported` when `normalized` lacks the
+    ///   exposure time, f-number or ISO.
+    public static func exposureScaling(_ mode: ExposureMode, metadata: DNGMetadata, path: String = "") throws -> ExposureScaling {
         switch mode {
         case .none: return .none
         case .baseline:
             return ExposureScaling(mode: .baseline, factor: pow(2, metadata.baselineExposure + metadata.baselineExposureOffset))
+        case .normalized:
+            let c = metadata.capture
+            guard let t = c.exposureTime, let n = c.fNumber, let iso = c.iso, t > 0, n > 0, iso > 0 else {
+                throw RawDecodeError.unsupported(path: path, ifd: "IFD0",
+                                                 reason: "exposure-normalised values need ExposureTime, FNumber and ISO, which the file lacks")
+            }
+            return ExposureScaling(mode: .normalized, factor: n * n / (t * iso / 100))
         }
     }
 

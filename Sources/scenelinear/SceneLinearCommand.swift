@@ -19,7 +19,8 @@ struct SceneLinearCommand: ParsableCommand {
             15 unsupported DNG version; 16 output cannot be written; 64 usage error.
             """,
         version: SceneLinearVersion.version,
-        subcommands: [Info.self, Convert.self, Simulate.self, Validate.self, TestChartCommand.self])
+        subcommands: [Info.self, Convert.self, Stats.self, HistogramCommand.self, Ratio.self, Simulate.self, Validate.self,
+                      TestChartCommand.self])
 }
 
 /// Runs `body`; a `SceneLinearFailure` is printed (as text, or JSON with `json`) and turned

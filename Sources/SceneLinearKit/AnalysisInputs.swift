@@ -1,0 +1,61 @@
+import Analysis
+import Foundation
+
+/// An image to measure, with what is known about its noise.
+public struct AnalysisInput: Sendable {
+    public var path: String
+    public var image: SceneLinearImage
+    /// From the DNG NoiseProfile, the colour matrix and the exposure factor (nil when the
+    /// source has no NoiseProfile).
+    public var noise: NoiseModel?
+
+    /// Loads a DNG (decoded by the pipeline with `options`) or an EXR/HDF5 file written by
+    /// `convert` (its recorded NoiseProfile, matrix and exposure factor give the noise model).
+    /// - Throws: the pipeline's or readers' errors.
+    public static func load(_ path: String, options: DevelopOptions = DevelopOptions()) throws -> AnalysisInput {
+        let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
+        let image: SceneLinearImage
+        switch ext {
+        case "exr": image = try EXRFile.readSceneLinear(path)
+        case "h5", "hdf5": image = try HDF5File.readSceneLinear(path)
+        default: image = try Pipeline.develop(path: path, options: options).image
+        }
+        return AnalysisInput(path: path, image: image, noise: noiseModel(for: image))
+    }
+
+    /// The noise model of an image from its provenance.
+    public static func noiseModel(for image: SceneLinearImage) -> NoiseModel? {
+        var profile: [Double]?
+        switch image.provenance.dngValue("noiseProfile") {
+        case .numbers(let n)?: profile = n
+        case .number(let n)?: profile = [n]
+        default: profile = nil
+        }
+        let superpixel = image.provenance.processingValue("demosaic") == .text("superpixel")
+        return NoiseModel(noiseProfile: profile, cameraToOutput: image.provenance.cameraToOutput,
+                          exposureFactor: image.exposure.factor, planeVarianceScale: superpixel ? [1, 0.5, 1] : [1, 1, 1])
+    }
+
+    /// Expands directories (their .dng, .exr, .h5 and .hdf5 files, sorted; not recursive) and
+    /// keeps files as given.
+    /// - Throws: `AnalysisError` for a path that does not exist or a directory with no inputs.
+    public static func expand(_ paths: [String]) throws -> [String] {
+        var out: [String] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw ContainerError.fileNotFound(path: path)
+            }
+            guard isDirectory.boolValue else {
+                out.append(path)
+                continue
+            }
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+            let inputs = names.filter { ["dng", "exr", "h5", "hdf5"].contains(URL(fileURLWithPath: $0).pathExtension.lowercased()) }
+                .sorted().map { (path.hasSuffix("/") ? path : path + "/") + $0 }
+            guard !inputs.isEmpty else { throw AnalysisError(reason: "\(path) contains no .dng, .exr or .h5 files") }
+            out += inputs
+        }
+        return out
+    }
+}

@@ -1,0 +1,209 @@
+import Analysis
+import Foundation
+
+/// Text, JSON and CSV renderings of analysis results (one combined table for many files).
+public enum AnalysisOutput {
+    /// JSON with schema "scenelinear.analysis/1": `{schema, software, files: [FileAnalysis]}`.
+    public static func json(_ files: [FileAnalysis]) throws -> String {
+        struct Document: Encodable {
+            let schema = "scenelinear.analysis/1"
+            let software = SceneLinearVersion.software
+            let files: [FileAnalysis]
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return String(decoding: try encoder.encode(Document(files: files)), as: UTF8.self)
+    }
+
+    static func number(_ v: Double?) -> String {
+        guard let v, v.isFinite else { return "" }
+        return String(format: "%.7g", v)
+    }
+
+    static func csvField(_ s: String) -> String {
+        s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) ? "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : s
+    }
+
+    // MARK: statistics
+
+    /// CSV: one row per file, region and quantity.
+    public static func statisticsCSV(_ files: [FileAnalysis], percentiles: [Double]) -> String {
+        var header = ["file", "region", "quantity", "pixels", "clipped_pixels", "negative_pixels", "mean", "mean_se", "median",
+                      "median_se", "std", "min", "max"]
+        header += percentiles.map { "p\(String(format6: $0))" }
+        header += ["dr_robust_stops", "noise_floor", "dr_above_noise_stops", "error"]
+        var rows = [header.joined(separator: ",")]
+        for f in files {
+            if let e = f.error {
+                rows.append(([csvField(f.file)] + Array(repeating: "", count: header.count - 2) + [csvField(e)]).joined(separator: ","))
+                continue
+            }
+            for r in f.regions {
+                for q in RegionStatistics.quantities {
+                    let s = r.measurement.channels[q]!
+                    var row = [csvField(f.file), csvField(r.name), q, String(r.measurement.pixels), String(r.measurement.clippedPixels),
+                               String(r.measurement.negativePixels), number(s.mean), number(s.meanStandardError), number(s.median),
+                               number(s.medianStandardError), number(s.standardDeviation), number(s.minimum), number(s.maximum)]
+                    row += percentiles.map { p in number(s.percentiles.first { $0.percentile == p }?.value) }
+                    let dr = q == "Y" ? r.dynamicRange : nil
+                    row += [number(dr?.robustStops), number(dr?.noiseFloor), number(dr?.stopsAboveNoiseFloor), ""]
+                    rows.append(row.joined(separator: ","))
+                }
+            }
+        }
+        return rows.joined(separator: "\n")
+    }
+
+    /// A readable table.
+    public static func statisticsText(_ files: [FileAnalysis], percentiles: [Double]) -> String {
+        var lines: [String] = []
+        for f in files {
+            if let e = f.error {
+                lines.append("\(f.file): error: \(e)")
+                continue
+            }
+            lines.append("\(f.file): \(f.width)×\(f.height), \(f.colorSpace), exposure \(f.exposureScaling) ×\(String(format: "%.6g", f.exposureFactor))\(f.noiseModel ? "" : " (no NoiseProfile: no standard errors)")")
+            for r in f.regions {
+                let m = r.measurement
+                lines.append(String(format: "  region %@: %d pixels, %d clipped (%.3f %%), %d with a negative channel", r.name, m.pixels,
+                                    m.clippedPixels, 100 * m.clippedFraction, m.negativePixels))
+                let pcols = percentiles.map { "p" + String(format6: $0) }
+                lines.append("    q         mean         ±se      median        std         min         max " + pcols.map { $0.padding(toLength: 11, withPad: " ", startingAt: 0) }.joined(separator: " "))
+                for q in RegionStatistics.quantities {
+                    let s = m.channels[q]!
+                    var line = String(format: "    %@  %11.5g %11.3g %11.5g %11.5g %11.5g %11.5g", q, s.mean, s.meanStandardError ?? .nan,
+                                      s.median, s.standardDeviation, s.minimum, s.maximum)
+                    for p in percentiles {
+                        line += String(format: " %11.5g", s.percentiles.first { $0.percentile == p }?.value ?? .nan)
+                    }
+                    lines.append(line)
+                }
+                let dr = r.dynamicRange
+                var drText = "    dynamic range of Y:"
+                if let s = dr.robustStops { drText += String(format: " %.2f stops (p%@ to p%@)", s, String(format6: dr.lowPercentile), String(format6: dr.highPercentile)) }
+                if let s = dr.stopsAboveNoiseFloor, let f = dr.noiseFloor { drText += String(format: ", %.2f stops above the noise floor (Y = %.3g, SNR 1)", s, f) }
+                lines.append(drText)
+            }
+            for ratio in f.ratios { lines.append("  " + ratioText(ratio)) }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    // MARK: ratios
+
+    public static func ratioText(_ r: RadianceRatio) -> String {
+        var s = String(format: "ratio %@/%@ (%@ %@): %.6g", r.numerator, r.denominator, r.quantity, r.statistic, r.ratio)
+        if let lo = r.low95, let hi = r.high95 { s += String(format: ", 95 %% interval [%.6g, %.6g]", lo, hi) }
+        switch r.kind {
+        case .value: break
+        case .lowerBound: s += " — a LOWER BOUND: " + r.explanation
+        case .upperBound: s += " — an UPPER BOUND: " + r.explanation
+        case .undetermined: s += " — UNDETERMINED: " + r.explanation
+        }
+        return s
+    }
+
+    public static func ratiosCSV(_ files: [FileAnalysis]) -> String {
+        var rows = ["file,numerator,denominator,quantity,statistic,ratio,low95,high95,relative_se,kind,error"]
+        for f in files {
+            if let e = f.error { rows.append([csvField(f.file), "", "", "", "", "", "", "", "", "", csvField(e)].joined(separator: ",")); continue }
+            for r in f.ratios {
+                rows.append([csvField(f.file), csvField(r.numerator), csvField(r.denominator), r.quantity, r.statistic, number(r.ratio),
+                             number(r.low95), number(r.high95), number(r.relativeStandardError), r.kind.rawValue, ""].joined(separator: ","))
+            }
+        }
+        return rows.joined(separator: "\n")
+    }
+
+    // MARK: histograms
+
+    public static func histogramCSV(_ files: [FileAnalysis]) -> String {
+        var rows = ["file,region,quantity,kind,low,high,count"]
+        for f in files {
+            if let e = f.error { rows.append([csvField(f.file), "", "", "error", "", "", csvField(e)].joined(separator: ",")); continue }
+            for r in f.regions {
+                guard let h = r.histogram else { continue }
+                for q in RegionStatistics.quantities {
+                    let prefix = [csvField(f.file), csvField(r.name), q]
+                    for (i, c) in (h.counts[q] ?? []).enumerated() {
+                        rows.append((prefix + ["bin", number(h.edges[i]), number(h.edges[i + 1]), String(c)]).joined(separator: ","))
+                    }
+                    for (kind, v) in [("below", h.below[q] ?? 0), ("above", h.above[q] ?? 0), ("zero", h.zero[q] ?? 0),
+                                      ("negative", h.negative[q] ?? 0), ("clipped", h.clipped)] {
+                        rows.append((prefix + [kind, "", "", String(v)]).joined(separator: ","))
+                    }
+                }
+            }
+        }
+        return rows.joined(separator: "\n")
+    }
+
+    public static func histogramText(_ files: [FileAnalysis]) -> String {
+        var lines: [String] = []
+        for f in files {
+            if let e = f.error { lines.append("\(f.file): error: \(e)"); continue }
+            for r in f.regions {
+                guard let h = r.histogram else { continue }
+                let unit = h.scale == .log2 ? "EV (0 = white)" : "value"
+                lines.append("\(f.file) region \(r.name): \(h.pixels) pixels, \(h.counts["Y"]?.count ?? 0) bins in \(unit); clipped \(h.clipped)")
+                let first = (h.scale == .log2 ? "EV from" : "from").padding(toLength: 10, withPad: " ", startingAt: 0)
+                lines.append("  " + first + "         R          G          B          Y")
+                for i in 0..<(h.edges.count - 1) {
+                    let counts = RegionStatistics.quantities.map { String(h.counts[$0]![i]).leftPadded(10) }.joined(separator: " ")
+                    lines.append("  " + String(format: "%8.3f", h.edges[i]) + "  " + counts)
+                }
+                for (kind, d) in [("below", h.below), ("above", h.above), ("zero", h.zero), ("negative", h.negative)] {
+                    lines.append("  " + kind.padding(toLength: 8, withPad: " ", startingAt: 0) + "  " +
+                                 RegionStatistics.quantities.map { String(d[$0] ?? 0).leftPadded(10) }.joined(separator: " "))
+                }
+                lines.append("  clipped   " + String(h.clipped).leftPadded(10) + " (all quantities)")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The analysis as an HDF5 group for `convert --analysis` (layout in docs/file-formats.md).
+    public static func hdf5Group(_ f: FileAnalysis) -> HDF5Group {
+        var datasets: [HDF5Dataset] = []
+        var attributes: [MetadataItem] = [MetadataItem("schema", .text("scenelinear.analysis/1"))]
+        for r in f.regions {
+            let m = r.measurement
+            let prefix = r.name
+            var stats: [Double] = []
+            var columns: [String] = ["mean", "mean_se", "median", "median_se", "std", "min", "max"]
+            let percentiles = m.channels["Y"]!.percentiles.map(\.percentile)
+            columns += percentiles.map { "p" + String(format6: $0) }
+            for q in RegionStatistics.quantities {
+                let s = m.channels[q]!
+                stats += [s.mean, s.meanStandardError ?? .nan, s.median, s.medianStandardError ?? .nan, s.standardDeviation, s.minimum, s.maximum]
+                stats += s.percentiles.map(\.value)
+            }
+            datasets.append(HDF5Dataset(name: "\(prefix)_statistics", shape: [4, columns.count], values: .doubles(stats),
+                                        attributes: [MetadataItem("rows", .text(RegionStatistics.quantities.joined(separator: ","))),
+                                                     MetadataItem("columns", .text(columns.joined(separator: ","))),
+                                                     MetadataItem("pixels", .integer(m.pixels)),
+                                                     MetadataItem("clipped_pixels", .integer(m.clippedPixels)),
+                                                     MetadataItem("dr_robust_stops", .number(r.dynamicRange.robustStops ?? .nan)),
+                                                     MetadataItem("dr_above_noise_stops", .number(r.dynamicRange.stopsAboveNoiseFloor ?? .nan))]))
+            if let h = r.histogram {
+                datasets.append(HDF5Dataset(name: "\(prefix)_histogram_edges", shape: [h.edges.count], values: .doubles(h.edges),
+                                            attributes: [MetadataItem("scale", .text(h.scale.rawValue))]))
+                let counts = RegionStatistics.quantities.flatMap { h.counts[$0] ?? [] }
+                datasets.append(HDF5Dataset(name: "\(prefix)_histogram_counts", shape: [4, h.edges.count - 1], values: .integers(counts),
+                                            attributes: [MetadataItem("rows", .text(RegionStatistics.quantities.joined(separator: ","))),
+                                                         MetadataItem("clipped", .integer(h.clipped)),
+                                                         MetadataItem("below", .integers(RegionStatistics.quantities.map { h.below[$0] ?? 0 })),
+                                                         MetadataItem("above", .integers(RegionStatistics.quantities.map { h.above[$0] ?? 0 })),
+                                                         MetadataItem("zero", .integers(RegionStatistics.quantities.map { h.zero[$0] ?? 0 })),
+                                                         MetadataItem("negative", .integers(RegionStatistics.quantities.map { h.negative[$0] ?? 0 }))]))
+            }
+        }
+        attributes.append(MetadataItem("regions", .text(f.regions.map(\.name).joined(separator: ","))))
+        return HDF5Group(name: "analysis", attributes: attributes, datasets: datasets)
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
+}

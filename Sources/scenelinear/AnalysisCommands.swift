@@ -1,0 +1,233 @@
+import Analysis
+import ArgumentParser
+import Foundation
+import SceneLinearKit
+
+extension RatioStatistic: ExpressibleByArgument {
+    public init?(argument: String) {
+        switch argument {
+        case "mean": self = .mean
+        case "median": self = .median
+        default: return nil
+        }
+    }
+}
+
+/// Options shared by the analysis commands.
+struct AnalysisOptions: ParsableArguments {
+    @Argument(help: "DNG files, EXR/HDF5 files written by `convert`, or directories of them.")
+    var inputs: [String]
+
+    @Option(name: .customLong("region"), help: ArgumentHelp("A region: name=top,left,bottom,right (pixels, or fractions when all ≤ 1) or name=poly:x1,y1,x2,y2,... (pixels), in output coordinates. Repeatable; none = the whole image.", valueName: "name=spec"))
+    var regions: [String] = []
+
+    @Option(help: "Exposure scaling of DNG inputs: none, baseline, or normalized (÷ exposure time · ISO/100 / f-number²).")
+    var exposure: ExposureMode = .none
+
+    @Flag(help: "Print JSON (schema scenelinear.analysis/1).")
+    var json = false
+
+    @Flag(help: "Print CSV.")
+    var csv = false
+
+    @Flag(name: .shortAndLong, help: "No progress bar.")
+    var quiet = false
+
+    func validate() throws {
+        guard !(json && csv) else { throw ValidationError("--json and --csv exclude each other") }
+        for r in regions { _ = try parsedRegion(r) }
+    }
+
+    func parsedRegion(_ text: String) throws -> Region {
+        do { return try Region.parse(text) } catch let e as AnalysisError { throw ValidationError(e.reason) }
+    }
+
+    func request() throws -> AnalysisRequest {
+        var r = AnalysisRequest()
+        r.regions = try regions.map(parsedRegion)
+        r.develop.exposure = exposure
+        return r
+    }
+
+    /// Runs the analysis over every input with a progress bar on a terminal.
+    func run(_ request: AnalysisRequest) throws -> [FileAnalysis] {
+        let files = try AnalysisInput.expand(inputs)
+        let showProgress = !quiet && files.count > 1 && isatty(STDERR_FILENO) == 1
+        let progress: (@Sendable (Int, Int) -> Void)? = showProgress ? progressBar : nil
+        return Pipeline.analyze(files, request: request, progress: progress)
+    }
+}
+
+/// Draws "[#####.....] 3/10 files" on stderr, ending the line when done.
+@Sendable func progressBar(done: Int, total: Int) {
+    let width = 30
+    let filled = width * done / max(total, 1)
+    let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+    FileHandle.standardError.write(Data("\r[\(bar)] \(done)/\(total) files".utf8))
+    if done == total { FileHandle.standardError.write(Data("\n".utf8)) }
+}
+
+/// Exits with the first failed file's code after everything has been printed.
+func exitForFailures(_ results: [FileAnalysis]) throws {
+    guard let failed = results.first(where: { $0.error != nil }) else { return }
+    let code = FailureCategory.allCases.first { $0.name == failed.errorCategory }?.exitCode ?? 1
+    FileHandle.standardError.write(Data("scenelinear: \(results.filter { $0.error != nil }.count) of \(results.count) files failed; first: \(failed.error ?? "")\n".utf8))
+    throw ExitCode(code)
+}
+
+extension SceneLinearCommand {
+    struct Stats: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Statistics of R, G, B and luminance Y per region: mean (± standard error), median, percentiles, spread, clipping, dynamic range.",
+            discussion: """
+                Values are in the image's units (linear reference values × the exposure factor). \
+                Standard errors of the mean and median come from the DNG NoiseProfile (variance \
+                S·x + O per camera channel) propagated through the colour matrix; they are absent \
+                when the file has no NoiseProfile. Dynamic range: log2 of the 99.9th over the 0.1th \
+                percentile of Y, and log2 of the 99.9th percentile over the noise floor (the Y at \
+                which the signal equals its noise). Clipped pixels (a camera channel at white) are \
+                counted and included in the statistics as lower bounds; see `ratio` for how they \
+                turn ratios into bounds. Many files are measured in parallel into one table.
+                """)
+
+        @OptionGroup var options: AnalysisOptions
+
+        @Option(help: "Percentiles to report, comma-separated.")
+        var percentiles: String = "1,5,25,75,95,99"
+
+        func parsedPercentiles() throws -> [Double] {
+            let values = percentiles.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard values.allSatisfy({ $0 != nil && (0...100).contains($0!) }) else {
+                throw ValidationError("--percentiles must be numbers between 0 and 100")
+            }
+            return values.map { $0! }
+        }
+
+        func validate() throws { _ = try parsedPercentiles() }
+
+        func run() throws {
+            var results: [FileAnalysis] = []
+            try reportingFailures(json: options.json) {
+                var request = try options.request()
+                request.percentiles = try parsedPercentiles()
+                results = try options.run(request)
+                let p = request.percentiles
+                print(options.json ? try AnalysisOutput.json(results)
+                      : options.csv ? AnalysisOutput.statisticsCSV(results, percentiles: p)
+                      : AnalysisOutput.statisticsText(results, percentiles: p))
+            }
+            try exitForFailures(results)
+        }
+    }
+
+    struct HistogramCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "histogram",
+            abstract: "Histograms of R, G, B and Y per region, in EV (log2) or linear bins.",
+            discussion: """
+                Clipped pixels (a camera channel at white), zeros, negatives, and values below or \
+                above the range are counted separately, never folded into the end bins: the counts \
+                of every category add up to the region's pixels. In EV bins, 0 EV is 1.0 (sensor \
+                white after black subtraction, times the exposure factor).
+                """)
+
+        @OptionGroup var options: AnalysisOptions
+
+        @Option(help: "Bins per stop (EV scale).")
+        var binsPerStop = 4
+
+        @Option(help: "Use N linear bins instead of EV bins.")
+        var linear: Int?
+
+        @Option(help: "Binned range: low,high (EV, or values with --linear); default automatic.")
+        var range: String?
+
+        @Option(help: "Also draw the histogram (.png or .svg); with several files or regions the name gets -<n> suffixes.")
+        var plot: String?
+
+        func parsedRange() throws -> ClosedRange<Double>? {
+            guard let range else { return nil }
+            let v = range.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard v.count == 2, v[0] < v[1] else { throw ValidationError("--range must be low,high with low < high") }
+            return v[0]...v[1]
+        }
+
+        func validate() throws {
+            _ = try parsedRange()
+            guard (1...64).contains(binsPerStop) else { throw ValidationError("--bins-per-stop must be 1...64") }
+            if let linear, !(1...100_000).contains(linear) { throw ValidationError("--linear must be 1...100000 bins") }
+        }
+
+        func run() throws {
+            var results: [FileAnalysis] = []
+            try reportingFailures(json: options.json) {
+                var request = try options.request()
+                request.histogram = HistogramOptions(scale: linear == nil ? .log2 : .linear, binsPerStop: binsPerStop,
+                                                     linearBins: linear ?? 256, range: try parsedRange())
+                request.percentiles = []
+                results = try options.run(request)
+                print(options.json ? try AnalysisOutput.json(results)
+                      : options.csv ? AnalysisOutput.histogramCSV(results) : AnalysisOutput.histogramText(results))
+                if let plot { try PlotOutput.writeHistograms(results, to: plot) }
+            }
+            try exitForFailures(results)
+        }
+    }
+
+    struct Ratio: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Radiance ratios between regions, with 95 % intervals from the NoiseProfile.",
+            discussion: """
+                By default the first region over the second; --ratio names pairs. The interval \
+                propagates each region's noise (DNG NoiseProfile, through the colour matrix) to its \
+                mean or median and combines the two on a log scale. When a region contains clipped \
+                pixels its radiance is underestimated, so the ratio is reported as a bound: at least \
+                (numerator clipped) or at most (denominator clipped) the value, and undetermined \
+                when both are.
+                """)
+
+        @OptionGroup var options: AnalysisOptions
+
+        @Option(help: "A ratio numerator/denominator of region names (repeatable; default: the first two regions).")
+        var ratio: [String] = []
+
+        @Option(help: "Quantity: Y (luminance), R, G or B.")
+        var quantity = "Y"
+
+        @Option(help: "Statistic: mean or median.")
+        var statistic: RatioStatistic = .mean
+
+        func validate() throws {
+            guard ["Y", "R", "G", "B"].contains(quantity) else { throw ValidationError("--quantity must be Y, R, G or B") }
+            guard !ratio.isEmpty || options.regions.count >= 2 else {
+                throw ValidationError("give two --region options (or --ratio with named regions)")
+            }
+            for r in ratio where r.split(separator: "/").count != 2 { throw ValidationError("--ratio must be numerator/denominator") }
+        }
+
+        func run() throws {
+            var results: [FileAnalysis] = []
+            try reportingFailures(json: options.json) {
+                var request = try options.request()
+                request.percentiles = []
+                request.ratioQuantity = quantity
+                request.ratioStatistic = statistic
+                request.ratios = ratio.isEmpty ? [(request.regions[0].name, request.regions[1].name)]
+                    : ratio.map { let p = $0.split(separator: "/").map(String.init); return (p[0], p[1]) }
+                results = try options.run(request)
+                if options.json {
+                    print(try AnalysisOutput.json(results))
+                } else if options.csv {
+                    print(AnalysisOutput.ratiosCSV(results))
+                } else {
+                    for f in results {
+                        if let e = f.error { print("\(f.file): error: \(e)"); continue }
+                        print("\(f.file)\(f.noiseModel ? "" : " (no NoiseProfile: no interval)")")
+                        for r in f.ratios { print("  " + AnalysisOutput.ratioText(r)) }
+                    }
+                }
+            }
+            try exitForFailures(results)
+        }
+    }
+}
