@@ -9,6 +9,12 @@ public struct AnalysisInput: Sendable {
     /// source has no NoiseProfile).
     public var noise: NoiseModel?
 
+    public init(path: String, image: SceneLinearImage, noise: NoiseModel?) {
+        self.path = path
+        self.image = image
+        self.noise = noise
+    }
+
     /// Loads a DNG (decoded by the pipeline with `options`) or an EXR/HDF5 file written by
     /// `convert` (its recorded NoiseProfile, matrix and exposure factor give the noise model).
     /// - Throws: the pipeline's or readers' errors.

@@ -37,11 +37,12 @@ public struct ExportOptions: Sendable {
 
 extension Pipeline {
     /// Writes `image` in `format` to `path` (atomically: a temporary file renamed on success).
+    /// `hdf5Groups` are extra groups (e.g. `/analysis`) for HDF5 outputs.
     public static func export(_ image: SceneLinearImage, format: OutputFormat, to path: String,
-                              options: ExportOptions = ExportOptions()) throws {
+                              options: ExportOptions = ExportOptions(), hdf5Groups: [HDF5Group] = []) throws {
         switch format {
         case .exr: try EXRFile.write(image, to: path, options: options.exr)
-        case .hdf5: try HDF5File.write(image, to: path, options: options.hdf5)
+        case .hdf5: try HDF5File.write(image, to: path, options: options.hdf5, groups: hdf5Groups)
         }
     }
 

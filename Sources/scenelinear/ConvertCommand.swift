@@ -1,4 +1,5 @@
 import ArgumentParser
+import Analysis
 import Foundation
 import SceneLinearKit
 
@@ -63,6 +64,12 @@ extension SceneLinearCommand {
         @Option(help: "HDF5 deflate level 0–9 (0 = uncompressed).")
         var hdf5Level: Int = 4
 
+        @Flag(help: "Also write statistics and EV histograms (whole image and --region regions) into the HDF5 output's /analysis group.")
+        var analysis = false
+
+        @Option(name: .customLong("region"), help: ArgumentHelp("With --analysis: a region name=top,left,bottom,right or name=poly:x,y,... (output pixels). Repeatable.", valueName: "name=spec"))
+        var regions: [String] = []
+
         @Flag(help: "Print what was written as JSON.")
         var json = false
 
@@ -73,6 +80,10 @@ extension SceneLinearCommand {
             _ = try parsedFormats()
             _ = try parsedWhiteBalance()
             guard (0...9).contains(hdf5Level) else { throw ValidationError("--hdf5-level must be 0...9") }
+            guard regions.isEmpty || analysis else { throw ValidationError("--region needs --analysis") }
+            for r in regions {
+                do { _ = try Region.parse(r) } catch let e as AnalysisError { throw ValidationError(e.reason) }
+            }
         }
 
         func parsedFormats() throws -> [OutputFormat]? {
@@ -116,10 +127,19 @@ extension SceneLinearCommand {
                 let export = ExportOptions(
                     exr: EXROptions(compression: exrCompression, includeClipMask: exrClipMask),
                     hdf5: HDF5Options(compression: hdf5Level == 0 ? .none : .deflate(level: hdf5Level)))
+                var groups: [HDF5Group] = []
+                if analysis {
+                    var request = AnalysisRequest()
+                    request.regions = [Region(name: "image", shape: .rectangle(PixelRect(width: developed.image.width, height: developed.image.height)))]
+                        + (try regions.map { try Region.parse($0) })
+                    request.histogram = HistogramOptions()
+                    let input = AnalysisInput(path: file, image: developed.image, noise: AnalysisInput.noiseModel(for: developed.image))
+                    groups.append(AnalysisOutput.hdf5Group(try Pipeline.analyze(input, request: request)))
+                }
                 var written: [[String: String]] = []
                 for (format, path) in targets {
                     let start = DispatchTime.now().uptimeNanoseconds
-                    try Pipeline.export(developed.image, format: format, to: path, options: export)
+                    try Pipeline.export(developed.image, format: format, to: path, options: export, hdf5Groups: groups)
                     developed.timings.export[format.rawValue] = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
                     written.append(["format": format.rawValue, "path": path])
                 }

@@ -5,29 +5,61 @@ import TestSupport
 /// The notebooks in `notebooks/` run (nbclient's jupyter-execute) against outputs the test
 /// makes, and their own assertions hold.
 @Suite struct NotebookTests {
-    @Test func readOutputsNotebookRuns() throws {
-        guard let python = TestData.python else { return }
+    static var jupyterExecute: URL? {
+        guard let python = TestData.python else { return nil }
         let execute = python.deletingLastPathComponent().appendingPathComponent("jupyter-execute")
         guard FileManager.default.isExecutableFile(atPath: execute.path) else {
             FileHandle.standardError.write(Data("skipped: jupyter-execute not in the Python environment\n".utf8))
-            return
+            return nil
         }
-        let dir = TestData.temporaryDirectory("notebook")
+        return execute
+    }
+
+    /// Each notebook with the inputs it needs, made here from the committed datasets.
+    @Test(arguments: ["read_outputs", "radiance_ratio", "histograms", "validation_walkthrough"])
+    func notebookRuns(_ name: String) throws {
+        guard let execute = Self.jupyterExecute else { return }
+        let dir = TestData.temporaryDirectory("notebook-\(name)")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let chart = dir.appendingPathComponent("chart.dng").path
-        guard let made = try CLI.run(["testchart", "-o", chart]), made.status == 0,
-              let converted = try CLI.run(["convert", chart, "-o", dir.path, "--format", "exr,hdf5"]), converted.status == 0 else {
-            Issue.record("could not make the notebook's input")
-            return
+        let datasets = TestData.packageRoot.appendingPathComponent("datasets")
+        var environment = ["SCENELINEAR_NOTEBOOK_OUT=" + dir.path]
+        var expectedOutput = ""
+        func convert(_ arguments: [String]) throws {
+            let r = try #require(try CLI.run(["convert"] + arguments))
+            #expect(r.status == 0, "\(r.stderr)")
         }
-        let notebook = TestData.packageRoot.appendingPathComponent("notebooks/read_outputs.ipynb").path
-        let result = try TestData.run(URL(fileURLWithPath: "/usr/bin/env"), [
-            "SCENELINEAR_H5=" + dir.appendingPathComponent("chart.h5").path,
-            "SCENELINEAR_EXR=" + dir.appendingPathComponent("chart.exr").path,
-            execute.path, notebook,
-        ])
+        switch name {
+        case "read_outputs":
+            let chart = dir.appendingPathComponent("chart.dng").path
+            let made = try #require(try CLI.run(["testchart", "-o", chart]))
+            #expect(made.status == 0)
+            try convert([chart, "-o", dir.path, "--format", "exr,hdf5"])
+            environment += ["SCENELINEAR_H5=" + dir.appendingPathComponent("chart.h5").path,
+                            "SCENELINEAR_EXR=" + dir.appendingPathComponent("chart.exr").path]
+            expectedOutput = "ramp.png"
+        case "radiance_ratio":
+            try convert([datasets.appendingPathComponent("sim/sunset.dng").path, "-o", dir.appendingPathComponent("s.h5").path])
+            environment += ["SCENELINEAR_SUNSET_H5=" + dir.appendingPathComponent("s.h5").path,
+                            "SCENELINEAR_SUNSET_RECORD=" + datasets.appendingPathComponent("sim/sunset.truth.json").path]
+            expectedOutput = "sunset_ratio.png"
+        case "histograms":
+            try convert([datasets.appendingPathComponent("sim/sunset.dng").path, "-o", dir.appendingPathComponent("a.h5").path, "--analysis"])
+            environment += ["SCENELINEAR_ANALYSIS_H5=" + dir.appendingPathComponent("a.h5").path]
+            expectedOutput = "sunset_histogram.png"
+        default:
+            try convert([datasets.appendingPathComponent("sim/grey-ramp.dng").path, "-o", dir.appendingPathComponent("r.h5").path, "--crop", "none"])
+            environment += ["SCENELINEAR_RAMP_H5=" + dir.appendingPathComponent("r.h5").path,
+                            "SCENELINEAR_RAMP_TRUTH=" + datasets.appendingPathComponent("sim/grey-ramp.truth.h5").path,
+                            "SCENELINEAR_RAMP_RECORD=" + datasets.appendingPathComponent("sim/grey-ramp.truth.json").path]
+            expectedOutput = "validation.png"
+        }
+        let notebook = TestData.packageRoot.appendingPathComponent("notebooks/\(name).ipynb").path
+        let result = try TestData.run(URL(fileURLWithPath: "/usr/bin/env"), environment + [execute.path, notebook])
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
-        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("ramp.png").path), "the notebook saves its plot")
+        let plot = dir.appendingPathComponent(expectedOutput).path
+        #expect(FileManager.default.fileExists(atPath: plot), "the notebook saves \(expectedOutput)")
+        let size = (try? FileManager.default.attributesOfItem(atPath: plot)[.size] as? Int) ?? 0
+        #expect(size > 5000, "\(expectedOutput) is \(size) bytes")
     }
 
     /// Notebooks are committed with outputs cleared.
