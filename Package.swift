@@ -39,6 +39,8 @@ let package = Package(
         .target(name: "DNGColor", dependencies: ["ImageCore", "DNGContainer", "Linearize"]),
         // EXR and HDF5 writers and readers.
         .target(name: "ImageExchange", dependencies: ["ImageCore", "COpenEXR", "CHDF5", "CZlib"]),
+        // DNG opcode lists (OpcodeList1/2/3): parsing every opcode, applying the radiometric ones.
+        .target(name: "Opcodes", dependencies: ["ImageCore"]),
         // DNG writer through libtiff (test fixtures, samples; grows into simulated capture).
         .target(name: "DNGWriter", dependencies: ["ImageCore", "LosslessJPEG", "CTIFF"]),
         // The pipeline façade that ties the stages together.
@@ -65,6 +67,7 @@ let package = Package(
         .testTarget(name: "LinearizeTests", dependencies: ["Linearize", "DNGWriter", "TestSupport"]),
         .testTarget(name: "DNGColorTests", dependencies: ["DNGColor", "DNGContainer", "TestSupport"]),
         .testTarget(name: "ImageExchangeTests", dependencies: ["ImageExchange", "TestSupport"]),
+        .testTarget(name: "OpcodesTests", dependencies: ["Opcodes", "ImageCore", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SceneLinearKit", "TestSupport"]),
     ]
 )
