@@ -41,6 +41,8 @@ let package = Package(
         .target(name: "ImageGeometry", dependencies: ["ImageCore", "DNGContainer"]),
         // EXR and HDF5 writers and readers.
         .target(name: "ImageExchange", dependencies: ["ImageCore", "COpenEXR", "CHDF5", "CZlib"]),
+        // DNG opcode lists (OpcodeList1/2/3): parsing every opcode, applying the radiometric ones.
+        .target(name: "Opcodes", dependencies: ["ImageCore"]),
         // DNG writer through libtiff (test fixtures, samples; grows into simulated capture).
         .target(name: "DNGWriter", dependencies: ["ImageCore", "LosslessJPEG", "CTIFF"]),
         // Measurements: region statistics, histograms, radiance ratios with uncertainty.
@@ -73,6 +75,7 @@ let package = Package(
         .testTarget(name: "ImageGeometryTests", dependencies: ["ImageGeometry", "DNGContainer", "TestSupport"]),
         .testTarget(name: "ImageExchangeTests", dependencies: ["ImageExchange", "TestSupport"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "TestSupport"]),
+        .testTarget(name: "OpcodesTests", dependencies: ["Opcodes", "ImageCore", "TestSupport"]),
         .testTarget(name: "SimulationTests", dependencies: ["SceneLinearKit", "CaptureSimulation", "Analysis", "DNGWriter", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SceneLinearKit", "CaptureSimulation", "TestSupport"]),
     ]
