@@ -48,13 +48,13 @@ let package = Package(
         // Measurements: region statistics, histograms, radiance ratios with uncertainty.
         .target(name: "Analysis", dependencies: ["ImageCore"]),
         // Simulated captures with known ground-truth radiance.
-        .target(name: "CaptureSimulation", dependencies: ["ImageCore", "DNGWriter"]),
+        .target(name: "CaptureSimulation", dependencies: ["ImageCore", "DNGWriter", "Opcodes"]),
         // The pipeline façade that ties the stages together.
         .target(
             name: "SceneLinearKit",
             dependencies: [
                 "ImageCore", "DNGContainer", "RawDecode", "Linearize", "DNGColor", "ImageGeometry", "ImageExchange",
-                "DNGWriter", "CaptureSimulation", "Analysis",
+                "DNGWriter", "CaptureSimulation", "Analysis", "Opcodes",
             ]),
         // The command-line tool.
         .executableTarget(

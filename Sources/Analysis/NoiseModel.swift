@@ -19,6 +19,9 @@ public struct NoiseModel: Sendable, Equatable {
     public var cameraToOutput: Matrix3
     public var exposureFactor: Double
     public var planeVarianceScale: [Double]
+    /// Per-pixel gains applied after Stage 2 (a lens-shading GainMap), row-major, or nil.
+    /// A pixel multiplied by g has variance `g · S · x + g² · O` in terms of its corrected value x.
+    public var pixelGains: [Float]?
 
     /// - Parameters:
     ///   - noiseProfile: S₁, O₁[, S₂, O₂, S₃, O₃] (one pair applies to all planes).
@@ -35,15 +38,18 @@ public struct NoiseModel: Sendable, Equatable {
     }
 
     /// Camera-plane variances of a pixel whose output is `rgb`.
-    func planeVariances(_ rgb: SIMD3<Double>, inverse: Matrix3) -> SIMD3<Double> {
+    func planeVariances(_ rgb: SIMD3<Double>, inverse: Matrix3, gain g: Double) -> SIMD3<Double> {
         let x = inverse * (rgb / exposureFactor)
-        return SIMD3((0..<3).map { j in (scale[j] * x[j] + offset[j]) * planeVarianceScale[j] })
+        return SIMD3((0..<3).map { j in (g * scale[j] * x[j] + g * g * offset[j]) * planeVarianceScale[j] })
     }
 
-    /// Variance of each output channel and of Y (weights `luminance`) for one pixel.
-    public func variance(ofOutput rgb: SIMD3<Double>, luminance: SIMD3<Double> = Rec2020.luminanceWeights) -> (rgb: SIMD3<Double>, y: Double) {
+    /// Variance of each output channel and of Y (weights `luminance`) for one pixel, whose
+    /// index selects its gain in `pixelGains`.
+    public func variance(ofOutput rgb: SIMD3<Double>, pixel: Int? = nil,
+                         luminance: SIMD3<Double> = Rec2020.luminanceWeights) -> (rgb: SIMD3<Double>, y: Double) {
         let inverse = cameraToOutput.inverse!
-        let v = planeVariances(rgb, inverse: inverse)
+        let gain = pixel.flatMap { i in pixelGains.map { Double($0[i]) } } ?? 1
+        let v = planeVariances(rgb, inverse: inverse, gain: gain)
         let f2 = exposureFactor * exposureFactor
         var out = SIMD3<Double>()
         for i in 0..<3 {

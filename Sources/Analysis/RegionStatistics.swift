@@ -64,7 +64,7 @@ public enum RegionStatistics {
             for (q, v) in [rgb.x, rgb.y, rgb.z, y].enumerated() { values[q].append(v) }
             pixelWeights.append(Double(weights[i]))
             if let noise, inverse != nil {
-                let v = noise.variance(ofOutput: rgb, luminance: lum)
+                let v = noise.variance(ofOutput: rgb, pixel: i, luminance: lum)
                 for (q, x) in [v.rgb.x, v.rgb.y, v.rgb.z, v.y].enumerated() { variances[q].append(x) }
             }
             if let mask = image.clipMask, mask[i] != 0 { clipped += 1 }

@@ -55,6 +55,10 @@ public struct CameraModel: Codable, Sendable, Equatable {
     /// (0.14, 0.05) and channel gains (0.5, 1, 0.7) for D65 white.
     public var cameraMatrix: [Double]?
 
+    /// Lens shading: fraction of light lost in the image corners (0 ≤ k < 1), undone by a
+    /// GainMap in OpcodeList2; `nil` for none.
+    public var lensShading: Double?
+
     /// "lossless-jpeg" or "uncompressed".
     public var storage = "lossless-jpeg"
     public var seed: UInt64 = 1
@@ -65,7 +69,7 @@ public struct CameraModel: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case layout, cfaPattern, exposureTime, fNumber, iso, baseISO, quantumScale, fullWell, readNoise, darkCurrent
-        case prnu, dsnu, adcBits, blackLevel, companding, cameraMatrix, storage, seed, noise
+        case prnu, dsnu, adcBits, blackLevel, companding, cameraMatrix, lensShading, storage, seed, noise
     }
 
     /// Decodes a camera; every field is optional and missing ones keep their defaults.
@@ -91,6 +95,7 @@ public struct CameraModel: Codable, Sendable, Equatable {
             companding = try c.decodeIfPresent(Int.self, forKey: .companding)
         }
         cameraMatrix = try c.decodeIfPresent([Double].self, forKey: .cameraMatrix)
+        lensShading = try c.decodeIfPresent(Double.self, forKey: .lensShading)
         storage = try c.decodeIfPresent(String.self, forKey: .storage) ?? d.storage
         seed = try c.decodeIfPresent(UInt64.self, forKey: .seed) ?? d.seed
         noise = try c.decodeIfPresent(Bool.self, forKey: .noise) ?? d.noise
@@ -115,6 +120,7 @@ public struct CameraModel: Codable, Sendable, Equatable {
         try c.encode(blackLevel, forKey: .blackLevel)
         try c.encode(companding, forKey: .companding)
         try c.encode(cameraMatrix, forKey: .cameraMatrix)
+        try c.encode(lensShading, forKey: .lensShading)
         try c.encode(storage, forKey: .storage)
         try c.encode(seed, forKey: .seed)
         try c.encode(noise, forKey: .noise)
@@ -184,5 +190,6 @@ public struct CameraModel: Codable, Sendable, Equatable {
         try require(cameraMatrix == nil || cameraMatrix!.count == 9, "cameraMatrix needs 9 values")
         try require(cameraFromRec2020.inverse != nil, "cameraMatrix must be invertible")
         try require((quantumScale ?? 1) > 0, "quantumScale must be positive")
+        try require(lensShading.map { $0 >= 0 && $0 < 0.95 } ?? true, "lensShading must be 0 ≤ k < 0.95")
     }
 }

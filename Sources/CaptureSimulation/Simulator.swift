@@ -10,6 +10,8 @@ public struct SimulatedCapture: Sendable {
     public var dng: RawDNG
     /// Radiance → decoded output factor (see `CameraModel.radianceToOutput`).
     public var radianceToOutput: Double
+    /// Per-pixel gains of the lens-shading GainMap the decoder applies (nil without shading).
+    public var pixelGains: [Float]?
 
     /// The scene radiance in the decoder's output units and geometry (linear Rec.2020,
     /// 1.0 = sensor white, no exposure scaling, ActiveArea = the whole image): `L · radianceToOutput`.
@@ -27,9 +29,11 @@ public struct SimulatedCapture: Sendable {
         let w = dng.width, h = dng.height
         let table = dng.linearizationTable.map { $0.map(Double.init) }
         let black = dng.blackLevel[0], white = Double(dng.whiteLevel[0])
-        func linear(_ code: UInt16) -> (Double, Bool) {
+        // Stage 2, clipped at 1, then the lens-shading GainMap (OpcodeList2, values kept above 1).
+        func linear(_ code: UInt16, _ pixel: Int) -> (Double, Bool) {
             let lin = table.map { Int(code) < $0.count ? $0[Int(code)] : $0[$0.count - 1] } ?? Double(code)
-            return (min((lin - black) / (white - black), 1), lin >= white)
+            let gain = pixelGains.map { Double($0[pixel]) } ?? 1
+            return (Double(Float(min((lin - black) / (white - black), 1)) * Float(gain)), lin >= white)
         }
         if let pattern = dng.cfaPattern {
             let ow = w / 2, oh = h / 2
@@ -41,7 +45,7 @@ public struct SimulatedCapture: Sendable {
                     for dy in 0..<2 {
                         for dx in 0..<2 {
                             let colour = Int(pattern[dy * 2 + dx])
-                            let (v, clipped) = linear(dng.samples[(2 * y + dy) * w + 2 * x + dx])
+                            let (v, clipped) = linear(dng.samples[(2 * y + dy) * w + 2 * x + dx], (2 * y + dy) * w + 2 * x + dx)
                             sum[colour] += v
                             count[colour] += 1
                             if clipped { mask[y * ow + x] |= 1 << UInt8(colour) }
@@ -60,7 +64,7 @@ public struct SimulatedCapture: Sendable {
         for i in 0..<(w * h) {
             var x = SIMD3<Double>()
             for p in 0..<3 {
-                let (v, clipped) = linear(dng.samples[3 * i + p])
+                let (v, clipped) = linear(dng.samples[3 * i + p], i)
                 x[p] = v
                 if clipped { mask[i] |= 1 << UInt8(p) }
             }
@@ -110,6 +114,8 @@ public enum Simulator {
         let table = camera.companding.map { CompandingCurve(codeBits: $0, maximum: Int(camera.whiteLevel)).table }
         var samples = [UInt16](repeating: 0, count: w * h * spp)
         let radiance = scene.radiance
+        let shading = camera.lensShading.map(LensShading.init(strength:))
+        let pixelGains = try shading?.gains(width: w, height: h)
         samples.withUnsafeMutableBufferPointer { outAll in
             nonisolated(unsafe) let out = outAll
             Parallel.forEachChunk(count: h, minimumChunk: 8) { rows in
@@ -121,7 +127,8 @@ public enum Simulator {
                         let c = m * l
                         for p in 0..<spp {
                             let channel = cfa.map { Int($0[(y % 2) * 2 + x % 2]) } ?? p
-                            var mean = max(0, c[channel]) * electronsPerUnit + dark
+                            let vignetting = pixelGains.map { 1 / Double($0[y * w + x]) } ?? 1
+                            var mean = max(0, c[channel]) * electronsPerUnit * vignetting + dark
                             var electrons: Double
                             if camera.noise {
                                 // Fixed patterns first (drawn every time so the stream does not depend on the scene).
@@ -163,11 +170,13 @@ public enum Simulator {
         dng.asShotNeutral = [neutral.x, neutral.y, neutral.z].map { $0 / neutral.max() }
         dng.baselineExposure = 0
         dng.noiseProfile = camera.noiseProfile
+        if let shading { dng.opcodeLists[2] = LensShading.encodeList([shading.gainMap(planes: spp)]) }
         dng.exposureTime = camera.exposureTime
         dng.fNumber = camera.fNumber
         dng.iso = Int(camera.iso.rounded())
         // The DNG colour model scales white so the brightest camera channel of a neutral reads 1.
-        return SimulatedCapture(scene: scene, camera: camera, dng: dng, radianceToOutput: camera.radianceToOutput * neutral.max())
+        return SimulatedCapture(scene: scene, camera: camera, dng: dng, radianceToOutput: camera.radianceToOutput * neutral.max(),
+                                pixelGains: pixelGains)
     }
 
     /// XYZ (D65) → linear Rec.2020, from the primaries.

@@ -168,6 +168,20 @@ public struct DNGFile: Sendable {
         throw .corrupt(path: path, ifd: "all IFDs", reason: "no raw image IFD (PhotometricInterpretation CFA or LinearRaw)")
     }
 
+    /// The bytes of OpcodeList1, 2 or 3 (tags 51008, 51009, 51022) of an image IFD, or nil.
+    /// - Throws: `ContainerError.truncated` when the list lies past the end of the file.
+    public func opcodeListBytes(_ number: Int, of image: ImageIFD) throws(ContainerError) -> [UInt8]? {
+        let tag: UInt16
+        switch number {
+        case 1: tag = Tag.opcodeList1
+        case 2: tag = Tag.opcodeList2
+        case 3: tag = Tag.opcodeList3
+        default: return nil
+        }
+        guard let ifd = structure.allIFDs.first(where: { $0.path == image.path }), let entry = ifd.entry(tag) else { return nil }
+        return try EntryValues(file: file, order: byteOrder).bytes(entry, in: ifd.path)
+    }
+
     /// The semantic-mask IFDs (NewSubFileType 65540).
     public var semanticMasks: [ImageIFD] { images.filter { $0.role == .semanticMask } }
 }

@@ -252,6 +252,11 @@ public enum DNGWriter {
         if let v = d.defaultUserCrop { try t.numbers(51125, v) }
         if let v = d.defaultScale { try t.numbers(50718, v) }
         if let n = d.noiseProfile { try t.numbers(51041, n) }
+        for (number, bytes) in d.opcodeLists.sorted(by: { $0.key < $1.key }) {
+            let tag: UInt32 = number == 1 ? 51008 : number == 2 ? 51009 : 51022
+            try t.check(bytes.withUnsafeBufferPointer { ctiff_set_bytes(tif, tag, UInt32($0.count), $0.baseAddress) },
+                        "setting OpcodeList\(number)")
+        }
         for (i, block) in blocks.enumerated() {
             let written = block.withUnsafeBytes { raw -> Int in
                 let p = UnsafeMutableRawPointer(mutating: raw.baseAddress!)

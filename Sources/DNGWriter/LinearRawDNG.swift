@@ -82,6 +82,8 @@ public struct RawDNG: Sendable {
     public var defaultScale: [Double]?
     /// NoiseProfile pairs (S, O), one pair or one per plane.
     public var noiseProfile: [Double]?
+    /// OpcodeList1/2/3 (tags 51008, 51009, 51022): serialised lists, big-endian.
+    public var opcodeLists: [Int: [UInt8]] = [:]
 
     // Colour tags (IFD 0)
     public var calibrationIlluminants: [Int] = [21]

@@ -36,3 +36,24 @@ public struct LinearizationMapping: Sendable, Equatable, Codable {
     /// The ActiveArea that was kept.
     public let activeArea: PixelRect
 }
+
+extension LinearImage {
+    /// The same image restricted to `rect` (in this image's pixels), e.g. after a TrimBounds opcode.
+    public func cropped(to rect: PixelRect) -> LinearImage {
+        precondition(PixelRect(width: width, height: height).contains(rect) && !rect.isEmpty)
+        let c = planes
+        var samples: [Float] = []
+        samples.reserveCapacity(rect.width * rect.height * c)
+        var mask: [UInt8] = []
+        mask.reserveCapacity(rect.width * rect.height)
+        for y in rect.top..<rect.bottom {
+            let start = (y * width + rect.left) * c
+            samples.append(contentsOf: values.samples[start..<(start + rect.width * c)])
+            mask.append(contentsOf: clipMask[(y * width + rect.left)..<(y * width + rect.right)])
+        }
+        var out = self
+        out.values = ImageBuffer(width: rect.width, height: rect.height, channels: c, samples: samples)
+        out.clipMask = mask
+        return out
+    }
+}

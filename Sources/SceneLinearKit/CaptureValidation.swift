@@ -114,8 +114,15 @@ extension Pipeline {
                                                        clipMasksEqual: masksEqual, passed: failures == 0 && masksEqual)
 
         let binning = capture.dng.cfaPattern == nil ? 1 : 2
-        let noise = NoiseModel(noiseProfile: record.noiseProfile, cameraToOutput: developed.color.matrix.e, exposureFactor: 1,
+        var noise = NoiseModel(noiseProfile: record.noiseProfile, cameraToOutput: developed.color.matrix.e, exposureFactor: 1,
                                planeVarianceScale: binning == 2 ? [1, 0.5, 1] : [1, 1, 1])
+        if let gains = capture.pixelGains {
+            // Lens shading: the gain of each output pixel (the mean of a superpixel's four sites).
+            noise?.pixelGains = binning == 1 ? gains : (0..<(image.width * image.height)).map { i in
+                let y = i / image.width, x = i % image.width, w = capture.dng.width
+                return (gains[2 * y * w + 2 * x] + gains[2 * y * w + 2 * x + 1] + gains[(2 * y + 1) * w + 2 * x] + gains[(2 * y + 1) * w + 2 * x + 1]) / 4
+            }
+        }
         var patches: [PatchValidation] = []
         var measurements: [String: RegionMeasurement] = [:]
         for patch in record.patches {

@@ -4,6 +4,7 @@ import Foundation
 @_exported import ImageCore
 @_exported import ImageExchange
 @_exported import ImageGeometry
+@_exported import Opcodes
 @_exported import Linearize
 @_exported import RawDecode
 
@@ -18,6 +19,10 @@ public struct DevelopOptions: Sendable {
     public var crop: CropMode = .user
     /// Rotate/mirror to the display orientation (TIFF Orientation, tag 274).
     public var applyOrientation = true
+    /// Clipping after each opcode of OpcodeList2/3: `.keepRange` (default: values above 1 from
+    /// gain maps are real radiance and are kept; negatives too) or `.dngClip` (clip to 0…1
+    /// after every opcode, as the DNG specification's rendering model does).
+    public var opcodeClipping: ClippingPolicy = .keepRange
     public var limits = DecodeLimits()
 
     public init(exposure: ExposureMode = .none, encoding: ColorEncoding = .linearRec2020, whiteBalance: WhiteBalance = .asShot) {
@@ -63,7 +68,9 @@ public enum Pipeline {
         let raw = try dng.mainRawImage()
         // Stages 1 and 2 run for any raw image, so damaged data is reported as such.
         let stored = try measure(&timings.stage1) { try RawDecoder.decode(dng, ifd: raw, limits: options.limits) }
-        let linear = try measure(&timings.stage2) { try Linearizer.linearize(stored, path: path) }
+        var linear = try measure(&timings.stage2) { try Linearizer.linearize(stored, path: path) }
+        var processing: [MetadataItem] = []
+        try applyOpcodeList(2, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &processing)
         guard raw.photometric == Photometric.linearRaw else {
             throw RawDecodeError.unsupported(path: path, ifd: raw.path,
                                              reason: "CFA (mosaic) images need demosaicing, which is not implemented yet; only LinearRaw (PhotometricInterpretation 34892) converts")
@@ -71,11 +78,13 @@ public enum Pipeline {
         guard raw.samplesPerPixel == 3 else {
             throw RawDecodeError.unsupported(path: path, ifd: raw.path, reason: "LinearRaw with \(raw.samplesPerPixel) samples per pixel (3 supported)")
         }
+        try applyOpcodeList(3, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &processing)
         let color = try ColorTransform.make(metadata: dng.metadata, encoding: options.encoding,
                                             whiteBalance: options.whiteBalance, path: path)
         let exposure = try exposureScaling(options.exposure, metadata: dng.metadata, path: path)
         let sha = measure(&timings.hash) { SHA256Digest.hex(of: dng.file.data) }
-        let provenance = Self.provenance(dng: dng, raw: raw, mapping: linear.mapping, color: color, sha256: sha)
+        var provenance = Self.provenance(dng: dng, raw: raw, mapping: linear.mapping, color: color, sha256: sha)
+        provenance.processing = processing
         let converted = measure(&timings.color) {
             ColorConversion.apply(color, exposure: exposure, to: linear, provenance: provenance)
         }

@@ -199,3 +199,25 @@ import TestSupport
         }
     }
 }
+
+/// Lens shading written as a GainMap (OpcodeList2) and undone by the decoder.
+@Suite struct LensShadingTests {
+    @Test func gainMapUndoesTheShading() throws {
+        let dir = TestData.temporaryDirectory("shading")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var camera = CameraModel()
+        camera.lensShading = 0.5
+        let output = try Pipeline.simulate(scene: RenderedScene(BuiltInScene.greyRamp.description(width: 512, height: 256)),
+                                           camera: camera, name: "s", directory: dir.path)
+        let report = try Pipeline.validate(dngPath: output.files["dng"]!, record: output.record)
+        #expect(report.passed, "\(report.text)")
+        let developed = try Pipeline.develop(path: output.files["dng"]!)
+        let note = developed.image.provenance.processingValue("opcodeList2")
+        #expect(note == .text("GainMap ×1 applied"), "\(String(describing: note))")
+        // Without the opcode the corners would be darker: the stored corner codes are lower than the centre's
+        // for the same radiance (the background), by about the shading.
+        let gains = try #require(output.capture.pixelGains)
+        #expect(abs(Double(gains[0]) - 1 / (1 - 0.5 * 0.98)) < 0.05)
+        #expect(abs(Double(gains[128 * 512 + 256]) - 1) < 0.01)
+    }
+}
