@@ -37,6 +37,8 @@ let package = Package(
         .target(name: "Linearize", dependencies: ["ImageCore", "DNGContainer", "RawDecode"]),
         // The DNG colour model: camera → XYZ D50 → linear Rec.2020.
         .target(name: "DNGColor", dependencies: ["ImageCore", "DNGContainer", "Linearize"]),
+        // Stage 3 for CFA images: Bayer mosaic → three camera-colour planes.
+        .target(name: "Demosaic", dependencies: ["ImageCore", "DNGContainer", "Linearize"]),
         // EXR and HDF5 writers and readers.
         .target(name: "ImageExchange", dependencies: ["ImageCore", "COpenEXR", "CHDF5", "CZlib"]),
         // DNG writer through libtiff (test fixtures, samples; grows into simulated capture).
@@ -63,6 +65,7 @@ let package = Package(
         .testTarget(name: "LosslessJPEGTests", dependencies: ["LosslessJPEG", "ImageCore", "TestSupport"]),
         .testTarget(name: "RawDecodeTests", dependencies: ["RawDecode", "DNGWriter", "TestSupport"]),
         .testTarget(name: "LinearizeTests", dependencies: ["Linearize", "DNGWriter", "TestSupport"]),
+        .testTarget(name: "DemosaicTests", dependencies: ["Demosaic", "TestSupport"]),
         .testTarget(name: "DNGColorTests", dependencies: ["DNGColor", "DNGContainer", "TestSupport"]),
         .testTarget(name: "ImageExchangeTests", dependencies: ["ImageExchange", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SceneLinearKit", "TestSupport"]),
