@@ -39,6 +39,8 @@ let package = Package(
         .target(name: "DNGColor", dependencies: ["ImageCore", "DNGContainer", "Linearize"]),
         // Output geometry: DefaultCrop, DefaultUserCrop, DefaultScale, Orientation.
         .target(name: "ImageGeometry", dependencies: ["ImageCore", "DNGContainer"]),
+        // Stage 3 for CFA images: Bayer mosaic → three camera-colour planes.
+        .target(name: "Demosaic", dependencies: ["ImageCore", "DNGContainer", "Linearize"]),
         // EXR and HDF5 writers and readers.
         .target(name: "ImageExchange", dependencies: ["ImageCore", "COpenEXR", "CHDF5", "CZlib"]),
         // DNG opcode lists (OpcodeList1/2/3): parsing every opcode, applying the radiometric ones.
@@ -53,7 +55,7 @@ let package = Package(
         .target(
             name: "SceneLinearKit",
             dependencies: [
-                "ImageCore", "DNGContainer", "RawDecode", "Linearize", "DNGColor", "ImageGeometry", "ImageExchange",
+                "ImageCore", "DNGContainer", "RawDecode", "Linearize", "Demosaic", "DNGColor", "ImageGeometry", "ImageExchange",
                 "DNGWriter", "CaptureSimulation", "Analysis", "Opcodes",
             ]),
         // The command-line tool.
@@ -71,6 +73,7 @@ let package = Package(
         .testTarget(name: "LosslessJPEGTests", dependencies: ["LosslessJPEG", "ImageCore", "TestSupport"]),
         .testTarget(name: "RawDecodeTests", dependencies: ["RawDecode", "DNGWriter", "TestSupport"]),
         .testTarget(name: "LinearizeTests", dependencies: ["Linearize", "DNGWriter", "TestSupport"]),
+        .testTarget(name: "DemosaicTests", dependencies: ["Demosaic", "TestSupport"]),
         .testTarget(name: "DNGColorTests", dependencies: ["DNGColor", "DNGContainer", "TestSupport"]),
         .testTarget(name: "ImageGeometryTests", dependencies: ["ImageGeometry", "DNGContainer", "TestSupport"]),
         .testTarget(name: "ImageExchangeTests", dependencies: ["ImageExchange", "TestSupport"]),

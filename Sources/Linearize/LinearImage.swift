@@ -17,6 +17,18 @@ public struct LinearImage: Sendable {
     /// The mapping that was applied, per plane.
     public let mapping: LinearizationMapping
 
+    /// Wraps values in Stage 2 units computed by a later stage (e.g. demosaiced planes).
+    ///
+    /// The caller keeps the meaning of every field: 1.0 is white, `clipMask` has one byte
+    /// per pixel of `values`, and `ifd` and `mapping` name where the values came from.
+    public init(ifd: ImageIFD, values: ImageBuffer<Float>, clipMask: [UInt8], mapping: LinearizationMapping) {
+        precondition(clipMask.count == values.width * values.height, "one clip-mask byte per pixel")
+        self.ifd = ifd
+        self.values = values
+        self.clipMask = clipMask
+        self.mapping = mapping
+    }
+
     public var width: Int { values.width }
     public var height: Int { values.height }
     public var planes: Int { values.channels }

@@ -1,0 +1,73 @@
+import DNGContainer
+import ImageCore
+import Linearize
+
+/// How the two missing colours of each CFA site are obtained.
+public enum DemosaicMethod: String, CaseIterable, Sendable {
+    /// No interpolation: each 2 × 2 cell becomes one pixel (half width, half height), red
+    /// and blue taken as measured, green the mean of the two greens. For radiometry.
+    case superpixel
+    /// Full resolution; each missing colour is the mean of the nearest samples of that
+    /// colour (2 or 4 of them). Fast, soft, with colour fringes at sharp edges.
+    case bilinear
+    /// Full resolution; Ratio Corrected Demosaicing (L. Sanz Rodríguez, 2017): edge-aware
+    /// green from ratio-corrected directional estimates, red and blue from colour
+    /// differences. The default.
+    case rcd
+}
+
+/// Stage 3 for CFA images: a one-plane Bayer mosaic of linear reference values → three
+/// planes of camera colour (CFAPlaneColor order, normally red, green, blue).
+///
+/// Units are unchanged (0 black, 1 white, negatives kept). Interpolated values never leave
+/// the range of the samples they were computed from, so no output value exceeds 1; bit `p`
+/// of the output clip mask is set when a clipped sample contributed to plane `p` at that
+/// pixel (see `docs/demosaic.md` for the exact rule of each method).
+public enum Demosaicer {
+    /// The method used when none is named: `.rcd`.
+    public static let defaultMethod: DemosaicMethod = .rcd
+
+    /// CFA Stage 2 image → 3-plane image (half size for `.superpixel`).
+    ///
+    /// The CFA pattern's origin is the top-left pixel of the IFD, not of the ActiveArea:
+    /// ActiveArea pixel (r, c) has the colour
+    /// `pattern[((r + top) mod 2) · 2 + (c + left) mod 2]`, with (top, left) the
+    /// ActiveArea's origin from `image.mapping.activeArea`. Image edges are handled by
+    /// mirroring the mosaic about its first and last rows and columns, which keeps the
+    /// Bayer phase. The result carries `image.ifd` and `image.mapping` over; for
+    /// `.superpixel`, output pixel (y, x) covers ActiveArea rows 2y…2y+1 and columns
+    /// 2x…2x+1 (a trailing odd row or column is dropped).
+    ///
+    /// - Throws: `DemosaicError` when the image has more than one plane, the ActiveArea is
+    ///   smaller than 2 × 2, or the CFA is not a 2 × 2 red/green/blue Bayer pattern with
+    ///   CFALayout 1.
+    public static func demosaic(_ image: LinearImage, cfa: CFADescription,
+                                method: DemosaicMethod = defaultMethod) throws(DemosaicError) -> LinearImage {
+        let ifdPath = image.ifd.path
+        guard image.planes == 1 else { throw DemosaicError(ifd: ifdPath, reason: .planeCount(image.planes)) }
+        let area = image.mapping.activeArea
+        let phase = try BayerPhase(cfa: cfa, top: area.top, left: area.left, ifd: ifdPath)
+        guard image.width >= 2, image.height >= 2 else {
+            throw DemosaicError(ifd: ifdPath, reason: .tooSmall(width: image.width, height: image.height))
+        }
+        let mosaic = Mosaic(values: image.values.samples, clip: image.clipMask,
+                            width: image.width, height: image.height, phase: phase)
+        let planes: (values: ImageBuffer<Float>, clip: [UInt8])
+        switch method {
+        case .superpixel: planes = Superpixel.run(mosaic)
+        case .bilinear: planes = Bilinear.run(mosaic)
+        case .rcd: planes = RatioCorrected.run(mosaic)
+        }
+        return LinearImage(ifd: image.ifd, values: planes.values, clipMask: planes.clip, mapping: image.mapping)
+    }
+}
+
+/// The validated input of a demosaicing kernel: the mosaic, its clip mask (bit 0 used)
+/// and its Bayer phase relative to the first pixel.
+struct Mosaic: Sendable {
+    let values: [Float]
+    let clip: [UInt8]
+    let width: Int
+    let height: Int
+    let phase: BayerPhase
+}
