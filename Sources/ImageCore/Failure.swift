@@ -43,3 +43,17 @@ public enum FailureCategory: Int32, Sendable, CaseIterable, Codable {
 public protocol SceneLinearFailure: Error, CustomStringConvertible {
     var category: FailureCategory { get }
 }
+
+/// A failure from a stage that does not know the file name, with the file added.
+public struct FileFailure: SceneLinearFailure {
+    public let path: String
+    public let underlying: any SceneLinearFailure
+
+    public init(path: String, _ underlying: any SceneLinearFailure) {
+        self.path = path
+        self.underlying = underlying
+    }
+
+    public var category: FailureCategory { underlying.category }
+    public var description: String { "\(path): \(underlying.description)" }
+}

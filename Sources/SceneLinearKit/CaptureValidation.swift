@@ -84,6 +84,7 @@ extension Pipeline {
         var options = DevelopOptions()
         options.crop = .none
         options.applyOrientation = false
+        options.demosaic = .superpixel
         let developed = try develop(path: dngPath, options: options)
         let image = developed.image
         // Rebuild the truth from the record: scene → radiance, camera → stored codes.

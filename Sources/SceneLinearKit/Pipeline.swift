@@ -1,5 +1,6 @@
 @_exported import DNGColor
 @_exported import DNGContainer
+@_exported import Demosaic
 import Foundation
 @_exported import ImageCore
 @_exported import ImageExchange
@@ -23,6 +24,9 @@ public struct DevelopOptions: Sendable {
     /// gain maps are real radiance and are kept; negatives too) or `.dngClip` (clip to 0…1
     /// after every opcode, as the DNG specification's rendering model does).
     public var opcodeClipping: ClippingPolicy = .keepRange
+    /// How CFA (Bayer) images become three planes: `.rcd` (default, edge-aware), `.bilinear`,
+    /// or `.superpixel` (2×2 binning to half size: no interpolated values, for radiometry).
+    public var demosaic: DemosaicMethod = Demosaicer.defaultMethod
     public var limits = DecodeLimits()
 
     public init(exposure: ExposureMode = .none, encoding: ColorEncoding = .linearRec2020, whiteBalance: WhiteBalance = .asShot) {
@@ -38,6 +42,7 @@ public struct StageTimings: Sendable, Codable {
     public var hash = 0.0
     public var stage1 = 0.0
     public var stage2 = 0.0
+    public var demosaic = 0.0
     public var color = 0.0
     public var geometry = 0.0
     public var export: [String: Double] = [:]
@@ -71,11 +76,19 @@ public enum Pipeline {
         var linear = try measure(&timings.stage2) { try Linearizer.linearize(stored, path: path) }
         var processing: [MetadataItem] = []
         try applyOpcodeList(2, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &processing)
-        guard raw.photometric == Photometric.linearRaw else {
-            throw RawDecodeError.unsupported(path: path, ifd: raw.path,
-                                             reason: "CFA (mosaic) images need demosaicing, which is not implemented yet; only LinearRaw (PhotometricInterpretation 34892) converts")
-        }
-        guard raw.samplesPerPixel == 3 else {
+        var binning = 1
+        if raw.photometric == Photometric.cfa {
+            guard let cfa = raw.cfa else {
+                throw RawDecodeError.inconsistentLayout(path: path, ifd: raw.path, reason: "a CFA image without CFARepeatPatternDim/CFAPattern")
+            }
+            do {
+                linear = try measure(&timings.demosaic) { try Demosaicer.demosaic(linear, cfa: cfa, method: options.demosaic) }
+            } catch let error as DemosaicError {
+                throw FileFailure(path: path, error)
+            }
+            processing.append(MetadataItem("demosaic", .text(options.demosaic.rawValue)))
+            if options.demosaic == .superpixel { binning = 2 }
+        } else if raw.samplesPerPixel != 3 {
             throw RawDecodeError.unsupported(path: path, ifd: raw.path, reason: "LinearRaw with \(raw.samplesPerPixel) samples per pixel (3 supported)")
         }
         try applyOpcodeList(3, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &processing)
@@ -89,7 +102,7 @@ public enum Pipeline {
             ColorConversion.apply(color, exposure: exposure, to: linear, provenance: provenance)
         }
         let plan = try ImageGeometry.plan(ifd: raw, orientation: dng.metadata.orientation, width: converted.width,
-                                          height: converted.height, crop: options.crop,
+                                          height: converted.height, binning: binning, crop: options.crop,
                                           applyOrientation: options.applyOrientation, path: path)
         let image = measure(&timings.geometry) { ImageGeometry.apply(plan, to: converted) }
         return DevelopedImage(image: image, dng: dng, rawIFD: raw, mapping: linear.mapping, color: color,

@@ -6,6 +6,7 @@ import SceneLinearKit
 extension ExposureMode: ExpressibleByArgument {}
 extension EXRCompression: ExpressibleByArgument {}
 extension CropMode: ExpressibleByArgument {}
+extension DemosaicMethod: ExpressibleByArgument {}
 
 /// The colour output choices of `convert`.
 enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
@@ -48,6 +49,9 @@ extension SceneLinearCommand {
 
         @Option(help: "White balance: as-shot (AsShotNeutral/AsShotWhiteXY), d50, d55, d65, or a chromaticity x,y.")
         var whiteBalance: String = "as-shot"
+
+        @Option(help: "CFA demosaicing: rcd (edge-aware, default), bilinear, or superpixel (2×2 binning to half size, no interpolation: for radiometry).")
+        var demosaic: DemosaicMethod = Demosaicer.defaultMethod
 
         @Option(help: "Crop: user (DefaultCrop then DefaultUserCrop), default (DefaultCrop only) or none (the whole ActiveArea).")
         var crop: CropMode = .user
@@ -122,6 +126,7 @@ extension SceneLinearCommand {
                 var options = DevelopOptions(exposure: exposure, encoding: color == .rec2020 ? .linearRec2020 : .cameraNative,
                                              whiteBalance: try parsedWhiteBalance())
                 options.crop = crop
+                options.demosaic = demosaic
                 options.applyOrientation = !noOrientation
                 var developed = try Pipeline.develop(path: file, options: options)
                 let export = ExportOptions(
@@ -162,7 +167,7 @@ extension SceneLinearCommand {
                 if timings {
                     let t = d.timings
                     payload["timings"] = ["container": t.container, "hash": t.hash, "stage1": t.stage1, "stage2": t.stage2,
-                                          "color": t.color, "geometry": t.geometry, "export": t.export]
+                                          "demosaic": t.demosaic, "color": t.color, "geometry": t.geometry, "export": t.export]
                 }
                 if let data = try? JSONSerialization.data(withJSONObject: payload, options: [.prettyPrinted, .sortedKeys]) {
                     print(String(decoding: data, as: UTF8.self))
@@ -176,7 +181,7 @@ extension SceneLinearCommand {
             if timings {
                 let t = d.timings
                 let exports = t.export.sorted { $0.key < $1.key }.map { String(format: "%@ %.3f s", $0.key, $0.value) }.joined(separator: ", ")
-                print(String(format: "timings: container %.3f s, hash %.3f s, stage 1 %.3f s, stage 2 %.3f s, colour %.3f s, geometry %.3f s", t.container, t.hash, t.stage1, t.stage2, t.color, t.geometry) + (exports.isEmpty ? "" : ", " + exports))
+                print(String(format: "timings: container %.3f s, hash %.3f s, stage 1 %.3f s, stage 2 %.3f s, demosaic %.3f s, colour %.3f s, geometry %.3f s", t.container, t.hash, t.stage1, t.stage2, t.demosaic, t.color, t.geometry) + (exports.isEmpty ? "" : ", " + exports))
             }
         }
     }

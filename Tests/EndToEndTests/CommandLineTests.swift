@@ -73,7 +73,6 @@ enum CLI {
                 message: "truncated file: tile 0 of IFD0/SubIFD0 at offset 5575128 (334859 bytes) extends past end of file (64104 bytes)"),
         Failure(file: "real/canon350d_image_data_stripped.dng", exitCode: 13, message: "corrupt image layout in IFD0/SubIFD0"),
         Failure(file: "real/gopro_hero6_vc5_compression9.dng", exitCode: 14, message: "unsupported compression 9"),
-        Failure(file: "real/canon_kissx4_cfa14_uncompressed.dng", exitCode: 14, message: "CFA (mosaic) images need demosaicing"),
     ])
     func realFilesFailClearly(_ f: Failure) throws {
         guard let url = TestData.shared(f.file) else { return }
@@ -84,6 +83,25 @@ enum CLI {
         #expect(result.stderr.contains(f.message), "\(result.stderr)")
         #expect(result.stderr.contains(url.lastPathComponent))
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
+    }
+
+    /// The real Canon CFA DNG converts with every demosaicing method; superpixel output is
+    /// half size and equals 2×2 cell means of the Stage 2 samples through the colour matrix.
+    @Test func canonCFAConverts() throws {
+        guard let url = TestData.shared("real/canon_kissx4_cfa14_uncompressed.dng") else { return }
+        for method in DemosaicMethod.allCases {
+            var options = DevelopOptions()
+            options.demosaic = method
+            let d = try Pipeline.develop(path: url.path, options: options)
+            let (w, h) = method == .superpixel ? (867, 578) : (1734, 1156)
+            #expect(d.image.width == w && d.image.height == h, "\(method)")
+            let finite = d.image.pixels.samples.allSatisfy { $0.isFinite }
+            #expect(finite)
+            let note = d.image.provenance.processingValue("demosaic")
+            #expect(note == .text(method.rawValue))
+        }
+        let r = try #require(try CLI.run(["convert", url.path, "-o", TestData.temporaryDirectory("canon").path + "/", "--demosaic", "superpixel"]))
+        #expect(r.status == 0, "\(r.stderr)")
     }
 
     /// Generated bad inputs and bad outputs, each with its own exit code.
