@@ -30,10 +30,26 @@ extension SceneLinearCommand {
 
                 -o names a file (.exr, .h5 or .hdf5) or a directory (one file per --format, \
                 named after the input). Without -o the outputs go to the current directory.
+
+                Batch: several inputs or directories convert into the -o directory, files in \
+                parallel; a manifest (scenelinear-manifest.jsonl, one JSON line per input: input \
+                and its SHA-256, outputs and theirs, status, error) grows as files finish; a failing \
+                file does not stop the others (the exit code is the first failure's). Re-running \
+                resumes: inputs recorded as done, unchanged and with intact outputs are skipped. \
+                --shard i/n (or a Slurm job array) splits the inputs across processes; `scenelinear \
+                manifest` merges their manifests.
                 """)
 
-        @Argument(help: "The DNG file.")
-        var file: String
+        @Argument(help: "The DNG file — or several files or directories for a batch (then -o must be a directory).")
+        var files: [String]
+
+        var file: String { files[0] }
+
+        @Option(help: "Batch: process only part i of n (0 ≤ i < n) of the sorted inputs; default from SLURM_ARRAY_TASK_ID/COUNT when set.")
+        var shard: String?
+
+        @Flag(help: "Batch: convert every input again, even those the manifest records as done.")
+        var noResume = false
 
         @Option(name: .shortAndLong, help: "Output file or directory (default: the current directory).")
         var output: String?
@@ -81,6 +97,7 @@ extension SceneLinearCommand {
         var timings = false
 
         func validate() throws {
+            if let shard, Shard.parse(shard) == nil { throw ValidationError("--shard must be i/n with 0 ≤ i < n") }
             _ = try parsedFormats()
             _ = try parsedWhiteBalance()
             guard (0...9).contains(hdf5Level) else { throw ValidationError("--hdf5-level must be 0...9") }
@@ -119,19 +136,64 @@ extension SceneLinearCommand {
             }
         }
 
+        /// Several inputs, or a directory: a batch into an output directory.
+        var isBatch: Bool {
+            var isDirectory: ObjCBool = false
+            return files.count > 1 || (FileManager.default.fileExists(atPath: files[0], isDirectory: &isDirectory) && isDirectory.boolValue)
+        }
+
+        func developOptions() throws -> DevelopOptions {
+            var options = DevelopOptions(exposure: exposure, encoding: color == .rec2020 ? .linearRec2020 : .cameraNative,
+                                         whiteBalance: try parsedWhiteBalance())
+            options.crop = crop
+            options.demosaic = demosaic
+            options.applyOrientation = !noOrientation
+            return options
+        }
+
+        var exportOptions: ExportOptions {
+            ExportOptions(exr: EXROptions(compression: exrCompression, includeClipMask: exrClipMask),
+                          hdf5: HDF5Options(compression: hdf5Level == 0 ? .none : .deflate(level: hdf5Level)))
+        }
+
+        func runBatch() throws {
+            var summary: BatchSummary?
+            try reportingFailures(json: json) {
+                guard !analysis else { throw ValidationError("--analysis converts one file at a time") }
+                let output = output ?? FileManager.default.currentDirectoryPath
+                var batch = BatchConverter()
+                batch.develop = try developOptions()
+                batch.export = exportOptions
+                batch.formats = try parsedFormats() ?? [.exr]
+                batch.shard = shard.flatMap(Shard.parse) ?? Shard.fromSlurm() ?? .whole
+                batch.resume = !noResume
+                let inputs = try AnalysisInput.expand(files).filter { URL(fileURLWithPath: $0).pathExtension.lowercased() == "dng" }
+                guard !inputs.isEmpty else { throw AnalysisError(reason: "no .dng files among the inputs") }
+                let showProgress = !json && isatty(STDERR_FILENO) == 1
+                let result = try batch.run(inputs, into: output, progress: showProgress ? progressBar : nil)
+                summary = result
+                if json {
+                    let payload: [String: Any] = ["converted": result.converted, "skipped": result.skipped,
+                                                  "failed": result.failed.map { ["input": $0.input, "error": $0.error ?? "", "exitCode": $0.exitCode ?? 1] },
+                                                  "manifest": result.manifest, "shard": batch.shard.description]
+                    if let data = try? JSONSerialization.data(withJSONObject: payload, options: [.prettyPrinted, .sortedKeys]) {
+                        print(String(decoding: data, as: UTF8.self))
+                    }
+                } else {
+                    print("batch \(batch.shard): \(result.converted) converted, \(result.skipped) already done, \(result.failed.count) failed; manifest \(result.manifest)")
+                    for f in result.failed { print("failed: \(f.error ?? f.input)") }
+                }
+            }
+            if let first = summary?.failed.first { throw ExitCode(first.exitCode ?? 1) }
+        }
+
         func run() throws {
+            if isBatch { return try runBatch() }
             try reportingFailures(json: json) {
                 let targets = try Pipeline.outputPaths(input: file, output: output ?? FileManager.default.currentDirectoryPath,
                                                        formats: try parsedFormats())
-                var options = DevelopOptions(exposure: exposure, encoding: color == .rec2020 ? .linearRec2020 : .cameraNative,
-                                             whiteBalance: try parsedWhiteBalance())
-                options.crop = crop
-                options.demosaic = demosaic
-                options.applyOrientation = !noOrientation
-                var developed = try Pipeline.develop(path: file, options: options)
-                let export = ExportOptions(
-                    exr: EXROptions(compression: exrCompression, includeClipMask: exrClipMask),
-                    hdf5: HDF5Options(compression: hdf5Level == 0 ? .none : .deflate(level: hdf5Level)))
+                var developed = try Pipeline.develop(path: file, options: try developOptions())
+                let export = exportOptions
                 var groups: [HDF5Group] = []
                 if analysis {
                     var request = AnalysisRequest()
