@@ -46,6 +46,8 @@ public struct StageTimings: Sendable, Codable {
     public var color = 0.0
     public var geometry = 0.0
     public var export: [String: Double] = [:]
+
+    public init() {}
 }
 
 /// The result of developing a DNG: the scene-linear image and how it was made.
@@ -70,6 +72,14 @@ public enum Pipeline {
     public static func develop(path: String, options: DevelopOptions = DevelopOptions()) throws -> DevelopedImage {
         var timings = StageTimings()
         let dng = try measure(&timings.container) { try DNGFile.open(path: path) }
+        return try develop(dng, options: options, timings: timings)
+    }
+
+    /// Decodes the main raw image of a DNG already parsed (e.g. from bytes in memory).
+    public static func develop(_ dng: DNGFile, options: DevelopOptions = DevelopOptions(),
+                               timings initial: StageTimings = StageTimings()) throws -> DevelopedImage {
+        var timings = initial
+        let path = dng.path
         let raw = try dng.mainRawImage()
         // Stages 1 and 2 run for any raw image, so damaged data is reported as such.
         let stored = try measure(&timings.stage1) { try RawDecoder.decode(dng, ifd: raw, limits: options.limits) }

@@ -1,0 +1,16 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// libFuzzer targets for SceneLinear's parsers and decoders. A separate package so the main
+// build never sees their missing `main` (libFuzzer provides it). Build and run with
+// Fuzz/run.sh (see docs/robustness.md).
+let package = Package(
+    name: "SceneLinearFuzz",
+    // run.sh links the project root here as `scenelinear-root`, so the identity is stable.
+    dependencies: [.package(path: "scenelinear-root")],
+    targets: [
+        .executableTarget(name: "FuzzContainer", dependencies: [.product(name: "SceneLinearKit", package: "scenelinear-root")]),
+        .executableTarget(name: "FuzzLosslessJPEG", dependencies: [.product(name: "SceneLinearKit", package: "scenelinear-root")]),
+        .executableTarget(name: "FuzzDecode", dependencies: [.product(name: "SceneLinearKit", package: "scenelinear-root")]),
+    ]
+)

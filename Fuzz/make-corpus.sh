@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Writes the fuzzers' seed corpus from files the project generates itself (idempotent):
+# small DNGs (LinearRaw and CFA, uncompressed and lossless JPEG, with a GainMap, BigTIFF-free)
+# and lossless-JPEG streams cut out of them.
+set -euo pipefail
+cd "$(dirname "$0")"
+[ -f corpus/.done ] && exit 0
+mkdir -p corpus/container corpus/decode corpus/lossless-jpeg
+bin=../.build/debug/scenelinear
+[ -x "$bin" ] || (cd .. && swift build --product scenelinear >/dev/null)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+$bin testchart -o "$tmp/chart.dng" --width 64 --height 48 >/dev/null
+$bin testchart -o "$tmp/chart-raw.dng" --width 64 --height 48 --uncompressed >/dev/null
+echo '{"lensShading": 0.3, "storage": "lossless-jpeg"}' > "$tmp/shade.json"
+$bin simulate --scene sunset --size 64x48 --camera "$tmp/shade.json" -o "$tmp" --name sim >/dev/null
+$bin simulate --scene grey-ramp --size 64x48 --layout cfa -o "$tmp" --name cfa >/dev/null
+for f in chart chart-raw sim cfa; do
+    cp "$tmp/$f.dng" corpus/container/$f.dng
+    cp "$tmp/$f.dng" corpus/decode/$f.dng
+done
+# Lossless-JPEG streams: every SOI…EOI run inside the lossless-JPEG DNGs.
+python3 - "$tmp/chart.dng" "$tmp/sim.dng" "$tmp/cfa.dng" <<'PY'
+import sys
+n = 0
+for path in sys.argv[1:]:
+    data = open(path, "rb").read()
+    start = 0
+    while True:
+        a = data.find(b"\xff\xd8\xff\xc3", start)
+        if a < 0:
+            a = data.find(b"\xff\xd8", start)
+            if a < 0 or data[a + 2:a + 4] not in (b"\xff\xc4", b"\xff\xc3"):
+                break
+        b = data.find(b"\xff\xd9", a)
+        if b < 0:
+            break
+        open(f"corpus/lossless-jpeg/stream{n}.ljp", "wb").write(data[a:b + 2])
+        n += 1
+        start = b + 2
+        if n >= 24:
+            break
+PY
+touch corpus/.done

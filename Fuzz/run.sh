@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with AddressSanitizer and runs one.
+#
+#   Fuzz/run.sh TARGET [SECONDS] [extra libFuzzer flags]
+#   TARGET: container | lossless-jpeg | decode
+#
+# The seed corpus is made by Fuzz/make-corpus.sh from files the project generates itself;
+# crashes land in Fuzz/crashes/<target>/ (each one becomes a regression test).
+set -euo pipefail
+cd "$(dirname "$0")"
+target=${1:?target: container, lossless-jpeg or decode}
+seconds=${2:-60}
+shift $(( $# > 1 ? 2 : 1 ))
+case "$target" in
+    container) product=FuzzContainer ;;
+    lossless-jpeg) product=FuzzLosslessJPEG ;;
+    decode) product=FuzzDecode ;;
+    *) echo "unknown target $target" >&2; exit 64 ;;
+esac
+ln -sfn .. scenelinear-root
+swift build -c debug --product "$product" --scratch-path .build-fuzz \
+    -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library >/dev/null
+./make-corpus.sh
+mkdir -p "work/$target" "crashes/$target"
+".build-fuzz/debug/$product" "work/$target" "corpus/$target" -max_total_time="$seconds" -max_len=262144 \
+    -rss_limit_mb=4096 -artifact_prefix="crashes/$target/" -print_final_stats=1 "$@"
