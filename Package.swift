@@ -47,6 +47,8 @@ let package = Package(
         .target(name: "Analysis", dependencies: ["ImageCore"]),
         // Simulated captures with known ground-truth radiance.
         .target(name: "CaptureSimulation", dependencies: ["ImageCore", "DNGWriter"]),
+        // Charts (histograms, false-colour EV maps, XY plots) rendered to PNG and SVG.
+        .target(name: "Plots", dependencies: ["ImageCore", "CZlib"]),
         // The pipeline façade that ties the stages together.
         .target(
             name: "SceneLinearKit",
@@ -73,6 +75,7 @@ let package = Package(
         .testTarget(name: "ImageGeometryTests", dependencies: ["ImageGeometry", "DNGContainer", "TestSupport"]),
         .testTarget(name: "ImageExchangeTests", dependencies: ["ImageExchange", "TestSupport"]),
         .testTarget(name: "SimulationTests", dependencies: ["SceneLinearKit", "CaptureSimulation", "Analysis", "DNGWriter", "TestSupport"]),
+        .testTarget(name: "PlotsTests", dependencies: ["Plots", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SceneLinearKit", "CaptureSimulation", "TestSupport"]),
     ]
 )
