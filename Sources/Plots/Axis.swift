@@ -15,6 +15,7 @@ public struct AxisMapping: Sendable, Hashable {
     /// Whether data values are shown on a log₁₀ scale.
     public var logarithmic: Bool
 
+    /// A mapping of `domain` (axis coordinates) onto the pixels from `start` to `end`.
     public init(domain: ClosedRange<Double>, start: Double, end: Double, logarithmic: Bool = false) {
         self.domain = domain
         self.start = start
@@ -43,9 +44,12 @@ public struct AxisMapping: Sendable, Hashable {
 
 /// A tick on an axis: its axis coordinate and its label (nil for an unlabelled tick).
 public struct AxisTick: Sendable, Hashable {
+    /// Position in axis coordinates.
     public var coordinate: Double
+    /// Text under (or beside) the tick; nil = a minor, unlabelled tick.
     public var label: String?
 
+    /// A tick at `coordinate` with `label`.
     public init(_ coordinate: Double, _ label: String?) {
         self.coordinate = coordinate
         self.label = label
@@ -189,9 +193,11 @@ public enum AxisFormat {
         return "\(multiple)" + p.dropFirst()
     }
 
-    /// A count for axis labels: "0", "250", "1.5k", "20k", "3M".
-    public static func count(_ value: Double, step: Double) -> String {
-        let magnitude = max(abs(value), abs(step))
+    /// A count for axis labels: "0", "250", "1.5k", "20k", "3M". The unit suffix is chosen
+    /// from `largest` (the largest label on the axis; the value itself by default) so one
+    /// axis uses one unit: 0, 4k, 8k, 12k rather than 0, 4000, 8000, 12k.
+    public static func count(_ value: Double, step: Double, largest: Double? = nil) -> String {
+        let magnitude = max(abs(largest ?? value), abs(value), abs(step))
         if magnitude >= 1e6 && step >= 1e5 { return number(value / 1e6, step: step / 1e6) + "M" }
         if magnitude >= 1e4 && step >= 100 { return number(value / 1e3, step: step / 1e3) + "k" }
         return number(value, step: step)

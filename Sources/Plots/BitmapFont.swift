@@ -230,7 +230,9 @@ public enum BitmapFont {
 
 /// Text rendered to coverage values, ready to be composited in any colour.
 public struct TextMask: Sendable {
+    /// Width in pixels.
     public var width: Int
+    /// Height in pixels (the whole glyph cell).
     public var height: Int
     /// Row just below the baseline, counted from the top of the mask.
     public var baseline: Int

@@ -8,7 +8,9 @@
 /// ticks end where they are told to); polygons are filled with the even–odd rule, sampled
 /// on four sub-scanlines with exact horizontal coverage.
 public struct Canvas: Sendable {
+    /// Width in pixels.
     public let width: Int
+    /// Height in pixels.
     public let height: Int
     /// `width × height × 3` bytes, row by row from the top.
     public private(set) var pixels: [UInt8]

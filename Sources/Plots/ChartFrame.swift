@@ -2,6 +2,7 @@ import Foundation
 
 /// Marker shapes for XY series, in the order series use them.
 public enum MarkerShape: Int, Sendable, CaseIterable {
+    /// Shapes by series index: ●, ■, ▲, ◆, ▼.
     case circle, square, triangle, diamond, invertedTriangle
 
     /// The outline of the marker centred at `c` with "radius" `r`, as a polygon (nil = circle).

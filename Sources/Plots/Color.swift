@@ -5,8 +5,11 @@ import Foundation
 /// Components are sRGB-encoded display values (what a PNG stores); `opacity` (0…1) says how
 /// much of the colour covers what is underneath when drawn.
 public struct RGBColor: Sendable, Hashable {
+    /// Red, sRGB-encoded.
     public var red: UInt8
+    /// Green, sRGB-encoded.
     public var green: UInt8
+    /// Blue, sRGB-encoded.
     public var blue: UInt8
     /// 1 = opaque, 0 = invisible.
     public var opacity: Double
@@ -40,7 +43,9 @@ public struct RGBColor: Sendable, Hashable {
         return s
     }
 
+    /// Opaque white, the paper of every chart.
     public static let white = RGBColor(255, 255, 255)
+    /// Opaque black.
     public static let black = RGBColor(0, 0, 0)
     /// The colour of clipped samples everywhere in the charts: pure magenta, outside every ramp.
     public static let clipped = RGBColor(255, 0, 255)
@@ -101,13 +106,14 @@ public enum PlotPalette {
 
 /// The false-colour ramp of the EV maps: dark to bright, evenly spaced in perceived lightness.
 ///
-/// The ramp is defined in the OKLab colour space: lightness rises linearly from 0.20 to 0.97
-/// while the hue turns from indigo (hue 280°) through blue, teal and green to a pale yellow
-/// (hue 100°). Lightness alone orders the ramp, so it reads correctly in greyscale and with
-/// red–green colour-vision deficiencies; the hue turn adds discriminability between stops.
-/// Chroma is reduced where needed to stay inside the sRGB gamut. It never passes through
-/// magenta, which marks clipped pixels, nor through neutral grey, which marks pixels without
-/// a logarithm (zero or negative).
+/// The ramp is defined in the OKLab colour space: lightness rises linearly from 0.20 to 0.95
+/// while the hue turns from a dark violet (hue 300°) through blue, teal and green to a pale
+/// yellow (hue 95°). Lightness alone orders the ramp, so it reads correctly in greyscale and
+/// with red–green colour-vision deficiencies; the hue turn adds discriminability between
+/// stops. Chroma follows a smooth curve chosen to stay inside the sRGB gamut along the whole
+/// path (it is still clipped to the gamut if needed), so no part of the ramp stands out as a
+/// band. The ramp never passes through magenta, which marks clipped pixels, nor through
+/// neutral grey, which marks pixels without a logarithm (zero or negative).
 public enum EVColorRamp {
     /// Number of entries in `table`.
     public static let size = 1024
@@ -129,23 +135,33 @@ public enum EVColorRamp {
         return RGBColor(table[3 * i], table[3 * i + 1], table[3 * i + 2])
     }
 
+    /// OKLab lightness at the two ends of the ramp.
+    public static let lightness: ClosedRange<Double> = 0.20...0.95
+
+    /// Chroma along the ramp: (t, chroma) points, interpolated linearly.
+    private static let chroma: [(Double, Double)] = [
+        (0, 0.11), (0.12, 0.14), (0.3, 0.10), (0.45, 0.09), (0.6, 0.11), (0.75, 0.14), (0.9, 0.14), (1, 0.11),
+    ]
+
     /// Computes the ramp colour at `t` from its OKLab definition.
     static func evaluate(_ t: Double) -> RGBColor {
-        let lightness = 0.20 + 0.77 * t
-        let hue = (280 - 180 * t) * Double.pi / 180
-        // More colour in the middle of the ramp, where sRGB has room for it.
-        let wantedChroma = 0.085 + 0.075 * sin(Double.pi * min(1, t * 1.1)) + 0.04 * t
+        let l = lightness.lowerBound + (lightness.upperBound - lightness.lowerBound) * t
+        let hue = (300 - 205 * t) * Double.pi / 180
+        var wanted = chroma[0].1
+        for (a, b) in zip(chroma, chroma.dropFirst()) where t >= a.0 && t <= b.0 {
+            wanted = a.1 + (b.1 - a.1) * (t - a.0) / (b.0 - a.0)
+        }
         // Largest chroma ≤ wanted that stays in gamut (bisection).
-        var lo = 0.0, hi = wantedChroma
-        if !inGamut(lightness, wantedChroma, hue) {
+        var c = wanted
+        if !inGamut(l, wanted, hue) {
+            var lo = 0.0, hi = wanted
             for _ in 0..<30 {
                 let mid = (lo + hi) / 2
-                if inGamut(lightness, mid, hue) { lo = mid } else { hi = mid }
+                if inGamut(l, mid, hue) { lo = mid } else { hi = mid }
             }
-        } else {
-            lo = wantedChroma
+            c = lo
         }
-        let rgb = oklabToLinearSRGB(lightness, lo * cos(hue), lo * sin(hue))
+        let rgb = oklabToLinearSRGB(l, c * cos(hue), c * sin(hue))
         return RGBColor(encode(rgb.0), encode(rgb.1), encode(rgb.2))
     }
 

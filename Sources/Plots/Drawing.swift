@@ -4,11 +4,16 @@ public typealias PlotPoint = SIMD2<Double>
 
 /// An axis-aligned rectangle in drawing coordinates.
 public struct PlotRect: Sendable, Hashable {
+    /// Left edge.
     public var x: Double
+    /// Top edge.
     public var y: Double
+    /// Width (≥ 0).
     public var width: Double
+    /// Height (≥ 0).
     public var height: Double
 
+    /// A rectangle from its top-left corner and size.
     public init(x: Double, y: Double, width: Double, height: Double) {
         self.x = x
         self.y = y
@@ -16,9 +21,13 @@ public struct PlotRect: Sendable, Hashable {
         self.height = height
     }
 
+    /// Left edge.
     public var minX: Double { x }
+    /// Top edge.
     public var minY: Double { y }
+    /// Right edge.
     public var maxX: Double { x + width }
+    /// Bottom edge.
     public var maxY: Double { y + height }
 
     /// Whether `p` lies inside (edges included).
@@ -39,12 +48,14 @@ public struct PlotRect: Sendable, Hashable {
 
 /// How a line is stroked.
 public struct LineStyle: Sendable, Hashable {
+    /// Colour and opacity.
     public var color: RGBColor
     /// Width in pixels.
     public var width: Double
     /// Alternating dash and gap lengths in pixels; empty = solid.
     public var dash: [Double]
 
+    /// A solid line by default.
     public init(color: RGBColor, width: Double = 1, dash: [Double] = []) {
         self.color = color
         self.width = width
@@ -66,17 +77,22 @@ public struct TextStyle: Sendable, Hashable {
         case capTop
     }
 
+    /// Colour of the glyphs.
     public var color: RGBColor
     /// Integer enlargement of `BitmapFont` (1 = 9-pixel capitals).
     public var scale: Int
+    /// Heavier strokes (titles, headings, values).
     public var bold: Bool
+    /// Which point along the text the anchor is.
     public var horizontal: HorizontalAnchor
+    /// Which height of the text the anchor is.
     public var vertical: VerticalAnchor
     /// Reads from bottom to top (turned 90° anticlockwise about the anchor), as y-axis titles do.
     public var rotated: Bool
     /// A contrasting outline behind the glyphs, for text over data.
     public var halo: RGBColor?
 
+    /// Body text, anchored at the start of its baseline, by default.
     public init(color: RGBColor = PlotPalette.text, scale: Int = 1, bold: Bool = false,
                 horizontal: HorizontalAnchor = .start, vertical: VerticalAnchor = .baseline,
                 rotated: Bool = false, halo: RGBColor? = nil) {
@@ -110,11 +126,15 @@ public struct TextStyle: Sendable, Hashable {
 
 /// An 8-bit RGB image, row by row from the top.
 public struct RasterImage: Sendable, Equatable {
+    /// Width in pixels.
     public var width: Int
+    /// Height in pixels.
     public var height: Int
     /// `width × height × 3` bytes.
     public var rgb: [UInt8]
 
+    /// An image from its bytes.
+    /// - Precondition: `rgb.count == width * height * 3`.
     public init(width: Int, height: Int, rgb: [UInt8]) {
         precondition(rgb.count == width * height * 3, "expected \(width * height * 3) bytes")
         self.width = width
@@ -157,13 +177,18 @@ public enum DrawItem: Sendable {
 /// Both renderers draw exactly the same items in the same order, so the PNG and the SVG of
 /// a chart match; the SVG keeps text as text and embeds images as PNG.
 public struct Drawing: Sendable {
+    /// Width in pixels.
     public var width: Int
+    /// Height in pixels.
     public var height: Int
+    /// The paper colour under everything.
     public var background: RGBColor
+    /// What is drawn, first to last.
     public var items: [DrawItem]
     /// The title, stored in the SVG's `<title>` element.
     public var title: String
 
+    /// An empty drawing.
     public init(width: Int, height: Int, background: RGBColor = .white, title: String = "") {
         self.width = width
         self.height = height
@@ -172,6 +197,7 @@ public struct Drawing: Sendable {
         self.title = title
     }
 
+    /// Appends `item` (drawn over everything before it).
     public mutating func add(_ item: DrawItem) {
         items.append(item)
     }

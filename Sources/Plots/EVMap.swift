@@ -12,9 +12,13 @@ import ImageCore
 /// images are enlarged by a whole factor (each image pixel a square of map pixels) until
 /// the longest side reaches at least 480 pixels, if `maxSize` allows.
 public struct EVMap: Sendable {
+    /// Title, at the top left.
     public var title: String
+    /// A line under the title (source, quantity, exposure); nil = none.
     public var subtitle: String?
+    /// Width of the image in pixels.
     public var width: Int
+    /// Height of the image in pixels.
     public var height: Int
     /// Luminance per pixel (linear, 1 = white), `width × height`, row by row from the top.
     public var luminance: [Float]
@@ -29,6 +33,7 @@ public struct EVMap: Sendable {
     /// Longest side of the map in the rendered image, in pixels.
     public var maxSize: Int
 
+    /// A map with an automatic EV range, no clip mask and no regions by default.
     public init(title: String, subtitle: String? = nil, width: Int, height: Int, luminance: [Float],
                 evRange: ClosedRange<Double>? = nil, clipped: [Bool]? = nil,
                 regions: [(name: String, outline: [SIMD2<Double>])] = [], maxSize: Int = 1200) {
@@ -46,15 +51,17 @@ public struct EVMap: Sendable {
 
 /// Where an EV map put things.
 public struct EVMapLayout: Sendable {
-    /// Size of the whole rendered image.
+    /// Width of the whole rendered image.
     public var width: Int
+    /// Height of the whole rendered image.
     public var height: Int
     /// The map in the rendered image.
     public var mapArea: PlotRect
     /// Rendered pixels per image pixel along each axis (< 1 when reduced, a whole number ≥ 1 when enlarged).
     public var pixelScale: Double
-    /// Size of the map image itself (the reduced image when reduced, the original when enlarged).
+    /// Width of the map image itself (the reduced image when reduced, the original when enlarged).
     public var mapPixelsWide: Int
+    /// Height of the map image itself.
     public var mapPixelsHigh: Int
     /// The EV range of the colour ramp.
     public var evRange: ClosedRange<Double>
@@ -247,20 +254,25 @@ extension EVMap {
         for points in outlines where points.count >= 2 { d.add(.line(points, halo, closed: true)) }
         for points in outlines where points.count >= 2 { d.add(.line(points, outline, closed: true, role: "region")) }
         d.add(.clip(nil))
+        // Names at twice the text size on maps large enough for it.
+        let labelScale = min(map.width, map.height) >= 300 ? 2 : 1
+        let capHeight = Double(BitmapFont.capHeight * labelScale)
         for (i, points) in outlines.enumerated() where !points.isEmpty {
             let name = regions[i].name
-            let textWidth = Double(BitmapFont.width(of: name, bold: true))
-            // Above the topmost vertex (leftmost of ties), inside the map.
+            let textWidth = Double(BitmapFont.width(of: name, scale: labelScale, bold: true))
+            // Above the topmost vertex (leftmost of ties); below the region when that leaves
+            // the map; inside the map in any case.
             let anchor = points.min { ($0.y, $0.x) < ($1.y, $1.x) }!
             let lowest = points.map(\.y).max()!
+            let gap = 5.0 + 2 * Double(labelScale)
             var x = anchor.x
-            var y = anchor.y - 7
-            if y - Double(BitmapFont.capHeight) < map.minY + 3 { y = min(lowest, map.maxY) + 7 + Double(BitmapFont.capHeight) }
-            if y > map.maxY - 3 { y = anchor.y + 7 + Double(BitmapFont.capHeight) }
+            var y = anchor.y - gap
+            if y - capHeight < map.minY + 3 { y = min(lowest, map.maxY) + gap + capHeight }
+            if y > map.maxY - 3 { y = anchor.y + gap + capHeight }
             x = min(max(map.minX + 4, x), map.maxX - 4 - textWidth)
-            y = min(max(map.minY + 4 + Double(BitmapFont.capHeight), y), map.maxY - 4)
+            y = min(max(map.minY + 4 + capHeight, y), map.maxY - 4)
             d.add(.text(name, at: PlotPoint(x, y),
-                        TextStyle(color: .white, bold: true, halo: RGBColor(hex: 0x101018, opacity: 0.85))))
+                        TextStyle(color: .white, scale: labelScale, bold: true, halo: RGBColor(hex: 0x101018, opacity: 0.85))))
         }
 
         // Legend bar: the ramp, whole-stop ticks, arrows for values beyond the ends.

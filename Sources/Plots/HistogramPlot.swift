@@ -11,7 +11,9 @@ import Foundation
 /// in the bins (clipped, zero, negative, out of range) are listed in the side panel under
 /// "Notes" rather than folded into the end bins.
 public struct HistogramPlot: Sendable {
+    /// Title, at the top left.
     public var title: String
+    /// A line under the title (source, binning, exposure); nil = none.
     public var subtitle: String?
     /// Bin edges on the x axis, one more than the counts of each series: in EV (log₂ of the
     /// value, 0 = white) when `logarithmic`, else linear values.
@@ -31,6 +33,7 @@ public struct HistogramPlot: Sendable {
     /// Title of the y axis; nil = "pixels per bin".
     public var yLabel: String?
 
+    /// A chart from its data; optional parts default to absent.
     public init(title: String, subtitle: String? = nil, binEdges: [Double], logarithmic: Bool = true,
                 series: [(name: String, counts: [Double])], clipLevel: Double? = nil, notes: [(String, String)] = [],
                 logCounts: Bool = false, xLabel: String? = nil, yLabel: String? = nil) {
@@ -95,9 +98,9 @@ extension HistogramPlot {
         } else {
             yDomain = maxCount > 0 ? AxisTicks.niceRange(0...maxCount * 1.04, target: yTarget) : 0...1
             let step = AxisTicks.niceStep(span: yDomain.upperBound, target: yTarget)
-            yTicks = AxisTicks.linear(yDomain, target: yTarget).map {
-                AxisTick($0.coordinate, AxisFormat.count($0.coordinate, step: step))
-            }
+            let ticks = AxisTicks.linear(yDomain, target: yTarget)
+            let largest = ticks.last?.coordinate ?? yDomain.upperBound
+            yTicks = ticks.map { AxisTick($0.coordinate, AxisFormat.count($0.coordinate, step: step, largest: largest)) }
         }
         let yLabelWidth = Double(yTicks.compactMap { $0.label.map { BitmapFont.width(of: $0) } }.max() ?? 10)
 

@@ -10,9 +10,13 @@ import Foundation
 /// ± `error` around y, with caps. Reference lines are dashed grey with their label at the
 /// right end. Points with no place on a logarithmic axis (≤ 0) are left out.
 public struct XYPlot: Sendable {
+    /// Title, at the top left.
     public var title: String
+    /// A line under the title (source, binning, exposure); nil = none.
     public var subtitle: String?
+    /// Title of the x axis.
     public var xLabel: String
+    /// Title of the y axis.
     public var yLabel: String
     /// Series in drawing order; `error` is the half-length of the error bar (nil = none).
     public var series: [(name: String, points: [(x: Double, y: Double, error: Double?)])]
@@ -25,6 +29,7 @@ public struct XYPlot: Sendable {
     /// Join consecutive points of a series with lines.
     public var connectPoints: Bool
 
+    /// A chart from its data; optional parts default to absent.
     public init(title: String, subtitle: String? = nil, xLabel: String, yLabel: String,
                 series: [(name: String, points: [(x: Double, y: Double, error: Double?)])],
                 referenceLines: [(y: Double, label: String)] = [], logX: Bool = false, logY: Bool = false,

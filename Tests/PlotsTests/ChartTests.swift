@@ -245,6 +245,20 @@ import TestSupport
         }
     }
 
+    /// The parallel parts (reduction, colouring) give the same bytes on any number of threads.
+    @Test func sameBytesOnOneThread() {
+        let map = Samples.evMap(width: 1500, height: 1000, maxSize: 700)
+        let parallel = PlotRenderer.render(map, format: .png)
+        let saved = ProcessInfo.processInfo.environment["SCENELINEAR_THREADS"]
+        setenv("SCENELINEAR_THREADS", "1", 1)
+        let serial = PlotRenderer.render(map, format: .png)
+        setenv("SCENELINEAR_THREADS", "3", 1)
+        let three = PlotRenderer.render(map, format: .png)
+        if let saved { setenv("SCENELINEAR_THREADS", saved, 1) } else { unsetenv("SCENELINEAR_THREADS") }
+        #expect(serial == parallel)
+        #expect(three == parallel)
+    }
+
     @Test func otherSizes() {
         let image = Samples.histogram().drawing(width: 640, height: 360).rasterize()
         #expect(image.width == 640 && image.height == 360)

@@ -67,14 +67,14 @@ enum Samples {
         return (lum, clipped)
     }
 
-    static func evMap(width: Int = 1512, height: Int = 1134) -> EVMap {
+    static func evMap(width: Int = 2016, height: Int = 1512, maxSize: Int = 1000) -> EVMap {
         let s = scene(width: width, height: height)
         let w = Double(width), h = Double(height)
         let card: [SIMD2<Double>] = [SIMD2(0.16 * w, 0.70 * h), SIMD2(0.30 * w, 0.70 * h), SIMD2(0.30 * w, 0.86 * h), SIMD2(0.16 * w, 0.86 * h)]
         let sky: [SIMD2<Double>] = [SIMD2(0.06 * w, 0.08 * h), SIMD2(0.40 * w, 0.10 * h), SIMD2(0.44 * w, 0.40 * h), SIMD2(0.10 * w, 0.46 * h)]
         return EVMap(title: "sunset.dng — luminance in stops", subtitle: "linear Rec.2020 Y, 0 EV = sensor white",
                      width: width, height: height, luminance: s.luminance, clipped: s.clipped,
-                     regions: [("grey card", card), ("sky", sky)], maxSize: 1200)
+                     regions: [("grey card", card), ("sky", sky)], maxSize: maxSize)
     }
 
     /// Relative bias of region means and medians of a simulated grey ramp against stops,
