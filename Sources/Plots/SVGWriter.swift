@@ -4,20 +4,21 @@ extension Drawing {
     /// Font families asked for in SVG output: common sans-serif faces.
     public static let svgFontFamily = "Helvetica, Arial, Liberation Sans, DejaVu Sans, sans-serif"
 
-    /// The SVG font size (pixels) for `BitmapFont` text at `scale`: 9·scale / 0.78. Sans-serif
-    /// capitals are 0.72–0.73 em tall, so SVG capitals come out about 8 % smaller than the
-    /// bitmap's, which keeps the (wider) vector text within the room laid out for the bitmap
-    /// font.
+    /// The SVG font size (pixels) for `BitmapFont` text at `scale`: 9·scale / 0.8. Sans-serif
+    /// capitals are 0.72–0.73 em tall, so they come out about 10 % smaller than the bitmap's;
+    /// that keeps the common faces close to their natural width when fitted to the bitmap
+    /// font's widths.
     public static func svgFontSize(scale: Int) -> Double {
-        Double(BitmapFont.capHeight * max(1, scale)) / 0.78
+        Double(BitmapFont.capHeight * max(1, scale)) / 0.8
     }
 
     /// The drawing as an SVG 1.1 document (UTF-8 text).
     ///
     /// Lines, polygons, rectangles and circles become vector elements with the same
     /// coordinates as in the raster; text becomes `<text>` elements in a sans-serif font of
-    /// the same capital height; images are embedded as base64 PNG; clipping uses `<clipPath>`.
-    /// Paths with a role carry it as their `class`.
+    /// about the same capital height, fitted (`textLength`) to the width the bitmap font
+    /// gives it, so the layout holds whichever font the viewer has; images are embedded as
+    /// base64 PNG; clipping uses `<clipPath>`. Paths with a role carry it as their `class`.
     public func svg() -> String {
         var out = """
             <?xml version="1.0" encoding="UTF-8"?>
@@ -32,7 +33,7 @@ extension Drawing {
         for item in items {
             switch item {
             case .rect(let r, let fill):
-                out += "<rect x=\"\(n(r.x))\" y=\"\(n(r.y))\" width=\"\(n(r.width))\" height=\"\(n(r.height))\"\(Self.fill(fill))/>\n"
+                out += "<rect x=\"\(svgNumber(r.x))\" y=\"\(svgNumber(r.y))\" width=\"\(svgNumber(r.width))\" height=\"\(svgNumber(r.height))\"\(Self.fill(fill))/>\n"
             case .line(let points, let style, let closed, let role):
                 guard points.count >= 2 else { continue }
                 out += "<path\(Self.role(role)) d=\"\(Self.path(points, closed: closed))\" fill=\"none\"\(Self.stroke(style))/>\n"
@@ -40,7 +41,7 @@ extension Drawing {
                 guard points.count >= 3 else { continue }
                 out += "<path\(Self.role(role)) d=\"\(Self.path(points, closed: true))\"\(Self.fill(fill)) fill-rule=\"evenodd\"/>\n"
             case .circle(let center, let radius, let fill, let stroke):
-                out += "<circle cx=\"\(n(center.x))\" cy=\"\(n(center.y))\" r=\"\(n(radius))\""
+                out += "<circle cx=\"\(svgNumber(center.x))\" cy=\"\(svgNumber(center.y))\" r=\"\(svgNumber(radius))\""
                 out += fill.map { Self.fill($0) } ?? " fill=\"none\""
                 if let stroke { out += Self.stroke(stroke) }
                 out += "/>\n"
@@ -48,7 +49,7 @@ extension Drawing {
                 out += Self.text(text, at: at, style: style)
             case .image(let image, let rect):
                 let png = Data(image.pngData()).base64EncodedString()
-                out += "<image x=\"\(n(rect.x))\" y=\"\(n(rect.y))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\" "
+                out += "<image x=\"\(svgNumber(rect.x))\" y=\"\(svgNumber(rect.y))\" width=\"\(svgNumber(rect.width))\" height=\"\(svgNumber(rect.height))\" "
                 out += "preserveAspectRatio=\"none\" image-rendering=\"pixelated\" style=\"image-rendering:pixelated\" "
                 out += "xlink:href=\"data:image/png;base64,\(png)\"/>\n"
             case .clip(let rect):
@@ -58,8 +59,8 @@ extension Drawing {
                 }
                 if let rect {
                     clipCount += 1
-                    out += "<clipPath id=\"clip\(clipCount)\"><rect x=\"\(n(rect.x))\" y=\"\(n(rect.y))\" "
-                    out += "width=\"\(n(rect.width))\" height=\"\(n(rect.height))\"/></clipPath>\n"
+                    out += "<clipPath id=\"clip\(clipCount)\"><rect x=\"\(svgNumber(rect.x))\" y=\"\(svgNumber(rect.y))\" "
+                    out += "width=\"\(svgNumber(rect.width))\" height=\"\(svgNumber(rect.height))\"/></clipPath>\n"
                     out += "<g clip-path=\"url(#clip\(clipCount))\">\n"
                     clipOpen = true
                 }
@@ -86,15 +87,18 @@ extension Drawing {
         let across = style.baselineOffset(width: 0).across
         var s = "<text"
         if style.rotated {
-            s += " transform=\"translate(\(n(at.x)) \(n(at.y))) rotate(-90)\" x=\"0\" y=\"\(n(across))\""
+            s += " transform=\"translate(\(svgNumber(at.x)) \(svgNumber(at.y))) rotate(-90)\" x=\"0\" y=\"\(svgNumber(across))\""
         } else {
-            s += " x=\"\(n(at.x))\" y=\"\(n(at.y + across))\""
+            s += " x=\"\(svgNumber(at.x))\" y=\"\(svgNumber(at.y + across))\""
         }
-        s += " font-size=\"\(n(svgFontSize(scale: style.scale)))\" text-anchor=\"\(anchor)\"\(fill(style.color))"
+        s += " font-size=\"\(svgNumber(svgFontSize(scale: style.scale)))\" text-anchor=\"\(anchor)\"\(fill(style.color))"
+        // The width the bitmap font gives the text, so the layout holds in any font.
+        let width = BitmapFont.width(of: text, scale: style.scale, bold: style.bold)
+        if width > 0 { s += " textLength=\"\(width)\" lengthAdjust=\"spacingAndGlyphs\"" }
         if style.bold { s += " font-weight=\"bold\"" }
         if let halo = style.halo {
-            s += " stroke=\"\(halo.hexString)\" stroke-width=\"\(n(3 * Double(max(1, style.scale))))\" stroke-linejoin=\"round\""
-            if halo.opacity < 1 { s += " stroke-opacity=\"\(n(halo.opacity, digits: 3))\"" }
+            s += " stroke=\"\(halo.hexString)\" stroke-width=\"\(svgNumber(3 * Double(max(1, style.scale))))\" stroke-linejoin=\"round\""
+            if halo.opacity < 1 { s += " stroke-opacity=\"\(svgNumber(halo.opacity, digits: 3))\"" }
             s += " paint-order=\"stroke\""
         }
         s += ">\(escape(text))</text>\n"
@@ -106,20 +110,20 @@ extension Drawing {
         d.reserveCapacity(points.count * 14)
         for (i, p) in points.enumerated() {
             d += i == 0 ? "M" : "L"
-            d += "\(n(p.x)) \(n(p.y))"
+            d += "\(svgNumber(p.x)) \(svgNumber(p.y))"
         }
         if closed { d += "Z" }
         return d
     }
 
     private static func fill(_ color: RGBColor) -> String {
-        color.opacity < 1 ? " fill=\"\(color.hexString)\" fill-opacity=\"\(n(color.opacity, digits: 3))\"" : " fill=\"\(color.hexString)\""
+        color.opacity < 1 ? " fill=\"\(color.hexString)\" fill-opacity=\"\(svgNumber(color.opacity, digits: 3))\"" : " fill=\"\(color.hexString)\""
     }
 
     private static func stroke(_ style: LineStyle) -> String {
-        var s = " stroke=\"\(style.color.hexString)\" stroke-width=\"\(n(style.width))\" stroke-linejoin=\"round\""
-        if style.color.opacity < 1 { s += " stroke-opacity=\"\(n(style.color.opacity, digits: 3))\"" }
-        if !style.dash.isEmpty { s += " stroke-dasharray=\"\(style.dash.map { n($0) }.joined(separator: " "))\"" }
+        var s = " stroke=\"\(style.color.hexString)\" stroke-width=\"\(svgNumber(style.width))\" stroke-linejoin=\"round\""
+        if style.color.opacity < 1 { s += " stroke-opacity=\"\(svgNumber(style.color.opacity, digits: 3))\"" }
+        if !style.dash.isEmpty { s += " stroke-dasharray=\"\(style.dash.map { svgNumber($0) }.joined(separator: " "))\"" }
         return s
     }
 
@@ -147,7 +151,7 @@ extension Drawing {
 
 /// A decimal number with at most `digits` decimals and no trailing zeros, independent of
 /// the locale ("12.5", "-3", "0.25").
-func n(_ value: Double, digits: Int = 2) -> String {
+func svgNumber(_ value: Double, digits: Int = 2) -> String {
     guard value.isFinite else { return "0" }
     var scale = 1.0
     for _ in 0..<digits { scale *= 10 }
