@@ -63,6 +63,9 @@ import FoundationXML
         #expect(svg.texts.contains("white (clipped above)"))
         #expect(svg.texts.contains("21 388 px (0.18 %)"))
         #expect(svg.texts.contains("\u{2212}8"), "tick labels with a true minus sign")
+        // Text is fitted to the width the bitmap font gives it in the PNG.
+        let title = try #require(svg.elements.first { $0.name == "text" && $0.attributes["font-weight"] == "bold" })
+        #expect(title.attributes["textLength"] == String(BitmapFont.width(of: plot.title, scale: 2, bold: true)))
         // The dashed clip line sits where the raster has it.
         let clip = try #require(svg.elements.first { $0.attributes["class"] == "clip-level" })
         let column = plot.layout().x.pixel(coordinate: 0).rounded(.down) + 0.5
