@@ -51,12 +51,14 @@ let package = Package(
         .target(name: "Analysis", dependencies: ["ImageCore"]),
         // Simulated captures with known ground-truth radiance.
         .target(name: "CaptureSimulation", dependencies: ["ImageCore", "DNGWriter", "Opcodes"]),
+        // Charts (histograms, false-colour EV maps, XY plots) rendered to PNG and SVG.
+        .target(name: "Plots", dependencies: ["ImageCore", "CZlib"]),
         // The pipeline façade that ties the stages together.
         .target(
             name: "SceneLinearKit",
             dependencies: [
                 "ImageCore", "DNGContainer", "RawDecode", "Linearize", "Demosaic", "DNGColor", "ImageGeometry", "ImageExchange",
-                "DNGWriter", "CaptureSimulation", "Analysis", "Opcodes",
+                "DNGWriter", "CaptureSimulation", "Analysis", "Opcodes", "Plots",
             ]),
         // The command-line tool.
         .executableTarget(
@@ -80,6 +82,7 @@ let package = Package(
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "TestSupport"]),
         .testTarget(name: "OpcodesTests", dependencies: ["Opcodes", "ImageCore", "TestSupport"]),
         .testTarget(name: "SimulationTests", dependencies: ["SceneLinearKit", "CaptureSimulation", "Analysis", "DNGWriter", "TestSupport"]),
+        .testTarget(name: "PlotsTests", dependencies: ["Plots", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SceneLinearKit", "CaptureSimulation", "TestSupport"]),
     ]
 )

@@ -1,0 +1,35 @@
+import Foundation
+import Plots
+import Testing
+
+/// How long a full-size EV map takes: a 12-megapixel image reduced to 1200 pixels and
+/// written as PNG. The time is printed; it must stay under one second in a release build
+/// (`swift test -c release --filter PlotsTests`), where it is checked.
+@Suite struct SpeedTests {
+    @Test func twelveMegapixelEVMap() {
+        let w = 4032, h = 3024
+        var lum = [Float](repeating: 0, count: w * h)
+        var clipped = [Bool](repeating: false, count: w * h)
+        for y in 0..<h {
+            let fy = Float(y) / Float(h)
+            for x in 0..<w {
+                // Stops from −14 to +1 along a diagonal, with a fine pattern.
+                let stops = -14 + 15 * (Float(x) / Float(w) * 0.7 + fy * 0.3) + ((x ^ y) & 7 == 0 ? 0.5 : 0)
+                lum[y * w + x] = exp2f(stops)
+                clipped[y * w + x] = stops >= 0
+            }
+        }
+        let map = EVMap(title: "12 MP", width: w, height: h, luminance: lum, clipped: clipped,
+                        regions: [("a", [SIMD2(100, 100), SIMD2(900, 100), SIMD2(900, 700), SIMD2(100, 700)])], maxSize: 1200)
+        let start = DispatchTime.now().uptimeNanoseconds
+        let png = PlotRenderer.render(map, format: .png)
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        FileHandle.standardError.write(Data("EV map 4032 × 3024 → 1200 × 900 PNG (\(png.count) bytes): \(String(format: "%.3f", seconds)) s\n".utf8))
+        let layout = map.layout()
+        #expect(layout.mapPixelsWide == 1200 && layout.mapPixelsHigh == 900)
+        #expect(Array(png.prefix(8)) == PNGEncoder.signature)
+        #if !DEBUG
+        #expect(seconds < 1, "\(seconds) s")
+        #endif
+    }
+}
