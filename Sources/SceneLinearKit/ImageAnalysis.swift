@@ -83,14 +83,20 @@ extension Pipeline {
     }
 
     /// Measures many files in parallel (as many at a time as there are cores), calling `progress` after each; a file that fails
-    /// gives an entry with `error` set instead of stopping the batch.
+    /// gives an entry with `error` set instead of stopping the batch. `visit`, when given, sees
+    /// each loaded image with its results (file index, image, results) while the image is in
+    /// memory, e.g. to draw it; an error it throws marks that file as failed.
     public static func analyze(_ paths: [String], request: AnalysisRequest,
-                               progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil) -> [FileAnalysis] {
+                               progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil,
+                               visit: (@Sendable (Int, AnalysisInput, FileAnalysis) throws -> Void)? = nil) -> [FileAnalysis] {
         let counter = ProgressCounter(total: paths.count, report: progress)
         let results = (try? Parallel.map(paths.count) { i -> FileAnalysis in
             defer { counter.step() }
             do {
-                return try analyze(paths[i], request: request)
+                let input = try AnalysisInput.load(paths[i], options: request.develop)
+                let result = try analyze(input, request: request)
+                try visit?(i, input, result)
+                return result
             } catch {
                 let failure = error as? any SceneLinearFailure
                 return FileAnalysis(file: paths[i], sourceSHA256: "", width: 0, height: 0, colorSpace: "", exposureScaling: "",

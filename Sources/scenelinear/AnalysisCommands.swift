@@ -13,8 +13,8 @@ extension RatioStatistic: ExpressibleByArgument {
     }
 }
 
-/// Options shared by the analysis commands.
-struct AnalysisOptions: ParsableArguments {
+/// What the analysis commands measure: inputs, regions and exposure scaling.
+struct SourceOptions: ParsableArguments {
     @Argument(help: "DNG files, EXR/HDF5 files written by `convert`, or directories of them.")
     var inputs: [String]
 
@@ -24,17 +24,10 @@ struct AnalysisOptions: ParsableArguments {
     @Option(help: "Exposure scaling of DNG inputs: none, baseline, or normalized (÷ exposure time · ISO/100 / f-number²).")
     var exposure: ExposureMode = .none
 
-    @Flag(help: "Print JSON (schema scenelinear.analysis/1).")
-    var json = false
-
-    @Flag(help: "Print CSV.")
-    var csv = false
-
     @Flag(name: .shortAndLong, help: "No progress bar.")
     var quiet = false
 
     func validate() throws {
-        guard !(json && csv) else { throw ValidationError("--json and --csv exclude each other") }
         for r in regions { _ = try parsedRegion(r) }
     }
 
@@ -49,12 +42,50 @@ struct AnalysisOptions: ParsableArguments {
         return r
     }
 
-    /// Runs the analysis over every input with a progress bar on a terminal.
-    func run(_ request: AnalysisRequest) throws -> [FileAnalysis] {
+    /// The input files (directories expanded) and a progress bar when stderr is a terminal.
+    func files() throws -> ([String], (@Sendable (Int, Int) -> Void)?) {
         let files = try AnalysisInput.expand(inputs)
         let showProgress = !quiet && files.count > 1 && isatty(STDERR_FILENO) == 1
-        let progress: (@Sendable (Int, Int) -> Void)? = showProgress ? progressBar : nil
-        return Pipeline.analyze(files, request: request, progress: progress)
+        return (files, showProgress ? progressBar : nil)
+    }
+}
+
+/// Options shared by stats, histogram and ratio.
+struct AnalysisOptions: ParsableArguments {
+    @OptionGroup var source: SourceOptions
+
+    @Flag(help: "Print JSON (schema scenelinear.analysis/1).")
+    var json = false
+
+    @Flag(help: "Print CSV.")
+    var csv = false
+
+    @Option(name: .customLong("ev-map"), help: ArgumentHelp("Also draw a false-colour map of luminance in stops with the regions outlined and clipped pixels in magenta (.png or .svg); with several files the name gets -<n> suffixes in input order.", valueName: "path"))
+    var evMap: String?
+
+    func validate() throws {
+        guard !(json && csv) else { throw ValidationError("--json and --csv exclude each other") }
+        if let evMap {
+            let ext = URL(fileURLWithPath: evMap).pathExtension.lowercased()
+            guard ext == "png" || ext == "svg" else { throw ValidationError("--ev-map must end in .png or .svg") }
+        }
+    }
+
+    func request() throws -> AnalysisRequest { try source.request() }
+
+    /// Runs the analysis over every input with a progress bar on a terminal.
+    func run(_ request: AnalysisRequest) throws -> [FileAnalysis] {
+        let (files, progress) = try source.files()
+        guard let evMap else { return Pipeline.analyze(files, request: request, progress: progress) }
+        let url = URL(fileURLWithPath: evMap)
+        let stem = url.deletingPathExtension().path, ext = url.pathExtension
+        let regions = request.regions
+        let many = files.count > 1
+        return Pipeline.analyze(files, request: request, progress: progress) { i, input, _ in
+            let target = many ? "\(stem)-\(i + 1).\(ext)" : evMap
+            let map = AnalysisCharts.evMap(input.image, title: URL(fileURLWithPath: input.path).lastPathComponent, regions: regions)
+            try AnalysisCharts.write({ PlotRenderer.render(map, format: $0) }, to: target)
+        }
     }
 }
 
@@ -199,7 +230,7 @@ extension SceneLinearCommand {
 
         func validate() throws {
             guard ["Y", "R", "G", "B"].contains(quantity) else { throw ValidationError("--quantity must be Y, R, G or B") }
-            guard !ratio.isEmpty || options.regions.count >= 2 else {
+            guard !ratio.isEmpty || options.source.regions.count >= 2 else {
                 throw ValidationError("give two --region options (or --ratio with named regions)")
             }
             for r in ratio where r.split(separator: "/").count != 2 { throw ValidationError("--ratio must be numerator/denominator") }
@@ -226,6 +257,93 @@ extension SceneLinearCommand {
                         for r in f.ratios { print("  " + AnalysisOutput.ratioText(r)) }
                     }
                 }
+            }
+            try exitForFailures(results)
+        }
+    }
+}
+
+extension SceneLinearCommand {
+    struct Report: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write an HTML or Markdown report: EV map with regions, statistics, dynamic range, ratios with intervals, histograms.",
+            discussion: """
+                One section per input file: its provenance (path, SHA-256, size, colour encoding, \
+                exposure scaling, whether a NoiseProfile gives uncertainties), a false-colour map of \
+                luminance in stops with the regions outlined and clipped pixels in magenta, a table \
+                of R, G, B and Y statistics per region, the dynamic range of Y, the radiance ratios \
+                (with 95 % intervals, or marked as a bound when a region holds clipped pixels) and \
+                a histogram chart per region in EV bins. An HTML report is one self-contained file \
+                (charts embedded); a Markdown report puts its charts in <name>_files/ beside it. \
+                The format follows the extension (.html, .md) unless --format says otherwise. A \
+                file that cannot be measured appears in the report with its error, and the exit \
+                code is that of the first failure once the report is written.
+                """)
+
+        @OptionGroup var source: SourceOptions
+
+        @Option(name: .shortAndLong, help: "The report file (.html or .md).")
+        var output: String
+
+        @Option(help: "html or markdown (default: from the extension of --output).")
+        var format: String?
+
+        @Option(help: "A ratio numerator/denominator of region names (repeatable; default: the first two regions, when there are two or more).")
+        var ratio: [String] = []
+
+        @Option(help: "Quantity of the ratios: Y (luminance), R, G or B.")
+        var quantity = "Y"
+
+        @Option(help: "Statistic of the ratios: mean or median.")
+        var statistic: RatioStatistic = .mean
+
+        @Option(help: "Percentiles in the statistics tables, comma-separated.")
+        var percentiles: String = "1,50,99"
+
+        @Option(help: "Histogram bins per stop.")
+        var binsPerStop = 4
+
+        func reportFormat() throws -> AnalysisReport.Format {
+            if let format {
+                switch format.lowercased() {
+                case "html": return .html
+                case "markdown", "md": return .markdown
+                default: throw ValidationError("--format must be html or markdown")
+                }
+            }
+            guard let f = AnalysisReport.Format(path: output) else {
+                throw ValidationError("cannot tell the report format from \(output): use .html or .md, or --format")
+            }
+            return f
+        }
+
+        func validate() throws {
+            _ = try reportFormat()
+            guard ["Y", "R", "G", "B"].contains(quantity) else { throw ValidationError("--quantity must be Y, R, G or B") }
+            for r in ratio where r.split(separator: "/").count != 2 { throw ValidationError("--ratio must be numerator/denominator") }
+            guard (1...64).contains(binsPerStop) else { throw ValidationError("--bins-per-stop must be 1...64") }
+            let values = percentiles.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard values.allSatisfy({ $0 != nil && (0...100).contains($0!) }) else {
+                throw ValidationError("--percentiles must be numbers between 0 and 100")
+            }
+        }
+
+        func run() throws {
+            var results: [FileAnalysis] = []
+            try reportingFailures {
+                var request = try source.request()
+                request.percentiles = percentiles.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+                request.histogram = HistogramOptions(scale: .log2, binsPerStop: binsPerStop)
+                request.ratioQuantity = quantity
+                request.ratioStatistic = statistic
+                if !ratio.isEmpty {
+                    request.ratios = ratio.map { let p = $0.split(separator: "/").map(String.init); return (p[0], p[1]) }
+                } else if request.regions.count >= 2 {
+                    request.ratios = [(request.regions[0].name, request.regions[1].name)]
+                }
+                let (files, progress) = try source.files()
+                results = try AnalysisReport.write(files, request: request, format: try reportFormat(), to: output, progress: progress)
+                FileHandle.standardError.write(Data("wrote \(output)\n".utf8))
             }
             try exitForFailures(results)
         }

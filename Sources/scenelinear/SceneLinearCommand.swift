@@ -19,7 +19,7 @@ struct SceneLinearCommand: ParsableCommand {
             15 unsupported DNG version; 16 output cannot be written; 64 usage error.
             """,
         version: SceneLinearVersion.version,
-        subcommands: [Info.self, Convert.self, Stats.self, HistogramCommand.self, Ratio.self, Simulate.self, Validate.self, Manifest.self,
+        subcommands: [Info.self, Convert.self, Stats.self, HistogramCommand.self, Ratio.self, Report.self, Simulate.self, Validate.self, Manifest.self,
                       TestChartCommand.self])
 }
 

@@ -130,6 +130,16 @@ extension SceneLinearCommand {
         @Flag(help: "Print JSON (schema scenelinear.validation/1).")
         var json = false
 
+        @Option(help: ArgumentHelp("Also draw the bias per patch with 95 % intervals (.png or .svg); for a noisy capture, the measured/predicted noise variance goes to <name>-noise.<ext>.", valueName: "path"))
+        var plot: String?
+
+        func validate() throws {
+            if let plot {
+                let ext = URL(fileURLWithPath: plot).pathExtension.lowercased()
+                guard ext == "png" || ext == "svg" else { throw ValidationError("--plot must end in .png or .svg") }
+            }
+        }
+
         func run() throws {
             var passed = true
             try reportingFailures(json: json) {
@@ -143,6 +153,15 @@ extension SceneLinearCommand {
                 let report = try Pipeline.validate(dngPath: file, record: record, ratios: pairs.isEmpty ? nil : pairs)
                 print(json ? try report.json() : report.text)
                 passed = report.passed
+                if let plot {
+                    let bias = ValidationCharts.bias(report)
+                    try AnalysisCharts.write({ PlotRenderer.render(bias, format: $0) }, to: plot)
+                    if let noise = ValidationCharts.noise(report) {
+                        let url = URL(fileURLWithPath: plot)
+                        let target = url.deletingPathExtension().path + "-noise." + url.pathExtension
+                        try AnalysisCharts.write({ PlotRenderer.render(noise, format: $0) }, to: target)
+                    }
+                }
             }
             if !passed { throw ExitCode(20) }
         }

@@ -1,0 +1,154 @@
+import Analysis
+import Foundation
+@_exported import Plots
+
+/// Charts of analysis results: histogram plots and false-colour EV maps with the measured
+/// regions outlined. Used by `histogram --plot`, `report` and `validate --plot`.
+public enum AnalysisCharts {
+    /// The histogram of one region as a chart: R, G, B and Y against their bins, the clip
+    /// level marked (sensor white × the exposure factor), and the counts that are not binned
+    /// (clipped, zero, negative, outside the range) listed beside it.
+    /// - Returns: nil when the region has no histogram.
+    public static func histogram(_ file: FileAnalysis, region: RegionAnalysis, logCounts: Bool = true) -> HistogramPlot? {
+        guard let h = region.histogram, h.edges.count >= 2 else { return nil }
+        let series = RegionStatistics.quantities.map { q in (name: q, counts: (h.counts[q] ?? []).map(Double.init)) }
+        let white = file.exposureFactor > 0 ? file.exposureFactor : 1
+        let clip = h.scale == .log2 ? log2(white) : white
+        var notes: [(String, String)] = [("pixels", grouped(h.pixels))]
+        func share(_ n: Int) -> String {
+            h.pixels > 0 ? "\(grouped(n)) (\(String(format: "%.2g", 100 * Double(n) / Double(h.pixels))) %)" : grouped(n)
+        }
+        notes.append(("clipped", share(h.clipped)))
+        for (label, counts) in [("zero", h.zero), ("negative", h.negative), ("below range", h.below), ("above range", h.above)] {
+            let y = counts["Y"] ?? 0
+            let any = RegionStatistics.quantities.map { counts[$0] ?? 0 }.max() ?? 0
+            if any > 0 { notes.append((label, "Y \(share(y))")) }
+        }
+        let exposure = file.exposureScaling == "none" ? "" : ", exposure \(file.exposureScaling) ×\(String(format: "%.4g", file.exposureFactor))"
+        return HistogramPlot(
+            title: "\(URL(fileURLWithPath: file.file).lastPathComponent) — region \(region.name)",
+            subtitle: "\(file.width)×\(file.height), \(file.colorSpace)\(exposure); \(h.scale == .log2 ? "EV bins (0 EV = 1.0)" : "linear bins")",
+            binEdges: h.edges, logarithmic: h.scale == .log2, series: series, clipLevel: clip, notes: notes,
+            logCounts: logCounts)
+    }
+
+    /// A false-colour map of luminance Y (Rec.2020 weights) in stops, clipped pixels in
+    /// magenta, and each region's outline (rectangles and polygons; mask regions are
+    /// listed in the subtitle rather than outlined).
+    public static func evMap(_ image: SceneLinearImage, title: String, regions: [Region] = [],
+                             evRange: ClosedRange<Double>? = nil, maxSize: Int = 1200) -> EVMap {
+        let w = image.width, h = image.height
+        let weights = SIMD3<Float>(Float(Rec2020.luminanceWeights.x), Float(Rec2020.luminanceWeights.y), Float(Rec2020.luminanceWeights.z))
+        var luminance = [Float](repeating: 0, count: w * h)
+        image.pixels.samples.withUnsafeBufferPointer { p in
+            for i in 0..<(w * h) {
+                luminance[i] = p[3 * i] * weights.x + p[3 * i + 1] * weights.y + p[3 * i + 2] * weights.z
+            }
+        }
+        let clipped = image.clipMask.map { $0.map { $0 != 0 } }
+        var outlines: [(name: String, outline: [SIMD2<Double>])] = []
+        var masks: [String] = []
+        for region in regions {
+            if let o = outline(of: region, width: w, height: h) { outlines.append((region.name, o)) } else { masks.append(region.name) }
+        }
+        var subtitle = "luminance Y in stops relative to \(image.exposure.factor == 1 ? "sensor white" : "1.0"); magenta = clipped"
+        if !masks.isEmpty { subtitle += "; mask regions (not outlined): " + masks.joined(separator: ", ") }
+        return EVMap(title: title, subtitle: subtitle, width: w, height: h, luminance: luminance, evRange: evRange,
+                     clipped: clipped, regions: outlines, maxSize: maxSize)
+    }
+
+    /// The outline of a region in pixel coordinates ((0, 0) = top-left corner of the first
+    /// pixel), clamped to the image; nil for weight masks.
+    public static func outline(of region: Region, width: Int, height: Int) -> [SIMD2<Double>]? {
+        func rect(_ t: Double, _ l: Double, _ b: Double, _ r: Double) -> [SIMD2<Double>] {
+            let t = min(max(t, 0), Double(height)), b = min(max(b, 0), Double(height))
+            let l = min(max(l, 0), Double(width)), r = min(max(r, 0), Double(width))
+            return [SIMD2(l, t), SIMD2(r, t), SIMD2(r, b), SIMD2(l, b)]
+        }
+        switch region.shape {
+        case .rectangle(let r):
+            return rect(Double(r.top), Double(r.left), Double(r.bottom), Double(r.right))
+        case .fractionalRectangle(let t, let l, let b, let r):
+            // The same rounding as Region.weights, so the outline matches the measured pixels.
+            return rect((t * Double(height)).rounded(), (l * Double(width)).rounded(),
+                        (b * Double(height)).rounded(), (r * Double(width)).rounded())
+        case .polygon(let vertices):
+            return vertices
+        case .weights:
+            return nil
+        }
+    }
+
+    /// Writes chart bytes atomically; the format follows the extension (.png or .svg).
+    public static func write(_ render: (PlotFormat) -> [UInt8], to path: String) throws {
+        let format = try format(of: path)
+        let bytes = render(format)
+        try AtomicFile.write(to: path) { temporary in
+            guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes)) else {
+                throw OutputError(path: path, reason: "cannot create the file")
+            }
+        }
+    }
+
+    /// The chart format named by a path's extension.
+    /// - Throws: `OutputError` for anything but .png and .svg.
+    public static func format(of path: String) throws -> PlotFormat {
+        switch URL(fileURLWithPath: path).pathExtension.lowercased() {
+        case "png": return .png
+        case "svg": return .svg
+        default: throw OutputError(path: path, reason: "a plot must end in .png or .svg")
+        }
+    }
+
+    static func grouped(_ n: Int) -> String {
+        let digits = String(n)
+        var out = ""
+        for (i, c) in digits.reversed().enumerated() {
+            if i > 0 && i % 3 == 0 { out.append(" ") }
+            out.append(c)
+        }
+        return String(out.reversed())
+    }
+}
+
+/// Charts of a simulated-capture validation: bias per patch against brightness, and
+/// measured against predicted noise variance.
+public enum ValidationCharts {
+    /// Relative bias of the measured patch means (R, G, B, in %) against stops below white,
+    /// each with a ±1.96 standard-error bar, and the bias threshold as reference lines.
+    /// Clipped patches are left out (their means are bounds, not estimates).
+    public static func bias(_ report: ValidationReport) -> XYPlot {
+        let patches = report.patches.filter { $0.clippedFraction == 0 && $0.truth.allSatisfy { $0 > 0 } }
+        let series = ["R", "G", "B"].enumerated().map { c, name in
+            (name: name, points: patches.map { p -> (x: Double, y: Double, error: Double?) in
+                (x: -p.stopsBelowWhite, y: 100 * p.relativeBias[c], error: 100 * 1.96 * p.standardError[c] / p.truth[c])
+            }.sorted { $0.x < $1.x })
+        }
+        let t = 100 * report.thresholds.meanBias
+        return XYPlot(title: "Bias of patch means — \(URL(fileURLWithPath: report.capture).lastPathComponent)",
+                      subtitle: "\(report.scene), \(report.layout)\(report.noise ? ", noisy" : ", noise-free"); bars: 95 % intervals of the mean; \(report.passed ? "all checks passed" : "some checks FAILED")",
+                      xLabel: "patch luminance (EV relative to white)", yLabel: "relative bias (%)", series: series,
+                      referenceLines: [(y: t, label: String(format: "+%.2g %%", t)), (y: -t, label: String(format: "−%.2g %%", t)), (y: 0, label: "0")],
+                      connectPoints: false)
+    }
+
+    /// Measured noise variance against the NoiseProfile prediction per patch and channel
+    /// (log–log); points on the diagonal agree. Nil without a prediction (noise-free capture).
+    public static func noise(_ report: ValidationReport) -> XYPlot? {
+        let patches = report.patches.filter { $0.predictedVariance != nil && $0.clippedFraction == 0 }
+        guard !patches.isEmpty else { return nil }
+        let series = ["R", "G", "B"].enumerated().map { c, name in
+            (name: name, points: patches.compactMap { p -> (x: Double, y: Double, error: Double?)? in
+                guard let v = p.varianceRatio?[c], v.isFinite else { return nil }
+                // Standard error of a sample variance ratio: √(2/(n−1)) for Gaussian noise.
+                return (x: -p.stopsBelowWhite, y: v, error: 1.96 * (2 / Double(max(p.pixels - 1, 1))).squareRoot() * v)
+            }.sorted { $0.x < $1.x })
+        }
+        let t = report.thresholds.varianceRelative
+        return XYPlot(title: "Noise variance: measured / NoiseProfile prediction — \(URL(fileURLWithPath: report.capture).lastPathComponent)",
+                      subtitle: "per patch and channel; bars: 95 % sampling intervals of a variance",
+                      xLabel: "patch luminance (EV relative to white)", yLabel: "measured / predicted variance", series: series,
+                      referenceLines: [(y: 1 + t, label: String(format: "+%.0f %%", 100 * t)), (y: 1 - t, label: String(format: "−%.0f %%", 100 * t)), (y: 1, label: "1")],
+                      connectPoints: false)
+    }
+}

@@ -1,0 +1,298 @@
+import Analysis
+import Foundation
+
+/// A measurement report of one or more images: for each file its provenance, a false-colour
+/// EV map with the regions outlined, a statistics table per region, dynamic range, radiance
+/// ratios with their 95 % intervals (or the bound they are), and a histogram chart per
+/// region.
+///
+/// HTML reports are one self-contained file (charts embedded as PNG data URIs, no external
+/// style sheet or script). Markdown reports are a `.md` file with the charts as PNG files in
+/// a folder beside it named `<stem>_files/`. Both are written atomically: a failed run
+/// leaves neither a partial report nor a partial folder.
+public enum AnalysisReport {
+    public enum Format: String, Sendable, CaseIterable {
+        case html, markdown
+
+        /// The format named by a path's extension (.html/.htm or .md/.markdown).
+        public init?(path: String) {
+            switch URL(fileURLWithPath: path).pathExtension.lowercased() {
+            case "html", "htm": self = .html
+            case "md", "markdown": self = .markdown
+            default: return nil
+            }
+        }
+    }
+
+    /// The charts of one file, as PNG bytes.
+    struct Charts: Sendable {
+        var evMap: [UInt8]
+        var histograms: [[UInt8]]
+    }
+
+    /// Analyses `paths` and writes the report to `path`.
+    /// - Returns: the per-file results (failed files carry their error and appear in the
+    ///   report as such).
+    /// - Throws: `OutputError` when the report cannot be written.
+    @discardableResult
+    public static func write(_ paths: [String], request: AnalysisRequest, format: Format, to path: String,
+                             progress: (@Sendable (Int, Int) -> Void)? = nil) throws -> [FileAnalysis] {
+        var request = request
+        if request.histogram == nil { request.histogram = HistogramOptions() }
+        let store = ChartStore()
+        let regions = request.regions
+        let results = Pipeline.analyze(paths, request: request, progress: progress) { i, input, result in
+            let name = URL(fileURLWithPath: input.path).lastPathComponent
+            let map = AnalysisCharts.evMap(input.image, title: name, regions: regions, maxSize: 1000)
+            let histograms = result.regions.compactMap { AnalysisCharts.histogram(result, region: $0) }
+                .map { PlotRenderer.render($0, format: .png, width: 900, height: 480) }
+            store.set(i, Charts(evMap: PlotRenderer.render(map, format: .png), histograms: histograms))
+        }
+        let charts = store.all(count: paths.count)
+        switch format {
+        case .html:
+            let html = document(results, charts: charts, request: request, format: .html) { _, bytes in
+                "data:image/png;base64," + Data(bytes).base64EncodedString()
+            }
+            try writeText(html, to: path)
+        case .markdown:
+            try writeMarkdown(results, charts: charts, request: request, to: path)
+        }
+        return results
+    }
+
+    // MARK: document
+
+    /// The report text; `image` turns (file name, PNG bytes) into an image reference.
+    static func document(_ results: [FileAnalysis], charts: [Charts?], request: AnalysisRequest, format: Format,
+                         image: (String, [UInt8]) throws -> String) rethrows -> String {
+        var out = TextBuilder(format: format)
+        out.begin(title: "SceneLinear measurement report")
+        out.heading(1, "SceneLinear measurement report")
+        out.paragraph("\(SceneLinearVersion.software), \(timestamp()). Values are scene-linear: 1.0 is sensor white after black subtraction, times the exposure factor. Y is luminance with Rec.2020 weights (0.2627 R + 0.6780 G + 0.0593 B). Standard errors and 95 % intervals come from the DNG NoiseProfile propagated through the colour matrix; clipped pixels (a camera channel at white) make means lower bounds and ratios bounds.")
+        for (i, f) in results.enumerated() {
+            let name = URL(fileURLWithPath: f.file).lastPathComponent
+            out.heading(2, name)
+            if let e = f.error {
+                out.paragraph("**Not measured** (\(f.errorCategory ?? "error")): \(e)")
+                continue
+            }
+            out.table(["", ""], [
+                ["file", f.file],
+                ["SHA-256", f.sourceSHA256.isEmpty ? "—" : f.sourceSHA256],
+                ["size", "\(f.width) × \(f.height)"],
+                ["colour encoding", f.colorSpace],
+                ["exposure scaling", "\(f.exposureScaling) × \(String(format: "%.6g", f.exposureFactor))"],
+                ["noise model", f.noiseModel ? "NoiseProfile (standard errors and intervals below)" : "none in the file: no standard errors or intervals"],
+            ], header: false)
+            let stem = (name as NSString).deletingPathExtension
+            if let c = charts[i] {
+                out.image(try image("\(i + 1)-\(stem)-ev-map.png", c.evMap), alt: "EV map of \(name)")
+            }
+            out.heading(3, "Statistics")
+            for r in f.regions {
+                let m = r.measurement
+                out.paragraph("Region **\(r.name)**: \(m.pixels) pixels, \(m.clippedPixels) clipped (\(String(format: "%.3f", 100 * m.clippedFraction)) %), \(m.negativePixels) with a negative channel.")
+                let ps = m.channels["Y"]?.percentiles.map(\.percentile).filter { request.percentiles.contains($0) } ?? []
+                let header = ["", "mean", "± s.e.", "median", "± s.e.", "std", "min", "max"] + ps.map { "p" + String(format6: $0) }
+                var rows: [[String]] = []
+                for q in RegionStatistics.quantities {
+                    guard let s = m.channels[q] else { continue }
+                    var row = [q, g(s.mean), s.meanStandardError.map(g) ?? "—", g(s.median), s.medianStandardError.map(g) ?? "—",
+                               g(s.standardDeviation), g(s.minimum), g(s.maximum)]
+                    for p in ps { row.append(g(s.percentiles.first { $0.percentile == p }?.value ?? .nan)) }
+                    rows.append(row)
+                }
+                out.table(header, rows)
+                let dr = r.dynamicRange
+                var text = "Dynamic range of Y:"
+                if let s = dr.robustStops {
+                    text += String(format: " %.2f stops between the p%@ and p%@ percentiles", s, String(format6: dr.lowPercentile), String(format6: dr.highPercentile))
+                } else { text += " not measurable (no positive percentiles)" }
+                if let s = dr.stopsAboveNoiseFloor, let floor = dr.noiseFloor {
+                    text += String(format: "; %.2f stops above the noise floor (Y = %.3g, where signal equals noise)", s, floor)
+                }
+                out.paragraph(text + ".")
+            }
+            if !f.ratios.isEmpty {
+                out.heading(3, "Radiance ratios")
+                var rows: [[String]] = []
+                for r in f.ratios {
+                    let interval = r.low95.flatMap { lo in r.high95.map { hi in "[\(g(lo)), \(g(hi))]" } } ?? "—"
+                    let kind: String
+                    switch r.kind {
+                    case .value: kind = "value"
+                    case .lowerBound: kind = "lower bound: " + r.explanation
+                    case .upperBound: kind = "upper bound: " + r.explanation
+                    case .undetermined: kind = "undetermined: " + r.explanation
+                    }
+                    rows.append(["\(r.numerator) / \(r.denominator)", "\(r.quantity) \(r.statistic)", g(r.ratio), interval,
+                                 r.relativeStandardError.map { String(format: "%.3g %%", 100 * $0) } ?? "—", kind])
+                }
+                out.table(["ratio", "of", "value", "95 % interval", "relative s.e.", "kind"], rows)
+            }
+            if let c = charts[i], !c.histograms.isEmpty {
+                out.heading(3, "Histograms")
+                for (k, bytes) in c.histograms.enumerated() {
+                    let region = k < f.regions.count ? f.regions[k].name : "\(k + 1)"
+                    out.image(try image("\(i + 1)-\(stem)-histogram-\(k + 1).png", bytes), alt: "histogram of region \(region)")
+                }
+            }
+        }
+        out.end()
+        return out.text
+    }
+
+    static func g(_ v: Double) -> String { v.isFinite ? String(format: "%.5g", v) : "—" }
+
+    static func timestamp() -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        return f.string(from: Date())
+    }
+
+    // MARK: writing
+
+    static func writeText(_ text: String, to path: String) throws {
+        try AtomicFile.write(to: path) { temporary in
+            guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8)) else {
+                throw OutputError(path: path, reason: "cannot create the file")
+            }
+        }
+    }
+
+    /// The Markdown file and its chart folder: the folder is filled under a temporary name,
+    /// the Markdown written atomically, then the folder renamed into place (an old one of
+    /// the same name is replaced).
+    static func writeMarkdown(_ results: [FileAnalysis], charts: [Charts?], request: AnalysisRequest, to path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        let folderName = url.deletingPathExtension().lastPathComponent + "_files"
+        let directory = url.deletingLastPathComponent()
+        let folder = directory.appendingPathComponent(folderName)
+        let staging = directory.appendingPathComponent(".\(folderName).partial-\(getpid())")
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw OutputError(path: path, reason: "directory \(directory.path) does not exist")
+        }
+        try? FileManager.default.removeItem(at: staging)
+        do {
+            try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: false)
+        } catch {
+            throw OutputError(path: staging.path, reason: "cannot create the chart folder")
+        }
+        do {
+            let text = try document(results, charts: charts, request: request, format: .markdown) { name, bytes in
+                let file = staging.appendingPathComponent(name)
+                guard FileManager.default.createFile(atPath: file.path, contents: Data(bytes)) else {
+                    throw OutputError(path: file.path, reason: "cannot create the file")
+                }
+                return "\(folderName)/\(name)"
+            }
+            try writeText(text, to: path)
+            try? FileManager.default.removeItem(at: folder)
+            guard rename(staging.path, folder.path) == 0 else {
+                throw OutputError(path: folder.path, reason: "rename failed: \(String(cString: strerror(errno)))")
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: staging)
+            throw error
+        }
+    }
+}
+
+/// Charts by file index, filled from parallel workers.
+final class ChartStore: @unchecked Sendable {
+    private let lock = NSLock()
+    private var charts: [Int: AnalysisReport.Charts] = [:]
+
+    func set(_ i: Int, _ c: AnalysisReport.Charts) {
+        lock.lock()
+        charts[i] = c
+        lock.unlock()
+    }
+
+    func all(count: Int) -> [AnalysisReport.Charts?] {
+        lock.lock()
+        defer { lock.unlock() }
+        return (0..<count).map { charts[$0] }
+    }
+}
+
+/// Headings, paragraphs, tables and images in HTML or Markdown.
+struct TextBuilder {
+    let format: AnalysisReport.Format
+    var text = ""
+
+    mutating func begin(title: String) {
+        guard format == .html else { return }
+        text += """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8"><title>\(escape(title))</title>
+            <style>
+            body { font-family: system-ui, sans-serif; max-width: 1000px; margin: 2em auto; padding: 0 1em; color: #222; }
+            table { border-collapse: collapse; margin: 0.6em 0 1em; font-size: 0.9em; }
+            th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
+            td:first-child, th:first-child { text-align: left; }
+            img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0; }
+            h2 { border-top: 2px solid #444; padding-top: 0.6em; margin-top: 2em; }
+            </style></head><body>
+
+            """
+    }
+
+    mutating func end() {
+        if format == .html { text += "</body></html>\n" }
+    }
+
+    mutating func heading(_ level: Int, _ s: String) {
+        switch format {
+        case .html: text += "<h\(level)>\(escape(s))</h\(level)>\n"
+        case .markdown: text += "\n" + String(repeating: "#", count: level) + " " + s + "\n\n"
+        }
+    }
+
+    /// A paragraph; `**bold**` spans become <strong> in HTML.
+    mutating func paragraph(_ s: String) {
+        switch format {
+        case .html:
+            var html = escape(s)
+            var bold = false
+            while let r = html.range(of: "**") {
+                html.replaceSubrange(r, with: bold ? "</strong>" : "<strong>")
+                bold.toggle()
+            }
+            text += "<p>\(html)</p>\n"
+        case .markdown: text += s + "\n\n"
+        }
+    }
+
+    mutating func table(_ header: [String], _ rows: [[String]], header showHeader: Bool = true) {
+        switch format {
+        case .html:
+            text += "<table>\n"
+            if showHeader { text += "<tr>" + header.map { "<th>\(escape($0))</th>" }.joined() + "</tr>\n" }
+            for row in rows { text += "<tr>" + row.map { "<td>\(escape($0))</td>" }.joined() + "</tr>\n" }
+            text += "</table>\n"
+        case .markdown:
+            func line(_ cells: [String]) -> String {
+                "| " + cells.map { $0.replacingOccurrences(of: "|", with: "\\|") }.joined(separator: " | ") + " |\n"
+            }
+            text += line(header)
+            text += "|" + header.map { _ in " --- |" }.joined() + "\n"
+            for row in rows { text += line(row) }
+            text += "\n"
+        }
+    }
+
+    mutating func image(_ source: String, alt: String) {
+        switch format {
+        case .html: text += "<p><img src=\"\(source)\" alt=\"\(escape(alt))\"></p>\n"
+        case .markdown: text += "![\(alt)](\(source))\n\n"
+        }
+    }
+
+    func escape(_ s: String) -> String {
+        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+}
