@@ -162,6 +162,9 @@ public struct DNGFile: Sendable {
         if let best = raw.max(by: { $0.pixelCount < $1.pixelCount }) { return best }
         if let any = images.filter(\.isRaw).max(by: { $0.pixelCount < $1.pixelCount }) { return any }
         if let main = images.filter({ $0.role == .mainImage }).max(by: { $0.pixelCount < $1.pixelCount }) {
+            if main.photometric == -1 {
+                throw .corrupt(path: path, ifd: main.path, reason: "the main image has no PhotometricInterpretation (required)")
+            }
             throw .unsupported(path: path, ifd: main.path,
                                reason: "the main image has PhotometricInterpretation \(main.photometric) (\(Photometric.name(main.photometric))), not CFA (32803) or LinearRaw (34892)")
         }

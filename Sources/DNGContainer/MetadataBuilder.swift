@@ -155,6 +155,11 @@ struct MetadataBuilder {
         if bits.count == 1, spp > 1 { bits = Array(repeating: bits[0], count: spp) }
         let sampleFormat = try int(ifd, Tag.sampleFormat) ?? 1
         let photometric = try int(ifd, Tag.photometricInterpretation) ?? -1
+        // TIFF's default of 1 bit per sample would decode a raw image's data as something
+        // else entirely; the DNG specification requires the tag for raw IFDs.
+        if (photometric == Photometric.cfa || photometric == Photometric.linearRaw) && !ifd.has(Tag.bitsPerSample) {
+            throw .corrupt(path: file.path, ifd: path, reason: "a raw image without BitsPerSample (required)")
+        }
         let newSubFileType = try int(ifd, Tag.newSubFileType) ?? 0
 
         // Data layout: tiles or strips.

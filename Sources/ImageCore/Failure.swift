@@ -17,6 +17,8 @@ public enum FailureCategory: Int32, Sendable, CaseIterable, Codable {
     case unsupportedVersion = 15
     /// The output cannot be written (directory missing, not writable, disk full, ...).
     case outputFailure = 16
+    /// The file would need more pixels or memory than the configured limits allow.
+    case limitExceeded = 17
     /// A bug: an internal invariant failed.
     case internalError = 1
 
@@ -33,6 +35,7 @@ public enum FailureCategory: Int32, Sendable, CaseIterable, Codable {
         case .unsupportedFeature: return "unsupported-feature"
         case .unsupportedVersion: return "unsupported-version"
         case .outputFailure: return "output-failure"
+        case .limitExceeded: return "limit-exceeded"
         case .internalError: return "internal-error"
         }
     }

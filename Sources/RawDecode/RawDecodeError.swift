@@ -26,7 +26,8 @@ public enum RawDecodeError: SceneLinearFailure, Equatable {
             // A lossy (DCT) stream where lossless JPEG belongs is a feature, not damage.
             return error.category == .unsupported ? .unsupportedFeature : .corruptData
         case .shortBlock, .inconsistentLayout: return .corruptData
-        case .unsupportedCompression, .unsupported, .tooLarge: return .unsupportedFeature
+        case .unsupportedCompression, .unsupported: return .unsupportedFeature
+        case .tooLarge: return .limitExceeded
         }
     }
 

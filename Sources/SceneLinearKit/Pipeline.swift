@@ -27,12 +27,32 @@ public struct DevelopOptions: Sendable {
     /// How CFA (Bayer) images become three planes: `.rcd` (default, edge-aware), `.bilinear`,
     /// or `.superpixel` (2×2 binning to half size: no interpolated values, for radiometry).
     public var demosaic: DemosaicMethod = Demosaicer.defaultMethod
+    /// Largest raw image accepted, in pixels (`limits.maxPixels`, default 2³⁰).
     public var limits = DecodeLimits()
+    /// Memory one file may need at its peak, estimated from its dimensions before anything
+    /// is decoded (see `Pipeline.estimatedPeakBytes`); nil = three quarters of physical memory.
+    public var maxMemoryBytes: Int?
 
     public init(exposure: ExposureMode = .none, encoding: ColorEncoding = .linearRec2020, whiteBalance: WhiteBalance = .asShot) {
         self.exposure = exposure
         self.encoding = encoding
         self.whiteBalance = whiteBalance
+    }
+}
+
+/// A file that would need more pixels or memory than the configured limits.
+public struct LimitError: SceneLinearFailure, Equatable {
+    public var path: String
+    public var reason: String
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+    public var category: FailureCategory { .limitExceeded }
+    public var description: String { "\(path): too large: \(reason)" }
+
+    static func gibibytes(_ bytes: Int) -> String {
+        bytes >= 1 << 30 ? String(format: "%.2f GiB", Double(bytes) / 1_073_741_824) : String(format: "%.1f MiB", Double(bytes) / 1_048_576)
     }
 }
 
@@ -81,6 +101,7 @@ public enum Pipeline {
         var timings = initial
         let path = dng.path
         let raw = try dng.mainRawImage()
+        try checkLimits(raw, path: path, options: options)
         // Stages 1 and 2 run for any raw image, so damaged data is reported as such.
         let stored = try measure(&timings.stage1) { try RawDecoder.decode(dng, ifd: raw, limits: options.limits) }
         var linear = try measure(&timings.stage2) { try Linearizer.linearize(stored, path: path) }
@@ -117,6 +138,38 @@ public enum Pipeline {
         let image = measure(&timings.geometry) { ImageGeometry.apply(plan, to: converted) }
         return DevelopedImage(image: image, dng: dng, rawIFD: raw, mapping: linear.mapping, color: color,
                               geometry: plan, timings: timings)
+    }
+
+    /// An upper estimate of the memory developing `raw` needs at its peak, in bytes: the
+    /// stored samples (2 bytes each), the Float linear image, for CFA images the demosaiced
+    /// planes, the colour-converted and geometry-transformed Float images, the half-float
+    /// output and the clip masks. Overflow-safe: saturates at `Int.max`.
+    public static func estimatedPeakBytes(_ raw: ImageIFD) -> Int {
+        let pixels = raw.width.multipliedReportingOverflow(by: raw.height)
+        guard !pixels.overflow else { return .max }
+        let spp = max(1, raw.samplesPerPixel)
+        // Per pixel: stored 2·spp, linear 4·spp, demosaiced 12 (CFA), colour 12, geometry 12,
+        // half output 6, masks 2.
+        let perPixel = 2 * spp + 4 * spp + (raw.photometric == Photometric.cfa ? 12 : 0) + 12 + 12 + 6 + 2
+        let total = pixels.partialValue.multipliedReportingOverflow(by: perPixel)
+        return total.overflow ? .max : total.partialValue
+    }
+
+    /// The memory limit in effect: the option, or three quarters of physical memory.
+    public static func memoryLimit(_ options: DevelopOptions) -> Int {
+        options.maxMemoryBytes ?? Int(min(ProcessInfo.processInfo.physicalMemory / 4 * 3, UInt64(Int.max)))
+    }
+
+    /// Refuses, before any allocation, an image over the pixel or memory limit.
+    static func checkLimits(_ raw: ImageIFD, path: String, options: DevelopOptions) throws {
+        let pixels = raw.width.multipliedReportingOverflow(by: raw.height)
+        if pixels.overflow || pixels.partialValue > options.limits.maxPixels {
+            throw LimitError(path: path, reason: "the raw image (\(raw.path)) is \(raw.width)×\(raw.height) pixels, more than the limit of \(options.limits.maxPixels) (--max-pixels)")
+        }
+        let need = estimatedPeakBytes(raw), limit = memoryLimit(options)
+        if need > limit {
+            throw LimitError(path: path, reason: "developing the \(raw.width)×\(raw.height) raw image needs about \(LimitError.gibibytes(need)) of memory, more than the limit of \(LimitError.gibibytes(limit)) (--max-memory)")
+        }
     }
 
     /// The exposure factor of a mode for this file.

@@ -27,6 +27,8 @@ struct SourceOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "No progress bar.")
     var quiet = false
 
+    @OptionGroup var limits: LimitOptions
+
     func validate() throws {
         for r in regions { _ = try parsedRegion(r) }
     }
@@ -39,6 +41,7 @@ struct SourceOptions: ParsableArguments {
         var r = AnalysisRequest()
         r.regions = try regions.map(parsedRegion)
         r.develop.exposure = exposure
+        try limits.apply(to: &r.develop)
         return r
     }
 

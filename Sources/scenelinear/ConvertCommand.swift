@@ -93,6 +93,8 @@ extension SceneLinearCommand {
         @Flag(help: "Print what was written as JSON.")
         var json = false
 
+        @OptionGroup var limits: LimitOptions
+
         @Flag(help: "Print per-stage timings.")
         var timings = false
 
@@ -148,6 +150,7 @@ extension SceneLinearCommand {
             options.crop = crop
             options.demosaic = demosaic
             options.applyOrientation = !noOrientation
+            try limits.apply(to: &options)
             return options
         }
 

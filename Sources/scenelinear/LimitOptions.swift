@@ -1,0 +1,36 @@
+import ArgumentParser
+import SceneLinearKit
+
+/// Per-file resource limits, shared by the commands that decode DNGs.
+struct LimitOptions: ParsableArguments {
+    @Option(name: .customLong("max-pixels"), help: ArgumentHelp("Refuse raw images larger than this many pixels (suffix K, M or G for 10³, 10⁶, 10⁹; default 1073741824).", valueName: "n"))
+    var maxPixels: String?
+
+    @Option(name: .customLong("max-memory"), help: ArgumentHelp("Refuse files whose decode would need more memory than this, estimated from the dimensions before decoding (suffix K, M, G for KiB, MiB, GiB; default three quarters of physical memory). Exit code 17.", valueName: "bytes"))
+    var maxMemory: String?
+
+    func validate() throws {
+        if let maxPixels { _ = try Self.parse(maxPixels, base: 1000, what: "--max-pixels") }
+        if let maxMemory { _ = try Self.parse(maxMemory, base: 1024, what: "--max-memory") }
+    }
+
+    /// Applies the limits to develop options.
+    func apply(to options: inout DevelopOptions) throws {
+        if let maxPixels { options.limits.maxPixels = try Self.parse(maxPixels, base: 1000, what: "--max-pixels") }
+        if let maxMemory { options.maxMemoryBytes = try Self.parse(maxMemory, base: 1024, what: "--max-memory") }
+    }
+
+    /// "12M" → 12 × base²; a positive whole number with an optional K/M/G suffix.
+    static func parse(_ text: String, base: Int, what: String) throws -> Int {
+        var digits = text.trimmingCharacters(in: .whitespaces)
+        var factor = 1
+        if let last = digits.last?.uppercased(), let power = ["K": 1, "M": 2, "G": 3][last] {
+            digits.removeLast()
+            factor = (0..<power).reduce(1) { r, _ in r * base }
+        }
+        guard let n = Int(digits), n > 0, n <= Int.max / factor else {
+            throw ValidationError("\(what) must be a positive whole number with an optional K, M or G suffix, not \(text)")
+        }
+        return n * factor
+    }
+}
