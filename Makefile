@@ -1,6 +1,7 @@
 # SceneLinear — the two commands a user needs:
 #   make demo   installs what is missing, builds, converts the bundled sample DNG, shows what it wrote
-#   make test   installs what is missing, builds and runs every test (unit, end-to-end, external readers)
+#   make test   installs what is missing, builds and runs every test (unit, end-to-end, external readers),
+#               then the decoders under AddressSanitizer and a short fuzz run of each libFuzzer target
 
 SWIFT ?= swift
 PYTHON := $(CURDIR)/.venv/bin/python
@@ -8,7 +9,12 @@ RELEASE_BIN := .build/release/scenelinear
 SAMPLE := datasets/sample/chart.dng
 DEMO_OUT := demo-output
 
-.PHONY: all bootstrap build release test demo clean
+# Test suites that read untrusted bytes, run again under AddressSanitizer by `make test-asan`.
+ASAN_SUITES := DNGContainerTests|LosslessJPEGTests|RawDecodeTests|LinearizeTests|OpcodesTests|DemosaicTests|ImageExchangeTests|MalformedCorpusTests
+FUZZ_SECONDS ?= 30
+SUNSET_REGIONS := --region sky=0.1,0.1,0.28,0.38 --region sun=0.38,0.69,0.46,0.75
+
+.PHONY: all bootstrap build release test test-asan fuzz-smoke demo clean
 
 all: release
 
@@ -24,6 +30,20 @@ release: bootstrap
 test: bootstrap
 	$(SWIFT) build --build-tests
 	SCENELINEAR_PYTHON=$(PYTHON) $(SWIFT) test --skip-build
+	$(MAKE) --no-print-directory test-asan
+	$(MAKE) --no-print-directory fuzz-smoke
+
+# The parsers and decoders under AddressSanitizer (a separate build in .build-asan).
+test-asan: bootstrap
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
+	SCENELINEAR_PYTHON=$(PYTHON) ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address \
+		--scratch-path .build-asan --filter '$(ASAN_SUITES)'
+
+# Each libFuzzer target for FUZZ_SECONDS (docs/robustness.md); a crash fails the run.
+fuzz-smoke: bootstrap
+	Fuzz/run.sh container $(FUZZ_SECONDS)
+	Fuzz/run.sh lossless-jpeg $(FUZZ_SECONDS)
+	Fuzz/run.sh decode $(FUZZ_SECONDS)
 
 demo: release
 	@mkdir -p $(DEMO_OUT)
@@ -37,7 +57,10 @@ demo: release
 	@h5dump -H -A 0 $(DEMO_OUT)/chart.h5 | grep -E 'DATASET|DATATYPE|DATASPACE'
 	@$(PYTHON) scripts/compare_expected.py $(DEMO_OUT)/chart.h5 datasets/sample/chart-expected.h5
 	@echo
-	$(RELEASE_BIN) validate datasets/sim/sunset.dng
+	$(RELEASE_BIN) validate datasets/sim/sunset.dng --plot $(DEMO_OUT)/sunset-validation.png
+	@echo
+	$(RELEASE_BIN) ratio datasets/sim/sunset.dng $(SUNSET_REGIONS)
+	$(RELEASE_BIN) report datasets/sim/sunset.dng $(SUNSET_REGIONS) -o $(DEMO_OUT)/sunset-report.html
 
 clean:
-	rm -rf .build $(DEMO_OUT)
+	rm -rf .build .build-asan Fuzz/.build-fuzz $(DEMO_OUT)

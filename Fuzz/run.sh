@@ -18,8 +18,14 @@ case "$target" in
     *) echo "unknown target $target" >&2; exit 64 ;;
 esac
 ln -sfn .. scenelinear-root
-swift build -c debug --product "$product" --scratch-path .build-fuzz \
-    -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library >/dev/null
+log=$(mktemp)
+if ! swift build -c debug --product "$product" --scratch-path .build-fuzz \
+    -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library >"$log" 2>&1; then
+    grep -v "Cannot export local symbol" "$log" >&2
+    rm -f "$log"
+    exit 1
+fi
+rm -f "$log"
 ./make-corpus.sh
 mkdir -p "work/$target" "crashes/$target"
 ".build-fuzz/debug/$product" "work/$target" "corpus/$target" -max_total_time="$seconds" -max_len=262144 \

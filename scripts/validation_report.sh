@@ -13,6 +13,8 @@ bin=.build/release/scenelinear
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 report=docs/validation-results.md
+plots=docs/images/validation
+rm -rf "$plots" && mkdir -p "$plots"
 {
     echo "# Validation results"
     echo
@@ -32,8 +34,13 @@ report=docs/validation-results.md
         echo '```'
         echo "\$ scenelinear simulate --scene $scene $args --name $name && scenelinear validate $name.dng"
         $bin simulate --scene "$scene" $args --name "$name" -o "$out" >/dev/null
-        $bin validate "$out/$name.dng" || true
+        $bin validate "$out/$name.dng" --plot "$plots/$name.png" || true
         echo '```'
+        echo
+        echo "![bias per patch, $name](images/validation/$name.png)"
+        if [ -f "$plots/$name-noise.png" ]; then
+            echo "![noise variance per patch, $name](images/validation/$name-noise.png)"
+        fi
         echo
     done
     echo "## Companding: quantisation per stop"
