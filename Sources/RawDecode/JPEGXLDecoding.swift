@@ -10,10 +10,13 @@ extension BlockPlan {
     /// are ignored, as the Adobe DNG SDK does. Orientation stored in the codestream is not
     /// applied: the tile is taken as coded.
     ///
-    /// Sample values follow the Adobe DNG SDK: integer images of up to 8 bits are read as
-    /// 8-bit values, wider ones as 16-bit values (libjxl rescales a codestream of N bits to
-    /// the full 8- or 16-bit range, which is the identity for N = 8 and N = 16, the depths
-    /// writers use); floating-point images are read as `Float` (exact for float16).
+    /// Integer samples: a JPEG XL integer `v` of `B` bits stands for the nominal value
+    /// `v / (2^B − 1)` in [0, 1]; the stored DNG sample is that value on the IFD's own
+    /// `BitsPerSample` = `T` scale, `round(v × (2^T − 1) / (2^B − 1))`. This is the
+    /// identity when `B = T` (what writers produce: the Adobe DNG SDK writes 8-bit
+    /// codestreams for 8-bit data and 16-bit ones otherwise), and equals the Adobe DNG SDK's
+    /// reading whenever `T` is 8 or 16. Floating-point images are read as `Float` (exact for
+    /// float16).
     func decodeJPEGXL(_ block: Block, into output: UnsafeMutableRawPointer) throws(RawDecodeError) {
         func corrupt(_ reason: String) -> RawDecodeError {
             .corruptStream(path: path, ifd: ifd.path, block: name(block), codec: "JPEG XL", reason: reason)
@@ -37,6 +40,7 @@ extension BlockPlan {
         var format = JxlPixelFormat(num_channels: UInt32(blockSPP), data_type: JXL_TYPE_UINT16,
                                     endianness: JXL_NATIVE_ENDIAN, align: 0)
         var sawImage = false
+        var streamBits = 0
 
         try withBytes(of: block) { (raw: UnsafeRawBufferPointer) throws(RawDecodeError) in
             let data = raw.bindMemory(to: UInt8.self)
@@ -76,18 +80,20 @@ extension BlockPlan {
                     guard streamIsFloat == isFloat else {
                         throw corrupt("the stream holds \(streamIsFloat ? "floating-point" : "integer") samples (\(info.bits_per_sample) bits), SampleFormat \(ifd.sampleFormat) says \(isFloat ? "floating point" : "integer")")
                     }
-                    if !isFloat, info.bits_per_sample > 16 {
-                        throw unsupported("\(info.bits_per_sample)-bit integer JPEG XL samples (at most 16)")
+                    streamBits = Int(info.bits_per_sample)
+                    if !isFloat, !(1...16).contains(streamBits) {
+                        throw unsupported("\(streamBits)-bit integer JPEG XL samples (DNG allows up to 16)")
                     }
-                    if isFloat {
-                        format.data_type = JXL_TYPE_FLOAT
-                        floats = [Float](repeating: 0, count: samples)
-                    } else if info.bits_per_sample <= 8 {
+                    if !isFloat, streamBits == 8, encoding.bits == 8 {
                         format.data_type = JXL_TYPE_UINT8
                         bytes = [UInt8](repeating: 0, count: samples)
-                    } else {
+                    } else if !isFloat, streamBits == 16, encoding.bits == 16 {
                         format.data_type = JXL_TYPE_UINT16
                         words = [UInt16](repeating: 0, count: samples)
+                    } else {
+                        // Floats, and integers to be rescaled from B to T bits.
+                        format.data_type = JXL_TYPE_FLOAT
+                        floats = [Float](repeating: 0, count: samples)
                     }
                 case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
                     var needed = 0
@@ -120,8 +126,10 @@ extension BlockPlan {
         guard sawImage else { throw corrupt("the stream holds no image frame") }
         let rowStride = block.width * blockSPP
         switch format.data_type {
-        case JXL_TYPE_FLOAT:
+        case JXL_TYPE_FLOAT where isFloat:
             floats.withUnsafeBufferPointer { place($0.baseAddress!, rowStride: rowStride, block, into: output) }
+        case JXL_TYPE_FLOAT:
+            rescale(floats, streamBits: streamBits, rowStride: rowStride, block, into: output)
         case JXL_TYPE_UINT8:
             bytes.withUnsafeBufferPointer { src in
                 for r in 0..<block.visibleRows {
@@ -133,6 +141,30 @@ extension BlockPlan {
             }
         default:
             words.withUnsafeBufferPointer { place($0.baseAddress!, rowStride: rowStride, block, into: output) }
+        }
+    }
+
+    /// Nominal [0, 1] values of a `streamBits`-bit integer stream → the stream's integers
+    /// `v` (Float's error is far below 1/2 at up to 16 bits) → `round(v × (2^T − 1) /
+    /// (2^B − 1))` on the IFD's BitsPerSample scale, in exact integer arithmetic.
+    private func rescale(_ values: [Float], streamBits: Int, rowStride: Int, _ block: Block,
+                         into output: UnsafeMutableRawPointer) {
+        let streamTop: Int = (1 << streamBits) - 1
+        let top: Int = (1 << encoding.bits) - 1
+        let scale = Float(streamTop)
+        let count: Int = block.visibleWidth * blockSPP
+        values.withUnsafeBufferPointer { src in
+            for r in 0..<block.visibleRows {
+                let row: UnsafePointer<Float> = src.baseAddress! + r * rowStride
+                withDestinationRow(r, of: block, in: output, as: UInt16.self) { dst in
+                    for i in 0..<count {
+                        let nominal: Float = Swift.min(Swift.max(row[i], 0), 1)
+                        let v = Int((nominal * scale).rounded())
+                        let scaled: Int = (2 * v * top + streamTop) / (2 * streamTop)
+                        dst[i] = UInt16(scaled)
+                    }
+                }
+            }
         }
     }
 }

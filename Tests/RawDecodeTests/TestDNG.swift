@@ -18,7 +18,8 @@ struct TestImage {
 
     /// Random integers of `bits` bits, or random finite floats spread over many binades
     /// (with zeros, negative values and, for 16 and 24 bits, subnormals).
-    static func random(width: Int, height: Int, spp: Int, bits: Int, isFloat: Bool = false, seed: UInt64) -> TestImage {
+    static func random(width: Int, height: Int, spp: Int, bits: Int, isFloat: Bool = false, subnormals: Bool = true,
+                       seed: UInt64) -> TestImage {
         var rng = SeededGenerator(seed: seed)
         let n = width * height * spp
         var patterns = [UInt32](repeating: 0, count: n)
@@ -32,10 +33,10 @@ struct TestImage {
             case 16:
                 // Any finite half: exponent field 0 (zero, subnormal) … 30.
                 let sign = UInt32.random(in: 0...1, using: &rng) << 15
-                patterns[i] = sign | UInt32.random(in: 0...30, using: &rng) << 10 | UInt32.random(in: 0...1023, using: &rng)
+                patterns[i] = sign | UInt32.random(in: (subnormals ? 0 : 1)...30, using: &rng) << 10 | UInt32.random(in: 0...1023, using: &rng)
             case 24:
                 let sign = UInt32.random(in: 0...1, using: &rng) << 23
-                patterns[i] = sign | UInt32.random(in: 0...126, using: &rng) << 16 | UInt32.random(in: 0...0xFFFF, using: &rng)
+                patterns[i] = sign | UInt32.random(in: (subnormals ? 0 : 1)...126, using: &rng) << 16 | UInt32.random(in: 0...0xFFFF, using: &rng)
             default:
                 let sign = UInt32.random(in: 0...1, using: &rng) << 31
                 patterns[i] = sign | UInt32.random(in: 90...160, using: &rng) << 23 | UInt32.random(in: 0...0x7F_FFFF, using: &rng)
@@ -215,6 +216,27 @@ struct IFDSpec {
                     }
                 }
                 out.append((p, bw, rows, blockSPP))
+            }
+        }
+        return out
+    }
+
+    /// The image made of the visible parts of per-block sample arrays (the inverse of
+    /// `blockPatterns`).
+    func assemble(_ blocks: [[UInt32]]) -> [UInt32] {
+        let (bw, bh) = tile ?? (image.width, rowsPerStrip)
+        let across = (image.width + bw - 1) / bw, down = (image.height + bh - 1) / bh
+        let blockSPP = planar == 2 ? 1 : image.spp
+        var out = [UInt32](repeating: 0, count: image.width * image.height * image.spp)
+        for (index, block) in blocks.enumerated() {
+            let plane = index / (across * down), j = index % (across * down)
+            let x0 = (j % across) * bw, y0 = (j / across) * bh
+            for r in 0..<min(bh, image.height - y0) {
+                for c in 0..<min(bw, image.width - x0) {
+                    for s in 0..<blockSPP {
+                        out[((y0 + r) * image.width + x0 + c) * image.spp + s + plane] = block[(r * bw + c) * blockSPP + s]
+                    }
+                }
             }
         }
         return out
