@@ -187,6 +187,8 @@ struct IFDSpec {
     var tile: (width: Int, height: Int)? = (16, 16)
     var rowsPerStrip = 8
     var planar = 1
+    /// SampleFormat to write instead of 1 or 3 (from `image.isFloat`).
+    var sampleFormat: Int?
     var extra: [TIFFBuilder.Entry] = []
     /// Encodes one block (patterns of `width × rows × spp`); default: pack, predict, deflate
     /// as `compression` and `predictor` say.
@@ -272,7 +274,7 @@ enum TestDNG {
                 t.long(254, [UInt32(spec.newSubFileType)]), t.long(256, [UInt32(img.width)]), t.long(257, [UInt32(img.height)]),
                 t.short(258, Array(repeating: UInt16(img.bits), count: img.spp)), t.short(259, [UInt16(spec.compression)]),
                 t.short(262, [UInt16(spec.photometric)]), t.short(277, [UInt16(img.spp)]), t.short(284, [UInt16(spec.planar)]),
-                t.short(339, Array(repeating: img.isFloat ? 3 : 1, count: img.spp)),
+                t.short(339, Array(repeating: UInt16(spec.sampleFormat ?? (img.isFloat ? 3 : 1)), count: img.spp)),
             ]
             if spec.predictor != .none { e.append(t.short(317, [UInt16(spec.predictor.tag)])) }
             if let tile = spec.tile {
