@@ -182,6 +182,17 @@ import TestSupport
         #expect(mismatches == 0)
     }
 
+    /// Without a WhiteLevel tag, Stage 2 gets the DNG defaults: 1.0 for floating-point
+    /// samples, 2^bits − 1 for integers (here 32-bit).
+    @Test func whiteLevelDefaultsForTheNewSampleTypes() throws {
+        for (bits, isFloat, white) in [(16, true, 1.0), (24, true, 1.0), (32, true, 1.0), (32, false, 4_294_967_295.0), (20, false, 1_048_575)] {
+            var spec = IFDSpec(image: TestImage.random(width: 4, height: 4, spp: 3, bits: bits, isFloat: isFloat, seed: 1))
+            spec.tile = nil
+            let dng = try TestDNG.open(TestDNG.build([spec]))
+            #expect(try dng.mainRawImage().whiteLevel == [white, white, white], "\(bits)-bit \(isFloat ? "float" : "integer")")
+        }
+    }
+
     /// A Deflate edge tile stored clipped to the image (some writers do this) decodes as
     /// well as a full one.
     @Test func clippedDeflateEdgeTiles() throws {
