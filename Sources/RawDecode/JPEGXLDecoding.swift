@@ -1,11 +1,13 @@
 internal import CJXL
 import DNGContainer
+import ImageCore
 
 extension BlockPlan {
     // MARK: JPEG XL (compression 52546, DNG 1.7)
 
-    /// Decodes a JPEG XL block (bare codestream or ISOBMFF container) with libjxl, on the
-    /// calling thread. The image must be exactly the block's size with `blockSPP` colour
+    /// Decodes a JPEG XL block (bare codestream or ISOBMFF container) with libjxl: on the
+    /// calling thread when the image has at least as many blocks as there are threads
+    /// (the blocks run in parallel), else with libjxl's own thread pool. The image must be exactly the block's size with `blockSPP` colour
     /// channels (1 or 3); extra channels (alpha, ...) are not part of the DNG samples and
     /// are ignored, as the Adobe DNG SDK does. Orientation stored in the codestream is not
     /// applied: the tile is taken as coded.
@@ -30,6 +32,15 @@ extension BlockPlan {
         guard JxlDecoderSubscribeEvents(decoder, events) == JXL_DEC_SUCCESS,
               JxlDecoderSetKeepOrientation(decoder, 1) == JXL_DEC_SUCCESS else {
             throw corrupt("libjxl rejected the decoder settings")
+        }
+        var runner: UnsafeMutableRawPointer?
+        defer { if let runner { JxlThreadParallelRunnerDestroy(runner) } }
+        let threads = Parallel.threadCount
+        if blocks.count < threads, let pool = JxlThreadParallelRunnerCreate(nil, threads) {
+            runner = pool
+            guard JxlDecoderSetParallelRunner(decoder, JxlThreadParallelRunner, pool) == JXL_DEC_SUCCESS else {
+                throw corrupt("libjxl rejected its thread pool")
+            }
         }
         let samples = block.width * block.rows * blockSPP
         let isFloat = encoding.isFloat

@@ -31,10 +31,20 @@ enum SampleUnpacker {
             }
             if i < n { dst[i] = UInt16(s[b]) << 4 | UInt16(s[b + 1]) >> 4 }
         default:
-            var i = 0
-            unpackBits(s, count: n, bits: bits) { v in
-                dst[i] = UInt16(truncatingIfNeeded: v)
-                i += 1
+            // MSB-first bit reader with a 64-bit accumulator (written out here: this is the
+            // hot loop of packed 10- and 14-bit raw data).
+            var acc: UInt64 = 0
+            var available = 0
+            var byte = 0
+            let mask = UInt64((1 << bits) - 1)
+            for i in 0..<n {
+                while available < bits {
+                    acc = acc << 8 | UInt64(s[byte])
+                    byte += 1
+                    available += 8
+                }
+                available -= bits
+                dst[i] = UInt16(truncatingIfNeeded: (acc >> UInt64(available)) & mask)
             }
         }
     }

@@ -32,7 +32,7 @@ enum PythonCodecs {
     /// images in an ISOBMFF container; `container: false` takes the bare codestream out of
     /// it (the jxlc box, or the jxlp boxes in order).
     static func jpegXL(_ blocks: [BlockSamples], dtype: String, bitsPerSample: Int? = nil, container: Bool = false,
-                       distance: Double? = nil, dir: URL) throws -> (streams: [[UInt8]], decoded: [[UInt32]])? {
+                       distance: Double? = nil, effort: Int? = nil, dir: URL) throws -> (streams: [[UInt8]], decoded: [[UInt32]])? {
         let paths = try writeBlocks(blocks, dtype: dtype, dir: dir)
         let jobs: [[String: Any]] = zip(paths, blocks).map { path, b in
             ["in": path, "out": path + ".jxl", "dec": path + ".dec", "h": b.rows, "w": b.width, "c": b.spp]
@@ -40,7 +40,7 @@ enum PythonCodecs {
         let script = """
             import sys, json, struct, numpy as np, imagecodecs
             jobs = json.loads(sys.argv[1]); dtype = sys.argv[2]; bits = int(sys.argv[3]) or None
-            container = sys.argv[4] == '1'; distance = float(sys.argv[5])
+            container = sys.argv[4] == '1'; distance = float(sys.argv[5]); effort = int(sys.argv[6]) or None
 
             def codestream(data):
                 if data[:2] == b'\\xff\\x0a':
@@ -64,9 +64,9 @@ enum PythonCodecs {
                 shape = (j['h'], j['w'], j['c']) if j['c'] > 1 else (j['h'], j['w'])
                 a = np.fromfile(j['in'], dtype='<' + dtype).reshape(shape)
                 if distance > 0:
-                    data = imagecodecs.jpegxl_encode(a, distance=distance, bitspersample=bits, usecontainer=container)
+                    data = imagecodecs.jpegxl_encode(a, distance=distance, effort=effort, bitspersample=bits, usecontainer=container)
                 else:
-                    data = imagecodecs.jpegxl_encode(a, lossless=True, bitspersample=bits, usecontainer=container)
+                    data = imagecodecs.jpegxl_encode(a, lossless=True, effort=effort, bitspersample=bits, usecontainer=container)
                 data = data if container else codestream(data)
                 assert data[:2] == b'\\xff\\x0a' or container, data[:12]
                 open(j['out'], 'wb').write(data)
@@ -74,7 +74,7 @@ enum PythonCodecs {
             print(imagecodecs.jpegxl_version())
             """
         guard let py = try TestData.runPython(script, [try json(jobs), dtype, String(bitsPerSample ?? 0),
-                                                       container ? "1" : "0", String(distance ?? 0)]) else { return nil }
+                                                       container ? "1" : "0", String(distance ?? 0), String(effort ?? 0)]) else { return nil }
         guard py.status == 0 else { throw PythonFailure(stderr: py.stderr) }
         let streams = try jobs.map { [UInt8](try Data(contentsOf: URL(fileURLWithPath: $0["out"] as! String))) }
         let decoded = try jobs.map { job -> [UInt32] in
