@@ -243,8 +243,8 @@ struct BlockPlan: Sendable {
                 throw fail("Predictor \(predictor)")
             }
         case Compression.jpeg:
-            guard !encoding.isFloat, bits <= 16 else {
-                throw fail("lossless JPEG of \(encoding.description) samples (DNG defines it for integers of up to 16 bits)")
+            guard !encoding.isFloat, (2...16).contains(bits) else {
+                throw fail("lossless JPEG of \(encoding.description) samples (integers of 2 to 16 bits)")
             }
             return .losslessJPEG
         case Compression.lossyJPEG:
@@ -257,7 +257,10 @@ struct BlockPlan: Sendable {
             }
             return .lossyJPEG
         case Compression.jpegXL:
-            if !encoding.isFloat {
+            if encoding.isFloat {
+                // DNG 1.7 allows float16; float32 (which the Adobe DNG SDK also reads) is decoded too.
+                guard bits != 24 else { throw fail("JPEG XL of 24-bit floating-point samples (DNG allows float16)") }
+            } else {
                 guard (8...16).contains(bits) else { throw fail("JPEG XL of \(bits)-bit integers (DNG allows 8 to 16 bits)") }
             }
             guard blockSPP == 1 || blockSPP == 3 else { throw fail("JPEG XL of \(blockSPP) planes (DNG allows 1 or 3)") }

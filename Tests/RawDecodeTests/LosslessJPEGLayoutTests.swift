@@ -47,6 +47,19 @@ import TestSupport
         }
     }
 
+    /// Narrow lossless-JPEG precisions (T.81 allows 2–16 bits).
+    @Test(arguments: [2, 6, 8, 10])
+    func narrowPrecisions(bits: Int) throws {
+        let image = TestImage.random(width: 40, height: 20, spp: 1, bits: bits, seed: UInt64(bits))
+        var spec = IFDSpec(image: image)
+        spec.compression = 7
+        spec.encode = { patterns, width, rows, spp, _ in
+            try! LJ92Encoder.encode(patterns.map { UInt16($0) }, width: width, height: rows, components: spp, precision: bits)
+        }
+        let dng = try TestDNG.open(TestDNG.build([spec]))
+        #expect(image.matches(try RawDecoder.decode(dng, ifd: dng.mainRawImage())))
+    }
+
     @Test func aFrameWithTooFewSamplesIsNamed() throws {
         let image = TestImage.random(width: 32, height: 16, spp: 1, bits: 12, seed: 3)
         var spec = Self.cfaSpec(image, layout: Layout(widthDivisor: 1, heightDivisor: 1, components: 1))

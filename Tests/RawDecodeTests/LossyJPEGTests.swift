@@ -28,11 +28,15 @@ import TestSupport
         var tiled: Bool
         var compression = 34892
         var photometric = 34892
-        var testDescription: String { "\(spp) channel(s) \(tiled ? "tiles" : "strips") compression \(compression) photometric \(photometric)" }
+        var planar = 1
+        var testDescription: String {
+            "\(spp) channel(s) \(tiled ? "tiles" : "strips") compression \(compression) photometric \(photometric) planar \(planar)"
+        }
     }
 
     @Test(arguments: [Case(spp: 3, tiled: true), Case(spp: 1, tiled: false), Case(spp: 3, tiled: false, compression: 7),
-                      Case(spp: 1, tiled: true, compression: 7), Case(spp: 3, tiled: true, compression: 7, photometric: 6)])
+                      Case(spp: 1, tiled: true, compression: 7), Case(spp: 3, tiled: true, compression: 7, photometric: 6),
+                      Case(spp: 3, tiled: true, planar: 2)])
     func decodesAsLibjpegDoes(_ c: Case) throws {
         let dir = TestData.temporaryDirectory("jpeg")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -42,6 +46,7 @@ import TestSupport
         spec.photometric = c.photometric
         spec.tile = c.tiled ? (32, 16) : nil
         spec.rowsPerStrip = 16
+        spec.planar = c.planar
         guard let (streams, decoded) = try PythonCodecs.jpeg(spec.blockPatterns(), dir: dir) else { return }
         spec.encode = { _, _, _, _, index in streams[index] }
         let dng = try TestDNG.open(TestDNG.build([spec]))

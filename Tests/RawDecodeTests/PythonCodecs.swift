@@ -6,14 +6,16 @@ import TestSupport
 enum PythonCodecs {
     typealias BlockSamples = (patterns: [UInt32], width: Int, rows: Int, spp: Int)
 
-    /// Writes each block's samples as a raw little-endian array (`dtype` "u1", "u2" or
-    /// "f2", half floats given as bit patterns) and returns the file paths.
+    /// Writes each block's samples as a raw little-endian array (`dtype` "u1", "u2", "f2" or
+    /// "f4", floats given as bit patterns) and returns the file paths.
     static func writeBlocks(_ blocks: [BlockSamples], dtype: String, dir: URL) throws -> [String] {
         try blocks.enumerated().map { i, b in
             var bytes: [UInt8] = []
             for p in b.patterns {
-                if dtype == "u1" { bytes.append(UInt8(truncatingIfNeeded: p)) } else {
-                    bytes += [UInt8(truncatingIfNeeded: p), UInt8(truncatingIfNeeded: p >> 8)]
+                switch dtype {
+                case "u1": bytes.append(UInt8(truncatingIfNeeded: p))
+                case "f4": bytes += (0..<4).map { UInt8(truncatingIfNeeded: p >> (8 * $0)) }
+                default: bytes += [UInt8(truncatingIfNeeded: p), UInt8(truncatingIfNeeded: p >> 8)]
                 }
             }
             let url = dir.appendingPathComponent("block\(i).raw")
@@ -80,6 +82,9 @@ enum PythonCodecs {
         let decoded = try jobs.map { job -> [UInt32] in
             let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: job["dec"] as! String)))
             if dtype == "u1" { return bytes.map(UInt32.init) }
+            if dtype == "f4" {
+                return stride(from: 0, to: bytes.count, by: 4).map { i in (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[i + $1]) << (8 * $1) } }
+            }
             return stride(from: 0, to: bytes.count, by: 2).map { UInt32(bytes[$0]) | UInt32(bytes[$0 + 1]) << 8 }
         }
         return (streams, decoded)

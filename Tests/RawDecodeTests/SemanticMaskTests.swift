@@ -71,6 +71,30 @@ import TestSupport
         #expect(raw.image.matches(try RawDecoder.decode(dng, ifd: dng.mainRawImage())))
     }
 
+    /// The other image kinds `decodeAnyImage` reads besides raw data and masks: a depth map
+    /// (Depth 51177, 16-bit Deflate), an 8-bit BlackIsZero and a WhiteIsZero preview
+    /// (uncompressed), as stored.
+    @Test func depthMapsAndGreyPreviews() throws {
+        var raw = IFDSpec(image: TestImage.random(width: 32, height: 32, spp: 3, bits: 16, seed: 1))
+        raw.tile = nil
+        var depth = IFDSpec(image: TestImage.random(width: 16, height: 12, spp: 1, bits: 16, seed: 2))
+        depth.compression = 8
+        depth.predictor = .horizontal(factor: 1)
+        depth.photometric = 51177
+        depth.newSubFileType = 8
+        var grey = IFDSpec(image: TestImage.random(width: 8, height: 8, spp: 1, bits: 8, seed: 3))
+        grey.photometric = 1
+        grey.newSubFileType = 1
+        grey.tile = nil
+        var inverted = grey
+        inverted.photometric = 0
+        let dng = try TestDNG.open(TestDNG.build([raw, depth, grey, inverted]))
+        #expect(dng.images.map(\.role) == [.mainImage, .depthMap, .preview, .preview])
+        for (ifd, spec) in zip(dng.images.dropFirst(), [depth, grey, inverted]) {
+            #expect(spec.image.matches(try RawDecoder.decodeAnyImage(dng, ifd: ifd)), "\(ifd.path)")
+        }
+    }
+
     /// The iPhone 12 Pro ProRAW header (pixel data cut off): its sky matte is 8-bit lossy
     /// JPEG in one strip; decoding it names the truncation, as for the raw tiles.
     @Test func realProRAWSkyMatteIsTruncated() throws {
