@@ -23,7 +23,7 @@ extension BlockPlan {
                 }
                 return try decodeDCTJPEG(block, codecName: "baseline JPEG", into: output)
             }
-            throw .corruptBlock(path: path, ifd: ifd.path, block: name(block), error: error)
+            throw lj92Failure(error, block)
         }
         guard !isYCbCr else {
             throw .unsupportedBlock(path: path, ifd: ifd.path, block: name(block), reason: "YCbCr data in a lossless JPEG stream")
@@ -38,11 +38,21 @@ extension BlockPlan {
                 _ = try withBytes(of: block) { raw throws(LJ92Error) in try LJ92Decoder.decode(raw, into: out) }
             }
         } catch {
-            throw .corruptBlock(path: path, ifd: ifd.path, block: name(block), error: error)
+            throw lj92Failure(error, block)
         }
         scratch.withUnsafeBufferPointer { src in
             place(src.baseAddress!, rowStride: block.width * blockSPP, block, into: output)
         }
+    }
+
+    /// A lossless-JPEG error as a Stage 1 error: valid features the decoder does not
+    /// implement (hierarchical or arithmetic processes, subsampled components, …) are
+    /// unsupported, everything else is corrupt data.
+    private func lj92Failure(_ error: LJ92Error, _ block: Block) -> RawDecodeError {
+        if error.category == .unsupported {
+            return .unsupportedBlock(path: path, ifd: ifd.path, block: name(block), reason: error.description)
+        }
+        return .corruptBlock(path: path, ifd: ifd.path, block: name(block), error: error)
     }
 
     // MARK: DCT JPEG (lossy JPEG 34892, and baseline streams under compression 7)

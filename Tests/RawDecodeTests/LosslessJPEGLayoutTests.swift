@@ -73,6 +73,24 @@ import TestSupport
         #expect(error.category == .corruptData)
     }
 
+    /// A hierarchical (SOF5) frame is a valid JPEG process this decoder does not implement:
+    /// unsupported, not corrupt.
+    @Test func hierarchicalFramesAreUnsupported() throws {
+        let image = TestImage.random(width: 16, height: 16, spp: 1, bits: 12, seed: 3)
+        var spec = IFDSpec(image: image)
+        spec.compression = 7
+        spec.encode = { patterns, width, rows, spp, _ in
+            var stream = try! LJ92Encoder.encode(patterns.map { UInt16($0) }, width: width, height: rows, components: spp, precision: 12)
+            let sof = stream.indices.first { stream[$0] == 0xFF && stream[$0 + 1] == 0xC3 }!
+            stream[sof + 1] = 0xC5
+            return stream
+        }
+        let dng = try TestDNG.open(TestDNG.build([spec]))
+        let error = try #require(throws: RawDecodeError.self) { try RawDecoder.decode(dng, ifd: dng.mainRawImage()) }
+        #expect(error.category == .unsupportedFeature)
+        #expect(error.description == "t.dng: unsupported tile 0 in IFD0: unsupported lossless-JPEG stream: SOF5 (FFC5) at byte 2 is differential sequential DCT (lossy, hierarchical), not lossless Huffman coding (SOF3)")
+    }
+
     /// PlanarConfiguration 2: one single-component frame per plane and tile, planes one
     /// after the other in the tile order.
     @Test func separatePlanes() throws {
