@@ -71,6 +71,10 @@ extension BlockPlan {
             throw .unsupportedBlock(path: path, ifd: ifd.path, block: name(block),
                                     reason: "JPEG process SOF\(header.marker - 0xC0) under compression \(ifd.compression) (DCT-based JPEG expected)")
         }
+        guard blockSPP == 1 || blockSPP == 3 else {
+            throw .unsupportedBlock(path: path, ifd: ifd.path, block: name(block),
+                                    reason: "a DCT JPEG stream for \(blockSPP) samples per pixel (1 or 3 are decoded)")
+        }
         guard header.precision == 8 else {
             throw .unsupportedBlock(path: path, ifd: ifd.path, block: name(block),
                                     reason: "\(header.precision)-bit DCT JPEG (only 8-bit lossy JPEG is decoded)")
