@@ -91,6 +91,19 @@ import TestSupport
         #expect(error.description == "t.dng: unsupported tile 0 in IFD0: unsupported lossless-JPEG stream: SOF5 (FFC5) at byte 2 is differential sequential DCT (lossy, hierarchical), not lossless Huffman coding (SOF3)")
     }
 
+    /// YCbCr (a preview kind) is decoded only from DCT JPEG, which libjpeg converts to RGB.
+    @Test func yCbCrInALosslessStreamIsRefused() throws {
+        var spec = IFDSpec(image: TestImage.random(width: 16, height: 16, spp: 3, bits: 8, seed: 4))
+        spec.compression = 7
+        spec.photometric = 6
+        spec.encode = { patterns, width, rows, spp, _ in
+            try! LJ92Encoder.encode(patterns.map { UInt16($0) }, width: width, height: rows, components: spp, precision: 8)
+        }
+        let dng = try TestDNG.open(TestDNG.build([spec]))
+        let error = try #require(throws: RawDecodeError.self) { try RawDecoder.decodeAnyImage(dng, ifd: dng.images[0]) }
+        #expect(error == .unsupportedBlock(path: "t.dng", ifd: "IFD0", block: "tile 0", reason: "YCbCr data in a lossless JPEG stream"))
+    }
+
     /// PlanarConfiguration 2: one single-component frame per plane and tile, planes one
     /// after the other in the tile order.
     @Test func separatePlanes() throws {

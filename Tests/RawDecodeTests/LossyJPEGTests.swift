@@ -140,8 +140,8 @@ import TestSupport
         let small = Self.content(width: 8, height: 16, spp: 1, seed: 2)
         guard let good = try PythonCodecs.jpeg([(tile.patterns, 16, 16, 1)], dir: dir)?.streams[0],
               let narrow = try PythonCodecs.jpeg([(small.patterns, 8, 16, 1)], dir: dir)?.streams[0] else { return }
-        func decode(_ streams: [[UInt8]], bits: Int = 8, compression: Int = 34892) throws -> RawDecodeError {
-            var image = TestImage.random(width: 32, height: 16, spp: 1, bits: 8, seed: 3)
+        func decode(_ streams: [[UInt8]], bits: Int = 8, compression: Int = 34892, spp: Int = 1) throws -> RawDecodeError {
+            var image = TestImage.random(width: 32, height: 16, spp: spp, bits: 8, seed: 3)
             image.bits = bits
             var spec = IFDSpec(image: image)
             spec.compression = compression
@@ -175,6 +175,11 @@ import TestSupport
         let wide = try decode([good, good], bits: 16)
         #expect(wide == .unsupported(path: "t.dng", ifd: "IFD0",
                                      reason: "lossy JPEG (34892) of 16-bit unsigned integer samples (DNG defines it for 8-bit integers)"))
+
+        // An 8-bit DCT stream under compression 7 for 2 samples per pixel.
+        let twoSamples = try decode([good, good], compression: 7, spp: 2)
+        #expect(twoSamples == .unsupportedBlock(path: "t.dng", ifd: "IFD0", block: "tile 0",
+                                                reason: "a DCT JPEG stream for 2 samples per pixel (1 or 3 are decoded)"))
 
         let garbage = try decode([good, [0x00, 0x01, 0x02, 0x03]])
         #expect(garbage.description == "t.dng: corrupt lossy JPEG tile 1 in IFD0: no JPEG frame header (SOI … SOFn) found")
