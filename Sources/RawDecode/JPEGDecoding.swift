@@ -69,7 +69,7 @@ extension BlockPlan {
         }
         guard JPEGFrameInfo.dctMarkers.contains(header.marker) else {
             throw .unsupportedBlock(path: path, ifd: ifd.path, block: name(block),
-                                    reason: "JPEG process SOF\(header.marker - 0xC0) under compression \(ifd.compression) (DCT-based JPEG expected)")
+                                    reason: "JPEG process SOF\(header.marker - 0xC0) under compression \(ifd.compression) (baseline, extended or progressive Huffman DCT expected)")
         }
         guard blockSPP == 1 || blockSPP == 3 else {
             throw .unsupportedBlock(path: path, ifd: ifd.path, block: name(block),
@@ -133,8 +133,9 @@ struct JPEGFrameInfo: Equatable {
     let width: Int
     let components: Int
 
-    /// DCT-based Huffman and arithmetic processes, which libjpeg decodes.
-    static let dctMarkers: Set<UInt8> = [0xC0, 0xC1, 0xC2, 0xC9, 0xCA]
+    /// The DCT-based Huffman processes decoded with libjpeg: baseline, extended sequential
+    /// and progressive (arithmetic-coded and hierarchical ones are refused).
+    static let dctMarkers: Set<UInt8> = [0xC0, 0xC1, 0xC2]
 
     /// The first frame header of `data`, or nil when the data is not a JPEG stream or ends
     /// before one. Every read is bounds-checked.

@@ -60,6 +60,45 @@ import TestSupport
         #expect(maxError < 24, "max error \(maxError)")
     }
 
+    /// Progressive (SOF2, made by Pillow) and extended sequential (SOF1: a baseline stream
+    /// with its frame marker changed, a valid superset) streams decode as libjpeg-turbo
+    /// decodes them; arithmetic-coded ones (SOF9) are refused.
+    @Test func progressiveExtendedAndArithmeticFrames() throws {
+        let dir = TestData.temporaryDirectory("jpeg-sof")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let image = Self.content(width: 64, height: 32, spp: 3, seed: 12)
+        var spec = IFDSpec(image: image)
+        spec.compression = 34892
+        spec.tile = (32, 32)
+        guard let (progressive, decoded) = try PythonCodecs.jpeg(spec.blockPatterns(), progressive: true, dir: dir) else { return }
+        #expect(progressive.allSatisfy { stream in stream.withUnsafeBytes { JPEGFrameInfo.find(in: $0)?.marker == 0xC2 } })
+        var expected = image
+        expected.patterns = spec.assemble(decoded.map { $0.map(UInt32.init) })
+        for compression in [34892, 7] {
+            var s = spec
+            s.compression = compression
+            s.encode = { _, _, _, _, i in progressive[i] }
+            #expect(expected.matches(try TestDNG.roundTrip(s)), "progressive, compression \(compression)")
+        }
+        guard let (baseline, baselineDecoded) = try PythonCodecs.jpeg(spec.blockPatterns(), dir: dir) else { return }
+        func withMarker(_ stream: [UInt8], _ marker: UInt8) -> [UInt8] {
+            var out = stream
+            let at = (0..<(out.count - 1)).first { out[$0] == 0xFF && out[$0 + 1] == 0xC0 }!
+            out[at + 1] = marker
+            return out
+        }
+        var extended = spec
+        extended.encode = { _, _, _, _, i in withMarker(baseline[i], 0xC1) }
+        expected.patterns = spec.assemble(baselineDecoded.map { $0.map(UInt32.init) })
+        #expect(expected.matches(try TestDNG.roundTrip(extended)), "SOF1")
+        var arithmetic = spec
+        arithmetic.encode = { _, _, _, _, i in withMarker(baseline[i], 0xC9) }
+        let dng = try TestDNG.open(TestDNG.build([arithmetic]))
+        let error = try #require(throws: RawDecodeError.self) { try RawDecoder.decode(dng, ifd: dng.mainRawImage()) }
+        #expect(error == .unsupportedBlock(path: "t.dng", ifd: "IFD0", block: "tile 0",
+                                           reason: "JPEG process SOF9 under compression 34892 (baseline, extended or progressive Huffman DCT expected)"))
+    }
+
     /// Splits a JPEG stream into JPEGTables (SOI, DQT and DHT segments, EOI) and the
     /// abbreviated stream without them, as TIFF writers with JPEGTables do.
     static func abbreviate(_ stream: [UInt8]) -> (tables: [UInt8], image: [UInt8]) {

@@ -90,25 +90,34 @@ enum PythonCodecs {
         return (streams, decoded)
     }
 
-    /// Baseline JPEG streams made by imagecodecs' libjpeg-turbo, and their decoded bytes
-    /// from the same independent library; nil when the Python environment is missing.
-    static func jpeg(_ blocks: [BlockSamples], quality: Int = 90, dir: URL) throws -> (streams: [[UInt8]], decoded: [[UInt8]])? {
+    /// Baseline JPEG streams made by imagecodecs' libjpeg-turbo (or progressive ones made by
+    /// Pillow), and their decoded bytes from imagecodecs' libjpeg-turbo; nil when the Python
+    /// environment is missing.
+    static func jpeg(_ blocks: [BlockSamples], quality: Int = 90, progressive: Bool = false,
+                     dir: URL) throws -> (streams: [[UInt8]], decoded: [[UInt8]])? {
         let paths = try writeBlocks(blocks, dtype: "u1", dir: dir)
         let jobs: [[String: Any]] = zip(paths, blocks).map { path, b in
             ["in": path, "out": path + ".jpg", "dec": path + ".dec", "h": b.rows, "w": b.width, "c": b.spp]
         }
         let script = """
             import sys, json, numpy as np, imagecodecs
-            jobs = json.loads(sys.argv[1]); quality = int(sys.argv[2])
+            jobs = json.loads(sys.argv[1]); quality = int(sys.argv[2]); progressive = sys.argv[3] == '1'
             for j in jobs:
                 shape = (j['h'], j['w'], j['c']) if j['c'] > 1 else (j['h'], j['w'])
                 a = np.fromfile(j['in'], dtype='u1').reshape(shape)
-                data = imagecodecs.jpeg8_encode(a, level=quality)
+                if progressive:
+                    import io
+                    from PIL import Image
+                    buffer = io.BytesIO()
+                    Image.fromarray(a).save(buffer, 'JPEG', quality=quality, progressive=True)
+                    data = buffer.getvalue()
+                else:
+                    data = imagecodecs.jpeg8_encode(a, level=quality)
                 open(j['out'], 'wb').write(data)
                 imagecodecs.jpeg8_decode(data).astype('u1').tofile(j['dec'])
             print(imagecodecs.jpeg8_version())
             """
-        guard let py = try TestData.runPython(script, [try json(jobs), String(quality)]) else { return nil }
+        guard let py = try TestData.runPython(script, [try json(jobs), String(quality), progressive ? "1" : "0"]) else { return nil }
         guard py.status == 0 else { throw PythonFailure(stderr: py.stderr) }
         let streams = try jobs.map { [UInt8](try Data(contentsOf: URL(fileURLWithPath: $0["out"] as! String))) }
         let decoded = try jobs.map { [UInt8](try Data(contentsOf: URL(fileURLWithPath: $0["dec"] as! String))) }
