@@ -88,7 +88,7 @@ extension BlockPlan {
         var result = cjpeg_result()
         let status = pixels.withUnsafeMutableBufferPointer { out in
             file.withBytes(offset: block.offset, length: block.length) { raw in
-                let data = raw.bindMemory(to: UInt8.self)
+                let data = raw.assumingMemoryBound(to: UInt8.self)
                 if let tables = jpegTables, !tables.isEmpty {
                     return tables.withUnsafeBufferPointer { t in
                         cjpeg_decode(t.baseAddress, t.count, data.baseAddress, data.count, Int32(block.width),

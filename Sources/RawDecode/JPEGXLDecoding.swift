@@ -6,11 +6,11 @@ extension BlockPlan {
     // MARK: JPEG XL (compression 52546, DNG 1.7)
 
     /// Decodes a JPEG XL block (bare codestream or ISOBMFF container) with libjxl: on the
-    /// calling thread when the image has at least as many blocks as there are threads
-    /// (the blocks run in parallel), else with libjxl's own thread pool. The image must be exactly the block's size with `blockSPP` colour
-    /// channels (1 or 3); extra channels (alpha, ...) are not part of the DNG samples and
-    /// are ignored, as the Adobe DNG SDK does. Orientation stored in the codestream is not
-    /// applied: the tile is taken as coded.
+    /// calling thread when the image has at least as many blocks as there are threads (the
+    /// blocks run in parallel), else with libjxl's own thread pool. The image must be
+    /// exactly the block's size with `blockSPP` colour channels (1 or 3); extra channels
+    /// (alpha, ...) are not part of the DNG samples and are ignored, as the Adobe DNG SDK
+    /// does. Orientation stored in the codestream is not applied: the tile is taken as coded.
     ///
     /// Integer samples: a JPEG XL integer `v` of `B` bits stands for the nominal value
     /// `v / (2^B − 1)` in [0, 1]; the stored DNG sample is that value on the IFD's own
@@ -54,7 +54,7 @@ extension BlockPlan {
         var streamBits = 0
 
         try withBytes(of: block) { (raw: UnsafeRawBufferPointer) throws(RawDecodeError) in
-            let data = raw.bindMemory(to: UInt8.self)
+            let data = raw.assumingMemoryBound(to: UInt8.self)
             let signature = JxlSignatureCheck(data.baseAddress, data.count)
             guard signature == JXL_SIG_CODESTREAM || signature == JXL_SIG_CONTAINER else {
                 throw corrupt(signature == JXL_SIG_NOT_ENOUGH_BYTES ? "too short to be a JPEG XL stream"
