@@ -123,6 +123,16 @@ struct BlockPlan: Sendable {
               ifd.bitsPerSample.count == spp else {
             throw inconsistent("BitsPerSample \(ifd.bitsPerSample) does not give one depth for \(spp) samples")
         }
+        let raw = dng.structure.allIFDs.first { $0.path == ifd.path }
+        let values = EntryValues(file: dng.file, order: dng.byteOrder)
+        if let entry = raw?.entry(339) {
+            // The model keeps one SampleFormat; a per-sample list must agree with it.
+            let formats: [Int]
+            do { formats = try values.integers(entry, in: name) } catch { throw inconsistent("SampleFormat: \(error)") }
+            guard formats.allSatisfy({ $0 == ifd.sampleFormat }) else {
+                throw inconsistent("SampleFormat \(formats) does not give one format for \(spp) samples")
+            }
+        }
         let isFloat: Bool
         switch ifd.sampleFormat {
         case 1: isFloat = false
@@ -147,8 +157,6 @@ struct BlockPlan: Sendable {
         codec = try Self.codec(ifd: ifd, encoding: encoding, blockSPP: blockSPP, fail: unsupported)
 
         // Tags that rearrange the stored pixels.
-        let raw = dng.structure.allIFDs.first { $0.path == ifd.path }
-        let values = EntryValues(file: dng.file, order: dng.byteOrder)
         for (tag, tagName) in [(UInt16(50974), "SubTileBlockSize"), (50975, "RowInterleaveFactor"), (52547, "ColumnInterleaveFactor")] {
             guard let entry = raw?.entry(tag) else { continue }
             let v: [Int]

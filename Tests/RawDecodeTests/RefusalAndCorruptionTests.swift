@@ -94,6 +94,18 @@ import TestSupport
         #expect(error.category == .unsupportedFeature)
     }
 
+    @Test func mixedSampleFormatsAreCorrupt() throws {
+        var spec = IFDSpec(image: TestImage.random(width: 16, height: 16, spp: 3, bits: 16, seed: 1))
+        let dng = try TestDNG.open(TestDNG.build([spec]))
+        // Rewrite the second SampleFormat value (1 → 3) in place.
+        var bytes = [UInt8](dng.file.data)
+        let entry = try #require(dng.structure.ifds[0].entry(339))
+        bytes[entry.valueOffset + 2] = 3
+        let mixed = try TestDNG.open(Data(bytes))
+        let error = try #require(throws: RawDecodeError.self) { try RawDecoder.decode(mixed, ifd: mixed.images[0]) }
+        #expect(error == .inconsistentLayout(path: "t.dng", ifd: "IFD0", reason: "SampleFormat [1, 3, 1] does not give one format for 3 samples"))
+    }
+
     @Test func planarConfiguration3IsCorrupt() throws {
         var spec = IFDSpec(image: TestImage.random(width: 16, height: 16, spp: 3, bits: 16, seed: 1))
         spec.planar = 3
