@@ -95,7 +95,7 @@ import TestSupport
     }
 
     @Test func mixedSampleFormatsAreCorrupt() throws {
-        var spec = IFDSpec(image: TestImage.random(width: 16, height: 16, spp: 3, bits: 16, seed: 1))
+        let spec = IFDSpec(image: TestImage.random(width: 16, height: 16, spp: 3, bits: 16, seed: 1))
         let dng = try TestDNG.open(TestDNG.build([spec]))
         // Rewrite the second SampleFormat value (1 → 3) in place.
         var bytes = [UInt8](dng.file.data)
