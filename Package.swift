@@ -21,6 +21,11 @@ let package = Package(
         .systemLibrary(name: "COpenEXR", providers: [.apt(["libopenexr-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
+        // libjxl's .pc file adds -DHWY_SHARED_DEFINE, a flag SwiftPM prohibits (with a warning):
+        // the module map links libjxl directly and the headers are on the default path.
+        .systemLibrary(name: "CJXL", providers: [.apt(["libjxl-dev"])]),
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         // ---- plain C: run-time dispatched F16C half-float conversion ----
         .target(name: "CHalf"),
 
@@ -31,8 +36,9 @@ let package = Package(
         .target(name: "DNGContainer", dependencies: ["ImageCore"]),
         // ITU T.81 lossless JPEG (SOF3) decoder and encoder.
         .target(name: "LosslessJPEG"),
-        // Stage 1: stored samples of an image IFD (uncompressed, packed, lossless JPEG).
-        .target(name: "RawDecode", dependencies: ["ImageCore", "DNGContainer", "LosslessJPEG"]),
+        // Stage 1: stored samples of an image IFD (uncompressed, packed, lossless JPEG,
+        // Deflate with predictors, JPEG XL, lossy JPEG; integer and floating-point samples).
+        .target(name: "RawDecode", dependencies: ["ImageCore", "DNGContainer", "LosslessJPEG", "CDeflate", "CJXL", "CJPEG"]),
         // Stage 2: linear reference values (linearization, black, white, active area, clip mask).
         .target(name: "Linearize", dependencies: ["ImageCore", "DNGContainer", "RawDecode"]),
         // The DNG colour model: camera → XYZ D50 → linear Rec.2020.
@@ -73,7 +79,7 @@ let package = Package(
         .testTarget(name: "ImageCoreTests", dependencies: ["ImageCore", "TestSupport"]),
         .testTarget(name: "DNGContainerTests", dependencies: ["DNGContainer", "DNGWriter", "TestSupport", "CTIFF"]),
         .testTarget(name: "LosslessJPEGTests", dependencies: ["LosslessJPEG", "ImageCore", "TestSupport"]),
-        .testTarget(name: "RawDecodeTests", dependencies: ["RawDecode", "DNGWriter", "TestSupport"]),
+        .testTarget(name: "RawDecodeTests", dependencies: ["RawDecode", "DNGWriter", "TestSupport", "LosslessJPEG", "CZlib", "CDeflate"]),
         .testTarget(name: "LinearizeTests", dependencies: ["Linearize", "DNGWriter", "TestSupport"]),
         .testTarget(name: "DemosaicTests", dependencies: ["Demosaic", "TestSupport"]),
         .testTarget(name: "DNGColorTests", dependencies: ["DNGColor", "DNGContainer", "TestSupport"]),

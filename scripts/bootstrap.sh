@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Installs what SceneLinear needs on Debian 12, idempotently:
-#   - Debian packages: the C libraries (libtiff, HDF5, OpenEXR, OpenSSL's libcrypto) and the
-#     independent tools the tests check outputs with (exrheader/exrinfo, h5dump, tiffdump,
-#     exiftool);
+#   - Debian packages: the C libraries (libtiff, HDF5, OpenEXR, OpenSSL's libcrypto, zlib,
+#     libdeflate, libjxl, libjpeg-turbo) and the independent tools the tests check outputs
+#     with (exrheader/exrinfo, h5dump, tiffdump, exiftool);
 #   - a Python virtual environment in .venv with the independent readers used by the tests
 #     and notebooks (h5py, OpenEXR, numpy, imagecodecs, tifffile).
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(pkg-config libtiff-dev libhdf5-dev libopenexr-dev libssl-dev zlib1g-dev openexr hdf5-tools libtiff-tools
-          libimage-exiftool-perl python3-venv)
+packages=(pkg-config libtiff-dev libhdf5-dev libopenexr-dev libssl-dev zlib1g-dev libdeflate-dev libjxl-dev
+          libjpeg62-turbo-dev openexr hdf5-tools libtiff-tools libimage-exiftool-perl python3-venv)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

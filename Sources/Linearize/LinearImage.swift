@@ -43,7 +43,8 @@ public struct LinearizationMapping: Sendable, Equatable, Codable {
     public let white: [Double]
     /// Per plane: 1 / (white − maxBlack).
     public let scale: [Double]
-    /// Entries in the LinearizationTable (0 when absent).
+    /// Entries in the LinearizationTable that was applied (0 when absent, and for
+    /// floating-point samples, to which it does not apply).
     public let tableEntries: Int
     /// The ActiveArea that was kept.
     public let activeArea: PixelRect

@@ -4,7 +4,9 @@ import RawDecode
 
 /// Stage 2, in DNG order for each plane independently (DNG 1.7.1 chapter 5):
 ///
-/// 1. linearization: `lin = LinearizationTable[min(v, count − 1)]` (identity when absent);
+/// 1. linearization: `lin = LinearizationTable[min(v, count − 1)]` (identity when absent)
+///    for integer samples; floating-point samples are already linear (`lin = v`) and the
+///    table does not apply to them;
 /// 2. black: `black(r, c, p) = BlackLevel[r mod R][c mod C][p] + BlackLevelDeltaH[c] + BlackLevelDeltaV[r]`,
 ///    with the pattern origin at the top-left of the ActiveArea;
 /// 3. rescale: `x = (lin − black) / (WhiteLevel[p] − maxBlack[p])`, `maxBlack` the largest
@@ -95,8 +97,9 @@ public struct LinearizationPlan: Sendable {
             for v in 0..<65536 { lut[v] = Float(v) }
         }
         linearized = lut
+        let tableApplies = ifd.sampleFormat != 3
         mapping = LinearizationMapping(maxBlack: maxBlack, white: ifd.whiteLevel, scale: scale,
-                                       tableEntries: table?.count ?? 0, activeArea: area)
+                                       tableEntries: tableApplies ? table?.count ?? 0 : 0, activeArea: area)
     }
 
     /// True when black does not depend on the position: one value per plane, no deltas.
@@ -104,11 +107,28 @@ public struct LinearizationPlan: Sendable {
 
     /// Applies the mapping to the ActiveArea of `stored`.
     public func apply(to stored: StoredImage) -> LinearImage {
-        precondition(stored.samples.channels == planes)
+        precondition(stored.channels == planes)
+        switch stored.samples {
+        case .uint16(let samples):
+            return apply(to: samples)
+        case .uint32(let samples):
+            // Integers: through the table when there is one (past its end: the last entry).
+            if let table = ifd.linearizationTable, let last = table.last {
+                return apply(to: samples) { v in Double(v < table.count ? table[Int(v)] : last) }
+            }
+            return apply(to: samples) { Double($0) }
+        case .float32(let samples):
+            // Floating-point samples are already in the linearized domain.
+            return apply(to: samples) { Double($0) }
+        }
+    }
+
+    /// 16-bit (and narrower) integers, the common case: table lookups.
+    private func apply(to samples: ImageBuffer<UInt16>) -> LinearImage {
         let width = area.width, height = area.height
         var values = [Float](repeating: 0, count: width * height * planes)
         var clip = [UInt8](repeating: 0, count: width * height)
-        let srcRowSamples = stored.samples.width * planes
+        let srcRowSamples = samples.width * planes
         let white = mapping.white.map(Float.init)
         let scale = mapping.scale.map(Float.init)
 
@@ -122,7 +142,7 @@ public struct LinearizationPlan: Sendable {
                 }
             }
         }
-        stored.samples.samples.withUnsafeBufferPointer { srcAll in
+        samples.samples.withUnsafeBufferPointer { srcAll in
             values.withUnsafeMutableBufferPointer { dstAll in
                 clip.withUnsafeMutableBufferPointer { clipAll in
                     folded.withUnsafeBufferPointer { foldedAll in
@@ -139,6 +159,48 @@ public struct LinearizationPlan: Sendable {
                                         rowGeneral(srcRow, dstRow, maskRow, row: r, width: width, lut: lut.baseAddress!, white: white, scale: scale)
                                     }
                                 }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return LinearImage(ifd: ifd, values: ImageBuffer(width: width, height: height, channels: planes, samples: values),
+                           clipMask: clip, mapping: mapping)
+    }
+
+    /// 32-bit integers and floating-point samples: the chapter 5 formula per sample, in
+    /// `Double`, with `linearized` giving step 1.
+    private func apply<S: Sendable>(to samples: ImageBuffer<S>, linearized: @escaping @Sendable (S) -> Double) -> LinearImage {
+        let width = area.width, height = area.height
+        var values = [Float](repeating: 0, count: width * height * planes)
+        var clip = [UInt8](repeating: 0, count: width * height)
+        let srcRowSamples = samples.width * planes
+        let white = mapping.white, scale = mapping.scale
+        let black = ifd.blackLevel.count == 1 ? Array(repeating: ifd.blackLevel[0], count: self.black.count) : ifd.blackLevel
+        let deltaH = ifd.blackLevelDeltaH, deltaV = ifd.blackLevelDeltaV
+        let (repeatRows, repeatCols, planes, top, left) = (repeatRows, repeatCols, planes, area.top, area.left)
+        samples.samples.withUnsafeBufferPointer { srcAll in
+            values.withUnsafeMutableBufferPointer { dstAll in
+                clip.withUnsafeMutableBufferPointer { clipAll in
+                    nonisolated(unsafe) let src = srcAll.baseAddress!, dst = dstAll.baseAddress!, mask = clipAll.baseAddress!
+                    Parallel.forEachChunk(count: height, minimumChunk: 16) { rows in
+                        for r in rows {
+                            let srcRow = src + (r + top) * srcRowSamples + left * planes
+                            let dstRow = dst + r * width * planes
+                            let patternRow = (r % repeatRows) * repeatCols * planes
+                            let dv = deltaV?[r] ?? 0
+                            for c in 0..<width {
+                                let patternBase = patternRow + (c % repeatCols) * planes
+                                let dh = deltaH?[c] ?? 0
+                                var bits: UInt8 = 0
+                                for p in 0..<planes {
+                                    let lin = linearized(srcRow[c * planes + p])
+                                    let b = black[patternBase + p] + dh + dv
+                                    dstRow[c * planes + p] = Float(min((lin - b) * scale[p], 1))
+                                    if lin >= white[p] { bits |= 1 << UInt8(p) }
+                                }
+                                mask[r * width + c] = bits
                             }
                         }
                     }

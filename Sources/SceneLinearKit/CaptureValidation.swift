@@ -90,7 +90,8 @@ extension Pipeline {
         // Rebuild the truth from the record: scene → radiance, camera → stored codes.
         let scene = try RenderedScene(record.scene)
         let capture = try Simulator.capture(scene, camera: record.camera)
-        guard capture.dng.samples.count == (try RawDecoder.decode(developed.dng, ifd: developed.rawIFD)).samples.samples.count else {
+        let raw = developed.rawIFD
+        guard capture.dng.samples.count == raw.width * raw.height * raw.samplesPerPixel else {
             throw AnalysisError(reason: "\(dngPath) does not have the size of the simulation in its record")
         }
         let (exact, exactMask) = capture.decode(cameraToOutput: developed.color.matrix)

@@ -13,10 +13,11 @@ import TestSupport
     @Test func canonKissX4StoredSamplesMatchLibRaw() throws {
         guard let url = TestData.shared("real/canon_kissx4_cfa14_uncompressed.dng") else { return }
         let dng = try DNGFile.open(path: url.path)
-        let stored = try RawDecoder.decode(dng, ifd: dng.mainRawImage())
-        #expect(stored.samples.width == 1888 && stored.samples.height == 1182 && stored.samples.channels == 1)
-        var bytes = [UInt8](repeating: 0, count: stored.samples.samples.count * 2)
-        for (i, v) in stored.samples.samples.enumerated() {
+        let decoded = try RawDecoder.decode(dng, ifd: dng.mainRawImage())
+        let stored = try #require(decoded.uint16, "14-bit samples are stored as UInt16")
+        #expect(stored.width == 1888 && stored.height == 1182 && stored.channels == 1)
+        var bytes = [UInt8](repeating: 0, count: stored.samples.count * 2)
+        for (i, v) in stored.samples.enumerated() {
             bytes[2 * i] = UInt8(v & 0xFF)
             bytes[2 * i + 1] = UInt8(v >> 8)
         }
@@ -25,7 +26,7 @@ import TestSupport
         var minimum = UInt16.max, maximum = UInt16.min, sum = 0
         for r in area.top..<area.bottom {
             for c in area.left..<area.right {
-                let v = stored.samples[r, c, 0]
+                let v = stored[r, c, 0]
                 minimum = min(minimum, v)
                 maximum = max(maximum, v)
                 sum += Int(v)
@@ -33,8 +34,8 @@ import TestSupport
         }
         #expect(minimum == 1958 && maximum == 12128)
         #expect(abs(Double(sum) / Double(area.width * area.height) - 2634.036) < 0.001)
-        #expect((0..<4).map { stored.samples[26, 152 + $0, 0] } == [2056, 2093, 2080, 2077])
-        #expect((0..<4).map { stored.samples[27, 152 + $0, 0] } == [2075, 2067, 2082, 2075])
+        #expect((0..<4).map { stored[26, 152 + $0, 0] } == [2056, 2093, 2080, 2077])
+        #expect((0..<4).map { stored[27, 152 + $0, 0] } == [2075, 2067, 2082, 2075])
     }
 
     /// DNGs from the project's writer decoded by tifffile + imagecodecs (Python): the same
@@ -67,7 +68,7 @@ import TestSupport
         #expect(py.status == 0, "\(py.stderr)")
         let theirs = try TestData.readU16LE(URL(fileURLWithPath: dumped))
         let dng = try DNGFile.open(path: path)
-        let ours = try RawDecoder.decode(dng, ifd: dng.mainRawImage()).samples.samples
+        let ours = try #require(try RawDecoder.decode(dng, ifd: dng.mainRawImage()).uint16).samples
         #expect(ours == theirs)
         #expect(ours == spec.samples)
     }

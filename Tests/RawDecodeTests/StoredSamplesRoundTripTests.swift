@@ -60,8 +60,8 @@ import TestSupport
         let raw = try dng.mainRawImage()
         #expect(raw.path == (c.structure == .rawInIFD0 ? "IFD0" : "IFD0/SubIFD0"))
         let stored = try RawDecoder.decode(dng, ifd: raw)
-        #expect(stored.samples.width == w && stored.samples.height == h && stored.samples.channels == 3)
-        #expect(stored.samples.samples == spec.samples)
+        #expect(stored.width == w && stored.height == h && stored.channels == 3 && stored.sampleType == .uint16)
+        #expect(stored.uint16?.samples == spec.samples)
     }
 
     @Test func truncatedTileIsNamed() throws {

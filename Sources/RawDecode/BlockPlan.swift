@@ -1,0 +1,336 @@
+import DNGContainer
+import ImageCore
+
+/// How each stored sample is encoded (BitsPerSample 258, SampleFormat 339).
+struct SampleEncoding: Sendable, Equatable {
+    let isFloat: Bool
+    let bits: Int
+
+    /// The type Stage 1 holds such samples in.
+    var storedType: StoredSampleType { isFloat ? .float32 : (bits <= 16 ? .uint16 : .uint32) }
+    var bytesPerSample: Int { (bits + 7) / 8 }
+    var description: String { isFloat ? "\(bits)-bit floating-point" : "\(bits)-bit unsigned integer" }
+}
+
+/// The TIFF Predictor (317) of Deflate data, as DNG 1.7.1 defines it.
+enum Predictor: Sendable, Equatable {
+    /// 1: none.
+    case none
+    /// 2, 34892, 34893: each sample is stored as its difference from the same sample of
+    /// the pixel `factor` (1, 2, 4) to the left, modulo 2^bits.
+    case horizontal(factor: Int)
+    /// 3, 34894, 34895: Adobe TIFF Technical Note 3 — each row's bytes are split into
+    /// planes by significance (most significant first) and stored as byte differences
+    /// from the byte `factor` (1, 2, 4) pixels to the left.
+    case floatingPoint(factor: Int)
+}
+
+/// The compression of an IFD's blocks, checked against its samples.
+enum BlockCodec: Sendable, Equatable {
+    case uncompressed
+    case deflate(Predictor)
+    case losslessJPEG
+    case lossyJPEG
+    case jpegXL
+
+    /// The name used in error messages.
+    var name: String {
+        switch self {
+        case .uncompressed: return "uncompressed"
+        case .deflate: return "Deflate"
+        case .losslessJPEG: return "lossless-JPEG"
+        case .lossyJPEG: return "lossy JPEG"
+        case .jpegXL: return "JPEG XL"
+        }
+    }
+}
+
+/// One tile or strip: where its bytes are and which pixels it covers.
+struct Block: Sendable {
+    let index: Int
+    let offset: Int
+    let length: Int
+    /// Left column and top row of the block in the image.
+    let x0: Int
+    let y0: Int
+    /// Stored size of the block (tiles are always full size, even at the image edge).
+    let width: Int
+    let rows: Int
+    /// The part of the block inside the image.
+    let visibleWidth: Int
+    let visibleRows: Int
+    /// The sample plane the block holds (PlanarConfiguration 2), else 0.
+    let plane: Int
+}
+
+/// The validated decoding plan of an image IFD: everything the per-block decoders rely
+/// on has been checked here, once, with overflow-safe sizes.
+struct BlockPlan: Sendable {
+    let file: FileBytes
+    let ifd: ImageIFD
+    let blocks: [Block]
+    let encoding: SampleEncoding
+    /// Samples per pixel of the image.
+    let spp: Int
+    /// Samples per pixel inside one block: `spp`, or 1 with PlanarConfiguration 2.
+    let blockSPP: Int
+    let codec: BlockCodec
+    let byteOrder: ByteOrder
+    let blockKind: String
+    /// JPEGTables (347): DQT/DHT segments shared by abbreviated JPEG blocks.
+    let jpegTables: [UInt8]?
+    /// YCbCr data (only decodable from DCT JPEG, which converts it to RGB).
+    let isYCbCr: Bool
+
+    var planar: Bool { blockSPP != spp }
+    var path: String { file.path }
+
+    func name(_ block: Block) -> String { "\(blockKind) \(block.index)" }
+
+    init(dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits, rawOnly: Bool) throws(RawDecodeError) {
+        let path = dng.path
+        let name = ifd.path
+        func unsupported(_ reason: String) -> RawDecodeError { .unsupported(path: path, ifd: name, reason: reason) }
+        func inconsistent(_ reason: String) -> RawDecodeError { .inconsistentLayout(path: path, ifd: name, reason: reason) }
+        file = dng.file
+        self.ifd = ifd
+        byteOrder = dng.byteOrder
+        spp = ifd.samplesPerPixel
+
+        guard ifd.pixelCount <= limits.maxPixels else {
+            throw .tooLarge(path: path, ifd: name, pixels: ifd.pixelCount, limit: limits.maxPixels)
+        }
+        let photometric = ifd.photometric
+        let photometricName = "PhotometricInterpretation \(photometric) (\(Photometric.name(photometric)))"
+        if rawOnly {
+            guard ifd.isRaw else { throw unsupported("\(photometricName) is not a raw image") }
+        } else {
+            let decodable = [0, Photometric.blackIsZero, Photometric.rgb, Photometric.yCbCr, Photometric.cfa,
+                             Photometric.linearRaw, Photometric.depth, Photometric.photometricMask]
+            guard decodable.contains(photometric) else { throw unsupported("\(photometricName) images are not decoded") }
+            if photometric == Photometric.yCbCr, ![Compression.jpeg, Compression.lossyJPEG].contains(ifd.compression) {
+                throw unsupported("YCbCr data with compression \(ifd.compression) (\(Compression.name(ifd.compression, raw: false))); only JPEG-compressed YCbCr is decoded")
+            }
+        }
+        isYCbCr = photometric == Photometric.yCbCr
+        let known = [Compression.none, Compression.jpeg, Compression.deflate, Compression.lossyJPEG, Compression.jpegXL]
+        guard known.contains(ifd.compression) else {
+            throw .unsupportedCompression(path: path, ifd: name, compression: ifd.compression)
+        }
+
+        // Samples.
+        guard let bits = ifd.bitsPerSample.first, ifd.bitsPerSample.allSatisfy({ $0 == bits }),
+              ifd.bitsPerSample.count == spp else {
+            throw inconsistent("BitsPerSample \(ifd.bitsPerSample) does not give one depth for \(spp) samples")
+        }
+        let raw = dng.structure.allIFDs.first { $0.path == ifd.path }
+        let values = EntryValues(file: dng.file, order: dng.byteOrder)
+        if let entry = raw?.entry(339) {
+            // The model keeps one SampleFormat; a per-sample list must agree with it.
+            let formats: [Int]
+            do { formats = try values.integers(entry, in: name) } catch { throw inconsistent("SampleFormat: \(error)") }
+            guard formats.allSatisfy({ $0 == ifd.sampleFormat }) else {
+                throw inconsistent("SampleFormat \(formats) does not give one format for \(spp) samples")
+            }
+        }
+        let isFloat: Bool
+        switch ifd.sampleFormat {
+        case 1: isFloat = false
+        case 3: isFloat = true
+        case 2: throw unsupported("signed-integer samples (SampleFormat 2)")
+        default: throw unsupported("SampleFormat \(ifd.sampleFormat)")
+        }
+        if isFloat {
+            guard [16, 24, 32].contains(bits) else {
+                throw unsupported("\(bits)-bit floating-point samples (DNG defines 16, 24 and 32)")
+            }
+        } else {
+            guard (1...32).contains(bits) else { throw unsupported("\(bits)-bit integer samples") }
+        }
+        encoding = SampleEncoding(isFloat: isFloat, bits: bits)
+        guard ifd.fillOrder == 1 else { throw unsupported("FillOrder \(ifd.fillOrder) (bit-reversed bytes)") }
+        switch ifd.planarConfiguration {
+        case 1: blockSPP = spp
+        case 2: blockSPP = 1
+        default: throw inconsistent("PlanarConfiguration \(ifd.planarConfiguration)")
+        }
+        codec = try Self.codec(ifd: ifd, encoding: encoding, blockSPP: blockSPP, fail: unsupported)
+
+        // Tags that rearrange the stored pixels.
+        for (tag, tagName) in [(UInt16(50974), "SubTileBlockSize"), (50975, "RowInterleaveFactor"), (52547, "ColumnInterleaveFactor")] {
+            guard let entry = raw?.entry(tag) else { continue }
+            let v: [Int]
+            do { v = try values.integers(entry, in: name) } catch { throw inconsistent("\(tagName): \(error)") }
+            if v.contains(where: { $0 != 1 }) {
+                throw unsupported("\(tagName) \(v.map(String.init).joined(separator: "×")) (rearranged pixels)")
+            }
+        }
+        var tables: [UInt8]?
+        if [BlockCodec.losslessJPEG, .lossyJPEG].contains(codec), let entry = raw?.entry(347) {
+            do { tables = try values.bytes(entry, in: name) } catch { throw inconsistent("JPEGTables: \(error)") }
+        }
+        jpegTables = tables
+
+        // Layout: tiles or strips, validated against the image size and the file.
+        guard let layout = ifd.layout else { throw inconsistent("no TileOffsets or StripOffsets") }
+        let kind = layout.kind == .tiles ? "tile" : "strip"
+        blockKind = kind
+        guard layout.offsets.count == layout.byteCounts.count else {
+            throw inconsistent("\(layout.offsets.count) \(kind) offsets but \(layout.byteCounts.count) byte counts")
+        }
+        let bw = layout.blockWidth, bh = layout.blockHeight
+        guard bw > 0, bh > 0, bw <= 1 << 16, bh <= 1 << 20 else {
+            throw inconsistent("\(kind) size \(bw)×\(bh) is impossible")
+        }
+        // A tile far larger than the image would only make the decoders allocate memory.
+        if layout.kind == .tiles, bw * bh > max(4 * ifd.pixelCount, 1 << 20) {
+            throw inconsistent("tile size \(bw)×\(bh) is far larger than the \(ifd.width)×\(ifd.height) image")
+        }
+        let across = (ifd.width + bw - 1) / bw
+        let down = (ifd.height + bh - 1) / bh
+        let planes = spp / blockSPP
+        guard layout.offsets.count == across * down * planes else {
+            let perPlane = planes > 1 ? " × \(planes) planes" : ""
+            throw inconsistent("\(layout.offsets.count) \(kind) offset(s), but a \(ifd.width)×\(ifd.height) image in \(bw)×\(bh) \(kind)s needs \(across * down)\(perPlane)")
+        }
+        var blocks: [Block] = []
+        blocks.reserveCapacity(across * down * planes)
+        for i in 0..<(across * down * planes) {
+            let plane = i / (across * down), j = i % (across * down)
+            let x0 = (j % across) * bw, y0 = (j / across) * bh
+            let visibleWidth = min(bw, ifd.width - x0), visibleRows = min(bh, ifd.height - y0)
+            // Strips hold only the rows inside the image; tiles are always stored full size.
+            let rows = layout.kind == .tiles ? bh : visibleRows
+            let block = Block(index: i, offset: layout.offsets[i], length: layout.byteCounts[i], x0: x0, y0: y0,
+                              width: bw, rows: rows, visibleWidth: visibleWidth, visibleRows: visibleRows, plane: plane)
+            guard dng.file.contains(offset: block.offset, length: block.length) else {
+                throw .truncated(path: path, ifd: name, block: "\(kind) \(i)", offset: block.offset,
+                                 length: block.length, fileSize: dng.file.count)
+            }
+            if codec == .uncompressed {
+                let needed = block.rows * Self.rowBytes(width: bw, spp: blockSPP, bits: bits)
+                guard block.length >= needed else {
+                    throw .shortBlock(path: path, ifd: name, block: "\(kind) \(i)",
+                                      reason: "\(block.length) bytes, but \(block.rows) rows of \(bw)×\(blockSPP) \(bits)-bit samples need \(needed)")
+                }
+            } else if block.length == 0 {
+                throw .shortBlock(path: path, ifd: name, block: "\(kind) \(i)", reason: "0 bytes of \(codec.name) data")
+            }
+            blocks.append(block)
+        }
+        self.blocks = blocks
+    }
+
+    /// The codec of `ifd`, after checking that DNG 1.7.1 allows it for these samples.
+    private static func codec(ifd: ImageIFD, encoding: SampleEncoding, blockSPP: Int,
+                              fail: (String) -> RawDecodeError) throws(RawDecodeError) -> BlockCodec {
+        let bits = encoding.bits
+        let predictor = ifd.predictor
+        switch ifd.compression {
+        case Compression.none:
+            guard predictor == 1 else { throw fail("Predictor \(predictor) with uncompressed data") }
+            return .uncompressed
+        case Compression.deflate:
+            switch predictor {
+            case 1:
+                return .deflate(.none)
+            case 2, 34892, 34893:
+                guard !encoding.isFloat else {
+                    throw fail("Predictor \(predictor) (horizontal differencing) with floating-point samples; DNG uses 3, 34894 or 34895 for them")
+                }
+                guard [8, 16, 32].contains(bits) else {
+                    throw fail("Predictor \(predictor) (horizontal differencing) with \(bits)-bit samples (8, 16 or 32 bits)")
+                }
+                return .deflate(.horizontal(factor: predictor == 2 ? 1 : predictor == 34892 ? 2 : 4))
+            case 3, 34894, 34895:
+                guard encoding.isFloat else {
+                    throw fail("Predictor \(predictor) (floating point) with \(encoding.description) samples")
+                }
+                return .deflate(.floatingPoint(factor: predictor == 3 ? 1 : predictor == 34894 ? 2 : 4))
+            default:
+                throw fail("Predictor \(predictor)")
+            }
+        case Compression.jpeg:
+            guard !encoding.isFloat, (2...16).contains(bits) else {
+                throw fail("lossless JPEG of \(encoding.description) samples (integers of 2 to 16 bits)")
+            }
+            return .losslessJPEG
+        case Compression.lossyJPEG:
+            guard !encoding.isFloat, bits == 8 else {
+                throw fail("lossy JPEG (34892) of \(encoding.description) samples (DNG defines it for 8-bit integers)")
+            }
+            guard blockSPP == 1 || blockSPP == 3 else { throw fail("lossy JPEG of \(blockSPP) samples per pixel (1 or 3)") }
+            guard ifd.photometric != Photometric.cfa else {
+                throw fail("lossy JPEG (34892) of a CFA image (DNG defines it for LinearRaw, masks and depth maps)")
+            }
+            return .lossyJPEG
+        case Compression.jpegXL:
+            if encoding.isFloat {
+                // DNG 1.7 allows float16; float32 (which the Adobe DNG SDK also reads) is decoded too.
+                guard bits != 24 else { throw fail("JPEG XL of 24-bit floating-point samples (DNG allows float16)") }
+            } else {
+                guard (8...16).contains(bits) else { throw fail("JPEG XL of \(bits)-bit integers (DNG allows 8 to 16 bits)") }
+            }
+            guard blockSPP == 1 || blockSPP == 3 else { throw fail("JPEG XL of \(blockSPP) planes (DNG allows 1 or 3)") }
+            return .jpegXL
+        default:
+            preconditionFailure("compression checked by the caller")
+        }
+    }
+
+    /// Bytes per stored row: rows start on byte boundaries (TIFF 6.0).
+    static func rowBytes(width: Int, spp: Int, bits: Int) -> Int { (width * spp * bits + 7) / 8 }
+
+    /// Decodes one block into its place in `output` (the full image, interleaved, of the
+    /// plan's stored sample type).
+    func decode(_ block: Block, into output: UnsafeMutableRawPointer) throws(RawDecodeError) {
+        switch codec {
+        case .uncompressed: decodeUncompressed(block, into: output)
+        case .deflate(let predictor): try decodeDeflate(block, predictor: predictor, into: output)
+        case .losslessJPEG: try decodeLosslessJPEG(block, into: output)
+        case .lossyJPEG: try decodeDCTJPEG(block, codecName: "lossy JPEG", into: output)
+        case .jpegXL: try decodeJPEGXL(block, into: output)
+        }
+    }
+
+    /// Calls `body` with the stored bytes of `block` (checked by the plan), keeping the
+    /// error type of `body`.
+    func withBytes<R, E: Error>(of block: Block, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        let result: Result<R, E> = file.withBytes(offset: block.offset, length: block.length) { raw in
+            do throws(E) { return .success(try body(raw)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
+    // MARK: placing decoded samples
+
+    /// Copies the visible part of a decoded block (`rowStride` samples per row, `blockSPP`
+    /// samples per pixel) into the image.
+    func place<T>(_ source: UnsafePointer<T>, rowStride: Int, _ block: Block, into output: UnsafeMutableRawPointer) {
+        for r in 0..<block.visibleRows {
+            withDestinationRow(r, of: block, in: output, as: T.self) { dst in
+                dst.update(from: source + r * rowStride, count: block.visibleWidth * blockSPP)
+            }
+        }
+    }
+
+    /// Calls `body` with room for the visible samples of row `r` of `block` (pixel by
+    /// pixel, `blockSPP` samples each): the image row itself when the layout is chunky,
+    /// else a scratch row that is then spread into the block's plane.
+    @inline(__always)
+    func withDestinationRow<T>(_ r: Int, of block: Block, in output: UnsafeMutableRawPointer, as: T.Type,
+                               _ body: (UnsafeMutablePointer<T>) -> Void) {
+        let image = output.assumingMemoryBound(to: T.self)
+        let start = ((block.y0 + r) * ifd.width + block.x0) * spp
+        if !planar {
+            body(image + start)
+            return
+        }
+        withUnsafeTemporaryAllocation(of: T.self, capacity: block.visibleWidth) { row in
+            let scratch = row.baseAddress!
+            body(scratch)
+            let dst = image + start + block.plane
+            for c in 0..<block.visibleWidth { dst[c * spp] = scratch[c] }
+        }
+    }
+}

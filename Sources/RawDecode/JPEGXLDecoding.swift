@@ -1,0 +1,181 @@
+internal import CJXL
+import DNGContainer
+import ImageCore
+
+extension BlockPlan {
+    // MARK: JPEG XL (compression 52546, DNG 1.7)
+
+    /// Decodes a JPEG XL block (bare codestream or ISOBMFF container) with libjxl: on the
+    /// calling thread when the image has at least as many blocks as there are threads (the
+    /// blocks run in parallel), else with libjxl's own thread pool. The image must be
+    /// exactly the block's size with `blockSPP` colour channels (1 or 3); extra channels
+    /// (alpha, ...) are not part of the DNG samples and are ignored, as the Adobe DNG SDK
+    /// does. Orientation stored in the codestream is not applied: the tile is taken as coded.
+    ///
+    /// Integer samples: a JPEG XL integer `v` of `B` bits stands for the nominal value
+    /// `v / (2^B − 1)` in [0, 1]; the stored DNG sample is that value on the IFD's own
+    /// `BitsPerSample` = `T` scale, `round(v × (2^T − 1) / (2^B − 1))`. This is the
+    /// identity when `B = T` (what writers produce: the Adobe DNG SDK writes 8-bit
+    /// codestreams for 8-bit data and 16-bit ones otherwise), and equals the Adobe DNG SDK's
+    /// reading whenever `T` is 8 or 16. Floating-point images are read as `Float` (exact for
+    /// float16).
+    func decodeJPEGXL(_ block: Block, into output: UnsafeMutableRawPointer) throws(RawDecodeError) {
+        func corrupt(_ reason: String) -> RawDecodeError {
+            .corruptStream(path: path, ifd: ifd.path, block: name(block), codec: "JPEG XL", reason: reason)
+        }
+        func unsupported(_ reason: String) -> RawDecodeError {
+            .unsupportedBlock(path: path, ifd: ifd.path, block: name(block), reason: reason)
+        }
+        guard let decoder = JxlDecoderCreate(nil) else { throw corrupt("libjxl could not create a decoder") }
+        defer { JxlDecoderDestroy(decoder) }
+        let events = Int32(JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_FULL_IMAGE.rawValue)
+        guard JxlDecoderSubscribeEvents(decoder, events) == JXL_DEC_SUCCESS,
+              JxlDecoderSetKeepOrientation(decoder, 1) == JXL_DEC_SUCCESS else {
+            throw corrupt("libjxl rejected the decoder settings")
+        }
+        var runner: UnsafeMutableRawPointer?
+        defer { if let runner { JxlThreadParallelRunnerDestroy(runner) } }
+        let threads = Parallel.threadCount
+        if blocks.count < threads, let pool = JxlThreadParallelRunnerCreate(nil, threads) {
+            runner = pool
+            guard JxlDecoderSetParallelRunner(decoder, JxlThreadParallelRunner, pool) == JXL_DEC_SUCCESS else {
+                throw corrupt("libjxl rejected its thread pool")
+            }
+        }
+        let samples = block.width * block.rows * blockSPP
+        let isFloat = encoding.isFloat
+        // Output buffers: bytes (≤ 8-bit integers), UInt16 or Float, chosen from the basic info.
+        var bytes: [UInt8] = []
+        var words: [UInt16] = []
+        var floats: [Float] = []
+        var format = JxlPixelFormat(num_channels: UInt32(blockSPP), data_type: JXL_TYPE_UINT16,
+                                    endianness: JXL_NATIVE_ENDIAN, align: 0)
+        var sawImage = false
+        var streamBits = 0
+
+        try withBytes(of: block) { (raw: UnsafeRawBufferPointer) throws(RawDecodeError) in
+            let data = raw.assumingMemoryBound(to: UInt8.self)
+            let signature = JxlSignatureCheck(data.baseAddress, data.count)
+            guard signature == JXL_SIG_CODESTREAM || signature == JXL_SIG_CONTAINER else {
+                throw corrupt(signature == JXL_SIG_NOT_ENOUGH_BYTES ? "too short to be a JPEG XL stream"
+                                                                    : "not a JPEG XL codestream or container (no JPEG XL signature)")
+            }
+            guard JxlDecoderSetInput(decoder, data.baseAddress, data.count) == JXL_DEC_SUCCESS else {
+                throw corrupt("libjxl rejected the input")
+            }
+            JxlDecoderCloseInput(decoder)
+            loop: while true {
+                let status = JxlDecoderProcessInput(decoder)
+                switch status {
+                case JXL_DEC_SUCCESS:
+                    break loop
+                case JXL_DEC_ERROR:
+                    throw corrupt("libjxl could not decode the stream")
+                case JXL_DEC_NEED_MORE_INPUT:
+                    throw corrupt("the stream ends early (truncated JPEG XL data)")
+                case JXL_DEC_BASIC_INFO:
+                    var info = JxlBasicInfo()
+                    guard JxlDecoderGetBasicInfo(decoder, &info) == JXL_DEC_SUCCESS else {
+                        throw corrupt("libjxl could not read the basic info")
+                    }
+                    guard Int(info.xsize) == block.width, Int(info.ysize) == block.rows else {
+                        throw .shortBlock(path: path, ifd: ifd.path, block: name(block),
+                                          reason: "JPEG XL image \(info.xsize)×\(info.ysize), the \(blockKind) is \(block.width)×\(block.rows)")
+                    }
+                    guard Int(info.num_color_channels) == blockSPP else {
+                        throw .shortBlock(path: path, ifd: ifd.path, block: name(block),
+                                          reason: "JPEG XL image with \(info.num_color_channels) colour channels, the \(blockKind) has \(blockSPP) samples per pixel")
+                    }
+                    guard info.have_animation == 0 else { throw unsupported("an animated JPEG XL stream (several frames)") }
+                    let streamIsFloat = info.exponent_bits_per_sample > 0
+                    guard streamIsFloat == isFloat else {
+                        throw corrupt("the stream holds \(streamIsFloat ? "floating-point" : "integer") samples (\(info.bits_per_sample) bits), SampleFormat \(ifd.sampleFormat) says \(isFloat ? "floating point" : "integer")")
+                    }
+                    streamBits = Int(info.bits_per_sample)
+                    if !isFloat, !(1...16).contains(streamBits) {
+                        throw unsupported("\(streamBits)-bit integer JPEG XL samples (DNG allows up to 16)")
+                    }
+                    if !isFloat, streamBits == 8, encoding.bits == 8 {
+                        format.data_type = JXL_TYPE_UINT8
+                        bytes = [UInt8](repeating: 0, count: samples)
+                    } else if !isFloat, streamBits == 16, encoding.bits == 16 {
+                        format.data_type = JXL_TYPE_UINT16
+                        words = [UInt16](repeating: 0, count: samples)
+                    } else {
+                        // Floats, and integers to be rescaled from B to T bits.
+                        format.data_type = JXL_TYPE_FLOAT
+                        floats = [Float](repeating: 0, count: samples)
+                    }
+                case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
+                    var needed = 0
+                    guard JxlDecoderImageOutBufferSize(decoder, &format, &needed) == JXL_DEC_SUCCESS else {
+                        throw corrupt("libjxl could not size the output")
+                    }
+                    let ok: Bool
+                    switch format.data_type {
+                    case JXL_TYPE_FLOAT:
+                        ok = floats.withUnsafeMutableBytes { out in
+                            needed == out.count && JxlDecoderSetImageOutBuffer(decoder, &format, out.baseAddress, out.count) == JXL_DEC_SUCCESS
+                        }
+                    case JXL_TYPE_UINT8:
+                        ok = bytes.withUnsafeMutableBytes { out in
+                            needed == out.count && JxlDecoderSetImageOutBuffer(decoder, &format, out.baseAddress, out.count) == JXL_DEC_SUCCESS
+                        }
+                    default:
+                        ok = words.withUnsafeMutableBytes { out in
+                            needed == out.count && JxlDecoderSetImageOutBuffer(decoder, &format, out.baseAddress, out.count) == JXL_DEC_SUCCESS
+                        }
+                    }
+                    guard ok else { throw corrupt("libjxl wants a \(needed)-byte output buffer for \(samples) samples") }
+                case JXL_DEC_FULL_IMAGE:
+                    sawImage = true
+                default:
+                    throw corrupt("unexpected libjxl decoder status \(status.rawValue)")
+                }
+            }
+        }
+        guard sawImage else { throw corrupt("the stream holds no image frame") }
+        let rowStride = block.width * blockSPP
+        switch format.data_type {
+        case JXL_TYPE_FLOAT where isFloat:
+            floats.withUnsafeBufferPointer { place($0.baseAddress!, rowStride: rowStride, block, into: output) }
+        case JXL_TYPE_FLOAT:
+            rescale(floats, streamBits: streamBits, rowStride: rowStride, block, into: output)
+        case JXL_TYPE_UINT8:
+            bytes.withUnsafeBufferPointer { src in
+                for r in 0..<block.visibleRows {
+                    withDestinationRow(r, of: block, in: output, as: UInt16.self) { dst in
+                        let row = src.baseAddress! + r * rowStride
+                        for i in 0..<(block.visibleWidth * blockSPP) { dst[i] = UInt16(row[i]) }
+                    }
+                }
+            }
+        default:
+            words.withUnsafeBufferPointer { place($0.baseAddress!, rowStride: rowStride, block, into: output) }
+        }
+    }
+
+    /// Nominal [0, 1] values of a `streamBits`-bit integer stream → the stream's integers
+    /// `v` (Float's error is far below 1/2 at up to 16 bits) → `round(v × (2^T − 1) /
+    /// (2^B − 1))` on the IFD's BitsPerSample scale, in exact integer arithmetic.
+    private func rescale(_ values: [Float], streamBits: Int, rowStride: Int, _ block: Block,
+                         into output: UnsafeMutableRawPointer) {
+        let streamTop: Int = (1 << streamBits) - 1
+        let top: Int = (1 << encoding.bits) - 1
+        let scale = Float(streamTop)
+        let count: Int = block.visibleWidth * blockSPP
+        values.withUnsafeBufferPointer { src in
+            for r in 0..<block.visibleRows {
+                let row: UnsafePointer<Float> = src.baseAddress! + r * rowStride
+                withDestinationRow(r, of: block, in: output, as: UInt16.self) { dst in
+                    for i in 0..<count {
+                        let nominal: Float = Swift.min(Swift.max(row[i], 0), 1)
+                        let v = Int((nominal * scale).rounded())
+                        let scaled: Int = (2 * v * top + streamTop) / (2 * streamTop)
+                        dst[i] = UInt16(scaled)
+                    }
+                }
+            }
+        }
+    }
+}
