@@ -22,7 +22,6 @@ public struct LinearImage: Sendable {
     /// The caller keeps the meaning of every field: 1.0 is white, `clipMask` has one byte
     /// per pixel of `values`, and `ifd` and `mapping` name where the values came from.
     public init(ifd: ImageIFD, values: ImageBuffer<Float>, clipMask: [UInt8], mapping: LinearizationMapping) {
-        precondition(clipMask.count == values.width * values.height, "one clip-mask byte per pixel")
         self.ifd = ifd
         self.values = values
         self.clipMask = clipMask
