@@ -103,9 +103,10 @@ public enum Pipeline {
         let raw = try dng.mainRawImage()
         try checkLimits(raw, path: path, options: options)
         // Stages 1 and 2 run for any raw image, so damaged data is reported as such.
-        let stored = try measure(&timings.stage1) { try RawDecoder.decode(dng, ifd: raw, limits: options.limits) }
-        var linear = try measure(&timings.stage2) { try Linearizer.linearize(stored, path: path) }
+        var stored = try measure(&timings.stage1) { try RawDecoder.decode(dng, ifd: raw, limits: options.limits) }
         var processing: [MetadataItem] = []
+        try applyOpcodeList1(dng: dng, raw: raw, to: &stored, clipping: options.opcodeClipping, notes: &processing)
+        var linear = try measure(&timings.stage2) { try Linearizer.linearize(stored, path: path) }
         try applyOpcodeList(2, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &processing)
         var binning = 1
         if raw.photometric == Photometric.cfa {
