@@ -95,25 +95,36 @@ public struct ColorTransform: Sendable, Equatable {
 
 /// Applies a colour transform and an exposure factor to Stage 2 values.
 public enum ColorConversion {
+    /// The row-major 3 × 3 matrix of `output = matrix · camera`, exposure factor included,
+    /// in the Float precision `apply` computes with.
+    public static func floatMatrix(_ transform: ColorTransform, exposure: ExposureScaling) -> [Float] {
+        (exposure.factor * transform.matrix).floatEntries
+    }
+
+    /// `dst = m · src` for `pixels` interleaved RGB pixels (`src` and `dst` may be the same).
+    @inline(__always)
+    public static func convert(_ m: [Float], _ src: UnsafePointer<Float>, to dst: UnsafeMutablePointer<Float>, pixels: Int) {
+        let (m0, m1, m2, m3, m4, m5, m6, m7, m8) = (m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8])
+        for i in 0..<pixels {
+            let r = src[3 * i], g = src[3 * i + 1], b = src[3 * i + 2]
+            dst[3 * i] = m0 * r + m1 * g + m2 * b
+            dst[3 * i + 1] = m3 * r + m4 * g + m5 * b
+            dst[3 * i + 2] = m6 * r + m7 * g + m8 * b
+        }
+    }
+
     /// `output = factor · matrix · camera` for every pixel; nothing is clipped.
     public static func apply(_ transform: ColorTransform, exposure: ExposureScaling, to image: LinearImage,
                              provenance: ImageProvenance) -> SceneLinearImage {
         precondition(image.planes == 3, "colour conversion needs three planes")
-        let m = (exposure.factor * transform.matrix).floatEntries
+        let m = floatMatrix(transform, exposure: exposure)
         let count = image.width * image.height
         var out = [Float](repeating: 0, count: count * 3)
         image.values.samples.withUnsafeBufferPointer { srcAll in
             out.withUnsafeMutableBufferPointer { dstAll in
                 nonisolated(unsafe) let src = srcAll, dst = dstAll
                 Parallel.forEachChunk(count: count, minimumChunk: 1 << 16) { range in
-                    let s = src.baseAddress!, d = dst.baseAddress!
-                    let (m0, m1, m2, m3, m4, m5, m6, m7, m8) = (m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8])
-                    for i in range {
-                        let r = s[3 * i], g = s[3 * i + 1], b = s[3 * i + 2]
-                        d[3 * i] = m0 * r + m1 * g + m2 * b
-                        d[3 * i + 1] = m3 * r + m4 * g + m5 * b
-                        d[3 * i + 2] = m6 * r + m7 * g + m8 * b
-                    }
+                    convert(m, src.baseAddress! + 3 * range.lowerBound, to: dst.baseAddress! + 3 * range.lowerBound, pixels: range.count)
                 }
             }
         }

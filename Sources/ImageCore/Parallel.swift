@@ -40,6 +40,18 @@ public enum Parallel {
         }
     }
 
+    /// `forEachChunk` for a body that can fail: the first error (lowest chunk) is rethrown
+    /// after all chunks have finished.
+    public static func forEachChunkThrowing(count: Int, minimumChunk: Int, _ body: @Sendable (Range<Int>) throws -> Void) throws {
+        guard count > 0 else { return }
+        let chunks = max(1, min(threadCount * 4, count / max(1, minimumChunk)))
+        let size = (count + chunks - 1) / chunks
+        _ = try map(chunks) { c in
+            let start = c * size, end = min(count, start + size)
+            if start < end { try body(start..<end) }
+        }
+    }
+
     /// Runs `body` for every index and collects the results in order. The first error
     /// (lowest index) is rethrown after all work has finished.
     public static func map<T: Sendable>(_ count: Int, _ body: @Sendable (Int) throws -> T) throws -> [T] {

@@ -188,6 +188,22 @@ public enum ImageGeometry {
         return ImageBuffer(width: width, height: height, channels: c, samples: samples)
     }
 
+    /// Where pixel (x, y) of a `width` × `height` image lands once rotated/mirrored by EXIF
+    /// `orientation` (1–8).
+    @inline(__always)
+    public static func orientedPosition(x: Int, y: Int, width w: Int, height h: Int, orientation: Int) -> (x: Int, y: Int) {
+        switch orientation {
+        case 1: return (x, y)
+        case 2: return (w - 1 - x, y)
+        case 3: return (w - 1 - x, h - 1 - y)
+        case 4: return (x, h - 1 - y)
+        case 5: return (y, x)
+        case 6: return (h - 1 - y, x)
+        case 7: return (h - 1 - y, w - 1 - x)
+        default: return (y, w - 1 - x) // 8
+        }
+    }
+
     /// Rotates/mirrors by EXIF orientation (TIFF tag 274): the result is the image as it
     /// should be displayed.
     public static func orient<T>(_ image: ImageBuffer<T>, _ orientation: Int) -> ImageBuffer<T> {
@@ -200,16 +216,7 @@ public enum ImageGeometry {
             samples.withUnsafeMutableBufferPointer { dst in
                 for y in 0..<h {
                     for x in 0..<w {
-                        let (nx, ny): (Int, Int)
-                        switch orientation {
-                        case 2: (nx, ny) = (w - 1 - x, y)
-                        case 3: (nx, ny) = (w - 1 - x, h - 1 - y)
-                        case 4: (nx, ny) = (x, h - 1 - y)
-                        case 5: (nx, ny) = (y, x)
-                        case 6: (nx, ny) = (h - 1 - y, x)
-                        case 7: (nx, ny) = (h - 1 - y, w - 1 - x)
-                        default: (nx, ny) = (y, w - 1 - x) // 8
-                        }
+                        let (nx, ny) = orientedPosition(x: x, y: y, width: w, height: h, orientation: orientation)
                         let from = (y * w + x) * c, to = (ny * ow + nx) * c
                         for ch in 0..<c { dst[to + ch] = src[from + ch] }
                     }

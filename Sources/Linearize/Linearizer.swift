@@ -37,6 +37,8 @@ public struct LinearizationPlan: Sendable {
     let deltaV: [Float]?
     /// Per plane, 65536 entries: the linearized value of each stored value.
     let linearized: [Float]
+    /// With uniform black: table, black, scale and clip folded into 65536 entries per plane.
+    let folded: [Float]
     public let mapping: LinearizationMapping
 
     public init(ifd: ImageIFD, path: String) throws(LinearizeError) {
@@ -97,6 +99,15 @@ public struct LinearizationPlan: Sendable {
             for v in 0..<65536 { lut[v] = Float(v) }
         }
         linearized = lut
+        var folded: [Float] = []
+        if repeatRows == 1 && repeatCols == 1 && deltaH == nil && deltaV == nil {
+            folded = [Float](repeating: 0, count: 65536 * planes)
+            for p in 0..<planes {
+                let b = self.black[p], sc = Float(scale[p])
+                for v in 0..<65536 { folded[p * 65536 + v] = min((lut[v] - b) * sc, 1) }
+            }
+        }
+        self.folded = folded
         let tableApplies = ifd.sampleFormat != 3
         mapping = LinearizationMapping(maxBlack: maxBlack, white: ifd.whiteLevel, scale: scale,
                                        tableEntries: tableApplies ? table?.count ?? 0 : 0, activeArea: area)
@@ -131,17 +142,6 @@ public struct LinearizationPlan: Sendable {
         let srcRowSamples = samples.width * planes
         let white = mapping.white.map(Float.init)
         let scale = mapping.scale.map(Float.init)
-
-        // Uniform black: fold table, black, scale and clip into one table per plane.
-        var folded: [Float] = []
-        if isUniformBlack {
-            folded = [Float](repeating: 0, count: 65536 * planes)
-            for p in 0..<planes {
-                for v in 0..<65536 {
-                    folded[p * 65536 + v] = min((linearized[v] - black[p]) * scale[p], 1)
-                }
-            }
-        }
         samples.samples.withUnsafeBufferPointer { srcAll in
             values.withUnsafeMutableBufferPointer { dstAll in
                 clip.withUnsafeMutableBufferPointer { clipAll in
@@ -167,6 +167,36 @@ public struct LinearizationPlan: Sendable {
         }
         return LinearImage(ifd: ifd, values: ImageBuffer(width: width, height: height, channels: planes, samples: values),
                            clipMask: clip, mapping: mapping)
+    }
+
+    /// Stage 2 of some ActiveArea rows of a band of 16-bit stored samples: `band` holds image
+    /// rows from `bandTop` on (full width); `rows` are ActiveArea rows inside the band. Writes
+    /// `rows.count` rows of ActiveArea width × planes values to `values` and, when `mask` is
+    /// given, one clip-mask byte per pixel. Identical to `apply` on the same rows.
+    public func linearizeRows(_ band: ImageBuffer<UInt16>, bandTop: Int, rows: Range<Int>,
+                              into values: UnsafeMutablePointer<Float>, mask: UnsafeMutablePointer<UInt8>?) {
+        precondition(band.channels == planes && band.width == ifd.width)
+        precondition(rows.lowerBound + area.top >= bandTop && rows.upperBound + area.top <= bandTop + band.height)
+        let width = area.width
+        let white = mapping.white.map(Float.init), scale = mapping.scale.map(Float.init)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: mask == nil ? width : 0) { scratch in
+            band.samples.withUnsafeBufferPointer { src in
+                folded.withUnsafeBufferPointer { fold in
+                    linearized.withUnsafeBufferPointer { lut in
+                        for (i, r) in rows.enumerated() {
+                            let srcRow = src.baseAddress! + (r + area.top - bandTop) * band.width * planes + area.left * planes
+                            let dstRow = values + i * width * planes
+                            let maskRow = mask.map { $0 + i * width } ?? scratch.baseAddress!
+                            if isUniformBlack {
+                                rowUniform(srcRow, dstRow, maskRow, width: width, fold: fold.baseAddress!, lut: lut.baseAddress!, white: white)
+                            } else {
+                                rowGeneral(srcRow, dstRow, maskRow, row: r, width: width, lut: lut.baseAddress!, white: white, scale: scale)
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// 32-bit integers and floating-point samples: the chapter 5 formula per sample, in

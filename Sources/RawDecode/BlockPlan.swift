@@ -82,6 +82,10 @@ struct BlockPlan: Sendable {
     /// YCbCr data (only decodable from DCT JPEG, which converts it to RGB).
     let isYCbCr: Bool
 
+    /// The image row that the output buffer's first row holds: 0 when decoding the whole
+    /// image, a band's top row when decoding band by band.
+    var outputTop = 0
+
     var planar: Bool { blockSPP != spp }
     var path: String { file.path }
 
@@ -321,7 +325,7 @@ struct BlockPlan: Sendable {
     func withDestinationRow<T>(_ r: Int, of block: Block, in output: UnsafeMutableRawPointer, as: T.Type,
                                _ body: (UnsafeMutablePointer<T>) -> Void) {
         let image = output.assumingMemoryBound(to: T.self)
-        let start = ((block.y0 + r) * ifd.width + block.x0) * spp
+        let start = ((block.y0 - outputTop + r) * ifd.width + block.x0) * spp
         if !planar {
             body(image + start)
             return

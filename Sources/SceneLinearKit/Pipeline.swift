@@ -110,17 +110,8 @@ public enum Pipeline {
                                timings initial: StageTimings = StageTimings()) throws -> DevelopedImage {
         var timings = initial
         let path = dng.path
-        let main = try dng.mainRawImage()
-        var raw = main
-        var processing: [MetadataItem] = []
-        if options.source == .enhanced {
-            if let enhanced = dng.enhancedImage() {
-                raw = enhanced
-                processing.append(MetadataItem("source", .text("enhanced image \(enhanced.path) (NewSubFileType 16)")))
-            } else {
-                processing.append(MetadataItem("source", .text("main raw image \(main.path): the file has no enhanced image")))
-            }
-        }
+        let (raw, main, notes) = try selectImage(dng, options: options)
+        var processing = notes
         try checkLimits(raw, path: path, options: options)
         // Stages 1 and 2 run for any raw image, so damaged data is reported as such.
         var stored = try measure(&timings.stage1) { try RawDecoder.decode(dng, ifd: raw, limits: options.limits) }
@@ -159,6 +150,17 @@ public enum Pipeline {
         let image = measure(&timings.geometry) { ImageGeometry.apply(plan, to: converted) }
         return DevelopedImage(image: image, dng: dng, rawIFD: raw, mapping: linear.mapping, color: color,
                               geometry: plan, timings: timings)
+    }
+
+    /// The IFD to develop (the main raw image, or the enhanced image when asked for and
+    /// present), the main raw image, and a processing note when the source was chosen.
+    static func selectImage(_ dng: DNGFile, options: DevelopOptions) throws -> (raw: ImageIFD, main: ImageIFD, notes: [MetadataItem]) {
+        let main = try dng.mainRawImage()
+        guard options.source == .enhanced else { return (main, main, []) }
+        if let enhanced = dng.enhancedImage() {
+            return (enhanced, main, [MetadataItem("source", .text("enhanced image \(enhanced.path) (NewSubFileType 16)"))])
+        }
+        return (main, main, [MetadataItem("source", .text("main raw image \(main.path): the file has no enhanced image"))])
     }
 
     /// Where the crop and scale tags come from: the developed IFD itself, except for an

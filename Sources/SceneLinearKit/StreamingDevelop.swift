@@ -1,0 +1,208 @@
+import Foundation
+import Opcodes
+
+/// The result of the streaming conversion: the output image in half floats and what
+/// `convert` reports about it.
+public struct HalfDevelopedImage: Sendable {
+    public let image: HalfSceneLinearImage
+    public let rawIFD: ImageIFD
+    public let color: ColorTransform
+    public let geometry: GeometryPlan
+    public var timings: StageTimings
+}
+
+extension Pipeline {
+    /// Develops a DNG straight into the half-float output image, band by band, without any
+    /// full-size intermediate: one band of stored samples (a row of tiles) is decoded at a
+    /// time, and each group of its rows goes through Stage 2, the opcode lists, the colour
+    /// matrix and the conversion to half floats, into its place in the cropped and oriented
+    /// output. The values are bit for bit those of `develop` followed by the writers' half
+    /// conversion (tested); the peak memory is the output, one band and the input file.
+    ///
+    /// It covers the common case and returns nil otherwise, so the caller uses `develop`:
+    /// LinearRaw images of up to 16-bit integer samples, no OpcodeList1, OpcodeList2/3 made
+    /// only of opcodes that act on each pixel by its position (GainMap, MapTable,
+    /// MapPolynomial, Delta/ScalePerRow/Column, FixVignetteRadial; warps, which are never
+    /// applied, are reported as skipped), and no DefaultScale resampling.
+    ///
+    /// - Parameter keepClipMask: whether to keep the full clip mask (the count of clipped
+    ///   pixels is always kept).
+    /// - Throws: the same errors as `develop`.
+    public static func developForExport(path: String, options: DevelopOptions = DevelopOptions(),
+                                        keepClipMask: Bool) throws -> HalfDevelopedImage? {
+        var timings = StageTimings()
+        let dng = try measure(&timings.container) { try DNGFile.open(path: path) }
+        return try developForExport(dng, options: options, keepClipMask: keepClipMask, timings: timings)
+    }
+
+    public static func developForExport(_ dng: DNGFile, options: DevelopOptions = DevelopOptions(), keepClipMask: Bool,
+                                        timings initial: StageTimings = StageTimings()) throws -> HalfDevelopedImage? {
+        var timings = initial
+        let path = dng.path
+        let (raw, main, notes) = try selectImage(dng, options: options)
+        guard raw.photometric == Photometric.linearRaw, raw.samplesPerPixel == 3, raw.sampleFormat == 1,
+              raw.bitsPerSample.allSatisfy({ $0 <= 16 }), try dng.opcodeListBytes(1, of: raw) == nil else { return nil }
+        var lists: [(Int, OpcodeList)] = []
+        for number in [2, 3] {
+            guard let bytes = try dng.opcodeListBytes(number, of: raw) else { continue }
+            let list: OpcodeList
+            do { list = try OpcodeList.parse(bytes, list: number == 2 ? .list2 : .list3) } catch { throw error.inFile(path) }
+            guard list.entries.allSatisfy({ isPositionwise($0.opcode) }) else { return nil }
+            lists.append((number, list))
+        }
+        try checkLimits(raw, path: path, options: options)
+        let opcodeLists = lists
+
+        let linearization = try LinearizationPlan(ifd: raw, path: path)
+        let area = raw.activeArea
+        let color = try ColorTransform.make(metadata: dng.metadata, encoding: options.encoding,
+                                            whiteBalance: options.whiteBalance, path: path)
+        let exposure = try exposureScaling(options.exposure, metadata: dng.metadata, path: path)
+        let (geometryIFD, geometryBinning) = geometrySource(raw: raw, main: main, binning: 1)
+        let plan = try ImageGeometry.plan(ifd: geometryIFD, orientation: dng.metadata.orientation, width: area.width,
+                                          height: area.height, binning: geometryBinning, crop: options.crop,
+                                          applyOrientation: options.applyOrientation, path: path)
+        guard plan.scaledWidth == plan.crop.width, plan.scaledHeight == plan.crop.height else { return nil }
+
+        let matrix = ColorConversion.floatMatrix(color, exposure: exposure)
+        let crop = plan.crop, orientation = plan.orientation
+        let outWidth = plan.outputWidth, outHeight = plan.outputHeight
+        var output = [Float16](repeating: 0, count: outWidth * outHeight * 3)
+        var mask = [UInt8](repeating: 0, count: keepClipMask ? outWidth * outHeight : 0)
+        let clipped = AtomicCounter()
+        let reports = ReportCollector()
+        let clipping = options.opcodeClipping
+        let start = DispatchTime.now().uptimeNanoseconds
+        try output.withUnsafeMutableBufferPointer { outAll in
+            try mask.withUnsafeMutableBufferPointer { maskAll in
+                nonisolated(unsafe) let out = outAll.baseAddress!
+                nonisolated(unsafe) let maskOut = maskAll.baseAddress
+                try RawDecoder.decodeBands(dng, ifd: raw, limits: options.limits) { top, band in
+                    guard case .uint16(let samples) = band else {
+                        throw OutputError(path: path, reason: "internal: the streaming conversion met non-16-bit samples")
+                    }
+                    // The band's ActiveArea rows, in ActiveArea coordinates.
+                    let first = max(top, area.top) - area.top
+                    let last = min(top + samples.height, area.bottom) - area.top
+                    guard first < last else { return }
+                    try Parallel.forEachChunkThrowing(count: last - first, minimumChunk: 16) { chunk in
+                        let rows = (first + chunk.lowerBound)..<(first + chunk.upperBound)
+                        var values = ImageBuffer<Float>(width: area.width, height: rows.count, channels: 3, repeating: 0)
+                        var rowMask = [UInt8](repeating: 0, count: area.width * rows.count)
+                        values.samples.withUnsafeMutableBufferPointer { v in
+                            rowMask.withUnsafeMutableBufferPointer { m in
+                                linearization.linearizeRows(samples, bandTop: top, rows: rows, into: v.baseAddress!, mask: m.baseAddress!)
+                            }
+                        }
+                        for (number, list) in opcodeLists {
+                            let context = OpcodeContext(imageBounds: PixelRect(width: area.width, height: area.height),
+                                                        originRow: rows.lowerBound, originColumn: 0, clipping: clipping)
+                            let report: OpcodeReport
+                            do { report = try OpcodeApplier.apply(list, to: &values, context: context) } catch let e as OpcodeError { throw e.inFile(path) }
+                            if rows.lowerBound == 0 { reports.set(number, report) }
+                        }
+                        values.samples.withUnsafeMutableBufferPointer { v in
+                            ColorConversion.convert(matrix, v.baseAddress!, to: v.baseAddress!, pixels: v.count / 3)
+                        }
+                        place(values, mask: rowMask, rows: rows, crop: crop, orientation: orientation,
+                              outWidth: outWidth, into: out, maskInto: maskOut, clipped: clipped)
+                    }
+                }
+            }
+        }
+        timings.stage2 = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        let sha = measure(&timings.hash) { SHA256Digest.hex(of: dng.file.data) }
+        let mapping = linearization.mapping
+        var provenance = Self.provenance(dng: dng, raw: raw, mapping: mapping, color: color, sha256: sha)
+        var processing = notes
+        for (number, _) in lists {
+            let parts = reports.get(number).map(describe) ?? []
+            processing.append(MetadataItem("opcodeList\(number)", .text(parts.isEmpty ? "empty" : parts.joined(separator: "; "))))
+        }
+        provenance.processing = processing + plan.processingItems
+        let image = HalfSceneLinearImage(pixels: ImageBuffer(width: outWidth, height: outHeight, channels: 3, samples: output),
+                                         clipMask: keepClipMask ? mask : nil, clippedPixelCount: clipped.value,
+                                         encoding: color.encoding, exposure: exposure, provenance: provenance)
+        return HalfDevelopedImage(image: image, rawIFD: raw, color: color, geometry: plan, timings: timings)
+    }
+
+    /// Opcodes whose result at a pixel depends only on its value and position.
+    static func isPositionwise(_ opcode: Opcode) -> Bool {
+        switch opcode {
+        case .gainMap, .mapTable, .mapPolynomial, .deltaPerRow, .deltaPerColumn, .scalePerRow, .scalePerColumn,
+             .fixVignetteRadial, .warpRectilinear, .warpFisheye, .warpRectilinear2:
+            return true
+        case .fixBadPixelsConstant, .fixBadPixelsList, .trimBounds, .unknown:
+            return false
+        }
+    }
+
+    /// Converts rows (ActiveArea coordinates) of the colour-converted image to half floats
+    /// and puts them where crop and orientation send them; counts clipped pixels.
+    private static func place(_ values: ImageBuffer<Float>, mask: [UInt8], rows: Range<Int>, crop: PixelRect, orientation: Int,
+                              outWidth: Int, into out: UnsafeMutablePointer<Float16>, maskInto maskOut: UnsafeMutablePointer<UInt8>?,
+                              clipped: AtomicCounter) {
+        let width = values.width, cropWidth = crop.width, cropHeight = crop.height
+        var count = 0
+        withUnsafeTemporaryAllocation(of: Float16.self, capacity: cropWidth * 3) { halfRow in
+            values.samples.withUnsafeBufferPointer { v in
+                for (i, r) in rows.enumerated() where r >= crop.top && r < crop.bottom {
+                    let y = r - crop.top
+                    let src = UnsafeBufferPointer(rebasing: v[((i * width + crop.left) * 3)..<((i * width + crop.right) * 3)])
+                    let maskRow = i * width + crop.left
+                    for x in 0..<cropWidth where mask[maskRow + x] != 0 { count += 1 }
+                    if orientation == 1 {
+                        HalfConversion.convert(src, to: UnsafeMutableBufferPointer(start: out + y * outWidth * 3, count: cropWidth * 3))
+                        if let maskOut {
+                            for x in 0..<cropWidth { maskOut[y * outWidth + x] = mask[maskRow + x] }
+                        }
+                        continue
+                    }
+                    HalfConversion.convert(src, to: halfRow)
+                    for x in 0..<cropWidth {
+                        let (nx, ny) = ImageGeometry.orientedPosition(x: x, y: y, width: cropWidth, height: cropHeight,
+                                                                     orientation: orientation)
+                        let to = ny * outWidth + nx
+                        out[3 * to] = halfRow[3 * x]
+                        out[3 * to + 1] = halfRow[3 * x + 1]
+                        out[3 * to + 2] = halfRow[3 * x + 2]
+                        maskOut?[to] = mask[maskRow + x]
+                    }
+                }
+            }
+        }
+        clipped.add(count)
+    }
+}
+
+/// A counter shared by worker threads.
+final class AtomicCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var total = 0
+    func add(_ n: Int) {
+        lock.lock()
+        total += n
+        lock.unlock()
+    }
+    var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return total
+    }
+}
+
+/// The opcode report of the first rows of each list, kept for the processing notes.
+final class ReportCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var reports: [Int: OpcodeReport] = [:]
+    func set(_ list: Int, _ report: OpcodeReport) {
+        lock.lock()
+        reports[list] = report
+        lock.unlock()
+    }
+    func get(_ list: Int) -> OpcodeReport? {
+        lock.lock()
+        defer { lock.unlock() }
+        return reports[list]
+    }
+}

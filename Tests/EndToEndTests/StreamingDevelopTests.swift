@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+import CaptureSimulation
+import DNGWriter
+@testable import SceneLinearKit
+import TestSupport
+
+/// The streaming conversion gives, bit for bit, what `develop` followed by the writers'
+/// half conversion gives — pixels, clip mask, clipped count and processing notes — for
+/// every orientation, crops, lossless-JPEG tiles and strips, and position-dependent opcodes.
+@Suite struct StreamingDevelopTests {
+    static func compare(_ path: String, options: DevelopOptions = DevelopOptions(), _ label: String) throws {
+        let reference = try Pipeline.develop(path: path, options: options)
+        let streamed = try #require(try Pipeline.developForExport(path: path, options: options, keepClipMask: true), "\(label): not streamed")
+        let a = HalfConversion.halves(reference.image.pixels.samples), b = streamed.image.pixels.samples
+        #expect(streamed.image.width == reference.image.width && streamed.image.height == reference.image.height, "\(label)")
+        #expect(a.map(\.bitPattern) == b.map(\.bitPattern), "\(label): pixels differ")
+        #expect(streamed.image.clipMask == reference.image.clipMask, "\(label): clip masks differ")
+        #expect(streamed.image.clippedPixelCount == reference.image.clippedPixelCount, "\(label)")
+        #expect(streamed.image.provenance.processing == reference.image.provenance.processing, "\(label)")
+        #expect(streamed.image.provenance.dng == reference.image.provenance.dng, "\(label)")
+    }
+
+    @Test func sameBitsAsDevelop() throws {
+        let dir = TestData.temporaryDirectory("streaming")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // A test chart with clipped steps, tiles that do not divide the image, a DefaultCrop
+        // and a user crop, in all eight orientations.
+        var chart = try TestChart.make(width: 200, height: 136, tileSize: (64, 48)).dng
+        chart.defaultCrop = (origin: [6, 4], size: [180, 120])
+        chart.defaultUserCrop = [0.1, 0.05, 0.9, 0.95]
+        for orientation in 1...8 {
+            chart.orientation = orientation
+            let path = dir.appendingPathComponent("chart\(orientation).dng").path
+            try DNGWriter.write(chart, to: path)
+            try Self.compare(path, "chart orientation \(orientation)")
+        }
+        // Uncompressed strips, baseline exposure scaling, camera colour.
+        chart.orientation = 1
+        chart.compression = .uncompressed
+        chart.tileSize = nil
+        chart.rowsPerStrip = 5
+        let strips = dir.appendingPathComponent("strips.dng").path
+        try DNGWriter.write(chart, to: strips)
+        var options = DevelopOptions(exposure: .baseline, encoding: .cameraNative)
+        try Self.compare(strips, options: options, "strips, baseline, camera")
+        options.crop = .none
+        try Self.compare(strips, options: options, "strips, no crop")
+
+        // A simulated capture with lens shading (a GainMap in OpcodeList2), plus a
+        // DeltaPerRow and a MapPolynomial appended to the list.
+        var camera = CameraModel()
+        camera.lensShading = 0.4
+        camera.seed = 3
+        let scene = try RenderedScene(BuiltInScene.sunset.description(width: 160, height: 120))
+        var capture = try Simulator.capture(scene, camera: camera).dng
+        let shaded = dir.appendingPathComponent("shaded.dng").path
+        try DNGWriter.write(capture, to: shaded)
+        try Self.compare(shaded, "GainMap")
+        let shading = try #require(capture.opcodeLists[2])
+        capture.opcodeLists[2] = Self.appendingRowDeltaAndPolynomial(to: shading, width: 160, rows: 120)
+        let more = dir.appendingPathComponent("opcodes.dng").path
+        try DNGWriter.write(capture, to: more)
+        try Self.compare(more, "GainMap + DeltaPerRow + MapPolynomial")
+        let notes = try Pipeline.develop(path: more).image.provenance.processingValue("opcodeList2")
+        #expect(notes == .text("DeltaPerRow ×1 applied; GainMap ×1 applied; MapPolynomial ×1 applied"))
+    }
+
+    /// Files the streaming conversion does not cover are left to `develop`.
+    @Test func fallsBackWhenNotCovered() throws {
+        let dir = TestData.temporaryDirectory("streaming-fallback")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var camera = CameraModel()
+        camera.layout = "cfa"
+        let scene = try RenderedScene(BuiltInScene.greyRamp.description(width: 64, height: 48))
+        let cfa = dir.appendingPathComponent("cfa.dng").path
+        try DNGWriter.write(try Simulator.capture(scene, camera: camera).dng, to: cfa)
+        #expect(try Pipeline.developForExport(path: cfa, keepClipMask: false) == nil)
+        var chart = try TestChart.make(width: 64, height: 48, tileSize: (32, 32)).dng
+        chart.defaultScale = [2, 1]
+        let scaled = dir.appendingPathComponent("scaled.dng").path
+        try DNGWriter.write(chart, to: scaled)
+        #expect(try Pipeline.developForExport(path: scaled, keepClipMask: false) == nil)
+    }
+
+    /// Adds DeltaPerRow (ID 10: +0.001 per row over the whole image) and MapPolynomial
+    /// (ID 8: x + 0.01 x²) to a big-endian opcode list.
+    static func appendingRowDeltaAndPolynomial(to list: [UInt8], width: Int, rows: Int) -> [UInt8] {
+        func u32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)] }
+        func f32(_ v: Float) -> [UInt8] { u32(v.bitPattern) }
+        func f64(_ v: Double) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v.bitPattern >> UInt64(56 - 8 * $0)) } }
+        let area = [0, 0, rows, width, 0, 3, 1, 1].flatMap { u32(UInt32($0)) }  // whole image, planes 0…2, pitch 1
+        var delta = area + u32(UInt32(rows))
+        for r in 0..<rows { delta += f32(Float(r) * 0.001) }
+        let polynomial = area + u32(2) + f64(0) + f64(1) + f64(0.01)
+        var out = u32(UInt32(list[0]) << 24 | UInt32(list[1]) << 16 | UInt32(list[2]) << 8 | UInt32(list[3]) + 2)
+        out += list[4...]
+        out += u32(10) + u32(0x0103_0000) + u32(0) + u32(UInt32(delta.count)) + delta
+        out += u32(8) + u32(0x0103_0000) + u32(0) + u32(UInt32(polynomial.count)) + polynomial
+        return out
+    }
+}
