@@ -223,6 +223,25 @@ enum MaskCLI {
         #expect(image.masks.isEmpty && image.width == 40 && image.height == 64)
     }
 
+    /// exiftool (independent of this project) reads the writer's mask SubIFDs as DNG 1.6
+    /// semantic masks with their names, instance IDs, MaskSubArea and compression.
+    @Test func exiftoolReadsTheWrittenMaskIFDs() throws {
+        let dir = TestData.temporaryDirectory("masks-exiftool")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = try Self.write(MaskFixtures.linearRaw(), dir, "masks.dng")
+        guard let exiftool = TestData.tool("exiftool") else { return }
+        let out = try TestData.run(exiftool, ["-a", "-G1", "-s", "-SubfileType", "-PhotometricInterpretation", "-SemanticName",
+                                              "-SemanticInstanceID", "-MaskSubArea", "-Compression", "-ImageWidth", path]).stdout
+        let lines = out.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
+        for expected in ["[SubIFD1] SubfileType : Semantic Mask", "[SubIFD1] PhotometricInterpretation : Semantic Mask",
+                         "[SubIFD1] SemanticName : \(MaskFixtures.skyURN)", "[SubIFD1] ImageWidth : 44",
+                         "[SubIFD2] Compression : Adobe Deflate", "[SubIFD2] MaskSubArea : 5 9 44 30",
+                         "[SubIFD3] SemanticInstanceID : 1", "[SubIFD4] SemanticInstanceID : 2",
+                         "[SubIFD4] SemanticName : \(MaskFixtures.skinURN)"] {
+            #expect(lines.contains(expected), "\(expected) not in:\n\(out)")
+        }
+    }
+
     /// The real iPhone 12 Pro ProRAW header: `info` lists the sky matte with its mapped
     /// geometry (text and JSON); `convert` fails with exit 12 naming the file.
     @Test func iPhoneHeaderListsItsSkyMatte() throws {
