@@ -24,7 +24,7 @@ public struct SemanticMaskError: SceneLinearFailure {
         let name = semanticName.isEmpty ? "" : " \(semanticName)"
         let text = underlying.description
         let named = text.hasPrefix(path) ? text : "\(path): \(text)"
-        return "\(named) (semantic mask\(name) in \(ifd); --no-masks converts without semantic masks)"
+        return "\(named) (semantic mask\(name) in \(ifd); convert with --no-masks to leave the semantic masks out)"
     }
 }
 

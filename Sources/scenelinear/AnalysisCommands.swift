@@ -40,6 +40,8 @@ struct SourceOptions: ParsableArguments {
     func request() throws -> AnalysisRequest {
         var r = AnalysisRequest()
         r.regions = try regions.map(parsedRegion)
+        // DNG inputs decode their semantic masks only when a region measures one.
+        r.develop.includeMasks = r.regions.contains { if case .mask = $0.shape { return true } else { return false } }
         r.develop.exposure = exposure
         try limits.apply(to: &r.develop)
         return r

@@ -197,7 +197,8 @@ enum MaskCLI {
 
     /// A damaged mask does not vanish: the conversion fails with the mask's own error (corrupt
     /// Deflate data: exit 13), names the mask and suggests --no-masks, and writes nothing;
-    /// with --no-masks the image converts without mask layers.
+    /// with --no-masks the image converts without mask layers. `stats` decodes the masks
+    /// only when a region uses one.
     @Test func damagedMaskFailsUnlessLeftOut() throws {
         let dir = TestData.temporaryDirectory("masks-damaged")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -213,7 +214,7 @@ enum MaskCLI {
         guard let r = try MaskCLI.run(["convert", path, "-o", out.path + "/", "--format", "exr,hdf5"]) else { return }
         #expect(r.status == 13, "\(r.stderr)")
         #expect(r.stderr.contains("\(path): corrupt Deflate strip 0 in IFD0/SubIFD2"), "\(r.stderr)")
-        #expect(r.stderr.contains("semantic mask \(MaskFixtures.glassesURN) in IFD0/SubIFD2; --no-masks converts without semantic masks"),
+        #expect(r.stderr.contains("semantic mask \(MaskFixtures.glassesURN) in IFD0/SubIFD2; convert with --no-masks to leave the semantic masks out"),
                 "\(r.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
 
@@ -221,6 +222,12 @@ enum MaskCLI {
         #expect(skipped.status == 0, "\(skipped.stderr)")
         let image = try EXRFile.readSceneLinear(out.appendingPathComponent("damaged.exr").path)
         #expect(image.masks.isEmpty && image.width == 40 && image.height == 64)
+
+        // The analysis commands decode masks only for mask regions.
+        let box = try #require(try MaskCLI.run(["stats", path, "--region", "box=0,0,10,10"]))
+        #expect(box.status == 0, "\(box.stdout)")
+        let sky = try #require(try MaskCLI.run(["stats", path, "--region", "sky=mask:sky"]))
+        #expect(sky.status == 13 && sky.stdout.contains("IFD0/SubIFD2"), "\(sky.stdout)")
     }
 
     /// exiftool (independent of this project) reads the writer's mask SubIFDs as DNG 1.6
