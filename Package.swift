@@ -50,7 +50,7 @@ let package = Package(
         // Stage 3 for CFA images: Bayer mosaic → three camera-colour planes.
         .target(name: "Demosaic", dependencies: ["ImageCore", "DNGContainer", "Linearize"]),
         // EXR and HDF5 writers and readers.
-        .target(name: "ImageExchange", dependencies: ["ImageCore", "COpenEXR", "CHDF5", "CZlib"]),
+        .target(name: "ImageExchange", dependencies: ["ImageCore", "COpenEXR", "CHDF5", "CZlib", "CDeflate"]),
         // DNG opcode lists (OpcodeList1/2/3): parsing every opcode, applying the radiometric ones.
         .target(name: "Opcodes", dependencies: ["ImageCore"]),
         // DNG writer through libtiff (test fixtures, samples; grows into simulated capture).

@@ -9,8 +9,9 @@ let package = Package(
     // run.sh links the project root here as `scenelinear-root`, so the identity is stable.
     dependencies: [.package(path: "scenelinear-root")],
     targets: [
-        .executableTarget(name: "FuzzContainer", dependencies: [.product(name: "SceneLinearKit", package: "scenelinear-root")]),
-        .executableTarget(name: "FuzzLosslessJPEG", dependencies: [.product(name: "SceneLinearKit", package: "scenelinear-root")]),
-        .executableTarget(name: "FuzzDecode", dependencies: [.product(name: "SceneLinearKit", package: "scenelinear-root")]),
+        .target(name: "FuzzSupport"),
+        .executableTarget(name: "FuzzContainer", dependencies: ["FuzzSupport", .product(name: "SceneLinearKit", package: "scenelinear-root")]),
+        .executableTarget(name: "FuzzLosslessJPEG", dependencies: ["FuzzSupport", .product(name: "SceneLinearKit", package: "scenelinear-root")]),
+        .executableTarget(name: "FuzzDecode", dependencies: ["FuzzSupport", .product(name: "SceneLinearKit", package: "scenelinear-root")]),
     ]
 )

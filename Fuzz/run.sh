@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with AddressSanitizer and runs one.
+# Builds the libFuzzer targets with AddressSanitizer (optimised; SCENELINEAR_FUZZ_CONFIG=debug
+# for a debug build) and runs one.
 #
 #   Fuzz/run.sh TARGET [SECONDS] [extra libFuzzer flags]
 #   TARGET: container | lossless-jpeg | decode
@@ -19,7 +20,8 @@ case "$target" in
 esac
 ln -sfn .. scenelinear-root
 log=$(mktemp)
-if ! swift build -c debug --product "$product" --scratch-path .build-fuzz \
+config=${SCENELINEAR_FUZZ_CONFIG:-release}
+if ! swift build -c "$config" --product "$product" --scratch-path .build-fuzz \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library >"$log" 2>&1; then
     grep -v "Cannot export local symbol" "$log" >&2
     rm -f "$log"
@@ -28,5 +30,5 @@ fi
 rm -f "$log"
 ./make-corpus.sh
 mkdir -p "work/$target" "crashes/$target"
-".build-fuzz/debug/$product" "work/$target" "corpus/$target" -max_total_time="$seconds" -max_len=262144 \
+".build-fuzz/$config/$product" "work/$target" "corpus/$target" -max_total_time="$seconds" -max_len=262144 \
     -rss_limit_mb=4096 -artifact_prefix="crashes/$target/" -print_final_stats=1 "$@"

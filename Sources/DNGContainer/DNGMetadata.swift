@@ -154,13 +154,20 @@ public struct DNGFile: Sendable {
         self.images = images
     }
 
+    /// The enhanced image (NewSubFileType 16, DNG 1.6): a LinearRaw version of the main image
+    /// already processed by its writer (typically demosaiced and denoised), in the main
+    /// image's Stage 3 geometry; nil when the file has none.
+    public func enhancedImage() -> ImageIFD? {
+        images.first { $0.role == .enhancedImage && $0.photometric == Photometric.linearRaw }
+    }
+
     /// The main raw image: NewSubFileType 0 with CFA or LinearRaw data, the largest if several.
     /// - Throws: `ContainerError.unsupported` when the main image is neither CFA nor
     ///   LinearRaw, `.corrupt` when the file has no image IFD of either kind.
     public func mainRawImage() throws(ContainerError) -> ImageIFD {
         let raw = images.filter { $0.isRaw && $0.role == .mainImage }
         if let best = raw.max(by: { $0.pixelCount < $1.pixelCount }) { return best }
-        if let any = images.filter(\.isRaw).max(by: { $0.pixelCount < $1.pixelCount }) { return any }
+        if let any = images.filter({ $0.isRaw && $0.role != .enhancedImage }).max(by: { $0.pixelCount < $1.pixelCount }) { return any }
         if let main = images.filter({ $0.role == .mainImage }).max(by: { $0.pixelCount < $1.pixelCount }) {
             if main.photometric == -1 {
                 throw .corrupt(path: path, ifd: main.path, reason: "the main image has no PhotometricInterpretation (required)")

@@ -14,12 +14,16 @@ import ImageCore
 /// chunk that is already waiting, with `exr_write_scanline_chunk` and exactly the
 /// arguments of the library's own writer; no worker ever blocks on another's compression.
 /// Claims stay at most a small window ahead of the written chunks, which bounds the
-/// memory held. With one thread the library's default routines are used unchanged, which
-/// is the reference for the byte-identity test.
+/// memory held. With one thread the library writes the chunks itself, which is the
+/// reference for the byte-identity test. ZIP and ZIPS chunks are compressed with libdeflate
+/// (`EXRZipCompressor`) on every path, so the bytes do not depend on the thread count.
 struct EXRChunkEncoder {
     let context: EXRContext
     let part: Int32
     let planes: EXRSourcePlanes
+    /// libdeflate level for ZIP and ZIPS chunks; nil for the other compressions (the
+    /// library's own routines).
+    var zipLevel: Int? = nil
 
     /// Encodes and writes every chunk of the part.
     ///
@@ -53,9 +57,19 @@ struct EXRChunkEncoder {
         let pipe = UnsafeMutablePointer<exr_encode_pipeline_t>.allocate(capacity: 1)
         pipe.initialize(to: exr_encode_pipeline_t())
         var initialized = false
+        var zip: EXRZipCompressor?
+        if let zipLevel {
+            zip = EXRZipCompressor(level: zipLevel)
+            if zip == nil { return order.fail(exr_result_t(EXR_ERR_OUT_OF_MEMORY.rawValue), "libdeflate_alloc_compressor") }
+        }
+        let state = EXRWorkerState(order: order, zip: zip)
         defer {
-            if initialized { _ = exr_encoding_destroy(ctxt, pipe) }
+            if initialized {
+                if zip != nil { EXRZipCompressor.release(pipe) }
+                _ = exr_encoding_destroy(ctxt, pipe)
+            }
             pipe.deallocate()
+            withExtendedLifetime(state) {}
         }
         while let index = order.claim() {
             var chunk = exr_chunk_info_t()
@@ -75,13 +89,15 @@ struct EXRChunkEncoder {
                 guard rv == exrSuccess else {
                     return order.fail(rv, "exr_encoding_choose_default_routines (chunk \(index))")
                 }
+                pipe.pointee.encoding_user_data = Unmanaged.passUnretained(state).toOpaque()
+                if zip != nil { pipe.pointee.compress_fn = EXRWorkerState.compressZip }
                 if ordered {
                     pipe.pointee.yield_until_ready_fn = nil
                     pipe.pointee.write_fn = EXRWriteOrder.deliver
-                    pipe.pointee.encoding_user_data = Unmanaged.passUnretained(order).toOpaque()
                 }
             }
             rv = exr_encoding_run(ctxt, part, pipe)
+            if zip != nil { EXRZipCompressor.release(pipe) }
             guard rv == exrSuccess else {
                 // A failure inside `deliver` is already recorded with its own name.
                 return order.fail(rv, "exr_encoding_run (chunk \(index))")
@@ -210,10 +226,9 @@ final class EXRWriteOrder: @unchecked Sendable {
     /// `write_fn` of the pipelines: copies the compressed chunk (what the library's own
     /// writer would pass to `exr_write_scanline_chunk`) and delivers it.
     static let deliver: PipelineFunction = { pipe in
-        guard let pipe, let data = pipe.pointee.encoding_user_data else {
+        guard let pipe, let order = EXRWorkerState.from(pipe)?.order else {
             return exr_result_t(EXR_ERR_INVALID_ARGUMENT.rawValue)
         }
-        let order = Unmanaged<EXRWriteOrder>.fromOpaque(data).takeUnretainedValue()
         let count = Int(pipe.pointee.compressed_bytes)
         var bytes = [UInt8](repeating: 0, count: count)
         if count > 0 {

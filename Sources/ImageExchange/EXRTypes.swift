@@ -21,23 +21,27 @@ public enum EXRCompression: String, CaseIterable, Sendable {
 
 /// How `EXRFile.write` encodes an image.
 ///
-/// The defaults, ZIP at zlib level 4, come from measurements on a 4032×3024 noisy RGB
-/// image (release build, 2 cores, both used): 0.77 s to write, 51.7 MB, 0.25 s to read.
-/// PIZ wrote faster (0.56 s) but was 11% larger and took twice as long to read; ZIP at
-/// zlib's default level 6 was 1% smaller and took 1.19 s; level 1 took 0.63 s for 2% more.
-/// ZIP's 16-scanline blocks are read quickly by every compositor.
+/// The default, ZIP deflated by libdeflate at level 1, comes from measurements on a
+/// 4032×3024 noisy RGB image: libdeflate's level 1 compresses about three times faster than
+/// zlib's level 4 (the previous default) and slightly smaller; higher levels gain under 1 %
+/// in size for two to three times the time (docs/performance.md). ZIP's 16-scanline blocks
+/// are read quickly by every compositor; the stream is plain zlib, so every reader decodes it.
 public struct EXROptions: Sendable {
     /// The compression of every chunk.
     public var compression: EXRCompression
-    /// zlib level 0–9 for `.zip`, `.zips` and `.pxr24`; `nil` uses the library default
-    /// (zlib's 6).
+    /// Deflate level: libdeflate's 0–12 for `.zip` and `.zips` (0 stores, 1 is the fastest);
+    /// for `.pxr24`, zlib's 0–9 (higher values count as 9). `nil`: 1 for ZIP/ZIPS, the
+    /// library's default (zlib's 6) for PXR24.
     public var zipLevel: Int?
     /// Adds a HALF channel `mask.clipped.Y`: 1 where `clipMask != 0`, else 0 (all 0 when
     /// the image has no clip mask).
     public var includeClipMask: Bool = false
 
     /// Options for `EXRFile.write`; see the properties for the meaning of each.
-    public init(compression: EXRCompression = .zip, zipLevel: Int? = 4, includeClipMask: Bool = false) {
+    /// The libdeflate level used for ZIP and ZIPS when `zipLevel` is nil.
+    public static let defaultZipLevel = 1
+
+    public init(compression: EXRCompression = .zip, zipLevel: Int? = nil, includeClipMask: Bool = false) {
         self.compression = compression
         self.zipLevel = zipLevel
         self.includeClipMask = includeClipMask

@@ -35,9 +35,9 @@ public enum EXRFile {
             throw ExchangeError(path: path, operation: "EXRFile.write",
                                 message: "an EXR data window cannot be \(width)×\(height)", category: .outputFailure)
         }
-        if let level = options.zipLevel, !(0...9).contains(level) {
+        if let level = options.zipLevel, !(0...12).contains(level) {
             throw ExchangeError(path: path, operation: "EXRFile.write",
-                                message: "zip level \(level) is outside 0...9", category: .outputFailure)
+                                message: "zip level \(level) is outside 0...12", category: .outputFailure)
         }
         let rgb = HalfConversion.halves(image.pixels.samples)
         // Single-channel planes after R, G, B, all in one allocation: the clip mask (when
@@ -80,7 +80,8 @@ public enum EXRFile {
                                                               options.compression.exrValue),
                           "exr_initialize_required_attr_simple")
         if let level = options.zipLevel {
-            try context.check(exr_set_zip_compression_level(ctxt, part, Int32(level)), "exr_set_zip_compression_level")
+            // PXR24 deflates with the library's zlib, whose levels stop at 9.
+            try context.check(exr_set_zip_compression_level(ctxt, part, Int32(min(level, 9))), "exr_set_zip_compression_level")
         }
         let channels = ["R", "G", "B"] + planes.extra.map(\.name)
         for name in channels {
@@ -95,7 +96,10 @@ public enum EXRFile {
             try setAttribute(context, part, name, value)
         }
         try context.check(exr_write_header(ctxt), "exr_write_header")
-        try EXRChunkEncoder(context: context, part: part, planes: planes).run(threads: Parallel.threadCount)
+        let usesDeflate = options.compression == .zip || options.compression == .zips
+        try EXRChunkEncoder(context: context, part: part, planes: planes,
+                            zipLevel: usesDeflate ? options.zipLevel ?? EXROptions.defaultZipLevel : nil)
+            .run(threads: Parallel.threadCount)
         try context.finish()
     }
 

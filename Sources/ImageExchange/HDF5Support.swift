@@ -10,9 +10,19 @@ import ImageCore
 enum HDF5Library {
     private static let lock = NSRecursiveLock()
 
+    /// HDF5's advisory file locks are turned off (unless the user set
+    /// `HDF5_USE_FILE_LOCKING`): files are written under a temporary name and renamed into
+    /// place, so the locks protect nothing here, and a child process started while a file
+    /// is open (HDF5 opens without close-on-exec) inherits the descriptor and keeps the
+    /// lock, making the next open of that file fail with EAGAIN.
+    private static let fileLockingOff: Void = {
+        setenv("HDF5_USE_FILE_LOCKING", "FALSE", 0)
+    }()
+
     static func withLock<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
+        _ = fileLockingOff
         // Error printing is a per-thread setting in thread-safe builds.
         chdf5_silence_errors()
         return try body()

@@ -119,8 +119,9 @@ public struct InfoReport: Encodable, Sendable {
         }
         lines.append("Images:")
         for image in images {
-            let main = image.path == mainRawImage && image.photometric == Photometric.linearRaw ? " (converted)" : ""
-            let bits = image.bitsPerSample.first.map { "\(image.samplesPerPixel)×\($0)-bit" } ?? ""
+            let main = image.path == mainRawImage ? " (converted)" : ""
+            let kind = image.sampleFormat == 3 ? " float" : image.sampleFormat == 2 ? " signed" : ""
+            let bits = image.bitsPerSample.first.map { "\(image.samplesPerPixel)×\($0)-bit\(kind)" } ?? ""
             var where_ = ""
             if let l = image.layout {
                 where_ = l.kind == .tiles ? ", \(l.offsets.count) tiles \(l.blockWidth)×\(l.blockHeight)" : ", \(l.offsets.count) strip(s)"

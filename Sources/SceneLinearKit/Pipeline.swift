@@ -9,6 +9,14 @@ import Foundation
 @_exported import Linearize
 @_exported import RawDecode
 
+/// Which image of a DNG to develop.
+public enum ImageSource: String, Sendable, CaseIterable, Codable {
+    /// The main raw image (NewSubFileType 0).
+    case raw
+    /// The enhanced image (NewSubFileType 16) when the file has one, else the main raw image.
+    case enhanced
+}
+
 /// Options of the DNG → scene-linear conversion.
 public struct DevelopOptions: Sendable {
     /// Exposure scaling: `.none` (1.0 = sensor white) or `.baseline` (× 2^(BaselineExposure + BaselineExposureOffset)).
@@ -29,6 +37,8 @@ public struct DevelopOptions: Sendable {
     public var demosaic: DemosaicMethod = Demosaicer.defaultMethod
     /// Largest raw image accepted, in pixels (`limits.maxPixels`, default 2³⁰).
     public var limits = DecodeLimits()
+    /// The main raw image (default) or the enhanced image where present.
+    public var source: ImageSource = .raw
     /// Memory one file may need at its peak, estimated from its dimensions before anything
     /// is decoded (see `Pipeline.estimatedPeakBytes`); nil = three quarters of physical memory.
     public var maxMemoryBytes: Int?
@@ -102,12 +112,22 @@ public enum Pipeline {
                                timings initial: StageTimings = StageTimings()) throws -> DevelopedImage {
         var timings = initial
         let path = dng.path
-        let raw = try dng.mainRawImage()
+        let main = try dng.mainRawImage()
+        var raw = main
+        var processing: [MetadataItem] = []
+        if options.source == .enhanced {
+            if let enhanced = dng.enhancedImage() {
+                raw = enhanced
+                processing.append(MetadataItem("source", .text("enhanced image \(enhanced.path) (NewSubFileType 16)")))
+            } else {
+                processing.append(MetadataItem("source", .text("main raw image \(main.path): the file has no enhanced image")))
+            }
+        }
         try checkLimits(raw, path: path, options: options)
         // Stages 1 and 2 run for any raw image, so damaged data is reported as such.
-        let stored = try measure(&timings.stage1) { try RawDecoder.decode(dng, ifd: raw, limits: options.limits) }
+        var stored = try measure(&timings.stage1) { try RawDecoder.decode(dng, ifd: raw, limits: options.limits) }
+        try applyOpcodeList1(dng: dng, raw: raw, to: &stored, clipping: options.opcodeClipping, notes: &processing)
         var linear = try measure(&timings.stage2) { try Linearizer.linearize(stored, path: path) }
-        var processing: [MetadataItem] = []
         try applyOpcodeList(2, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &processing)
         var binning = 1
         if raw.photometric == Photometric.cfa {
@@ -134,13 +154,25 @@ public enum Pipeline {
         let converted = measure(&timings.color) {
             ColorConversion.apply(color, exposure: exposure, to: linear, provenance: provenance)
         }
-        let plan = try ImageGeometry.plan(ifd: raw, orientation: dng.metadata.orientation, width: converted.width,
-                                          height: converted.height, binning: binning, crop: options.crop,
+        let (geometryIFD, geometryBinning) = geometrySource(raw: raw, main: main, binning: binning)
+        let plan = try ImageGeometry.plan(ifd: geometryIFD, orientation: dng.metadata.orientation, width: converted.width,
+                                          height: converted.height, binning: geometryBinning, crop: options.crop,
                                           applyOrientation: options.applyOrientation, path: path)
         var image = measure(&timings.geometry) { ImageGeometry.apply(plan, to: converted) }
         if options.includeMasks { image.masks = try semanticMasks(dng, raw: raw, stage3: converted, binning: binning, notes: processing, plan: plan, options: options) }
         return DevelopedImage(image: image, dng: dng, rawIFD: raw, mapping: linear.mapping, color: color,
                               geometry: plan, timings: timings)
+    }
+
+    /// Where the crop and scale tags come from: the developed IFD itself, except for an
+    /// enhanced image without its own DefaultCrop, which takes the main raw image's when its
+    /// size is the main image's ActiveArea or a whole fraction of it.
+    static func geometrySource(raw: ImageIFD, main: ImageIFD, binning: Int) -> (ImageIFD, Int) {
+        guard raw.role == .enhancedImage, raw.defaultCropSize == nil, raw.path != main.path else { return (raw, binning) }
+        for k in 1...4 where main.activeArea.width == raw.activeArea.width * k && main.activeArea.height == raw.activeArea.height * k {
+            return (main, binning * k)
+        }
+        return (raw, binning)
     }
 
     /// An upper estimate of the memory developing `raw` needs at its peak, in bytes: the

@@ -24,6 +24,12 @@ struct SourceOptions: ParsableArguments {
     @Option(help: "Exposure scaling of DNG inputs: none, baseline, or normalized (÷ exposure time · ISO/100 / f-number²).")
     var exposure: ExposureMode = .none
 
+    @Option(help: "CFA demosaicing of DNG inputs: rcd (default), bilinear, or superpixel (2×2 binning, half size, no interpolated values: the choice for radiometry).")
+    var demosaic: DemosaicMethod = Demosaicer.defaultMethod
+
+    @Option(help: "Image of DNG inputs to measure: raw, or enhanced (the enhanced image where present; it has no NoiseProfile, so no uncertainties).")
+    var source: ImageSource = .raw
+
     @Flag(name: .shortAndLong, help: "No progress bar.")
     var quiet = false
 
@@ -43,6 +49,8 @@ struct SourceOptions: ParsableArguments {
         // DNG inputs decode their semantic masks only when a region measures one.
         r.develop.includeMasks = r.regions.contains { if case .mask = $0.shape { return true } else { return false } }
         r.develop.exposure = exposure
+        r.develop.demosaic = demosaic
+        r.develop.source = source
         try limits.apply(to: &r.develop)
         return r
     }

@@ -7,6 +7,7 @@ extension ExposureMode: ExpressibleByArgument {}
 extension EXRCompression: ExpressibleByArgument {}
 extension CropMode: ExpressibleByArgument {}
 extension DemosaicMethod: ExpressibleByArgument {}
+extension ImageSource: ExpressibleByArgument {}
 
 /// The colour output choices of `convert`.
 enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
@@ -75,6 +76,9 @@ extension SceneLinearCommand {
 
         @Option(help: "CFA demosaicing: rcd (edge-aware, default), bilinear, or superpixel (2×2 binning to half size, no interpolation: for radiometry).")
         var demosaic: DemosaicMethod = Demosaicer.defaultMethod
+
+        @Option(help: "Image to develop: raw (the main raw image) or enhanced (the DNG 1.6 enhanced image, NewSubFileType 16, where the file has one; otherwise the raw image, noted in the output).")
+        var source: ImageSource = .raw
 
         @Option(help: "Crop: user (DefaultCrop then DefaultUserCrop), default (DefaultCrop only) or none (the whole ActiveArea).")
         var crop: CropMode = .user
@@ -160,6 +164,7 @@ extension SceneLinearCommand {
             options.crop = crop
             options.demosaic = demosaic
             options.applyOrientation = !noOrientation
+            options.source = source
             options.includeMasks = !noMasks
             try limits.apply(to: &options)
             return options

@@ -1,21 +1,29 @@
 import Foundation
 
-/// Builds small TIFF/BigTIFF files entry by entry (a copy of the DNGContainer tests'
-/// builder), for DNGs with layouts and compressions the project's writer does not produce.
-struct TIFFBuilder {
-    struct Entry {
-        var tag: UInt16
-        var type: UInt16
-        var count: UInt64
+/// Builds small TIFF/BigTIFF files entry by entry: for structural tests (cycles, bad
+/// offsets, odd layouts) that a real writer would never produce, and for DNGs with layouts
+/// and compressions the project's writer does not produce.
+public struct TIFFBuilder {
+    public struct Entry {
+        public var tag: UInt16
+        public var type: UInt16
+        public var count: UInt64
         /// Value bytes in the file's byte order; placed inline when they fit.
-        var bytes: [UInt8]
+        public var bytes: [UInt8]
+
+        public init(tag: UInt16, type: UInt16, count: UInt64, bytes: [UInt8]) {
+            self.tag = tag
+            self.type = type
+            self.count = count
+            self.bytes = bytes
+        }
     }
 
-    var bigEndian = false
-    var bigTIFF = false
-    var data: [UInt8] = []
+    public var bigEndian = false
+    public var bigTIFF = false
+    public var data: [UInt8] = []
 
-    init(bigEndian: Bool = false, bigTIFF: Bool = false) {
+    public init(bigEndian: Bool = false, bigTIFF: Bool = false) {
         self.bigEndian = bigEndian
         self.bigTIFF = bigTIFF
         data = bigEndian ? [0x4D, 0x4D] : [0x49, 0x49]
@@ -26,21 +34,21 @@ struct TIFFBuilder {
         }
     }
 
-    func u16(_ v: UInt16) -> [UInt8] { bigEndian ? [UInt8(v >> 8), UInt8(v & 0xFF)] : [UInt8(v & 0xFF), UInt8(v >> 8)] }
-    func u32(_ v: UInt32) -> [UInt8] { bigEndian ? (0..<4).reversed().map { UInt8((v >> (8 * $0)) & 0xFF) } : (0..<4).map { UInt8((v >> (8 * $0)) & 0xFF) } }
-    func u64(_ v: UInt64) -> [UInt8] { bigEndian ? (0..<8).reversed().map { UInt8((v >> (8 * $0)) & 0xFF) } : (0..<8).map { UInt8((v >> (8 * $0)) & 0xFF) } }
+    public func u16(_ v: UInt16) -> [UInt8] { bigEndian ? [UInt8(v >> 8), UInt8(v & 0xFF)] : [UInt8(v & 0xFF), UInt8(v >> 8)] }
+    public func u32(_ v: UInt32) -> [UInt8] { bigEndian ? (0..<4).reversed().map { UInt8((v >> (8 * $0)) & 0xFF) } : (0..<4).map { UInt8((v >> (8 * $0)) & 0xFF) } }
+    public func u64(_ v: UInt64) -> [UInt8] { bigEndian ? (0..<8).reversed().map { UInt8((v >> (8 * $0)) & 0xFF) } : (0..<8).map { UInt8((v >> (8 * $0)) & 0xFF) } }
 
-    func short(_ tag: UInt16, _ values: [UInt16]) -> Entry { Entry(tag: tag, type: 3, count: UInt64(values.count), bytes: values.flatMap(u16)) }
-    func long(_ tag: UInt16, _ values: [UInt32]) -> Entry { Entry(tag: tag, type: 4, count: UInt64(values.count), bytes: values.flatMap(u32)) }
-    func undefined(_ tag: UInt16, _ values: [UInt8]) -> Entry { Entry(tag: tag, type: 7, count: UInt64(values.count), bytes: values) }
-    func byte(_ tag: UInt16, _ values: [UInt8]) -> Entry { Entry(tag: tag, type: 1, count: UInt64(values.count), bytes: values) }
-    func ascii(_ tag: UInt16, _ s: String) -> Entry { Entry(tag: tag, type: 2, count: UInt64(s.utf8.count + 1), bytes: Array(s.utf8) + [0]) }
-    func srational(_ tag: UInt16, _ values: [(Int32, Int32)]) -> Entry {
+    public func short(_ tag: UInt16, _ values: [UInt16]) -> Entry { Entry(tag: tag, type: 3, count: UInt64(values.count), bytes: values.flatMap(u16)) }
+    public func long(_ tag: UInt16, _ values: [UInt32]) -> Entry { Entry(tag: tag, type: 4, count: UInt64(values.count), bytes: values.flatMap(u32)) }
+    public func undefined(_ tag: UInt16, _ values: [UInt8]) -> Entry { Entry(tag: tag, type: 7, count: UInt64(values.count), bytes: values) }
+    public func byte(_ tag: UInt16, _ values: [UInt8]) -> Entry { Entry(tag: tag, type: 1, count: UInt64(values.count), bytes: values) }
+    public func ascii(_ tag: UInt16, _ s: String) -> Entry { Entry(tag: tag, type: 2, count: UInt64(s.utf8.count + 1), bytes: Array(s.utf8) + [0]) }
+    public func srational(_ tag: UInt16, _ values: [(Int32, Int32)]) -> Entry {
         Entry(tag: tag, type: 10, count: UInt64(values.count), bytes: values.flatMap { u32(UInt32(bitPattern: $0.0)) + u32(UInt32(bitPattern: $0.1)) })
     }
 
     /// Appends an IFD and returns its offset. `next` is the offset of the following IFD.
-    mutating func appendIFD(_ entries: [Entry], next: UInt64 = 0) -> UInt64 {
+    public mutating func appendIFD(_ entries: [Entry], next: UInt64 = 0) -> UInt64 {
         if data.count % 2 == 1 { data.append(0) }
         let inlineSize = bigTIFF ? 8 : 4
         let entrySize = bigTIFF ? 20 : 12
@@ -66,20 +74,20 @@ struct TIFFBuilder {
     }
 
     /// Points the header at IFD0.
-    mutating func setFirstIFD(_ offset: UInt64) {
+    public mutating func setFirstIFD(_ offset: UInt64) {
         let bytes = bigTIFF ? u64(offset) : u32(UInt32(offset))
         let at = bigTIFF ? 8 : 4
         data.replaceSubrange(at..<(at + bytes.count), with: bytes)
     }
 
     /// Overwrites 4 (or 8 for BigTIFF) bytes at `at` with an offset value.
-    mutating func patchOffset(at: Int, _ value: UInt64) {
+    public mutating func patchOffset(at: Int, _ value: UInt64) {
         let bytes = bigTIFF ? u64(value) : u32(UInt32(value))
         data.replaceSubrange(at..<(at + bytes.count), with: bytes)
     }
 
     /// Minimal IFD0 entries of a LinearRaw DNG with one uncompressed strip of 2×2×3 16-bit samples.
-    func minimalDNG(stripOffset: UInt32, extra: [Entry] = []) -> [Entry] {
+    public func minimalDNG(stripOffset: UInt32, extra: [Entry] = []) -> [Entry] {
         [byte(50706, [1, 4, 0, 0]), long(256, [2]), long(257, [2]), short(258, [16, 16, 16]), short(259, [1]),
          short(262, [34892]), short(277, [3]), long(273, [stripOffset]), long(278, [2]), long(279, [24]),
          srational(50721, [(1, 1), (0, 1), (0, 1), (0, 1), (1, 1), (0, 1), (0, 1), (0, 1), (1, 1)])] + extra
