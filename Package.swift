@@ -45,6 +45,8 @@ let package = Package(
         .target(name: "DNGColor", dependencies: ["ImageCore", "DNGContainer", "Linearize"]),
         // Output geometry: DefaultCrop, DefaultUserCrop, DefaultScale, Orientation.
         .target(name: "ImageGeometry", dependencies: ["ImageCore", "DNGContainer"]),
+        // DNG 1.6 semantic masks: decoded, resampled onto the Stage 3 grid, given the output geometry.
+        .target(name: "SemanticMasks", dependencies: ["ImageCore", "DNGContainer", "RawDecode", "ImageGeometry"]),
         // Stage 3 for CFA images: Bayer mosaic → three camera-colour planes.
         .target(name: "Demosaic", dependencies: ["ImageCore", "DNGContainer", "Linearize"]),
         // EXR and HDF5 writers and readers.
@@ -64,7 +66,7 @@ let package = Package(
             name: "SceneLinearKit",
             dependencies: [
                 "ImageCore", "DNGContainer", "RawDecode", "Linearize", "Demosaic", "DNGColor", "ImageGeometry", "ImageExchange",
-                "DNGWriter", "CaptureSimulation", "Analysis", "Opcodes", "Plots",
+                "DNGWriter", "CaptureSimulation", "Analysis", "Opcodes", "Plots", "SemanticMasks",
             ]),
         // The command-line tool.
         .executableTarget(
@@ -85,6 +87,7 @@ let package = Package(
         .testTarget(name: "DNGColorTests", dependencies: ["DNGColor", "DNGContainer", "TestSupport"]),
         .testTarget(name: "ImageGeometryTests", dependencies: ["ImageGeometry", "DNGContainer", "TestSupport"]),
         .testTarget(name: "ImageExchangeTests", dependencies: ["ImageExchange", "TestSupport"]),
+        .testTarget(name: "SemanticMasksTests", dependencies: ["SceneLinearKit", "SemanticMasks", "DNGWriter", "TestSupport"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "TestSupport"]),
         .testTarget(name: "OpcodesTests", dependencies: ["Opcodes", "ImageCore", "TestSupport"]),
         .testTarget(name: "SimulationTests", dependencies: ["SceneLinearKit", "CaptureSimulation", "Analysis", "DNGWriter", "TestSupport"]),

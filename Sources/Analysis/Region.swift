@@ -12,6 +12,9 @@ public struct Region: Sendable, Equatable {
         case polygon([SIMD2<Double>])
         /// Per-pixel weights 0…1 (a matte, e.g. a semantic mask), same size as the image.
         case weights([Float])
+        /// A semantic mask of the image, by layer name (`sky`) or SemanticName URN: its values
+        /// are the weights. Resolved against the image by `weights(in:)`.
+        case mask(String)
     }
 
     public var name: String
@@ -22,8 +25,42 @@ public struct Region: Sendable, Equatable {
         self.shape = shape
     }
 
+    /// The weight of every pixel of `image` (0 outside the region); a mask region takes the
+    /// values of the image's semantic mask it names, clamped to 0…1.
+    /// - Throws: `AnalysisError` when the region lies outside the image, is empty, or names a
+    ///   mask the image does not have.
+    public func weights(in image: SceneLinearImage) throws -> [Float] {
+        try resolved(in: image).weights(width: image.width, height: image.height)
+    }
+
+    /// The region with a mask reference replaced by the mask's values (`.weights`); other
+    /// shapes unchanged.
+    /// - Throws: `AnalysisError` naming the image's masks when none matches.
+    public func resolved(in image: SceneLinearImage) throws -> Region {
+        guard case .mask(let reference) = shape else { return self }
+        return Region(name: name, shape: .weights(try maskLayer(reference, in: image).values.samples))
+    }
+
+    /// The semantic mask layer `reference` names: a layer name, else a SemanticName URN
+    /// (compared without regard to case); a URN shared by several layers is ambiguous.
+    func maskLayer(_ reference: String, in image: SceneLinearImage) throws -> SemanticMaskLayer {
+        let key = reference.lowercased()
+        if let layer = image.masks.first(where: { $0.name.lowercased() == key }) { return layer }
+        let byURN = image.masks.filter { !$0.semanticName.isEmpty && $0.semanticName.lowercased() == key }
+        if byURN.count == 1 { return byURN[0] }
+        if byURN.count > 1 {
+            throw AnalysisError(reason: "region \(name): \(byURN.count) semantic masks have the SemanticName \(reference) (\(byURN.map(\.name).joined(separator: ", "))); give the layer name")
+        }
+        guard !image.masks.isEmpty else {
+            throw AnalysisError(reason: "region \(name): the image has no semantic mask \"\(reference)\" — it has no semantic masks at all (none in the DNG, or converted with --no-masks)")
+        }
+        let available = image.masks.map { $0.semanticName.isEmpty ? $0.name : "\($0.name) (\($0.semanticName))" }
+        throw AnalysisError(reason: "region \(name): the image has no semantic mask \"\(reference)\"; its masks: \(available.joined(separator: ", "))")
+    }
+
     /// The weight of every pixel of a `width` × `height` image (0 outside the region).
-    /// - Throws: `AnalysisError` when the region lies outside the image or is empty.
+    /// - Throws: `AnalysisError` when the region lies outside the image or is empty, and for
+    ///   a mask region (which needs the image: use `weights(in:)`).
     public func weights(width: Int, height: Int) throws -> [Float] {
         var out = [Float](repeating: 0, count: width * height)
         func fill(_ r: PixelRect) throws {
@@ -62,19 +99,28 @@ public struct Region: Sendable, Equatable {
                 throw AnalysisError(reason: "region \(name): mask of \(w.count) pixels for a \(width)×\(height) image")
             }
             out = w.map { min(max($0, 0), 1) }
+        case .mask(let reference):
+            throw AnalysisError(reason: "region \(name) refers to the semantic mask \(reference): measure it against an image (Region.weights(in:))")
         }
         guard out.contains(where: { $0 > 0 }) else { throw AnalysisError(reason: "region \(name) contains no pixels") }
         return out
     }
 
-    /// Parses "name=top,left,bottom,right" (pixels, or fractions when every value is ≤ 1) or
-    /// "name=poly:x1,y1,x2,y2,..." (pixels).
+    /// Parses "name=top,left,bottom,right" (pixels, or fractions when every value is ≤ 1),
+    /// "name=poly:x1,y1,x2,y2,..." (pixels) or "name=mask:<layer or URN>" (a semantic mask).
     public static func parse(_ text: String) throws -> Region {
         let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
         guard parts.count == 2, !parts[0].isEmpty else {
-            throw AnalysisError(reason: "region \"\(text)\" must be name=top,left,bottom,right or name=poly:x,y,...")
+            throw AnalysisError(reason: "region \"\(text)\" must be name=top,left,bottom,right, name=poly:x,y,... or name=mask:<mask>")
         }
         var spec = parts[1]
+        if spec.hasPrefix("mask:") {
+            let reference = String(spec.dropFirst(5)).trimmingCharacters(in: .whitespaces)
+            guard !reference.isEmpty else {
+                throw AnalysisError(reason: "region \(parts[0]): mask: needs a mask name (e.g. mask:sky) or SemanticName URN")
+            }
+            return Region(name: parts[0], shape: .mask(reference))
+        }
         let isPolygon = spec.hasPrefix("poly:")
         if isPolygon { spec.removeFirst(5) }
         let numbers = spec.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }

@@ -50,7 +50,7 @@ public enum RegionStatistics {
     public static func measure(_ image: SceneLinearImage, region: Region, noise: NoiseModel? = nil,
                                percentiles: [Double] = []) throws -> RegionMeasurement {
         let w = image.width, h = image.height
-        let weights = try region.weights(width: w, height: h)
+        let weights = try region.weights(in: image)
         let lum = Rec2020.luminanceWeights
         var values: [[Double]] = Array(repeating: [], count: 4)
         var pixelWeights: [Double] = []

@@ -65,6 +65,7 @@ static const TIFFFieldInfo ctiff_dng_fields[] = {
     {52530, -1, -1, TIFF_SRATIONAL, FIELD_CUSTOM, 1, 1, (char *)"CameraCalibration3"},
     {52531, -1, -1, TIFF_SRATIONAL, FIELD_CUSTOM, 1, 1, (char *)"ColorMatrix3"},
     {52532, -1, -1, TIFF_SRATIONAL, FIELD_CUSTOM, 1, 1, (char *)"ForwardMatrix3"},
+    {52536, 4, 4, TIFF_LONG, FIELD_CUSTOM, 1, 0, (char *)"MaskSubArea"},
 };
 
 /// Registers the fields above on an open file. Returns 0 on success. libtiff forgets merged

@@ -52,6 +52,15 @@ public enum DNGWriter {
         guard d.blackLevel.count == blackCount else {
             throw fail("BlackLevel has \(d.blackLevel.count) values; the repeat pattern needs \(blackCount)")
         }
+        guard d.semanticMasks.count <= 15 else { throw fail("\(d.semanticMasks.count) semantic masks (at most 15)") }
+        for (i, m) in d.semanticMasks.enumerated() {
+            guard m.width > 0, m.height > 0, m.samples.count == m.width * m.height else {
+                throw fail("semantic mask \(i): \(m.samples.count) samples do not fill \(m.width)×\(m.height)")
+            }
+            if let a = m.maskSubArea, a.count != 4 || a.contains(where: { $0 < 0 }) {
+                throw fail("semantic mask \(i): MaskSubArea needs 4 non-negative values")
+            }
+        }
         guard d.colorMatrices.count == d.calibrationIlluminants.count, (1...3).contains(d.colorMatrices.count),
               d.colorMatrices.allSatisfy({ $0.count == 9 }) else {
             throw fail("need 1–3 ColorMatrices of 9 values, one per calibration illuminant")
@@ -159,13 +168,20 @@ public enum DNGWriter {
             try t.u32(UInt32(TIFFTAG_SUBFILETYPE), 1)
             try writeCameraTags(d, t)
             try writePreview(d, tif: tif, t: t)
-            try t.check(ctiff_set_subifd_count(tif, 1), "SubIFDs")
+            try t.check(ctiff_set_subifd_count(tif, UInt16(1 + d.semanticMasks.count)), "SubIFDs")
             try t.check(TIFFWriteDirectory(tif), "TIFFWriteDirectory (preview IFD 0): \(message(&errors))")
             try writeRawIFD(d, blocks: blocks, tif: tif, t: t, includeCameraTags: false)
         } else {
             try writeRawIFD(d, blocks: blocks, tif: tif, t: t, includeCameraTags: true)
+            if !d.semanticMasks.isEmpty {
+                try t.check(ctiff_set_subifd_count(tif, UInt16(d.semanticMasks.count)), "SubIFDs")
+            }
         }
         try t.check(TIFFWriteDirectory(tif), "TIFFWriteDirectory (raw IFD): \(message(&errors))")
+        for (i, mask) in d.semanticMasks.enumerated() {
+            try writeMaskIFD(mask, tif: tif, t: t)
+            try t.check(TIFFWriteDirectory(tif), "TIFFWriteDirectory (semantic mask \(i)): \(message(&errors))")
+        }
         closed = true
         TIFFClose(tif)
         if errors.message.0 != 0 {
@@ -268,6 +284,31 @@ public enum DNGWriter {
                 throw DNGWriteError(path: t.path, reason: "writing block \(i) of \(blocks.count) failed")
             }
         }
+    }
+
+    /// A semantic mask SubIFD: 8-bit PhotometricMask in one strip, raw or Deflate (libtiff's
+    /// own encoder), with SemanticName, SemanticInstanceID and MaskSubArea.
+    static func writeMaskIFD(_ m: SemanticMaskDNG, tif: OpaquePointer, t: TagSetter) throws {
+        try t.check(ctiff_register_dng_fields(tif) == 0 ? 1 : 0, "cannot register DNG tags for a semantic mask IFD")
+        try t.u32(UInt32(TIFFTAG_SUBFILETYPE), 0x10004)
+        try t.u32(UInt32(TIFFTAG_IMAGEWIDTH), UInt32(m.width))
+        try t.u32(UInt32(TIFFTAG_IMAGELENGTH), UInt32(m.height))
+        try t.u16(UInt32(TIFFTAG_BITSPERSAMPLE), 8)
+        try t.u16(UInt32(TIFFTAG_SAMPLESPERPIXEL), 1)
+        try t.u16(UInt32(TIFFTAG_PHOTOMETRIC), 52527)
+        try t.u16(UInt32(TIFFTAG_PLANARCONFIG), UInt16(PLANARCONFIG_CONTIG))
+        try t.u16(UInt32(TIFFTAG_SAMPLEFORMAT), UInt16(SAMPLEFORMAT_UINT))
+        try t.u16(UInt32(TIFFTAG_COMPRESSION), UInt16(m.deflate ? COMPRESSION_ADOBE_DEFLATE : COMPRESSION_NONE))
+        try t.u32(UInt32(TIFFTAG_ROWSPERSTRIP), UInt32(m.height))
+        try t.string(52526, m.semanticName)
+        if let id = m.instanceID { try t.string(52528, id) }
+        if let a = m.maskSubArea { try t.numbers(52536, a.map(Double.init)) }
+        var bytes = m.samples
+        let written = bytes.withUnsafeMutableBytes { raw in
+            m.deflate ? TIFFWriteEncodedStrip(tif, 0, raw.baseAddress, tmsize_t(raw.count))
+                : TIFFWriteRawStrip(tif, 0, raw.baseAddress, tmsize_t(raw.count))
+        }
+        guard written >= 0 else { throw DNGWriteError(path: t.path, reason: "writing a semantic mask failed") }
     }
 
     /// A small 8-bit RGB preview (every 8th pixel, top byte of each sample) in IFD 0.

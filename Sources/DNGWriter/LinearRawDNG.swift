@@ -95,6 +95,9 @@ public struct RawDNG: Sendable {
     public var baselineExposure: Double?
     public var baselineExposureOffset: Double?
 
+    /// DNG 1.6 semantic masks, written as SubIFDs after the raw image (at most 15).
+    public var semanticMasks: [SemanticMaskDNG] = []
+
     // Capture settings (TIFF-EP tags in IFD 0)
     public var exposureTime: Double?
     public var fNumber: Double?
@@ -115,6 +118,35 @@ public struct RawDNG: Sendable {
         self.width = width
         self.height = height
         self.samples = samples
+    }
+}
+
+/// A semantic mask to write (DNG 1.6): a SubIFD with NewSubFileType 65540,
+/// PhotometricInterpretation 52527 (PhotometricMask), one 8-bit sample per pixel in one
+/// strip, SemanticName, optional SemanticInstanceID and MaskSubArea.
+public struct SemanticMaskDNG: Sendable {
+    public var width: Int
+    public var height: Int
+    /// Row-major 8-bit values (255 = fully inside).
+    public var samples: [UInt8]
+    /// SemanticName (52526), e.g. `urn:com:apple:photo:2020:aux:semanticskymatte`.
+    public var semanticName: String
+    /// SemanticInstanceID (52528).
+    public var instanceID: String?
+    /// MaskSubArea (52536): top, left, full width, full height.
+    public var maskSubArea: [Int]?
+    /// Deflate (compression 8) instead of uncompressed.
+    public var deflate: Bool
+
+    public init(width: Int, height: Int, samples: [UInt8], semanticName: String, instanceID: String? = nil,
+                maskSubArea: [Int]? = nil, deflate: Bool = false) {
+        self.width = width
+        self.height = height
+        self.samples = samples
+        self.semanticName = semanticName
+        self.instanceID = instanceID
+        self.maskSubArea = maskSubArea
+        self.deflate = deflate
     }
 }
 

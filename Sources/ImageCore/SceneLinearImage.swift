@@ -65,16 +65,25 @@ public struct SceneLinearImage: Sendable {
     public var encoding: ColorEncoding
     public var exposure: ExposureScaling
     public var provenance: ImageProvenance
+    /// The DNG's semantic masks (sky, skin, hair, ...) on the same pixel grid as `pixels`,
+    /// in file order; empty when the file has none or they were not asked for.
+    public var masks: [SemanticMaskLayer] {
+        didSet {
+            for m in masks { precondition(m.values.width == pixels.width && m.values.height == pixels.height && m.values.channels == 1) }
+        }
+    }
 
     public init(pixels: ImageBuffer<Float>, clipMask: [UInt8]?, encoding: ColorEncoding,
-                exposure: ExposureScaling, provenance: ImageProvenance) {
+                exposure: ExposureScaling, provenance: ImageProvenance, masks: [SemanticMaskLayer] = []) {
         precondition(pixels.channels == 3, "a scene-linear image has three channels")
         if let mask = clipMask { precondition(mask.count == pixels.pixelCount) }
+        for m in masks { precondition(m.values.width == pixels.width && m.values.height == pixels.height && m.values.channels == 1) }
         self.pixels = pixels
         self.clipMask = clipMask
         self.encoding = encoding
         self.exposure = exposure
         self.provenance = provenance
+        self.masks = masks
     }
 
     public var width: Int { pixels.width }
@@ -82,4 +91,36 @@ public struct SceneLinearImage: Sendable {
 
     /// Number of pixels with any clipped channel.
     public var clippedPixelCount: Int { clipMask?.reduce(0) { $0 + ($1 != 0 ? 1 : 0) } ?? 0 }
+}
+
+/// One semantic mask of an image (DNG 1.6: an IFD with NewSubFileType 65540), resampled onto
+/// the image's pixel grid: a weight 0…1 per pixel (1 = the pixel shows what the mask names).
+public struct SemanticMaskLayer: Sendable, Equatable {
+    /// Short, stable layer name derived from `semanticName` (e.g. `sky`); unique within an
+    /// image. EXR channel `mask.<name>.Y`, HDF5 dataset `/masks/<name>`.
+    public var name: String
+    /// The DNG SemanticName (tag 52526), e.g. `urn:com:apple:photo:2020:aux:semanticskymatte`;
+    /// empty when the IFD has none.
+    public var semanticName: String
+    /// The DNG SemanticInstanceID (tag 52528); empty when the IFD has none.
+    public var instanceID: String
+    /// The IFD the mask was read from, e.g. `IFD0/SubIFD1`.
+    public var sourceIFD: String
+    /// One channel, the same size as the image it belongs to.
+    public var values: ImageBuffer<Float>
+
+    public init(name: String, semanticName: String, instanceID: String = "", sourceIFD: String,
+                values: ImageBuffer<Float>) {
+        precondition(values.channels == 1, "a mask layer has one channel")
+        self.name = name
+        self.semanticName = semanticName
+        self.instanceID = instanceID
+        self.sourceIFD = sourceIFD
+        self.values = values
+    }
+
+    public static func == (a: SemanticMaskLayer, b: SemanticMaskLayer) -> Bool {
+        a.name == b.name && a.semanticName == b.semanticName && a.instanceID == b.instanceID && a.sourceIFD == b.sourceIFD
+            && a.values.width == b.values.width && a.values.height == b.values.height && a.values.samples == b.values.samples
+    }
 }

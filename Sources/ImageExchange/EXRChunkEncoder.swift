@@ -119,8 +119,10 @@ struct EXRChunkEncoder {
                 source = planes.rgb + ((y * planes.width) * 3 + component) * halfSize
                 pixelStride = 3 * halfSize
             default:
-                guard let mask = planes.mask else { preconditionFailure("unexpected channel \(name)") }
-                source = mask + y * planes.width * halfSize
+                guard let plane = planes.extra.first(where: { $0.name == name })?.plane else {
+                    preconditionFailure("unexpected channel \(name)")
+                }
+                source = plane + y * planes.width * halfSize
                 pixelStride = halfSize
             }
             channel.pointee.encode_from_ptr = source.assumingMemoryBound(to: UInt8.self)

@@ -54,6 +54,15 @@ enum EXRMetadata {
         out.append((prefix + "cameraToOutput",
                     p.cameraToOutput.count == 9 ? .m33d(p.cameraToOutput) : .floatVector(p.cameraToOutput.map(Float.init))))
 
+        if !image.masks.isEmpty {
+            out.append((prefix + "masks", .string(image.masks.map(\.name).joined(separator: ","))))
+            for layer in image.masks {
+                out.append((prefix + "mask." + layer.name, .string(layer.semanticName)))
+                out.append((prefix + "mask." + layer.name + ".instanceID", .string(layer.instanceID)))
+                out.append((prefix + "mask." + layer.name + ".sourceIFD", .string(layer.sourceIFD)))
+            }
+        }
+
         appendItems(p.dng, prefix: dngPrefix, listName: prefix + "dngItems", to: &out)
         appendItems(p.processing, prefix: processingPrefix, listName: prefix + "processingItems", to: &out)
 
@@ -115,6 +124,30 @@ enum EXRMetadata {
             if p == "d" ? !(c >= 48 && c <= 57) : c != p.asciiValue! { return false }
         }
         return true
+    }
+
+    /// The semantic mask layers of a file: every HALF/FLOAT channel `mask.<name>.Y` except
+    /// the clip mask, in the order of `sceneLinear:masks` (others after it, by name), with
+    /// the URN, instance ID and source IFD from `sceneLinear:mask.<name>[.instanceID|.sourceIFD]`.
+    static func maskLayers(_ contents: EXRContents) -> [SemanticMaskLayer] {
+        func string(_ name: String) -> String? {
+            if case .string(let s)? = contents.attributes[name] { return s }
+            return nil
+        }
+        var names = contents.channels.keys.filter {
+            $0.hasPrefix("mask.") && $0.hasSuffix(".Y") && $0 != EXRFile.clipMaskChannel && $0.count > 7
+        }.map { String($0.dropFirst(5).dropLast(2)) }.sorted()
+        if let listed = string(prefix + "masks")?.split(separator: ",").map(String.init) {
+            let present = Set(names)
+            names = listed.filter(present.contains) + names.filter { !listed.contains($0) }
+        }
+        return names.compactMap { name in
+            guard let values = contents.channels[EXRFile.maskChannel(name)] else { return nil }
+            return SemanticMaskLayer(name: name, semanticName: string(prefix + "mask." + name) ?? "",
+                                     instanceID: string(prefix + "mask." + name + ".instanceID") ?? "",
+                                     sourceIFD: string(prefix + "mask." + name + ".sourceIFD") ?? "",
+                                     values: ImageBuffer(width: contents.width, height: contents.height, channels: 1, samples: values))
+        }
     }
 
     /// Rebuilds encoding, exposure and provenance from a header.

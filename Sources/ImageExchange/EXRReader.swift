@@ -59,7 +59,8 @@ extension EXRFile {
     /// Pixels come from channels R, G, B (any pixel type); encoding, exposure and
     /// provenance from the `sceneLinear:`/`dng:` attributes (see `write`). The clip mask is
     /// the `mask.clipped.Y` channel, 1 where it is non-zero (the EXR keeps only whether a
-    /// pixel clipped, not which camera channels), or nil without that channel. Files from
+    /// pixel clipped, not which camera channels), or nil without that channel. The semantic
+    /// masks are the other `mask.<name>.Y` channels (see `write`). Files from
     /// other writers are accepted when `colorInteropID` or the chromaticities say linear
     /// Rec.2020; missing provenance fields are empty.
     ///
@@ -82,7 +83,8 @@ extension EXRFile {
         let mask = contents.channels[clipMaskChannel].map { $0.map { $0 != 0 ? UInt8(1) : 0 } }
         return SceneLinearImage(
             pixels: ImageBuffer(width: contents.width, height: contents.height, channels: 3, samples: samples),
-            clipMask: mask, encoding: encoding, exposure: exposure, provenance: provenance)
+            clipMask: mask, encoding: encoding, exposure: exposure, provenance: provenance,
+            masks: EXRMetadata.maskLayers(contents))
     }
 
     private static func readAttributes(_ context: EXRContext, _ part: Int32) throws -> [String: EXRAttributeValue] {

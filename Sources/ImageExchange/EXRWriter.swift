@@ -10,7 +10,8 @@ public enum EXRFile {
     /// Writes `image` as a single-part scanline EXR with HALF channels R, G, B.
     ///
     /// The layout: data window = display window = (0, 0)–(w−1, h−1), channels `R`, `G`,
-    /// `B` (and `mask.clipped.Y` with `options.includeClipMask`) as HALF with pLinear 0,
+    /// `B` (and `mask.clipped.Y` with `options.includeClipMask`, and `mask.<name>.Y` for
+    /// each semantic mask layer, described by `sceneLinear:mask.<name>` attributes) as HALF with pLinear 0,
     /// increasing-Y line order. The floats are rounded to half once (round to nearest
     /// even; beyond ±65504 they become ±infinity, NaN stays NaN). Header attributes:
     /// `chromaticities` (Rec.2020) and `colorInteropID` for the colour encoding, the
@@ -39,24 +40,35 @@ public enum EXRFile {
                                 message: "zip level \(level) is outside 0...12", category: .outputFailure)
         }
         let rgb = HalfConversion.halves(image.pixels.samples)
-        var mask: [Float16]?
+        // Single-channel planes after R, G, B, all in one allocation: the clip mask (when
+        // asked for), then each semantic mask layer.
+        var extraNames: [String] = []
+        var extra: [Float16] = []
         if options.includeClipMask {
-            mask = (image.clipMask ?? [UInt8](repeating: 0, count: width * height)).map { $0 != 0 ? 1 : 0 }
+            extraNames.append(clipMaskChannel)
+            extra += (image.clipMask ?? [UInt8](repeating: 0, count: width * height)).map { $0 != 0 ? 1 : 0 }
+        }
+        for layer in image.masks {
+            extraNames.append(maskChannel(layer.name))
+            extra += HalfConversion.halves(layer.values.samples)
         }
         try AtomicFile.write(to: path) { temporary in
             try reportingDestination(path) {
                 try rgb.withUnsafeBufferPointer { rgbBuffer in
-                    try (mask ?? []).withUnsafeBufferPointer { maskBuffer in
-                        let planes = EXRSourcePlanes(
-                            width: width, height: height,
-                            rgb: UnsafeRawPointer(rgbBuffer.baseAddress!),
-                            mask: mask == nil ? nil : UnsafeRawPointer(maskBuffer.baseAddress!))
+                    try extra.withUnsafeBufferPointer { extraBuffer in
+                        var planes = EXRSourcePlanes(width: width, height: height, rgb: UnsafeRawPointer(rgbBuffer.baseAddress!))
+                        for (k, name) in extraNames.enumerated() {
+                            planes.extra.append((name, UnsafeRawPointer(extraBuffer.baseAddress! + k * width * height)))
+                        }
                         try writeHalfFile(temporary, planes: planes, image: image, options: options)
                     }
                 }
             }
         }
     }
+
+    /// The channel of a semantic mask layer: `mask.<name>.Y`.
+    public static func maskChannel(_ name: String) -> String { "mask.\(name).Y" }
 
     private static func writeHalfFile(_ path: String, planes: EXRSourcePlanes, image: SceneLinearImage,
                                       options: EXROptions) throws {
@@ -71,8 +83,7 @@ public enum EXRFile {
             // PXR24 deflates with the library's zlib, whose levels stop at 9.
             try context.check(exr_set_zip_compression_level(ctxt, part, Int32(min(level, 9))), "exr_set_zip_compression_level")
         }
-        var channels = ["R", "G", "B"]
-        if planes.mask != nil { channels.append(clipMaskChannel) }
+        let channels = ["R", "G", "B"] + planes.extra.map(\.name)
         for name in channels {
             try context.check(exr_add_channel(ctxt, part, name, EXR_PIXEL_HALF, EXR_PERCEPTUALLY_LOGARITHMIC, 1, 1),
                               "exr_add_channel")
@@ -148,12 +159,13 @@ extension EXRCompression {
     }
 }
 
-/// The half-float source of a write: interleaved RGB and an optional mask plane.
+/// The half-float source of a write: interleaved RGB and single-channel planes (clip mask,
+/// semantic masks) by channel name.
 struct EXRSourcePlanes: @unchecked Sendable {
     var width: Int
     var height: Int
     /// `width * height * 3` interleaved `Float16`.
     var rgb: UnsafeRawPointer
-    /// `width * height` `Float16`, or nil.
-    var mask: UnsafeRawPointer?
+    /// Channel name and `width * height` `Float16` each.
+    var extra: [(name: String, plane: UnsafeRawPointer)] = []
 }

@@ -83,6 +83,9 @@ public struct HDF5Dataset: Sendable, Equatable {
 ///              white_xy f64[n], camera_neutral f64[n], camera_to_output f64[3,3]
 /// /clip_mask   uint8 [H, W], chunked + deflate; attribute description. Bit c set: camera
 ///              channel c was at or above its white level. Absent without a clip mask.
+/// /masks       group (only when the image has semantic masks); attribute layers (names in
+///              order); one float16 [H, W] dataset per layer, chunked + shuffle + deflate,
+///              with attributes semantic_name, instance_id, source_ifd
 /// /dng         group, one attribute per DNG metadata item, in item order (creation order
 ///              is tracked): text → UTF-8 string, number → f64, numbers → f64[n],
 ///              integer → i64, integers → i64[n]
@@ -134,7 +137,7 @@ public enum HDF5File {
     /// Reads a file written by `write` back into a `SceneLinearImage`.
     ///
     /// `/image` may be any float type (binary16 is widened exactly); the clip mask comes
-    /// from `/clip_mask` when present.
+    /// from `/clip_mask` and the semantic masks from `/masks` when present.
     ///
     /// - Throws: `ExchangeError`: `.inputUnreadable` (missing/unreadable file),
     ///   `.corruptData` (not HDF5, damaged, or not this layout), `.unsupportedVersion`
@@ -212,6 +215,7 @@ private struct HDF5Writer {
 
         try writeImage(file, halves)
         if let mask = image.clipMask { try writeClipMask(file, mask) }
+        if !image.masks.isEmpty { try writeMasks(file) }
         try writeItems(image.provenance.dng, group: "dng", in: file)
         if !image.provenance.processing.isEmpty {
             try writeItems(image.provenance.processing, group: "processing", in: file)
@@ -298,6 +302,50 @@ private struct HDF5Writer {
         try s.setString(dataset, "description",
                         "bit c set: camera channel c was at or above its white level (value is a lower bound)")
         try s.check(dataset.close(), "H5Dclose (/clip_mask)")
+    }
+
+    /// Writes `/masks/<name>` (float16 [H, W], chunked, shuffle + deflate) for each semantic
+    /// mask layer, with attributes `semantic_name`, `instance_id`, `source_ifd`; the group's
+    /// attribute `layers` lists the names in order.
+    private func writeMasks(_ file: H5Handle) throws {
+        let s = session
+        let group = try s.handle(H5Gcreate2(file.id, "masks", chdf5_P_DEFAULT(), chdf5_P_DEFAULT(), chdf5_P_DEFAULT()),
+                                 "H5Gcreate2 (/masks)", closer: H5Gclose)
+        try s.setStrings(group, "layers", image.masks.map(\.name))
+        try s.setString(group, "description",
+                        "semantic masks of the DNG (SemanticName URNs), resampled onto this image's pixels: weight 0...1 per pixel")
+        let f16 = try s.type(chdf5_create_float16_le(), "H5Tcopy (float16)")
+        var level = 4
+        if case .deflate(let l) = options.compression { level = l }
+        for layer in image.masks {
+            let name = "/masks/\(layer.name)"
+            let space = try s.dataspace([image.height, image.width])
+            let dcpl = try s.plist(H5Pcreate(chdf5_P_DATASET_CREATE()), "H5Pcreate")
+            try s.check(H5Pset_chunk(dcpl.id, 2, [hsize_t(rows), hsize_t(image.width)]), "H5Pset_chunk")
+            var zero = Float16(0)
+            try s.check(H5Pset_fill_value(dcpl.id, f16.id, &zero), "H5Pset_fill_value")
+            try s.check(H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_IFSET), "H5Pset_fill_time")
+            try s.check(H5Pset_shuffle(dcpl.id), "H5Pset_shuffle")
+            try s.check(H5Pset_deflate(dcpl.id, UInt32(level)), "H5Pset_deflate")
+            let dataset = try s.handle(H5Dcreate2(group.id, layer.name, f16.id, space.id, chdf5_P_DEFAULT(), dcpl.id,
+                                                  chdf5_P_DEFAULT()), "H5Dcreate2 (\(name))", closer: H5Dclose)
+            let halves = HalfConversion.halves(layer.values.samples)
+            try halves.withUnsafeBytes { raw in
+                if Parallel.threadCount > 1 {
+                    let compressor = HDF5ChunkCompressor(session: s, level: level, shuffle: true, elementSize: 2)
+                    try compressor.write(dataset, data: raw, totalRows: image.height, rowElements: image.width,
+                                         chunkRows: rows, rank: 2)
+                } else {
+                    try s.check(H5Dwrite(dataset.id, f16.id, chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), raw.baseAddress),
+                                "H5Dwrite (\(name))")
+                }
+            }
+            try s.setString(dataset, "semantic_name", layer.semanticName)
+            try s.setString(dataset, "instance_id", layer.instanceID)
+            try s.setString(dataset, "source_ifd", layer.sourceIFD)
+            try s.check(dataset.close(), "H5Dclose (\(name))")
+        }
+        try s.check(group.close(), "H5Gclose (/masks)")
     }
 
     /// Writes an extra group (intermediate groups are created) with its attributes and datasets.
@@ -394,6 +442,8 @@ private struct HDF5Reader {
             mask = values
         }
 
+        let masks = try readMasks(width: width, height: height)
+
         func items(_ name: String) throws -> [MetadataItem] {
             guard exists(name) else { return [] }
             let group = try s.handle(H5Gopen2(file.id, name, chdf5_P_DEFAULT()), "H5Gopen2 (/\(name))", closer: H5Gclose)
@@ -429,7 +479,67 @@ private struct HDF5Reader {
             whiteXY: doubles("white_xy"), cameraNeutral: doubles("camera_neutral"),
             cameraToOutput: doubles("camera_to_output"), dng: dng, processing: processing)
         return SceneLinearImage(pixels: ImageBuffer(width: width, height: height, channels: 3, samples: samples),
-                                clipMask: mask, encoding: encoding, exposure: exposure, provenance: provenance)
+                                clipMask: mask, encoding: encoding, exposure: exposure, provenance: provenance, masks: masks)
+    }
+
+    /// The datasets of `/masks`, in the order of its `layers` attribute (others after it, by name).
+    private func readMasks(width: Int, height: Int) throws -> [SemanticMaskLayer] {
+        let s = session
+        guard exists("masks") else { return [] }
+        let group = try s.handle(H5Gopen2(file.id, "masks", chdf5_P_DEFAULT()), "H5Gopen2 (/masks)", closer: H5Gclose)
+        var info = H5G_info_t()
+        try s.check(H5Gget_info(group.id, &info), "H5Gget_info (/masks)")
+        var names: [String] = []
+        for i in 0..<info.nlinks {
+            let size = H5Lget_name_by_idx(group.id, ".", H5_INDEX_NAME, H5_ITER_INC, i, nil, 0, chdf5_P_DEFAULT())
+            guard size >= 0 else { throw s.error("H5Lget_name_by_idx (/masks)") }
+            var buffer = [CChar](repeating: 0, count: Int(size) + 1)
+            guard H5Lget_name_by_idx(group.id, ".", H5_INDEX_NAME, H5_ITER_INC, i, &buffer, buffer.count, chdf5_P_DEFAULT()) >= 0 else {
+                throw s.error("H5Lget_name_by_idx (/masks)")
+            }
+            names.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        let groupAttributes = Dictionary(try s.attributes(group), uniquingKeysWith: { a, _ in a })
+        if case .text(let list)? = groupAttributes["layers"] {
+            let listed = list.split(separator: ",").map(String.init)
+            let present = Set(names)
+            names = listed.filter(present.contains) + names.filter { !listed.contains($0) }
+        }
+        let f16 = try s.type(chdf5_create_float16_le(), "H5Tcopy (float16)")
+        return try names.map { name in
+            let path = "/masks/\(name)"
+            let dataset = try s.handle(H5Dopen2(group.id, name, chdf5_P_DEFAULT()), "H5Dopen2 (\(path))", closer: H5Dclose)
+            let (h, w) = try shape(dataset, channels: nil, name: path)
+            guard h == height, w == width else {
+                throw ExchangeError(path: s.path, operation: "readSceneLinear",
+                                    message: "\(path) is \(w)×\(h), /image \(width)×\(height)", category: .corruptData)
+            }
+            let fileType = try s.type(H5Dget_type(dataset.id), "H5Dget_type (\(path))")
+            guard H5Tget_class(fileType.id) == H5T_FLOAT else {
+                throw ExchangeError(path: s.path, operation: "readSceneLinear", message: "\(path) is not a float dataset",
+                                    category: .corruptData)
+            }
+            var values = [Float](repeating: 0, count: width * height)
+            if H5Tget_size(fileType.id) == 2 {
+                var halves = [Float16](repeating: 0, count: width * height)
+                try halves.withUnsafeMutableBytes { raw in
+                    try s.check(H5Dread(dataset.id, f16.id, chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), raw.baseAddress),
+                                "H5Dread (\(path))")
+                }
+                values = HalfConversion.floats(halves)
+            } else {
+                try s.check(H5Dread(dataset.id, chdf5_NATIVE_FLOAT(), chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), &values),
+                            "H5Dread (\(path))")
+            }
+            let attributes = Dictionary(try s.attributes(dataset), uniquingKeysWith: { a, _ in a })
+            func text(_ key: String) -> String {
+                if case .text(let t)? = attributes[key] { return t }
+                return ""
+            }
+            return SemanticMaskLayer(name: name, semanticName: text("semantic_name"), instanceID: text("instance_id"),
+                                     sourceIFD: text("source_ifd"),
+                                     values: ImageBuffer(width: width, height: height, channels: 1, samples: values))
+        }
     }
 
     private func exists(_ name: String) -> Bool {

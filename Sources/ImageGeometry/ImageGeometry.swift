@@ -138,7 +138,7 @@ public enum ImageGeometry {
         return orient(out, plan.orientation)
     }
 
-    /// Applies `plan` to a scene-linear image and its clip mask, and records it.
+    /// Applies `plan` to a scene-linear image, its clip mask and its semantic masks, and records it.
     public static func apply(_ plan: GeometryPlan, to image: SceneLinearImage) -> SceneLinearImage {
         guard plan != .identity(width: image.width, height: image.height) else {
             var same = image
@@ -151,8 +151,14 @@ public enum ImageGeometry {
         }
         var provenance = image.provenance
         provenance.processing += plan.processingItems
+        // Semantic masks share the image's grid, so they take the same crop, scale and orientation.
+        let masks = image.masks.map { layer -> SemanticMaskLayer in
+            var moved = layer
+            moved.values = apply(plan, to: layer.values)
+            return moved
+        }
         return SceneLinearImage(pixels: pixels, clipMask: mask, encoding: image.encoding, exposure: image.exposure,
-                                provenance: provenance)
+                                provenance: provenance, masks: masks)
     }
 
     static func crop<T>(_ image: ImageBuffer<T>, to rect: PixelRect) -> ImageBuffer<T> {

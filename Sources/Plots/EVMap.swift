@@ -28,7 +28,8 @@ public struct EVMap: Sendable {
     /// Pixels to mark as clipped (magenta), `width × height`; nil = none.
     public var clipped: [Bool]?
     /// Regions to outline and label: closed polygons, vertices (x, y) in image pixel
-    /// coordinates ((0, 0) = top-left corner of the first pixel).
+    /// coordinates ((0, 0) = top-left corner of the first pixel); an empty name draws the
+    /// outline without a label (e.g. the smaller parts of a region with several outlines).
     public var regions: [(name: String, outline: [SIMD2<Double>])]
     /// Longest side of the map in the rendered image, in pixels.
     public var maxSize: Int
@@ -257,7 +258,7 @@ extension EVMap {
         // Names at twice the text size on maps large enough for it.
         let labelScale = min(map.width, map.height) >= 300 ? 2 : 1
         let capHeight = Double(BitmapFont.capHeight * labelScale)
-        for (i, points) in outlines.enumerated() where !points.isEmpty {
+        for (i, points) in outlines.enumerated() where !points.isEmpty && !regions[i].name.isEmpty {
             let name = regions[i].name
             let textWidth = Double(BitmapFont.width(of: name, scale: labelScale, bold: true))
             // Above the topmost vertex (leftmost of ties); below the region when that leaves

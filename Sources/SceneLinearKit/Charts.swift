@@ -33,8 +33,9 @@ public enum AnalysisCharts {
     }
 
     /// A false-colour map of luminance Y (Rec.2020 weights) in stops, clipped pixels in
-    /// magenta, and each region's outline (rectangles and polygons; mask regions are
-    /// listed in the subtitle rather than outlined).
+    /// magenta, and each region's outline: rectangles and polygons as given, weight and
+    /// semantic-mask regions by their 0.5 iso-contours (`MaskContours`; the name labels the
+    /// largest one). A mask region that never reaches 0.5 is listed in the subtitle.
     public static func evMap(_ image: SceneLinearImage, title: String, regions: [Region] = [],
                              evRange: ClosedRange<Double>? = nil, maxSize: Int = 1200) -> EVMap {
         let w = image.width, h = image.height
@@ -49,16 +50,28 @@ public enum AnalysisCharts {
         var outlines: [(name: String, outline: [SIMD2<Double>])] = []
         var masks: [String] = []
         for region in regions {
-            if let o = outline(of: region, width: w, height: h) { outlines.append((region.name, o)) } else { masks.append(region.name) }
+            if let o = outline(of: region, width: w, height: h) {
+                outlines.append((region.name, o))
+                continue
+            }
+            let contours = (try? region.weights(in: image)).map {
+                MaskContours.isoLines($0, width: w, height: h, level: 0.5, maxSize: min(maxSize, 800))
+            } ?? []
+            guard let largest = contours.indices.max(by: { MaskContours.area(contours[$0]) < MaskContours.area(contours[$1]) }) else {
+                masks.append(region.name)
+                continue
+            }
+            // Unnamed outlines are drawn without a label.
+            for (k, c) in contours.enumerated() { outlines.append((k == largest ? region.name : "", c)) }
         }
         var subtitle = "luminance Y in stops relative to \(image.exposure.factor == 1 ? "sensor white" : "1.0"); magenta = clipped"
-        if !masks.isEmpty { subtitle += "; mask regions (not outlined): " + masks.joined(separator: ", ") }
+        if !masks.isEmpty { subtitle += "; mask regions below 0.5 everywhere (not outlined): " + masks.joined(separator: ", ") }
         return EVMap(title: title, subtitle: subtitle, width: w, height: h, luminance: luminance, evRange: evRange,
                      clipped: clipped, regions: outlines, maxSize: maxSize)
     }
 
     /// The outline of a region in pixel coordinates ((0, 0) = top-left corner of the first
-    /// pixel), clamped to the image; nil for weight masks.
+    /// pixel), clamped to the image; nil for weight and mask regions (see `MaskContours`).
     public static func outline(of region: Region, width: Int, height: Int) -> [SIMD2<Double>]? {
         func rect(_ t: Double, _ l: Double, _ b: Double, _ r: Double) -> [SIMD2<Double>] {
             let t = min(max(t, 0), Double(height)), b = min(max(b, 0), Double(height))
@@ -74,7 +87,7 @@ public enum AnalysisCharts {
                         (b * Double(height)).rounded(), (r * Double(width)).rounded())
         case .polygon(let vertices):
             return vertices
-        case .weights:
+        case .weights, .mask:
             return nil
         }
     }

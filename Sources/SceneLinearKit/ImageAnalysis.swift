@@ -63,7 +63,7 @@ extension Pipeline {
             let m = try RegionStatistics.measure(image, region: region, noise: input.noise, percentiles: percentiles)
             var histogram: Histogram?
             if let options = request.histogram {
-                histogram = Histogram.compute(image, weights: try region.weights(width: image.width, height: image.height), options: options)
+                histogram = Histogram.compute(image, weights: try region.weights(in: image), options: options)
             }
             results.append(RegionAnalysis(name: region.name, measurement: m,
                                           dynamicRange: DynamicRange.of(m.channels["Y"]!, noise: input.noise), histogram: histogram))

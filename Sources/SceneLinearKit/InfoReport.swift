@@ -14,6 +14,8 @@ public struct InfoReport: Encodable, Sendable {
     /// The white point the conversion would use by default (nil when it cannot be computed).
     public let asShotWhite: WhiteSummary?
     public let images: [ImageIFD]
+    /// How each semantic mask maps onto the converted image (layer name, sizes, MaskSubArea).
+    public let semanticMasks: [MaskGeometry]
     /// Every tag of every IFD (only with `--tags`).
     public let tags: [TagListing]?
 
@@ -41,6 +43,7 @@ public struct InfoReport: Encodable, Sendable {
         bigTIFF = dng.structure.isBigTIFF
         metadata = dng.metadata
         images = dng.images
+        semanticMasks = MaskGeometry.describe(dng)
         mainRawImage = (try? dng.mainRawImage())?.path
         if let t = try? ColorTransform.make(metadata: dng.metadata, encoding: .linearRec2020, path: dng.path) {
             asShotWhite = WhiteSummary(source: t.whiteBalanceSource, xy: [t.whiteXY.x, t.whiteXY.y],
@@ -148,6 +151,7 @@ public struct InfoReport: Encodable, Sendable {
             if let name = image.semanticName {
                 lines.append("                 SemanticName \(name)" + (image.semanticInstanceID.map { ", instance \($0)" } ?? ""))
             }
+            if let g = semanticMasks.first(where: { $0.ifd == image.path }) { lines += Self.maskLines(g) }
         }
         if let tags {
             lines.append("Tags:")
@@ -156,6 +160,30 @@ public struct InfoReport: Encodable, Sendable {
             }
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The mapped geometry of a semantic mask: layer, mask space, area covered, output size.
+    static func maskLines(_ g: MaskGeometry) -> [String] {
+        let indent = "                 "
+        var lines: [String] = []
+        var space = "\(g.maskWidth)×\(g.maskHeight)"
+        if let v = g.maskSubArea, v.count == 4 {
+            space += g.maskSubAreaUse == "used"
+                ? " at top \(v[0]), left \(v[1]) of a \(g.maskSpaceWidth)×\(g.maskSpaceHeight) mask space (MaskSubArea)"
+                : " (MaskSubArea \(v.map(String.init).joined(separator: " ")) \(g.maskSubAreaUse))"
+        } else if let v = g.maskSubArea {
+            space += " (MaskSubArea \(v.map(String.init).joined(separator: " ")) \(g.maskSubAreaUse))"
+        }
+        var line = "layer mask.\(g.layer): \(space)"
+        if g.coversWidth > 0 {
+            let sx = Double(g.coversWidth) / Double(g.maskSpaceWidth), sy = Double(g.coversHeight) / Double(g.maskSpaceHeight)
+            line += " → ActiveArea \(g.coversWidth)×\(g.coversHeight) (scale \(String(format6: sx)) × \(String(format6: sy)))"
+        }
+        if let w = g.outputWidth, let h = g.outputHeight {
+            line += " → output \(w)×\(h)" + (g.outputOrientation.map { $0 == 1 ? "" : " (orientation \($0))" } ?? "")
+        }
+        lines.append(indent + line)
+        return lines
     }
 
     static func illuminantName(_ code: Int) -> String {

@@ -42,6 +42,8 @@ public struct DevelopOptions: Sendable {
     /// Memory one file may need at its peak, estimated from its dimensions before anything
     /// is decoded (see `Pipeline.estimatedPeakBytes`); nil = three quarters of physical memory.
     public var maxMemoryBytes: Int?
+    /// Decode the DNG's semantic masks (sky, skin, ...) onto the output grid as `image.masks`.
+    public var includeMasks = true
 
     public init(exposure: ExposureMode = .none, encoding: ColorEncoding = .linearRec2020, whiteBalance: WhiteBalance = .asShot) {
         self.exposure = exposure
@@ -147,7 +149,8 @@ public enum Pipeline {
         let plan = try ImageGeometry.plan(ifd: geometryIFD, orientation: dng.metadata.orientation, width: converted.width,
                                           height: converted.height, binning: geometryBinning, crop: options.crop,
                                           applyOrientation: options.applyOrientation, path: path)
-        let image = measure(&timings.geometry) { ImageGeometry.apply(plan, to: converted) }
+        var image = measure(&timings.geometry) { ImageGeometry.apply(plan, to: converted) }
+        if options.includeMasks { image.masks = try semanticMasks(dng, raw: raw, stage3: converted, binning: binning, notes: processing, plan: plan, options: options) }
         return DevelopedImage(image: image, dng: dng, rawIFD: raw, mapping: linear.mapping, color: color,
                               geometry: plan, timings: timings)
     }

@@ -18,7 +18,7 @@ struct SourceOptions: ParsableArguments {
     @Argument(help: "DNG files, EXR/HDF5 files written by `convert`, or directories of them.")
     var inputs: [String]
 
-    @Option(name: .customLong("region"), help: ArgumentHelp("A region: name=top,left,bottom,right (pixels, or fractions when all ≤ 1) or name=poly:x1,y1,x2,y2,... (pixels), in output coordinates. Repeatable; none = the whole image.", valueName: "name=spec"))
+    @Option(name: .customLong("region"), help: ArgumentHelp("A region: name=top,left,bottom,right (pixels, or fractions when all ≤ 1) or name=poly:x1,y1,x2,y2,... (pixels), in output coordinates, or name=mask:<mask> (a semantic mask by layer name, e.g. mask:sky, or SemanticName URN; its values 0…1 weight the pixels). Repeatable; none = the whole image.", valueName: "name=spec"))
     var regions: [String] = []
 
     @Option(help: "Exposure scaling of DNG inputs: none, baseline, or normalized (÷ exposure time · ISO/100 / f-number²).")
@@ -46,6 +46,8 @@ struct SourceOptions: ParsableArguments {
     func request() throws -> AnalysisRequest {
         var r = AnalysisRequest()
         r.regions = try regions.map(parsedRegion)
+        // DNG inputs decode their semantic masks only when a region measures one.
+        r.develop.includeMasks = r.regions.contains { if case .mask = $0.shape { return true } else { return false } }
         r.develop.exposure = exposure
         r.develop.demosaic = demosaic
         r.develop.source = source

@@ -29,6 +29,13 @@ extension SceneLinearCommand {
                 and flagged in the clip mask (/clip_mask in HDF5; EXR channel mask.clipped.Y with \
                 --exr-clip-mask). Outputs are written to a temporary file and renamed on success.
 
+                Semantic masks (DNG 1.6, e.g. Apple ProRAW's sky matte) are resampled onto the \
+                output pixels (bilinear, same crop, scale and orientation as the image) and \
+                written as EXR channels mask.<name>.Y and HDF5 datasets /masks/<name>, where \
+                <name> is a short name from the mask's SemanticName (semanticskymatte → sky); \
+                the full URN is recorded beside each. A mask that cannot be decoded fails the \
+                conversion with its own error; --no-masks converts without them.
+
                 -o names a file (.exr, .h5 or .hdf5) or a directory (one file per --format, \
                 named after the input). Without -o the outputs go to the current directory.
 
@@ -85,13 +92,16 @@ extension SceneLinearCommand {
         @Flag(help: "Add the clip mask to the EXR as channel mask.clipped.Y (1 = a camera channel reached white).")
         var exrClipMask = false
 
+        @Flag(help: "Leave out the DNG's semantic masks (by default each becomes EXR channel mask.<name>.Y and HDF5 dataset /masks/<name>).")
+        var noMasks = false
+
         @Option(help: "HDF5 deflate level 0–9 (0 = uncompressed).")
         var hdf5Level: Int = 4
 
         @Flag(help: "Also write statistics and EV histograms (whole image and --region regions) into the HDF5 output's /analysis group.")
         var analysis = false
 
-        @Option(name: .customLong("region"), help: ArgumentHelp("With --analysis: a region name=top,left,bottom,right or name=poly:x,y,... (output pixels). Repeatable.", valueName: "name=spec"))
+        @Option(name: .customLong("region"), help: ArgumentHelp("With --analysis: a region name=top,left,bottom,right or name=poly:x,y,... (output pixels), or name=mask:<mask> (a semantic mask as weights). Repeatable.", valueName: "name=spec"))
         var regions: [String] = []
 
         @Flag(help: "Print what was written as JSON.")
@@ -155,6 +165,7 @@ extension SceneLinearCommand {
             options.demosaic = demosaic
             options.applyOrientation = !noOrientation
             options.source = source
+            options.includeMasks = !noMasks
             try limits.apply(to: &options)
             return options
         }
@@ -233,6 +244,8 @@ extension SceneLinearCommand {
                     "clippedPixels": image.clippedPixelCount, "outputs": written,
                     "crop": [d.geometry.crop.top, d.geometry.crop.left, d.geometry.crop.bottom, d.geometry.crop.right],
                     "orientation": d.geometry.orientation,
+                    "masks": image.masks.map { ["name": $0.name, "semanticName": $0.semanticName, "instanceID": $0.instanceID,
+                                                "sourceIFD": $0.sourceIFD] },
                 ]
                 if timings {
                     let t = d.timings
@@ -247,6 +260,9 @@ extension SceneLinearCommand {
             let clipped = image.clippedPixelCount
             let percent = 100 * Double(clipped) / Double(max(1, image.width * image.height))
             print("\(file): \(d.rawIFD.path) \(image.width)×\(image.height) → \(image.encoding.displayName), exposure \(image.exposure.mode.rawValue) (×\(String(format: "%.6g", image.exposure.factor))), white \(image.provenance.whiteBalanceSource) xy (\(String(format: "%.4f", image.provenance.whiteXY[0])), \(String(format: "%.4f", image.provenance.whiteXY[1]))), \(clipped) clipped pixels (\(String(format: "%.3f", percent)) %)")
+            if !image.masks.isEmpty {
+                print("semantic masks: " + image.masks.map { "\($0.name) (\($0.semanticName.isEmpty ? $0.sourceIFD : $0.semanticName))" }.joined(separator: ", "))
+            }
             for w in written { print("wrote \(w["path"]!) (\(w["format"]!))") }
             if timings {
                 let t = d.timings

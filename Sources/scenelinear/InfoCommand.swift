@@ -10,7 +10,10 @@ extension SceneLinearCommand {
                 Lists each IFD holding image data with its role from NewSubFileType (main raw \
                 image, previews, semantic masks, ...), layout and compression, and the Stage 2 \
                 tags of raw images (LinearizationTable, BlackLevel, WhiteLevel, ActiveArea, \
-                NoiseProfile). --json prints the same as a JSON document (schema \
+                NoiseProfile), and for each semantic mask the layer name `convert` gives it \
+                (mask.<name>.Y, /masks/<name>), its MaskSubArea and how it maps onto the \
+                output (the ActiveArea it covers, the output size and orientation). --json \
+                prints the same as a JSON document (schema \
                 "scenelinear.info/1", full LinearizationTable included); --tags adds every tag \
                 of every IFD.
                 """)
