@@ -8,8 +8,10 @@ public final class FileBytes: @unchecked Sendable {
     public let path: String
     public let data: Data
     public var count: Int { data.count }
+    /// The read-only private mapping behind `data`, when the bytes come from `init(path:)`.
+    private let mapping: UnsafeMutableRawPointer?
 
-    /// Maps the file at `path`.
+    /// Maps the file at `path` (read-only, private).
     /// - Throws: `ContainerError.fileNotFound` or `.unreadable`.
     public init(path: String) throws(ContainerError) {
         self.path = path
@@ -18,17 +20,38 @@ public final class FileBytes: @unchecked Sendable {
             throw .fileNotFound(path: path)
         }
         guard !isDirectory.boolValue else { throw .unreadable(path: path, reason: "it is a directory") }
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
-        } catch {
-            throw .unreadable(path: path, reason: (error as NSError).localizedDescription)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+        let size = Int(info.st_size)
+        guard size > 0 else {
+            data = Data()
+            mapping = nil
+            return
         }
+        guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else {
+            throw .unreadable(path: path, reason: "cannot map the file: \(String(cString: strerror(errno)))")
+        }
+        mapping = base
+        data = Data(bytesNoCopy: base, count: size, deallocator: .custom { pointer, count in munmap(pointer, count) })
     }
 
     /// Wraps bytes already in memory (tests, generated files).
     public init(data: Data, path: String) {
         self.data = data
         self.path = path
+        mapping = nil
+    }
+
+    /// Lets the kernel drop the file's pages from this process's resident memory (they stay
+    /// in the page cache and are read again when next touched). For the streaming
+    /// conversion, whose peak memory would otherwise include the whole input file. Does
+    /// nothing for bytes that are not a file mapping.
+    public func releaseResidentPages() {
+        guard let mapping else { return }
+        _ = madvise(mapping, data.count, MADV_DONTNEED)
     }
 
     /// True when `offset ..< offset + length` lies inside the file (overflow-safe).

@@ -13,6 +13,10 @@ public enum HalfConversion {
         precondition(source.count == destination.count)
         guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
         let raw = UnsafeMutableRawPointer(dst).assumingMemoryBound(to: UInt16.self)
+        if source.count < 1 << 19 {
+            chalf_f32_to_f16(src, raw, source.count)  // small (e.g. one row, from a worker): no nested parallelism
+            return
+        }
         nonisolated(unsafe) let s = src, d = raw
         Parallel.forEachChunk(count: source.count, minimumChunk: 1 << 18) { range in
             chalf_f32_to_f16(s + range.lowerBound, d + range.lowerBound, range.count)

@@ -12,11 +12,15 @@ public struct HalfSceneLinearImage: Sendable {
     public var provenance: ImageProvenance
     /// Pixels with any clipped channel (counted even when the mask itself is not kept).
     public var clippedPixelCount: Int
+    /// As `SceneLinearImage.masks`.
+    public var masks: [SemanticMaskLayer]
 
     public init(pixels: ImageBuffer<Float16>, clipMask: [UInt8]?, clippedPixelCount: Int, encoding: ColorEncoding,
-                exposure: ExposureScaling, provenance: ImageProvenance) {
+                exposure: ExposureScaling, provenance: ImageProvenance, masks: [SemanticMaskLayer] = []) {
         precondition(pixels.channels == 3, "a scene-linear image has three channels")
         if let mask = clipMask { precondition(mask.count == pixels.pixelCount) }
+        for m in masks { precondition(m.values.width == pixels.width && m.values.height == pixels.height && m.values.channels == 1) }
+        self.masks = masks
         self.pixels = pixels
         self.clipMask = clipMask
         self.clippedPixelCount = clippedPixelCount
@@ -27,4 +31,27 @@ public struct HalfSceneLinearImage: Sendable {
 
     public var width: Int { pixels.width }
     public var height: Int { pixels.height }
+
+    public func halfPixels() -> [Float16] { pixels.samples }
+}
+
+/// What the EXR and HDF5 writers need of an image: its size, its pixels as binary16, the
+/// masks and the metadata. `SceneLinearImage` rounds its Float pixels to half (round to
+/// nearest even); `HalfSceneLinearImage` already holds them.
+public protocol SceneLinearRaster: Sendable {
+    var width: Int { get }
+    var height: Int { get }
+    var clipMask: [UInt8]? { get }
+    var masks: [SemanticMaskLayer] { get }
+    var encoding: ColorEncoding { get }
+    var exposure: ExposureScaling { get }
+    var provenance: ImageProvenance { get }
+    /// RGB, interleaved, row-major, rounded to binary16.
+    func halfPixels() -> [Float16]
+}
+
+extension HalfSceneLinearImage: SceneLinearRaster {}
+
+extension SceneLinearImage: SceneLinearRaster {
+    public func halfPixels() -> [Float16] { HalfConversion.halves(pixels.samples) }
 }

@@ -6,11 +6,14 @@ public enum Parallel {
     /// The number of worker threads to use: the active processor count, or the value of
     /// the environment variable `SCENELINEAR_THREADS` when set (≥ 1).
     public static var threadCount: Int {
-        if let s = ProcessInfo.processInfo.environment["SCENELINEAR_THREADS"], let n = Int(s), n >= 1 {
+        // getenv rather than ProcessInfo's dictionary: this is read in every parallel loop.
+        if let value = getenv("SCENELINEAR_THREADS"), let n = Int(String(cString: value)), n >= 1 {
             return n
         }
-        return max(1, ProcessInfo.processInfo.activeProcessorCount)
+        return processors
     }
+
+    private static let processors = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
     /// Calls `body` once for each index in `0..<count`, spread over the worker threads.
     public static func forEach(_ count: Int, _ body: @Sendable (Int) -> Void) {

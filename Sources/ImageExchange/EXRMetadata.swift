@@ -31,7 +31,7 @@ enum EXRMetadata {
     static let dngPrefix = "dng:"
     static let processingPrefix = "processing:"
 
-    static func attributes(for image: SceneLinearImage) -> [(String, EXRAttributeValue)] {
+    static func attributes(for image: some SceneLinearRaster) -> [(String, EXRAttributeValue)] {
         var out: [(String, EXRAttributeValue)] = []
         let p = image.provenance
         if image.encoding == .linearRec2020 {

@@ -29,7 +29,7 @@ public enum EXRFile {
     /// - Throws: `OutputError` when the directory is missing or not writable;
     ///   `ExchangeError` (`.outputFailure`) when OpenEXRCore fails (disk full, image too
     ///   large or empty, ...), with the library's message.
-    public static func write(_ image: SceneLinearImage, to path: String, options: EXROptions = .init()) throws {
+    public static func write(_ image: some SceneLinearRaster, to path: String, options: EXROptions = .init()) throws {
         let width = image.width, height = image.height
         guard width > 0, height > 0, width <= Int(Int32.max), height <= Int(Int32.max) else {
             throw ExchangeError(path: path, operation: "EXRFile.write",
@@ -39,7 +39,7 @@ public enum EXRFile {
             throw ExchangeError(path: path, operation: "EXRFile.write",
                                 message: "zip level \(level) is outside 0...12", category: .outputFailure)
         }
-        let rgb = HalfConversion.halves(image.pixels.samples)
+        let rgb = image.halfPixels()
         // Single-channel planes after R, G, B, all in one allocation: the clip mask (when
         // asked for), then each semantic mask layer.
         var extraNames: [String] = []
@@ -70,7 +70,7 @@ public enum EXRFile {
     /// The channel of a semantic mask layer: `mask.<name>.Y`.
     public static func maskChannel(_ name: String) -> String { "mask.\(name).Y" }
 
-    private static func writeHalfFile(_ path: String, planes: EXRSourcePlanes, image: SceneLinearImage,
+    private static func writeHalfFile(_ path: String, planes: EXRSourcePlanes, image: some SceneLinearRaster,
                                       options: EXROptions) throws {
         let context = try EXRContext.create(path)
         guard let ctxt = context.handle else { return }

@@ -109,7 +109,7 @@ public enum HDF5File {
     /// - Throws: `OutputError` when the directory is missing or not writable;
     ///   `ExchangeError` (`.outputFailure`) with the HDF5 error stack when a call fails or
     ///   the options are invalid.
-    public static func write(_ image: SceneLinearImage, to path: String, options: HDF5Options = .init(),
+    public static func write(_ image: some SceneLinearRaster, to path: String, options: HDF5Options = .init(),
                              groups: [HDF5Group] = []) throws {
         if case .deflate(let level) = options.compression, !(0...9).contains(level) {
             throw ExchangeError(path: path, operation: "HDF5File.write", message: "deflate level \(level) is outside 0...9",
@@ -123,7 +123,7 @@ public enum HDF5File {
             throw ExchangeError(path: path, operation: "HDF5File.write",
                                 message: "an image of \(image.width)×\(image.height) has no chunks", category: .outputFailure)
         }
-        let halves = HalfConversion.halves(image.pixels.samples)
+        let halves = image.halfPixels()
         try AtomicFile.write(to: path) { temporary in
             try reportingDestination(path) {
                 try HDF5Library.withLock {
@@ -185,7 +185,7 @@ public enum HDF5File {
 /// Writes one image in the `HDF5File` layout.
 private struct HDF5Writer {
     let session: HDF5Session
-    let image: SceneLinearImage
+    let image: any SceneLinearRaster
     let options: HDF5Options
     let groups: [HDF5Group]
 

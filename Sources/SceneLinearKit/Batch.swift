@@ -116,7 +116,8 @@ public struct BatchConverter: Sendable {
                                         exitCode: nil, software: SceneLinearVersion.software, finished: "",
                                         shard: job.shard.count > 1 ? job.shard.description : nil)
             do {
-                let developed = try Pipeline.develop(path: input, options: job.develop)
+                let developed = try Pipeline.developForOutput(path: input, options: job.develop,
+                                                              keepClipMask: job.export.needsClipMask(targets.map(\.0)))
                 for (format, path) in targets {
                     try Pipeline.export(developed.image, format: format, to: path, options: job.export)
                     let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)

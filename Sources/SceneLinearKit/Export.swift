@@ -29,6 +29,12 @@ public struct ExportOptions: Sendable {
     public var exr = EXROptions()
     public var hdf5 = HDF5Options()
 
+    /// Whether writing `formats` needs the clip mask (HDF5 always stores it; EXR only with
+    /// the clip-mask channel).
+    public func needsClipMask(_ formats: [OutputFormat]) -> Bool {
+        formats.contains(.hdf5) || (formats.contains(.exr) && exr.includeClipMask)
+    }
+
     public init(exr: EXROptions = EXROptions(), hdf5: HDF5Options = HDF5Options()) {
         self.exr = exr
         self.hdf5 = hdf5
@@ -38,7 +44,7 @@ public struct ExportOptions: Sendable {
 extension Pipeline {
     /// Writes `image` in `format` to `path` (atomically: a temporary file renamed on success).
     /// `hdf5Groups` are extra groups (e.g. `/analysis`) for HDF5 outputs.
-    public static func export(_ image: SceneLinearImage, format: OutputFormat, to path: String,
+    public static func export(_ image: some SceneLinearRaster, format: OutputFormat, to path: String,
                               options: ExportOptions = ExportOptions(), hdf5Groups: [HDF5Group] = []) throws {
         switch format {
         case .exr: try EXRFile.write(image, to: path, options: options.exr)

@@ -77,6 +77,9 @@ public struct StageTimings: Sendable, Codable {
     public var demosaic = 0.0
     public var color = 0.0
     public var geometry = 0.0
+    /// The streaming conversion: Stage 1, Stage 2, opcodes, colour, geometry and half
+    /// conversion band by band, in one figure (0 when `develop` ran instead).
+    public var streamed = 0.0
     public var export: [String: Double] = [:]
 
     public init() {}

@@ -1,5 +1,6 @@
 import Foundation
 import Opcodes
+import SemanticMasks
 
 /// The result of the streaming conversion: the output image in half floats and what
 /// `convert` reports about it.
@@ -11,7 +12,49 @@ public struct HalfDevelopedImage: Sendable {
     public var timings: StageTimings
 }
 
+/// An image ready for the writers, from either conversion path.
+public struct ConvertedImage: Sendable {
+    public let image: any SceneLinearRaster
+    public let rawIFD: ImageIFD
+    public let geometry: GeometryPlan
+    public var timings: StageTimings
+    public let clippedPixelCount: Int
+    /// True when the streaming conversion made it (`developForExport`), false for `develop`.
+    public let streamed: Bool
+
+    /// The result of `develop`.
+    public init(_ d: DevelopedImage) {
+        self.init(image: d.image, rawIFD: d.rawIFD, geometry: d.geometry, timings: d.timings,
+                  clippedPixelCount: d.image.clippedPixelCount, streamed: false)
+    }
+
+    init(image: any SceneLinearRaster, rawIFD: ImageIFD, geometry: GeometryPlan, timings: StageTimings,
+         clippedPixelCount: Int, streamed: Bool) {
+        self.image = image
+        self.rawIFD = rawIFD
+        self.geometry = geometry
+        self.timings = timings
+        self.clippedPixelCount = clippedPixelCount
+        self.streamed = streamed
+    }
+}
+
 extension Pipeline {
+    /// The image `convert` writes: from the streaming conversion when it covers the file
+    /// (less memory, same bits), else from `develop`.
+    /// - Parameter keepClipMask: whether the outputs need the clip mask (HDF5, or EXR with
+    ///   the clip-mask channel).
+    public static func developForOutput(path: String, options: DevelopOptions = DevelopOptions(),
+                                        keepClipMask: Bool) throws -> ConvertedImage {
+        var timings = StageTimings()
+        let dng = try measure(&timings.container) { try DNGFile.open(path: path) }
+        if let h = try developForExport(dng, options: options, keepClipMask: keepClipMask, timings: timings) {
+            return ConvertedImage(image: h.image, rawIFD: h.rawIFD, geometry: h.geometry, timings: h.timings,
+                                  clippedPixelCount: h.image.clippedPixelCount, streamed: true)
+        }
+        return ConvertedImage(try develop(dng, options: options, timings: timings))
+    }
+
     /// Develops a DNG straight into the half-float output image, band by band, without any
     /// full-size intermediate: one band of stored samples (a row of tiles) is decoded at a
     /// time, and each group of its rows goes through Stage 2, the opcode lists, the colour
@@ -64,6 +107,10 @@ extension Pipeline {
                                           applyOrientation: options.applyOrientation, path: path)
         guard plan.scaledWidth == plan.crop.width, plan.scaledHeight == plan.crop.height else { return nil }
 
+        // The hash reads the whole file; then its pages leave resident memory, and each band
+        // of tiles is read back from the page cache as it is decoded.
+        let sha = measure(&timings.hash) { SHA256Digest.hex(of: dng.file.data) }
+        dng.file.releaseResidentPages()
         let matrix = ColorConversion.floatMatrix(color, exposure: exposure)
         let crop = plan.crop, orientation = plan.orientation
         let outWidth = plan.outputWidth, outHeight = plan.outputHeight
@@ -76,7 +123,7 @@ extension Pipeline {
         try output.withUnsafeMutableBufferPointer { outAll in
             try mask.withUnsafeMutableBufferPointer { maskAll in
                 nonisolated(unsafe) let out = outAll.baseAddress!
-                nonisolated(unsafe) let maskOut = maskAll.baseAddress
+                nonisolated(unsafe) let maskOut = keepClipMask ? maskAll.baseAddress : nil  // an empty array still has a base address
                 try RawDecoder.decodeBands(dng, ifd: raw, limits: options.limits) { top, band in
                     guard case .uint16(let samples) = band else {
                         throw OutputError(path: path, reason: "internal: the streaming conversion met non-16-bit samples")
@@ -107,11 +154,11 @@ extension Pipeline {
                         place(values, mask: rowMask, rows: rows, crop: crop, orientation: orientation,
                               outWidth: outWidth, into: out, maskInto: maskOut, clipped: clipped)
                     }
+                    dng.file.releaseResidentPages()
                 }
             }
         }
-        timings.stage2 = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        let sha = measure(&timings.hash) { SHA256Digest.hex(of: dng.file.data) }
+        timings.streamed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         let mapping = linearization.mapping
         var provenance = Self.provenance(dng: dng, raw: raw, mapping: mapping, color: color, sha256: sha)
         var processing = notes
@@ -120,9 +167,14 @@ extension Pipeline {
             processing.append(MetadataItem("opcodeList\(number)", .text(parts.isEmpty ? "empty" : parts.joined(separator: "; "))))
         }
         provenance.processing = processing + plan.processingItems
+        var masks: [SemanticMaskLayer] = []
+        if options.includeMasks && !dng.semanticMasks.isEmpty {
+            let grid = Stage3Grid.pipeline(activeArea: area, binning: 1, width: area.width, height: area.height)
+            masks = try SemanticMasks.layers(dng, grid: grid, plan: plan, limits: options.limits)
+        }
         let image = HalfSceneLinearImage(pixels: ImageBuffer(width: outWidth, height: outHeight, channels: 3, samples: output),
                                          clipMask: keepClipMask ? mask : nil, clippedPixelCount: clipped.value,
-                                         encoding: color.encoding, exposure: exposure, provenance: provenance)
+                                         encoding: color.encoding, exposure: exposure, provenance: provenance, masks: masks)
         return HalfDevelopedImage(image: image, rawIFD: raw, color: color, geometry: plan, timings: timings)
     }
 

@@ -211,16 +211,22 @@ extension SceneLinearCommand {
             try reportingFailures(json: json) {
                 let targets = try Pipeline.outputPaths(input: file, output: output ?? FileManager.default.currentDirectoryPath,
                                                        formats: try parsedFormats())
-                var developed = try Pipeline.develop(path: file, options: try developOptions())
                 let export = exportOptions
+                var developed: ConvertedImage
                 var groups: [HDF5Group] = []
                 if analysis {
+                    // The analysis needs the Float image, which only `develop` keeps.
+                    let d = try Pipeline.develop(path: file, options: try developOptions())
                     var request = AnalysisRequest()
-                    request.regions = [Region(name: "image", shape: .rectangle(PixelRect(width: developed.image.width, height: developed.image.height)))]
+                    request.regions = [Region(name: "image", shape: .rectangle(PixelRect(width: d.image.width, height: d.image.height)))]
                         + (try regions.map { try Region.parse($0) })
                     request.histogram = HistogramOptions()
-                    let input = AnalysisInput(path: file, image: developed.image, noise: AnalysisInput.noiseModel(for: developed.image))
+                    let input = AnalysisInput(path: file, image: d.image, noise: AnalysisInput.noiseModel(for: d.image))
                     groups.append(AnalysisOutput.hdf5Group(try Pipeline.analyze(input, request: request)))
+                    developed = ConvertedImage(d)
+                } else {
+                    developed = try Pipeline.developForOutput(path: file, options: try developOptions(),
+                                                              keepClipMask: export.needsClipMask(targets.map(\.0)))
                 }
                 var written: [[String: String]] = []
                 for (format, path) in targets {
@@ -233,7 +239,7 @@ extension SceneLinearCommand {
             }
         }
 
-        func report(_ d: DevelopedImage, written: [[String: String]]) {
+        func report(_ d: ConvertedImage, written: [[String: String]]) {
             let image = d.image
             if json {
                 var payload: [String: Any] = [
@@ -241,7 +247,7 @@ extension SceneLinearCommand {
                     "width": image.width, "height": image.height, "colorSpace": image.encoding.rawValue,
                     "exposureScaling": image.exposure.mode.rawValue, "exposureFactor": image.exposure.factor,
                     "whiteBalance": image.provenance.whiteBalanceSource, "whiteXY": image.provenance.whiteXY,
-                    "clippedPixels": image.clippedPixelCount, "outputs": written,
+                    "clippedPixels": d.clippedPixelCount, "outputs": written, "streamed": d.streamed,
                     "crop": [d.geometry.crop.top, d.geometry.crop.left, d.geometry.crop.bottom, d.geometry.crop.right],
                     "orientation": d.geometry.orientation,
                     "masks": image.masks.map { ["name": $0.name, "semanticName": $0.semanticName, "instanceID": $0.instanceID,
@@ -250,14 +256,15 @@ extension SceneLinearCommand {
                 if timings {
                     let t = d.timings
                     payload["timings"] = ["container": t.container, "hash": t.hash, "stage1": t.stage1, "stage2": t.stage2,
-                                          "demosaic": t.demosaic, "color": t.color, "geometry": t.geometry, "export": t.export]
+                                          "demosaic": t.demosaic, "color": t.color, "geometry": t.geometry, "streamed": t.streamed,
+                                          "export": t.export]
                 }
                 if let data = try? JSONSerialization.data(withJSONObject: payload, options: [.prettyPrinted, .sortedKeys]) {
                     print(String(decoding: data, as: UTF8.self))
                 }
                 return
             }
-            let clipped = image.clippedPixelCount
+            let clipped = d.clippedPixelCount
             let percent = 100 * Double(clipped) / Double(max(1, image.width * image.height))
             print("\(file): \(d.rawIFD.path) \(image.width)×\(image.height) → \(image.encoding.displayName), exposure \(image.exposure.mode.rawValue) (×\(String(format: "%.6g", image.exposure.factor))), white \(image.provenance.whiteBalanceSource) xy (\(String(format: "%.4f", image.provenance.whiteXY[0])), \(String(format: "%.4f", image.provenance.whiteXY[1]))), \(clipped) clipped pixels (\(String(format: "%.3f", percent)) %)")
             if !image.masks.isEmpty {
@@ -267,7 +274,10 @@ extension SceneLinearCommand {
             if timings {
                 let t = d.timings
                 let exports = t.export.sorted { $0.key < $1.key }.map { String(format: "%@ %.3f s", $0.key, $0.value) }.joined(separator: ", ")
-                print(String(format: "timings: container %.3f s, hash %.3f s, stage 1 %.3f s, stage 2 %.3f s, demosaic %.3f s, colour %.3f s, geometry %.3f s", t.container, t.hash, t.stage1, t.stage2, t.demosaic, t.color, t.geometry) + (exports.isEmpty ? "" : ", " + exports))
+                let stages = d.streamed
+                    ? String(format: "streamed (stage 1, 2, opcodes, colour, geometry, half) %.3f s", t.streamed)
+                    : String(format: "stage 1 %.3f s, stage 2 %.3f s, demosaic %.3f s, colour %.3f s, geometry %.3f s", t.stage1, t.stage2, t.demosaic, t.color, t.geometry)
+                print(String(format: "timings: container %.3f s, hash %.3f s, ", t.container, t.hash) + stages + (exports.isEmpty ? "" : ", " + exports))
             }
         }
     }

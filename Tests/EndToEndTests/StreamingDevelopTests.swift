@@ -19,6 +19,11 @@ import TestSupport
         #expect(streamed.image.clippedPixelCount == reference.image.clippedPixelCount, "\(label)")
         #expect(streamed.image.provenance.processing == reference.image.provenance.processing, "\(label)")
         #expect(streamed.image.provenance.dng == reference.image.provenance.dng, "\(label)")
+        #expect(streamed.image.masks == reference.image.masks, "\(label): masks differ")
+        // Without the clip mask (EXR outputs): the same pixels, the count still kept.
+        let lean = try #require(try Pipeline.developForExport(path: path, options: options, keepClipMask: false))
+        #expect(lean.image.clipMask == nil && lean.image.clippedPixelCount == reference.image.clippedPixelCount, "\(label)")
+        #expect(lean.image.pixels.samples.map(\.bitPattern) == b.map(\.bitPattern), "\(label): pixels differ without mask")
     }
 
     @Test func sameBitsAsDevelop() throws {
@@ -29,6 +34,16 @@ import TestSupport
         var chart = try TestChart.make(width: 200, height: 136, tileSize: (64, 48)).dng
         chart.defaultCrop = (origin: [6, 4], size: [180, 120])
         chart.defaultUserCrop = [0.1, 0.05, 0.9, 0.95]
+        // A half-resolution sky matte (a horizontal gradient) and a sub-area disc.
+        let sky: [UInt8] = (0..<(68 * 100)).map { i in UInt8((i % 100) * 255 / 99) }
+        var disc = [UInt8](repeating: 0, count: 40 * 40)
+        for i in 0..<disc.count {
+            let x = Double(i % 40) - 19.5, y = Double(i / 40) - 19.5
+            if x * x + y * y < 300 { disc[i] = 255 }
+        }
+        chart.semanticMasks = [SemanticMaskDNG(width: 100, height: 68, samples: sky, semanticName: "urn:com:apple:photo:2020:aux:semanticskymatte"),
+                               SemanticMaskDNG(width: 40, height: 40, samples: disc, semanticName: "urn:example:disc",
+                                               maskSubArea: [20, 50, 200, 136], deflate: true)]
         for orientation in 1...8 {
             chart.orientation = orientation
             let path = dir.appendingPathComponent("chart\(orientation).dng").path
@@ -37,6 +52,7 @@ import TestSupport
         }
         // Uncompressed strips, baseline exposure scaling, camera colour.
         chart.orientation = 1
+        chart.semanticMasks = []
         chart.compression = .uncompressed
         chart.tileSize = nil
         chart.rowsPerStrip = 5
