@@ -194,4 +194,8 @@ public struct DNGFile: Sendable {
 
     /// The semantic-mask IFDs (NewSubFileType 65540).
     public var semanticMasks: [ImageIFD] { images.filter { $0.role == .semanticMask } }
+
+    /// The mask images that are mapped onto the output as layers: the semantic masks
+    /// (NewSubFileType 65540) and the transparency mask (NewSubFileType 4), in file order.
+    public var maskIFDs: [ImageIFD] { images.filter { $0.role == .semanticMask || $0.role == .transparencyMask } }
 }

@@ -60,6 +60,7 @@ public enum ImageRole: Sendable, Equatable, Codable, CustomStringConvertible {
 public enum Photometric {
     public static let blackIsZero = 1
     public static let rgb = 2
+    public static let transparencyMask = 4
     public static let yCbCr = 6
     public static let cfa = 32803
     public static let linearRaw = 34892
@@ -71,6 +72,7 @@ public enum Photometric {
         case 0: return "WhiteIsZero"
         case 1: return "BlackIsZero"
         case 2: return "RGB"
+        case 4: return "TransparencyMask"
         case 6: return "YCbCr"
         case 32803: return "CFA"
         case 34892: return "LinearRaw"

@@ -109,8 +109,8 @@ struct BlockPlan: Sendable {
         if rawOnly {
             guard ifd.isRaw else { throw unsupported("\(photometricName) is not a raw image") }
         } else {
-            let decodable = [0, Photometric.blackIsZero, Photometric.rgb, Photometric.yCbCr, Photometric.cfa,
-                             Photometric.linearRaw, Photometric.depth, Photometric.photometricMask]
+            let decodable = [0, Photometric.blackIsZero, Photometric.rgb, Photometric.transparencyMask, Photometric.yCbCr,
+                             Photometric.cfa, Photometric.linearRaw, Photometric.depth, Photometric.photometricMask]
             guard decodable.contains(photometric) else { throw unsupported("\(photometricName) images are not decoded") }
             if photometric == Photometric.yCbCr, ![Compression.jpeg, Compression.lossyJPEG].contains(ifd.compression) {
                 throw unsupported("YCbCr data with compression \(ifd.compression) (\(Compression.name(ifd.compression, raw: false))); only JPEG-compressed YCbCr is decoded")

@@ -7,7 +7,7 @@ extension Pipeline {
     /// - Throws: `SemanticMaskError` for a mask that cannot be decoded.
     static func semanticMasks(_ dng: DNGFile, raw: ImageIFD, stage3: SceneLinearImage, binning: Int,
                               notes: [MetadataItem], plan: GeometryPlan, options: DevelopOptions) throws -> [SemanticMaskLayer] {
-        guard !dng.semanticMasks.isEmpty else { return [] }
+        guard !dng.maskIFDs.isEmpty else { return [] }
         func trim(_ key: String) -> PixelRect? {
             guard case .integers(let v)? = notes.first(where: { $0.key == key })?.value, v.count == 4 else { return nil }
             return PixelRect(top: v[0], left: v[1], bottom: v[2], right: v[3])

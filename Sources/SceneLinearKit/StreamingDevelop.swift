@@ -168,7 +168,7 @@ extension Pipeline {
         }
         provenance.processing = processing + plan.processingItems
         var masks: [SemanticMaskLayer] = []
-        if options.includeMasks && !dng.semanticMasks.isEmpty {
+        if options.includeMasks && !dng.maskIFDs.isEmpty {
             let grid = Stage3Grid.pipeline(activeArea: area, binning: 1, width: area.width, height: area.height)
             masks = try SemanticMasks.layers(dng, grid: grid, plan: plan, limits: options.limits)
         }

@@ -24,7 +24,7 @@ public struct SemanticMaskError: SceneLinearFailure {
         let name = semanticName.isEmpty ? "" : " \(semanticName)"
         let text = underlying.description
         let named = text.hasPrefix(path) ? text : "\(path): \(text)"
-        return "\(named) (semantic mask\(name) in \(ifd); convert with --no-masks to leave the semantic masks out)"
+        return "\(named) (mask\(name) in \(ifd); convert with --no-masks to leave the masks out)"
     }
 }
 
@@ -66,9 +66,16 @@ public enum SemanticMasks {
         }
     }
 
-    /// The layer names of the file's semantic masks, in file order (see `MaskNaming`).
+    /// What a layer records as its SemanticName: the URN, or for the transparency mask
+    /// (which has none) a description.
+    public static func semanticName(of ifd: ImageIFD) -> String {
+        ifd.role == .transparencyMask ? (ifd.semanticName ?? "transparency mask (NewSubFileType 4)") : ifd.semanticName ?? ""
+    }
+
+    /// The layer names of the file's mask layers (semantic masks and the transparency mask,
+    /// which is named `transparency`), in file order (see `MaskNaming`).
     public static func layerNames(_ dng: DNGFile) -> [String] {
-        MaskNaming.layerNames(dng.semanticMasks.map { ($0.semanticName, $0.semanticInstanceID) })
+        MaskNaming.layerNames(dng.maskIFDs.map { ($0.role == .transparencyMask ? "transparency" : $0.semanticName, $0.semanticInstanceID) })
     }
 
     /// Every semantic mask of `dng` on the output grid: decoded, resampled onto `grid` (see
@@ -76,7 +83,7 @@ public enum SemanticMasks {
     /// - Throws: `SemanticMaskError` for the first mask that cannot be decoded.
     public static func layers(_ dng: DNGFile, grid: Stage3Grid, plan: GeometryPlan,
                               limits: DecodeLimits = DecodeLimits()) throws -> [SemanticMaskLayer] {
-        let masks = dng.semanticMasks
+        let masks = dng.maskIFDs
         let names = layerNames(dng)
         var out: [SemanticMaskLayer] = []
         for (ifd, name) in zip(masks, names) {
@@ -86,7 +93,7 @@ public enum SemanticMasks {
                 subArea = a
             }
             let onGrid = MaskResampler.resample(values, subArea: subArea, onto: grid)
-            out.append(SemanticMaskLayer(name: name, semanticName: ifd.semanticName ?? "", instanceID: ifd.semanticInstanceID ?? "",
+            out.append(SemanticMaskLayer(name: name, semanticName: semanticName(of: ifd), instanceID: ifd.semanticInstanceID ?? "",
                                          sourceIFD: ifd.path, values: ImageGeometry.apply(plan, to: onGrid)))
         }
         return out
@@ -124,7 +131,7 @@ public struct MaskGeometry: Sendable, Codable, Equatable {
     /// The geometry of every semantic mask of `dng` relative to its main raw image (nil
     /// without one).
     public static func describe(_ dng: DNGFile) -> [MaskGeometry] {
-        let masks = dng.semanticMasks
+        let masks = dng.maskIFDs
         let names = SemanticMasks.layerNames(dng)
         let raw = try? dng.mainRawImage()
         var plan: GeometryPlan?

@@ -5,9 +5,11 @@ import DNGWriter
 import TestSupport
 
 /// `--source enhanced` develops the DNG 1.6 enhanced image (NewSubFileType 16) instead of the
-/// main raw image. The test file is written by tifffile, independently of this project: a
-/// preview in IFD0, the main LinearRaw image (16-bit) in SubIFD0 with a DefaultCrop, and an
-/// enhanced float16 LinearRaw image of the same size in SubIFD1 without crop tags.
+/// main raw image, and the transparency mask (NewSubFileType 4) becomes an output layer. The
+/// test file is written by tifffile, independently of this project: a preview in IFD0, the
+/// main LinearRaw image (16-bit) in SubIFD0 with a DefaultCrop, an enhanced float16 LinearRaw
+/// image of the same size in SubIFD1 without crop tags, and a 1-bit transparency mask (right
+/// half opaque) in SubIFD2.
 @Suite struct EnhancedImageTests {
     static let script = """
         import sys, numpy as np, tifffile
@@ -26,9 +28,10 @@ import TestSupport
                 (50778, 3, 1, 21, True), (50728, 5, 3, [1, 1, 1, 1, 1, 1], True)]
         crop = [(50719, 5, 2, [4, 1, 2, 1], True), (50720, 5, 2, [56, 1, 44, 1], True)]
         with tifffile.TiffWriter(out) as t:
-            t.write(np.zeros((8, 8, 3), np.uint8), photometric="rgb", subfiletype=1, subifds=2, extratags=ifd0)
+            t.write(np.zeros((8, 8, 3), np.uint8), photometric="rgb", subfiletype=1, subifds=3, extratags=ifd0)
             t.write(raw, photometric=34892, subfiletype=0, extratags=crop)
             t.write(enh, photometric=34892, subfiletype=16)
+            t.write(xx >= 32, photometric=4, subfiletype=4)
         np.save(npy, np.stack([raw.astype(np.float32) / 65535.0, enh.astype(np.float32)]))
         """
 
@@ -66,8 +69,15 @@ import TestSupport
             // float16 outputs of float16 inputs are exact; 16-bit inputs round to half.
             #expect(worst <= (source == .enhanced ? 1e-6 : 1.0 / 1024), "\(source): \(worst)")
         }
-        let note = try Pipeline.develop(path: dng, options: options).image.provenance.processingValue("source")
-        #expect(note == .text("enhanced image IFD0/SubIFD1 (NewSubFileType 16)"))
+        let enhanced = try Pipeline.develop(path: dng, options: options).image
+        #expect(enhanced.provenance.processingValue("source") == .text("enhanced image IFD0/SubIFD1 (NewSubFileType 16)"))
+        // The transparency mask: 1 where x ≥ 32 in the raw image, i.e. output x ≥ 28 after
+        // the crop (bilinear between the two columns at the edge).
+        let layer = try #require(enhanced.masks.first)
+        #expect(enhanced.masks.count == 1 && layer.name == "transparency" && layer.sourceIFD == "IFD0/SubIFD2")
+        #expect(layer.semanticName == "transparency mask (NewSubFileType 4)")
+        let row = Array(layer.values.samples[(10 * 56)..<(11 * 56)])
+        #expect(row[0..<27].allSatisfy { $0 == 0 } && row[29..<56].allSatisfy { $0 == 1 }, "\(row)")
 
         // A file without an enhanced image falls back to the raw image and says so.
         let chart = dir.appendingPathComponent("chart.dng").path

@@ -214,7 +214,7 @@ enum MaskCLI {
         guard let r = try MaskCLI.run(["convert", path, "-o", out.path + "/", "--format", "exr,hdf5"]) else { return }
         #expect(r.status == 13, "\(r.stderr)")
         #expect(r.stderr.contains("\(path): corrupt Deflate strip 0 in IFD0/SubIFD2"), "\(r.stderr)")
-        #expect(r.stderr.contains("semantic mask \(MaskFixtures.glassesURN) in IFD0/SubIFD2; convert with --no-masks to leave the semantic masks out"),
+        #expect(r.stderr.contains("mask \(MaskFixtures.glassesURN) in IFD0/SubIFD2; convert with --no-masks to leave the masks out"),
                 "\(r.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
 
