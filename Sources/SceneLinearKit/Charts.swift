@@ -129,17 +129,24 @@ public enum AnalysisCharts {
 public enum ValidationCharts {
     /// Relative bias of the measured patch means (R, G, B, in %) against stops below white,
     /// each with a ±1.96 standard-error bar, and the bias threshold as reference lines.
-    /// Clipped patches are left out (their means are bounds, not estimates).
-    public static func bias(_ report: ValidationReport) -> XYPlot {
-        let patches = report.patches.filter { $0.clippedFraction == 0 && $0.truth.allSatisfy { $0 > 0 } }
+    /// Clipped patches are left out (their means are bounds, not estimates), and so are
+    /// patches whose 95 % interval is wider than ±`maximumInterval` % (deep shadows, where
+    /// noise dwarfs the threshold); the subtitle says how many.
+    public static func bias(_ report: ValidationReport, maximumInterval: Double = 0.5) -> XYPlot {
+        let unclipped = report.patches.filter { $0.clippedFraction == 0 && $0.truth.allSatisfy { $0 > 0 } }
+        func interval(_ p: PatchValidation, _ c: Int) -> Double { 100 * 1.96 * p.standardError[c] / p.truth[c] }
+        let patches = unclipped.filter { p in (0..<3).allSatisfy { interval(p, $0) <= maximumInterval } }
         let series = ["R", "G", "B"].enumerated().map { c, name in
             (name: name, points: patches.map { p -> (x: Double, y: Double, error: Double?) in
-                (x: -p.stopsBelowWhite, y: 100 * p.relativeBias[c], error: 100 * 1.96 * p.standardError[c] / p.truth[c])
+                (x: -p.stopsBelowWhite, y: 100 * p.relativeBias[c], error: interval(p, c))
             }.sorted { $0.x < $1.x })
         }
         let t = 100 * report.thresholds.meanBias
+        var subtitle = "\(report.scene), \(report.layout)\(report.noise ? ", noisy" : ", noise-free"); bars: 95 % intervals of the mean; \(report.passed ? "all checks passed" : "some checks FAILED")"
+        let left = unclipped.count - patches.count
+        if left > 0 { subtitle += String(format: "; %d noisier patches (interval over ±%.2g %%) not drawn", left, maximumInterval) }
         return XYPlot(title: "Bias of patch means — \(URL(fileURLWithPath: report.capture).lastPathComponent)",
-                      subtitle: "\(report.scene), \(report.layout)\(report.noise ? ", noisy" : ", noise-free"); bars: 95 % intervals of the mean; \(report.passed ? "all checks passed" : "some checks FAILED")",
+                      subtitle: subtitle,
                       xLabel: "patch luminance (EV relative to white)", yLabel: "relative bias (%)", series: series,
                       referenceLines: [(y: t, label: String(format: "+%.2g %%", t)), (y: -t, label: String(format: "−%.2g %%", t)), (y: 0, label: "0")],
                       connectPoints: false)
