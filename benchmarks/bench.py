@@ -432,8 +432,9 @@ def build_report(data):
     add(f"- Machine: {m['nproc']} CPUs ({m['cpu']}), {m['memoryBytes'] / 2**30:.1f} GiB, {m['os']}, "
         f"Linux {m['kernel']}")
     la = data["load"]
-    add(f"- Load average (1/5/15 min): before {' '.join(f'{x:.2f}' for x in la['before'])}, "
-        f"after {' '.join(f'{x:.2f}' for x in la['after'])}; 1-min load at the start of the timed rounds "
+    waited = f" (after waiting {la['waited'] / 60:.0f} min for it to settle)" if la["waited"] >= 30 else ""
+    add(f"- Load average (1/5/15 min): at start {' '.join(f'{x:.2f}' for x in la['start'])}{waited}, "
+        f"after {' '.join(f'{x:.2f}' for x in la['after'])}; 1-min load at the start of each timed round "
         f"{min(la['rounds']):.2f}–{max(la['rounds']):.2f}")
     v = data["versions"]
     add(f"- Tools: scenelinear {v.get('scenelinear')} ({v.get('swift')}); rawpy {v.get('rawpy')} "
@@ -706,6 +707,15 @@ def main():
         peers = peer_commands(args.python, have_rawpy, have_dcraw, have_tifffile)
         commands_for = {inp["key"]: sl + peers for inp in inputs}
 
+        waited = 0.0
+        if args.wait_for_load is not None:
+            wait_start = time.time()
+            while os.getloadavg()[0] > args.wait_for_load and time.time() - wait_start < args.wait_max:
+                log(f"bench: load {os.getloadavg()[0]:.2f} > {args.wait_for_load}, waiting …")
+                time.sleep(30)
+            waited = time.time() - wait_start
+        load_start = list(os.getloadavg())
+
         checks = check_round(runner, inputs, commands_for, workdir, args.python)
         for inp in inputs:
             shape = checks[inp["key"]]["outputShape"]
@@ -714,12 +724,6 @@ def main():
 
         log(f"bench: per-stage times ({args.stage_runs} run(s) per case)")
         stages, stage_samples = stage_round(runner, inputs, commands_for, args.stage_runs)
-
-        if args.wait_for_load is not None:
-            deadline = time.time() + args.wait_max
-            while os.getloadavg()[0] > args.wait_for_load and time.time() < deadline:
-                log(f"bench: load {os.getloadavg()[0]:.2f} > {args.wait_for_load}, waiting …")
-                time.sleep(30)
 
         raw = {inp["key"]: {c.key: [] for c in commands_for[inp["key"]]} for inp in inputs}
         round_loads = []
@@ -808,7 +812,8 @@ def main():
             "date": started.strftime("%Y-%m-%d %H:%M UTC"),
             "command": "benchmarks/run.sh " + " ".join(sys.argv[1:]),
             "machine": machine_info(),
-            "load": {"before": load_before, "after": load_after, "rounds": round_loads},
+            "load": {"before": load_before, "start": load_start, "waited": waited, "after": load_after,
+                     "rounds": round_loads},
             "versions": versions, "runsText": runs_text, "stageRuns": args.stage_runs,
             "inputs": inputs,
             "commands": {k: [{"key": c.key, "label": c.label, "kind": c.kind, "threads": c.threads,
