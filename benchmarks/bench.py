@@ -87,7 +87,8 @@ def parse_size(text):
 
 
 def size_label(w, h):
-    return f"{w * h / 1e6:.0f} MP"
+    named = next((name for name, size in NAMED_SIZES.items() if size == (w, h)), None)
+    return f"{named} MP" if named else f"{w * h / 1e6:.0f} MP"
 
 
 def mb(nbytes):
@@ -339,27 +340,26 @@ def flatten_timings(timings):
     return flat
 
 
-def stage_round(runner, inputs, commands_for, stage_runs):
-    """`convert … --timings --json` for every scenelinear command, stage_runs times interleaved;
-    the median of each stage."""
-    samples = {}
-    for r in range(stage_runs):
-        for inp in inputs:
-            for c in commands_for[inp["key"]]:
-                if c.kind != "scenelinear":
-                    continue
-                result = runner.run(c, inp["path"], extra=("--timings", "--json"))
-                parsed = json.loads(result["stdout"])
-                flat = flatten_timings(parsed["timings"])
-                flat["wall"] = result["wall"]
-                samples.setdefault(inp["key"], {}).setdefault(c.key, []).append(flat)
+def stage_runs_for(runner, inp, commands, samples):
+    """`convert … --timings --json` once for every scenelinear command on one input (untimed by
+    the harness: the program reports its own stage times)."""
+    for c in commands:
+        if c.kind != "scenelinear":
+            continue
+        result = runner.run(c, inp["path"], extra=("--timings", "--json"))
+        flat = flatten_timings(json.loads(result["stdout"])["timings"])
+        flat["wall"] = result["wall"]
+        samples.setdefault(inp["key"], {}).setdefault(c.key, []).append(flat)
+
+
+def stage_medians(samples):
     medians = {}
     for key, per_command in samples.items():
         medians[key] = {}
         for ckey, runs in per_command.items():
             fields = sorted({f for run in runs for f in run})
             medians[key][ckey] = {f: median([run[f] for run in runs if f in run]) for f in fields}
-    return medians, samples
+    return medians
 
 
 # ---------------------------------------------------------------------------------------------
@@ -444,7 +444,8 @@ def build_report(data):
     add(f"- Method: whole-process wall time (fork to exit), {data['runsText']}, interleaved "
         f"(A B C … A B C …) after one untimed checking round; outputs deleted after each run. "
         f"Peak memory is the child's ru_maxrss (os.wait4), median over the runs. "
-        f"Per-stage times: median of {data['stageRuns']} `--timings --json` run(s) per case. "
+        f"Per-stage times: median of {data['stageRuns']} `--timings --json` run(s) per case, made in the "
+        f"first rounds right after the timed commands (not timed themselves). "
         f"The harness itself peaked at {mb(data['harnessMaxrss']):.0f} MB (a child's ru_maxrss cannot be "
         f"lower than its parent's at the time it starts, so this is the floor of the memory column).")
     add("")
@@ -658,7 +659,8 @@ def main():
                         help="fewer (or more) runs for one size, e.g. 48=3")
     parser.add_argument("--quick", action="store_true", help="12 MP only, 3 runs")
     parser.add_argument("--all-compressions", action="store_true", help="also EXR rle, zips and pxr24")
-    parser.add_argument("--stage-runs", type=int, default=3, help="--timings runs per case (median; default 3)")
+    parser.add_argument("--stage-runs", type=int, default=3,
+                        help="--timings --json runs per case, one in each of the first rounds (median; default 3)")
     parser.add_argument("--out", help="also write the Markdown report here")
     parser.add_argument("--json", help="write every raw number here")
     parser.add_argument("--bin", default=DEFAULT_BIN, help="the scenelinear binary (default: the release build)")
@@ -722,10 +724,9 @@ def main():
             inp["outputWidth"], inp["outputHeight"] = shape[1], shape[0]
             inp["halfBytes"] = shape[0] * shape[1] * 3 * 2
 
-        log(f"bench: per-stage times ({args.stage_runs} run(s) per case)")
-        stages, stage_samples = stage_round(runner, inputs, commands_for, args.stage_runs)
 
         raw = {inp["key"]: {c.key: [] for c in commands_for[inp["key"]]} for inp in inputs}
+        stage_samples = {}
         round_loads = []
         rounds = max(inp["runs"] for inp in inputs)
         for r in range(rounds):
@@ -741,6 +742,12 @@ def main():
                         result["inProcess"] = json.loads(result["stdout"])
                     result.pop("output")
                     raw[inp["key"]][c.key].append(result)
+                if r < args.stage_runs:  # per-stage times under the same conditions as this round
+                    stage_runs_for(runner, inp, commands_for[inp["key"]], stage_samples)
+        for inp in inputs:  # when --stage-runs exceeds the number of rounds
+            for _ in range(rounds, args.stage_runs):
+                stage_runs_for(runner, inp, commands_for[inp["key"]], stage_samples)
+        stages = stage_medians(stage_samples)
         load_after = list(os.getloadavg())
 
         results, identity = {}, {}
