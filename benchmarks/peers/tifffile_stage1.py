@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Peer: Stage 1 alone — tifffile finds the raw IFD (LinearRaw or CFA, also inside SubIFDs)
+and decodes its tiles (lossless JPEG through imagecodecs) to an array of stored codes.
+
+Usage: tifffile_stage1.py INPUT.dng [CODES.npy] — checks the array's shape and that it is not
+all zero, optionally saves it, and prints one JSON line of in-process times."""
+import json
+import sys
+import time
+
+t0 = time.perf_counter()
+import imagecodecs  # noqa: F401  (the lossless JPEG codec tifffile uses)
+import numpy as np
+import tifffile
+
+t1 = time.perf_counter()
+RAW_PHOTOMETRIC = (34892, 32803)  # LinearRaw, CFA
+
+
+def raw_page(tif):
+    """The first IFD holding raw data, searching the IFD chain and every SubIFD tree."""
+    queue = list(tif.pages)
+    while queue:
+        page = queue.pop(0)
+        if int(page.photometric) in RAW_PHOTOMETRIC:
+            return page
+        if page.pages is not None:
+            queue.extend(page.pages)
+    for series in tif.series:
+        for page in series.pages:
+            if page is not None and int(page.photometric) in RAW_PHOTOMETRIC:
+                return page
+    return None
+
+
+with tifffile.TiffFile(sys.argv[1]) as tif:
+    page = raw_page(tif)
+    if page is None:
+        sys.exit("no LinearRaw or CFA image found")
+    codes = page.asarray()
+    t2 = time.perf_counter()
+    samples = page.samplesperpixel
+    expected = (page.imagelength, page.imagewidth) + ((samples,) if samples > 1 else ())
+    if codes.shape != expected:
+        sys.exit(f"decoded shape {codes.shape}, expected {expected}")
+    if not codes.any():
+        sys.exit("decoded image is all zero")
+    if len(sys.argv) > 2:
+        np.save(sys.argv[2], codes)
+print(json.dumps({"import": t1 - t0, "decode": t2 - t1, "shape": list(codes.shape), "dtype": str(codes.dtype),
+                  "photometric": int(page.photometric), "min": int(codes.min()), "max": int(codes.max())}))

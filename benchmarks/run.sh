@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The benchmark in one command: installs what is missing (scripts/bootstrap.sh and the
+# Debian package dcraw, a peer), builds the release binary, then runs benchmarks/bench.py
+# with the arguments given here, e.g.
+#   benchmarks/run.sh --quick
+#   benchmarks/run.sh --sizes 12,48 --runs 5 --out report.md --json report.json
+# The report goes to stdout; progress and build output to stderr.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/bootstrap.sh >&2
+
+if ! command -v dcraw >/dev/null 2>&1; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    install_dcraw() {
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 install -y -qq \
+            --no-install-recommends dcraw >&2
+    }
+    echo "run.sh: installing dcraw" >&2
+    install_dcraw || { $sudo apt-get -o DPkg::Lock::Timeout=300 update -qq >&2 && install_dcraw; }
+fi
+
+${SWIFT:-swift} build -c release >&2
+
+exec .venv/bin/python benchmarks/bench.py "$@"
