@@ -79,3 +79,45 @@ private final class ResultBox<T: Sendable>: @unchecked Sendable {
         lock.unlock()
     }
 }
+
+/// A total that the workers of a parallel loop add to.
+public final class SharedCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var total = 0
+
+    public init() {}
+
+    public func add(_ n: Int) {
+        guard n != 0 else { return }
+        lock.lock()
+        total += n
+        lock.unlock()
+    }
+
+    public var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return total
+    }
+}
+
+/// Values the workers of a parallel loop store by key.
+public final class SharedStore<Key: Hashable, Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [Key: Value] = [:]
+
+    public init() {}
+
+    public subscript(key: Key) -> Value? {
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return values[key]
+        }
+        set {
+            lock.lock()
+            values[key] = newValue
+            lock.unlock()
+        }
+    }
+}

@@ -79,25 +79,6 @@ struct ValueLimits: Sendable {
     }
 }
 
-/// A total shared by the workers of one parallel loop.
-final class SharedCount: @unchecked Sendable {
-    private let lock = NSLock()
-    private var total = 0
-
-    func add(_ n: Int) {
-        guard n != 0 else { return }
-        lock.lock()
-        total += n
-        lock.unlock()
-    }
-
-    var value: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return total
-    }
-}
-
 extension ImageBuffer where Sample == Float {
     /// Runs `body` for every row of `grid`, in parallel row bands. `body` gets the grid row
     /// index and a pointer to that row's first grid column, plane 0; columns are

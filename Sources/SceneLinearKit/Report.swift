@@ -39,16 +39,16 @@ public enum AnalysisReport {
                              progress: (@Sendable (Int, Int) -> Void)? = nil) throws -> [FileAnalysis] {
         var request = request
         if request.histogram == nil { request.histogram = HistogramOptions() }
-        let store = ChartStore()
+        let store = SharedStore<Int, Charts>()
         let regions = request.regions
         let results = Pipeline.analyze(paths, request: request, progress: progress) { i, input, result in
             let name = URL(fileURLWithPath: input.path).lastPathComponent
             let map = AnalysisCharts.evMap(input.image, title: name, regions: regions, maxSize: 1000)
             let histograms = result.regions.compactMap { AnalysisCharts.histogram(result, region: $0) }
                 .map { PlotRenderer.render($0, format: .png, width: 900, height: 480) }
-            store.set(i, Charts(evMap: PlotRenderer.render(map, format: .png), histograms: histograms))
+            store[i] = Charts(evMap: PlotRenderer.render(map, format: .png), histograms: histograms)
         }
-        let charts = store.all(count: paths.count)
+        let charts = (0..<paths.count).map { store[$0] }
         switch format {
         case .html:
             let html = document(results, charts: charts, request: request, format: .html) { _, bytes in
@@ -197,24 +197,6 @@ public enum AnalysisReport {
             try? FileManager.default.removeItem(at: staging)
             throw error
         }
-    }
-}
-
-/// Charts by file index, filled from parallel workers.
-final class ChartStore: @unchecked Sendable {
-    private let lock = NSLock()
-    private var charts: [Int: AnalysisReport.Charts] = [:]
-
-    func set(_ i: Int, _ c: AnalysisReport.Charts) {
-        lock.lock()
-        charts[i] = c
-        lock.unlock()
-    }
-
-    func all(count: Int) -> [AnalysisReport.Charts?] {
-        lock.lock()
-        defer { lock.unlock() }
-        return (0..<count).map { charts[$0] }
     }
 }
 

@@ -116,8 +116,8 @@ extension Pipeline {
         let outWidth = plan.outputWidth, outHeight = plan.outputHeight
         var output = [Float16](repeating: 0, count: outWidth * outHeight * 3)
         var mask = [UInt8](repeating: 0, count: keepClipMask ? outWidth * outHeight : 0)
-        let clipped = AtomicCounter()
-        let reports = ReportCollector()
+        let clipped = SharedCount()
+        let reports = SharedStore<Int, OpcodeReport>()
         let clipping = options.opcodeClipping
         let start = DispatchTime.now().uptimeNanoseconds
         try output.withUnsafeMutableBufferPointer { outAll in
@@ -146,7 +146,7 @@ extension Pipeline {
                                                         originRow: rows.lowerBound, originColumn: 0, clipping: clipping)
                             let report: OpcodeReport
                             do { report = try OpcodeApplier.apply(list, to: &values, context: context) } catch let e as OpcodeError { throw e.inFile(path) }
-                            if rows.lowerBound == 0 { reports.set(number, report) }
+                            if rows.lowerBound == 0 { reports[number] = report }
                         }
                         values.samples.withUnsafeMutableBufferPointer { v in
                             ColorConversion.convert(matrix, v.baseAddress!, to: v.baseAddress!, pixels: v.count / 3)
@@ -163,7 +163,7 @@ extension Pipeline {
         var provenance = Self.provenance(dng: dng, raw: raw, mapping: mapping, color: color, sha256: sha)
         var processing = notes
         for (number, _) in lists {
-            let parts = reports.get(number).map(describe) ?? []
+            let parts = reports[number].map(describe) ?? []
             processing.append(MetadataItem("opcodeList\(number)", .text(parts.isEmpty ? "empty" : parts.joined(separator: "; "))))
         }
         provenance.processing = processing + plan.processingItems
@@ -193,7 +193,7 @@ extension Pipeline {
     /// and puts them where crop and orientation send them; counts clipped pixels.
     private static func place(_ values: ImageBuffer<Float>, mask: [UInt8], rows: Range<Int>, crop: PixelRect, orientation: Int,
                               outWidth: Int, into out: UnsafeMutablePointer<Float16>, maskInto maskOut: UnsafeMutablePointer<UInt8>?,
-                              clipped: AtomicCounter) {
+                              clipped: SharedCount) {
         let width = values.width, cropWidth = crop.width, cropHeight = crop.height
         var count = 0
         withUnsafeTemporaryAllocation(of: Float16.self, capacity: cropWidth * 3) { halfRow in
@@ -224,37 +224,5 @@ extension Pipeline {
             }
         }
         clipped.add(count)
-    }
-}
-
-/// A counter shared by worker threads.
-final class AtomicCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var total = 0
-    func add(_ n: Int) {
-        lock.lock()
-        total += n
-        lock.unlock()
-    }
-    var value: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return total
-    }
-}
-
-/// The opcode report of the first rows of each list, kept for the processing notes.
-final class ReportCollector: @unchecked Sendable {
-    private let lock = NSLock()
-    private var reports: [Int: OpcodeReport] = [:]
-    func set(_ list: Int, _ report: OpcodeReport) {
-        lock.lock()
-        reports[list] = report
-        lock.unlock()
-    }
-    func get(_ list: Int) -> OpcodeReport? {
-        lock.lock()
-        defer { lock.unlock() }
-        return reports[list]
     }
 }
