@@ -44,6 +44,10 @@ public struct DevelopOptions: Sendable {
     public var maxMemoryBytes: Int?
     /// Decode the DNG's semantic masks (sky, skin, ...) onto the output grid as `image.masks`.
     public var includeMasks = true
+    /// Let `Pipeline.developForOutput` use the streaming conversion where it covers the file
+    /// (the same bits, less memory and time). False develops the whole image first, which
+    /// gives `StageTimings` a figure for every stage.
+    public var allowStreaming = true
 
     public init(exposure: ExposureMode = .none, encoding: ColorEncoding = .linearRec2020, whiteBalance: WhiteBalance = .asShot) {
         self.exposure = exposure

@@ -48,7 +48,8 @@ extension Pipeline {
                                         keepClipMask: Bool) throws -> ConvertedImage {
         var timings = StageTimings()
         let dng = try measure(&timings.container) { try DNGFile.open(path: path) }
-        if let h = try developForExport(dng, options: options, keepClipMask: keepClipMask, timings: timings) {
+        if options.allowStreaming,
+           let h = try developForExport(dng, options: options, keepClipMask: keepClipMask, timings: timings) {
             return ConvertedImage(image: h.image, rawIFD: h.rawIFD, geometry: h.geometry, timings: h.timings,
                                   clippedPixelCount: h.image.clippedPixelCount, streamed: true)
         }

@@ -89,6 +89,9 @@ extension SceneLinearCommand {
         @Option(help: "EXR compression: \(EXRCompression.allCases.map(\.rawValue).joined(separator: ", ")) (all lossless).")
         var exrCompression: EXRCompression = EXROptions().compression
 
+        @Option(help: "Deflate level of EXR zip/zips: 0–12 (libdeflate; 1, the default, is the fastest that compresses; higher levels gain under 1 % in size for 2–3× the time); for pxr24, zlib's 0–9.")
+        var exrZipLevel: Int?
+
         @Flag(help: "Add the clip mask to the EXR as channel mask.clipped.Y (1 = a camera channel reached white).")
         var exrClipMask = false
 
@@ -112,10 +115,14 @@ extension SceneLinearCommand {
         @Flag(help: "Print per-stage timings.")
         var timings = false
 
+        @Flag(help: "Develop the whole image in memory before converting it, even where the streaming conversion covers the file: the same output bits, more time and memory; with --timings, a time for every stage (container, Stage 1, Stage 2, opcodes, colour, geometry, export).")
+        var noStreaming = false
+
         func validate() throws {
             if let shard, Shard.parse(shard) == nil { throw ValidationError("--shard must be i/n with 0 ≤ i < n") }
             _ = try parsedFormats()
             _ = try parsedWhiteBalance()
+            if let exrZipLevel, !(0...12).contains(exrZipLevel) { throw ValidationError("--exr-zip-level must be 0...12") }
             guard (0...9).contains(hdf5Level) else { throw ValidationError("--hdf5-level must be 0...9") }
             guard regions.isEmpty || analysis else { throw ValidationError("--region needs --analysis") }
             for r in regions {
@@ -166,12 +173,13 @@ extension SceneLinearCommand {
             options.applyOrientation = !noOrientation
             options.source = source
             options.includeMasks = !noMasks
+            options.allowStreaming = !noStreaming
             try limits.apply(to: &options)
             return options
         }
 
         var exportOptions: ExportOptions {
-            ExportOptions(exr: EXROptions(compression: exrCompression, includeClipMask: exrClipMask),
+            ExportOptions(exr: EXROptions(compression: exrCompression, zipLevel: exrZipLevel, includeClipMask: exrClipMask),
                           hdf5: HDF5Options(compression: hdf5Level == 0 ? .none : .deflate(level: hdf5Level)))
         }
 

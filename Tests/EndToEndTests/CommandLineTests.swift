@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import DNGWriter
+import ImageExchange
 @testable import SceneLinearKit
 import TestSupport
 
@@ -173,6 +174,43 @@ enum CLI {
             #expect(dump.contains("16-bit little-endian floating-point"))
             #expect(dump.contains("( 120, 200, 3 )"))
         }
+    }
+
+    /// `--no-streaming` writes the same bytes as the streaming conversion and reports every
+    /// stage; `--exr-zip-level` changes only the deflate level (the pixels read back equal),
+    /// and a level outside 0–12 is a usage error.
+    @Test func noStreamingAndZipLevel() throws {
+        let dir = TestData.temporaryDirectory("cli-streaming")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let chart = dir.appendingPathComponent("chart.dng").path
+        guard let made = try CLI.run(["testchart", "-o", chart, "--width", "320", "--height", "200"]) else { return }
+        #expect(made.status == 0)
+        func convert(_ name: String, _ extra: [String]) throws -> [String: Any] {
+            let r = try #require(try CLI.run(["convert", chart, "-o", dir.appendingPathComponent(name).path, "--json", "--timings"] + extra))
+            #expect(r.status == 0, "\(r.stderr)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        }
+        let streamed = try convert("a.exr", [])
+        let whole = try convert("b.exr", ["--no-streaming"])
+        #expect(streamed["streamed"] as? Bool == true)
+        #expect(whole["streamed"] as? Bool == false)
+        let t = try #require(whole["timings"] as? [String: Any])
+        #expect((t["stage1"] as? Double ?? 0) > 0 && (t["streamed"] as? Double) == 0)
+        let a = try Data(contentsOf: dir.appendingPathComponent("a.exr"))
+        #expect(a == (try Data(contentsOf: dir.appendingPathComponent("b.exr"))))
+
+        _ = try convert("c.exr", ["--exr-zip-level", "0"])
+        let stored = try Data(contentsOf: dir.appendingPathComponent("c.exr"))
+        #expect(stored.count > a.count)
+        let pa = try EXRFile.readSceneLinear(dir.appendingPathComponent("a.exr").path)
+        let pc = try EXRFile.readSceneLinear(dir.appendingPathComponent("c.exr").path)
+        #expect(pa.pixels.samples.count == 320 * 200 * 3)
+        #expect(pa.pixels.samples.map(\.bitPattern) == pc.pixels.samples.map(\.bitPattern))
+
+        let bad = try #require(try CLI.run(["convert", chart, "-o", dir.appendingPathComponent("d.exr").path, "--exr-zip-level", "13"]))
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("--exr-zip-level"))
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("d.exr").path))
     }
 
     /// Python readers (OpenEXR and h5py, independent of this project) read the converted
