@@ -49,8 +49,10 @@ let package = Package(
         .target(name: "SemanticMasks", dependencies: ["ImageCore", "DNGContainer", "RawDecode", "ImageGeometry"]),
         // Stage 3 for CFA images: Bayer mosaic → three camera-colour planes.
         .target(name: "Demosaic", dependencies: ["ImageCore", "DNGContainer", "Linearize"]),
+        // A fast zlib-format encoder (runs and per-block Huffman codes) for byte-reordered image data.
+        .target(name: "RunLengthDeflate", dependencies: ["CDeflate"]),
         // EXR and HDF5 writers and readers.
-        .target(name: "ImageExchange", dependencies: ["ImageCore", "COpenEXR", "CHDF5", "CZlib", "CDeflate"]),
+        .target(name: "ImageExchange", dependencies: ["ImageCore", "COpenEXR", "CHDF5", "CZlib", "CDeflate", "RunLengthDeflate"]),
         // DNG opcode lists (OpcodeList1/2/3): parsing every opcode, applying the radiometric ones.
         .target(name: "Opcodes", dependencies: ["ImageCore"]),
         // DNG writer through libtiff (test fixtures, samples; grows into simulated capture).
@@ -86,6 +88,7 @@ let package = Package(
         .testTarget(name: "DemosaicTests", dependencies: ["Demosaic", "TestSupport"]),
         .testTarget(name: "DNGColorTests", dependencies: ["DNGColor", "DNGContainer", "TestSupport"]),
         .testTarget(name: "ImageGeometryTests", dependencies: ["ImageGeometry", "DNGContainer", "TestSupport"]),
+        .testTarget(name: "RunLengthDeflateTests", dependencies: ["RunLengthDeflate", "CZlib", "CDeflate", "TestSupport"]),
         .testTarget(name: "ImageExchangeTests", dependencies: ["ImageExchange", "TestSupport"]),
         .testTarget(name: "SemanticMasksTests", dependencies: ["SceneLinearKit", "SemanticMasks", "DNGWriter", "TestSupport"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "TestSupport"]),

@@ -17,9 +17,8 @@ public struct HalfSceneLinearImage: Sendable {
 
     public init(pixels: ImageBuffer<Float16>, clipMask: [UInt8]?, clippedPixelCount: Int, encoding: ColorEncoding,
                 exposure: ExposureScaling, provenance: ImageProvenance, masks: [SemanticMaskLayer] = []) {
-        precondition(pixels.channels == 3, "a scene-linear image has three channels")
-        if let mask = clipMask { precondition(mask.count == pixels.pixelCount) }
-        for m in masks { precondition(m.values.width == pixels.width && m.values.height == pixels.height && m.values.channels == 1) }
+        checkSceneLinearLayout(width: pixels.width, height: pixels.height, channels: pixels.channels,
+                               clipMask: clipMask, masks: masks)
         self.masks = masks
         self.pixels = pixels
         self.clipMask = clipMask

@@ -75,9 +75,8 @@ public struct SceneLinearImage: Sendable {
 
     public init(pixels: ImageBuffer<Float>, clipMask: [UInt8]?, encoding: ColorEncoding,
                 exposure: ExposureScaling, provenance: ImageProvenance, masks: [SemanticMaskLayer] = []) {
-        precondition(pixels.channels == 3, "a scene-linear image has three channels")
-        if let mask = clipMask { precondition(mask.count == pixels.pixelCount) }
-        for m in masks { precondition(m.values.width == pixels.width && m.values.height == pixels.height && m.values.channels == 1) }
+        checkSceneLinearLayout(width: pixels.width, height: pixels.height, channels: pixels.channels,
+                               clipMask: clipMask, masks: masks)
         self.pixels = pixels
         self.clipMask = clipMask
         self.encoding = encoding
@@ -123,4 +122,12 @@ public struct SemanticMaskLayer: Sendable, Equatable {
         a.name == b.name && a.semanticName == b.semanticName && a.instanceID == b.instanceID && a.sourceIFD == b.sourceIFD
             && a.values.width == b.values.width && a.values.height == b.values.height && a.values.samples == b.values.samples
     }
+}
+
+/// What every scene-linear image promises: three channels, and a clip mask and mask layers
+/// of the image's size.
+func checkSceneLinearLayout(width: Int, height: Int, channels: Int, clipMask: [UInt8]?, masks: [SemanticMaskLayer]) {
+    precondition(channels == 3, "a scene-linear image has three channels")
+    if let mask = clipMask { precondition(mask.count == width * height) }
+    for m in masks { precondition(m.values.width == width && m.values.height == height && m.values.channels == 1) }
 }

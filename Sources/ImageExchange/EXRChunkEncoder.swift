@@ -15,15 +15,22 @@ import ImageCore
 /// arguments of the library's own writer; no worker ever blocks on another's compression.
 /// Claims stay at most a small window ahead of the written chunks, which bounds the
 /// memory held. With one thread the library writes the chunks itself, which is the
-/// reference for the byte-identity test. ZIP and ZIPS chunks are compressed with libdeflate
-/// (`EXRZipCompressor`) on every path, so the bytes do not depend on the thread count.
+/// reference for the byte-identity test. ZIP and ZIPS chunks are compressed by
+/// `EXRZipCompressor` on every path, so the bytes do not depend on the thread count.
 struct EXRChunkEncoder {
     let context: EXRContext
     let part: Int32
     let planes: EXRSourcePlanes
-    /// libdeflate level for ZIP and ZIPS chunks; nil for the other compressions (the
-    /// library's own routines).
-    var zipLevel: Int? = nil
+    /// How ZIP and ZIPS chunks are deflated; nil for the other compressions (the library's
+    /// own routines).
+    var zip: ZipEncoding? = nil
+
+    enum ZipEncoding {
+        /// `RunLengthDeflater`.
+        case runLength
+        /// libdeflate at this level.
+        case level(Int)
+    }
 
     /// Encodes and writes every chunk of the part.
     ///
@@ -58,8 +65,11 @@ struct EXRChunkEncoder {
         pipe.initialize(to: exr_encode_pipeline_t())
         var initialized = false
         var zip: EXRZipCompressor?
-        if let zipLevel {
-            zip = EXRZipCompressor(level: zipLevel)
+        if let encoding = self.zip {
+            switch encoding {
+            case .runLength: zip = EXRZipCompressor(level: nil)
+            case .level(let level): zip = EXRZipCompressor(level: level)
+            }
             if zip == nil { return order.fail(exr_result_t(EXR_ERR_OUT_OF_MEMORY.rawValue), "libdeflate_alloc_compressor") }
         }
         let state = EXRWorkerState(order: order, zip: zip)

@@ -21,26 +21,23 @@ public enum EXRCompression: String, CaseIterable, Sendable {
 
 /// How `EXRFile.write` encodes an image.
 ///
-/// The default, ZIP deflated by libdeflate at level 1, comes from measurements on a
-/// 4032×3024 noisy RGB image: libdeflate's level 1 compresses about three times faster than
-/// zlib's level 4 (the previous default) and slightly smaller; higher levels gain under 1 %
-/// in size for two to three times the time (docs/performance.md). ZIP's 16-scanline blocks
-/// are read quickly by every compositor; the stream is plain zlib, so every reader decodes it.
+/// The default, ZIP, is deflated by `RunLengthDeflater` (runs and per-block Huffman codes,
+/// no match search), which measured on 4032×3024 noisy captures is several times faster than
+/// libdeflate's fastest level for output of the same size (docs/performance.md); a
+/// `zipLevel` chooses libdeflate at that level instead. ZIP's 16-scanline blocks are read
+/// quickly by every compositor, and the stream is plain zlib, so every reader decodes it.
 public struct EXROptions: Sendable {
     /// The compression of every chunk.
     public var compression: EXRCompression
     /// Deflate level: libdeflate's 0–12 for `.zip` and `.zips` (0 stores, 1 is the fastest);
-    /// for `.pxr24`, zlib's 0–9 (higher values count as 9). `nil`: 1 for ZIP/ZIPS, the
-    /// library's default (zlib's 6) for PXR24.
+    /// for `.pxr24`, zlib's 0–9 (higher values count as 9). `nil`: `RunLengthDeflater` for
+    /// ZIP/ZIPS, the library's default (zlib's 6) for PXR24.
     public var zipLevel: Int?
     /// Adds a HALF channel `mask.clipped.Y`: 1 where `clipMask != 0`, else 0 (all 0 when
     /// the image has no clip mask).
     public var includeClipMask: Bool = false
 
     /// Options for `EXRFile.write`; see the properties for the meaning of each.
-    /// The libdeflate level used for ZIP and ZIPS when `zipLevel` is nil.
-    public static let defaultZipLevel = 1
-
     public init(compression: EXRCompression = .zip, zipLevel: Int? = nil, includeClipMask: Bool = false) {
         self.compression = compression
         self.zipLevel = zipLevel

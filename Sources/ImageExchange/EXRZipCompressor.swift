@@ -1,34 +1,45 @@
 internal import CDeflate
 internal import COpenEXR
 import Foundation
+internal import RunLengthDeflate
 
-/// ZIP / ZIPS chunk compression for EXR files with libdeflate instead of zlib.
+/// ZIP / ZIPS chunk compression for EXR files without the library's zlib.
 ///
 /// The byte stream is exactly what the EXR ZIP compression defines, so every reader
 /// decodes it with zlib: the packed chunk's bytes are split into two halves (bytes at even
 /// positions, then at odd positions), each byte after the first is replaced by its
 /// difference from the previous one plus 128 (mod 256), and the result is deflated into a
 /// zlib stream (header and Adler-32). A chunk that would not get smaller is stored as it
-/// was packed, as the format prescribes. libdeflate compresses this data about three times
-/// faster than zlib for the same size (docs/performance.md).
+/// was packed, as the format prescribes. The deflating is done by `RunLengthDeflater` by
+/// default (several times faster than a general deflate, about as small on image data) or
+/// by libdeflate at a chosen level (docs/performance.md).
 ///
-/// One compressor per worker thread (libdeflate compressors are not shared); the
+/// One compressor per worker thread (neither encoder is shared between threads); the
 /// compressed bytes live in this object's buffer, which the pipeline only borrows until
 /// the chunk is written.
 final class EXRZipCompressor {
-    private let compressor: OpaquePointer
+    private enum Engine {
+        case runLength(RunLengthDeflater)
+        case libdeflate(OpaquePointer)
+    }
+
+    private let engine: Engine
     private var scratch = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     private var output = UnsafeMutableRawBufferPointer(start: nil, count: 0)
 
-    /// A compressor at libdeflate `level` (0 = stored, 1 fastest … 12 smallest); nil when
-    /// libdeflate cannot allocate one.
-    init?(level: Int) {
-        guard let c = libdeflate_alloc_compressor(Int32(level)) else { return nil }
-        compressor = c
+    /// A compressor at libdeflate `level` (0 = stored, 1 fastest … 12 smallest), or the
+    /// run-length encoder when `level` is nil; nil when libdeflate cannot allocate one.
+    init?(level: Int?) {
+        if let level {
+            guard let c = libdeflate_alloc_compressor(Int32(level)) else { return nil }
+            engine = .libdeflate(c)
+        } else {
+            engine = .runLength(RunLengthDeflater())
+        }
     }
 
     deinit {
-        libdeflate_free_compressor(compressor)
+        if case .libdeflate(let c) = engine { libdeflate_free_compressor(c) }
         scratch.deallocate()
         output.deallocate()
     }
@@ -45,7 +56,11 @@ final class EXRZipCompressor {
         let n = Int(pipe.pointee.packed_bytes)
         guard n > 0, let packed = pipe.pointee.packed_buffer else { return exr_result_t(EXR_ERR_INVALID_ARGUMENT.rawValue) }
         Self.grow(&scratch, to: n)
-        let bound = libdeflate_zlib_compress_bound(compressor, n)
+        let bound: Int
+        switch engine {
+        case .runLength: bound = RunLengthDeflater.zlibBound(n)
+        case .libdeflate(let c): bound = libdeflate_zlib_compress_bound(c, n)
+        }
         Self.grow(&output, to: max(bound, n))
         let source = packed.assumingMemoryBound(to: UInt8.self)
         let t = scratch.baseAddress!.assumingMemoryBound(to: UInt8.self)
@@ -62,7 +77,14 @@ final class EXRZipCompressor {
             t[i] = t[i] &- t[i - 1] &+ 128
             i -= 1
         }
-        var size = libdeflate_zlib_compress(compressor, scratch.baseAddress, n, output.baseAddress, output.count)
+        var size: Int
+        switch engine {
+        case .runLength(let deflater):
+            size = deflater.zlibCompress(t, count: n, into: output.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                         capacity: output.count)
+        case .libdeflate(let c):
+            size = libdeflate_zlib_compress(c, scratch.baseAddress, n, output.baseAddress, output.count)
+        }
         if size == 0 || size >= n {
             output.baseAddress!.copyMemory(from: packed, byteCount: n)
             size = n
@@ -97,7 +119,7 @@ final class EXRWorkerState {
         return Unmanaged<EXRWorkerState>.fromOpaque(data).takeUnretainedValue()
     }
 
-    /// `compress_fn` of the pipelines using libdeflate.
+    /// `compress_fn` of the ZIP and ZIPS pipelines.
     static let compressZip: EXRWriteOrder.PipelineFunction = { pipe in
         guard let pipe, let zip = from(pipe)?.zip else { return exr_result_t(EXR_ERR_INVALID_ARGUMENT.rawValue) }
         return zip.compress(pipe)

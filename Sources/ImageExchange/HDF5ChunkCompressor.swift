@@ -2,18 +2,20 @@ internal import CHDF5
 internal import CZlib
 import Foundation
 import ImageCore
+internal import RunLengthDeflate
 
 /// Writes a chunked, deflated dataset with its chunks compressed on all cores.
 ///
 /// Each chunk (`rows × rowElements` elements of `elementSize` bytes, zero-padded past the
 /// last row like HDF5 pads edge chunks with the fill value 0) is byte-shuffled when asked
 /// (HDF5's shuffle filter: all first bytes, then all second bytes, ...) and compressed with
-/// `compress2(level)`, as the dataset's filter pipeline (shuffle, deflate) would do, then
-/// written unchanged with `H5Dwrite_chunk`. Batches of chunks are compressed in parallel
+/// `compress2(level)`, as the dataset's filter pipeline (shuffle, deflate) would do, or with
+/// `RunLengthDeflater` when `level` is nil, then written unchanged with `H5Dwrite_chunk`. Batches of chunks are compressed in parallel
 /// and written in order from the calling thread, which holds the HDF5 lock.
 struct HDF5ChunkCompressor {
     let session: HDF5Session
-    let level: Int
+    /// zlib level; nil for `RunLengthDeflater`.
+    let level: Int?
     let shuffle: Bool
     let elementSize: Int
 
@@ -66,6 +68,16 @@ struct HDF5ChunkCompressor {
             } else {
                 dst.copyMemory(from: part)
             }
+        }
+        guard let level else {
+            var output = [UInt8](repeating: 0, count: RunLengthDeflater.zlibBound(chunkBytes))
+            let size = input.withUnsafeBufferPointer { src in
+                output.withUnsafeMutableBufferPointer { dst in
+                    RunLengthDeflater().zlibCompress(src.baseAddress!, count: chunkBytes, into: dst.baseAddress!, capacity: dst.count)
+                }
+            }
+            output.removeLast(output.count - size)
+            return output
         }
         var capacity = compressBound(UInt(chunkBytes))
         var output = [UInt8](repeating: 0, count: Int(capacity))

@@ -8,16 +8,19 @@ public enum HDF5Compression: Sendable, Equatable {
     case none
     /// zlib deflate (HDF5 filter 1, `gzip` in h5py) at `level` 0–9.
     case deflate(level: Int)
+    /// Deflate (HDF5 filter 1, so every reader decodes it) written by `RunLengthDeflater`:
+    /// runs and per-block Huffman codes, several times faster than zlib for about the same
+    /// size on shuffled half floats. The default.
+    case fastDeflate
 }
 
 /// How `HDF5File.write` stores an image.
 ///
-/// The defaults, shuffle + deflate level 4 in chunks of 16 rows, come from measurements on
-/// a 4032×3024 noisy RGB image (release build, chunks compressed on 2 cores): 0.81 s to
-/// write, 52.3 MB, 0.28 s to read (HDF5 decompresses on one core). Level 1 wrote in
-/// 0.63 s for 2.5% more, level 6 took 1.12 s for 0.6% less; without shuffle the file was
-/// 26% larger. 4 to 256 rows per chunk changed little; 16 rows (387 KB chunks) fit
-/// HDF5's default 1 MB chunk cache.
+/// The defaults, shuffle + `RunLengthDeflater` in chunks of 16 rows, come from measurements
+/// on 4032×3024 noisy captures (docs/performance.md): the run-length deflate writes several
+/// times faster than zlib at level 4 (the earlier default) for a file of about the same
+/// size; without shuffle the file was 26 % larger. 4 to 256 rows per chunk changed little;
+/// 16 rows (387 KB chunks) fit HDF5's default 1 MB chunk cache.
 public struct HDF5Options: Sendable {
     /// Compression of `/image` (`/clip_mask` is always deflated).
     public var compression: HDF5Compression
@@ -27,8 +30,15 @@ public struct HDF5Options: Sendable {
     /// `nil` uses `HDF5File.defaultChunkRows`.
     public var chunkRows: Int?
 
+    /// The zlib level HDF5's own filter uses for `/clip_mask` and `/masks`: the level of
+    /// `.deflate`, else 4.
+    var maskDeflateLevel: Int {
+        if case .deflate(let level) = compression { return level }
+        return 4
+    }
+
     /// Options for `HDF5File.write`; see the properties for the meaning of each.
-    public init(compression: HDF5Compression = .deflate(level: 4), shuffle: Bool = true, chunkRows: Int? = nil) {
+    public init(compression: HDF5Compression = .fastDeflate, shuffle: Bool = true, chunkRows: Int? = nil) {
         self.compression = compression
         self.shuffle = shuffle
         self.chunkRows = chunkRows
@@ -237,18 +247,22 @@ private struct HDF5Writer {
         var zero = Float16(0)
         try s.check(H5Pset_fill_value(dcpl.id, f16.id, &zero), "H5Pset_fill_value")
         try s.check(H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_IFSET), "H5Pset_fill_time")
-        var deflateLevel: Int?
-        if case .deflate(let level) = options.compression {
+        // Chunks compressed here (in parallel; always for the run-length deflate, which
+        // HDF5's own filter cannot do) rather than by HDF5's filter pipeline.
+        var compressor: HDF5ChunkCompressor?
+        if options.compression != .none {
             if options.shuffle { try s.check(H5Pset_shuffle(dcpl.id), "H5Pset_shuffle") }
-            try s.check(H5Pset_deflate(dcpl.id, UInt32(level)), "H5Pset_deflate")
-            deflateLevel = level
+            let level: Int? = if case .deflate(let l) = options.compression { l } else { nil }
+            // The filter's level is only a note for readers of the pipeline; decoding ignores it.
+            try s.check(H5Pset_deflate(dcpl.id, UInt32(level ?? 1)), "H5Pset_deflate")
+            if level == nil || Parallel.threadCount > 1 {
+                compressor = HDF5ChunkCompressor(session: s, level: level, shuffle: options.shuffle, elementSize: 2)
+            }
         }
         let dataset = try s.handle(H5Dcreate2(file.id, "image", f16.id, space.id, chdf5_P_DEFAULT(), dcpl.id,
                                               chdf5_P_DEFAULT()), "H5Dcreate2 (/image)", closer: H5Dclose)
         try halves.withUnsafeBytes { raw in
-            if let level = deflateLevel, Parallel.threadCount > 1 {
-                let compressor = HDF5ChunkCompressor(session: s, level: level, shuffle: options.shuffle,
-                                                     elementSize: 2)
+            if let compressor {
                 try compressor.write(dataset, data: raw, totalRows: image.height, rowElements: image.width * 3,
                                      chunkRows: rows, rank: 3)
             } else {
@@ -290,9 +304,7 @@ private struct HDF5Writer {
         var zero: UInt8 = 0
         try s.check(H5Pset_fill_value(dcpl.id, chdf5_NATIVE_UINT8(), &zero), "H5Pset_fill_value")
         try s.check(H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_IFSET), "H5Pset_fill_time")
-        var level: UInt32 = 4
-        if case .deflate(let l) = options.compression { level = UInt32(l) }
-        try s.check(H5Pset_deflate(dcpl.id, level), "H5Pset_deflate")
+        try s.check(H5Pset_deflate(dcpl.id, UInt32(options.maskDeflateLevel)), "H5Pset_deflate")
         let dataset = try s.handle(H5Dcreate2(file.id, "clip_mask", chdf5_STD_U8LE(), space.id, chdf5_P_DEFAULT(),
                                               dcpl.id, chdf5_P_DEFAULT()), "H5Dcreate2 (/clip_mask)", closer: H5Dclose)
         try mask.withUnsafeBytes { raw in
@@ -315,8 +327,7 @@ private struct HDF5Writer {
         try s.setString(group, "description",
                         "semantic masks of the DNG (SemanticName URNs), resampled onto this image's pixels: weight 0...1 per pixel")
         let f16 = try s.type(chdf5_create_float16_le(), "H5Tcopy (float16)")
-        var level = 4
-        if case .deflate(let l) = options.compression { level = l }
+        let level = options.maskDeflateLevel
         for layer in image.masks {
             let name = "/masks/\(layer.name)"
             let space = try s.dataspace([image.height, image.width])

@@ -31,78 +31,66 @@ enum AreaResample {
     /// Mean of `values` (`width × height`) over the footprint of each target pixel.
     static func average(_ values: [Float], width: Int, height: Int, targetWidth: Int, targetHeight: Int) -> [Float] {
         let h = Taps(source: width, target: targetWidth), v = Taps(source: height, target: targetHeight)
-        var rows = [Float](repeating: 0, count: targetWidth * height)
-        values.withUnsafeBufferPointer { srcAll in
-            rows.withUnsafeMutableBufferPointer { dstAll in
-                nonisolated(unsafe) let src = srcAll, dst = dstAll
-                Parallel.forEachChunk(count: height, minimumChunk: 32) { range in
-                    for y in range {
-                        let s = src.baseAddress! + y * width, d = dst.baseAddress! + y * targetWidth
-                        for j in 0..<targetWidth {
-                            var sum: Float = 0
-                            let f = h.first[j]
-                            for k in h.offset[j]..<h.offset[j + 1] { sum += s[f + k - h.offset[j]] * h.weights[k] }
-                            d[j] = sum
-                        }
-                    }
-                }
+        let rows = mapRows(values, width: width, rows: height, into: targetWidth, fill: 0, minimumChunk: 32) { s, d in
+            for j in 0..<targetWidth {
+                var sum: Float = 0
+                let f = h.first[j]
+                for k in h.offset[j]..<h.offset[j + 1] { sum += s[f + k - h.offset[j]] * h.weights[k] }
+                d[j] = sum
             }
         }
-        var out = [Float](repeating: 0, count: targetWidth * targetHeight)
-        rows.withUnsafeBufferPointer { srcAll in
+        return mapColumns(rows, width: targetWidth, taps: v, fill: 0) { s, w, d in
+            for x in 0..<targetWidth { d[x] += s[x] * w }
+        }
+    }
+
+    /// Whether any source pixel with a share in each target pixel's footprint is set.
+    static func any(_ flags: [Bool], width: Int, height: Int, targetWidth: Int, targetHeight: Int) -> [Bool] {
+        let h = Taps(source: width, target: targetWidth), v = Taps(source: height, target: targetHeight)
+        let rows = mapRows(flags, width: width, rows: height, into: targetWidth, fill: false, minimumChunk: 32) { s, d in
+            for j in 0..<targetWidth {
+                let f = h.first[j]
+                d[j] = (h.offset[j]..<h.offset[j + 1]).contains { k in h.weights[k] > 0 && s[f + k - h.offset[j]] }
+            }
+        }
+        return mapColumns(rows, width: targetWidth, taps: v, fill: false) { s, w, d in
+            guard w > 0 else { return }
+            for x in 0..<targetWidth where s[x] { d[x] = true }
+        }
+    }
+
+    /// The horizontal pass: `body` turns each source row (`width` values) into a row of
+    /// `targetWidth` values; rows in parallel.
+    private static func mapRows<T: Sendable>(_ source: [T], width: Int, rows: Int, into targetWidth: Int, fill: T,
+                                            minimumChunk: Int,
+                                            _ body: @Sendable (UnsafePointer<T>, UnsafeMutablePointer<T>) -> Void) -> [T] {
+        var out = [T](repeating: fill, count: targetWidth * rows)
+        source.withUnsafeBufferPointer { srcAll in
             out.withUnsafeMutableBufferPointer { dstAll in
                 nonisolated(unsafe) let src = srcAll, dst = dstAll
-                Parallel.forEachChunk(count: targetHeight, minimumChunk: 16) { range in
-                    for j in range {
-                        let d = dst.baseAddress! + j * targetWidth
-                        for x in 0..<targetWidth { d[x] = 0 }
-                        let f = v.first[j]
-                        for k in v.offset[j]..<v.offset[j + 1] {
-                            let w = v.weights[k]
-                            let s = src.baseAddress! + (f + k - v.offset[j]) * targetWidth
-                            for x in 0..<targetWidth { d[x] += s[x] * w }
-                        }
-                    }
+                Parallel.forEachChunk(count: rows, minimumChunk: minimumChunk) { range in
+                    for y in range { body(src.baseAddress! + y * width, dst.baseAddress! + y * targetWidth) }
                 }
             }
         }
         return out
     }
 
-    /// Whether any source pixel with a share in each target pixel's footprint is set.
-    static func any(_ flags: [Bool], width: Int, height: Int, targetWidth: Int, targetHeight: Int) -> [Bool] {
-        let h = Taps(source: width, target: targetWidth), v = Taps(source: height, target: targetHeight)
-        var rows = [Bool](repeating: false, count: targetWidth * height)
-        flags.withUnsafeBufferPointer { srcAll in
-            rows.withUnsafeMutableBufferPointer { dstAll in
-                nonisolated(unsafe) let src = srcAll, dst = dstAll
-                Parallel.forEachChunk(count: height, minimumChunk: 32) { range in
-                    for y in range {
-                        let s = src.baseAddress! + y * width, d = dst.baseAddress! + y * targetWidth
-                        for j in 0..<targetWidth {
-                            var set = false
-                            let f = h.first[j]
-                            for k in h.offset[j]..<h.offset[j + 1] where h.weights[k] > 0 && s[f + k - h.offset[j]] {
-                                set = true
-                                break
-                            }
-                            d[j] = set
-                        }
-                    }
-                }
-            }
-        }
-        var out = [Bool](repeating: false, count: targetWidth * targetHeight)
-        rows.withUnsafeBufferPointer { srcAll in
+    /// The vertical pass: each target row starts at `fill` and `accumulate` adds every
+    /// source row of its footprint with that row's weight; target rows in parallel.
+    private static func mapColumns<T: Sendable>(_ source: [T], width: Int, taps v: Taps, fill: T,
+                                               _ accumulate: @Sendable (UnsafePointer<T>, Float, UnsafeMutablePointer<T>) -> Void) -> [T] {
+        let targetHeight = v.first.count
+        var out = [T](repeating: fill, count: width * targetHeight)
+        source.withUnsafeBufferPointer { srcAll in
             out.withUnsafeMutableBufferPointer { dstAll in
                 nonisolated(unsafe) let src = srcAll, dst = dstAll
                 Parallel.forEachChunk(count: targetHeight, minimumChunk: 16) { range in
                     for j in range {
-                        let d = dst.baseAddress! + j * targetWidth
+                        let d = dst.baseAddress! + j * width
                         let f = v.first[j]
-                        for k in v.offset[j]..<v.offset[j + 1] where v.weights[k] > 0 {
-                            let s = src.baseAddress! + (f + k - v.offset[j]) * targetWidth
-                            for x in 0..<targetWidth where s[x] { d[x] = true }
+                        for k in v.offset[j]..<v.offset[j + 1] {
+                            accumulate(src.baseAddress! + (f + k - v.offset[j]) * width, v.weights[k], d)
                         }
                     }
                 }

@@ -37,15 +37,7 @@ struct ExchangeBenchmark {
                                 provenance: Fixture.provenance())
     }
 
-    static func time(_ body: () throws -> Void) rethrows -> Double {
-        var best = Double.infinity
-        for _ in 0..<2 {
-            let start = DispatchTime.now().uptimeNanoseconds
-            try body()
-            best = min(best, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
-        }
-        return best
-    }
+    static func time(_ body: () throws -> Void) rethrows -> Double { try bestTime(2, body) }
 
     static func size(_ path: String) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int) ?? 0
@@ -64,11 +56,11 @@ struct ExchangeBenchmark {
             print(lines.last!)
         }
         var exrCases: [(String, EXROptions)] = EXRCompression.allCases.map {
-            ($0.rawValue, EXROptions(compression: $0, zipLevel: nil))
+            ($0.rawValue + ($0 == .zip || $0 == .zips ? " (run-length deflate)" : ""), EXROptions(compression: $0, zipLevel: nil))
         }
         if ProcessInfo.processInfo.environment["SCENELINEAR_BENCHMARK_HDF5_ONLY"] == "1" { exrCases = [] }
         for level in [1, 4, 6] where !exrCases.isEmpty {
-            exrCases.append(("zip level \(level)", EXROptions(compression: .zip, zipLevel: level)))
+            exrCases.append(("zip, libdeflate level \(level)", EXROptions(compression: .zip, zipLevel: level)))
         }
         for (name, options) in exrCases {
             for threads in [1, 2] {
@@ -80,13 +72,15 @@ struct ExchangeBenchmark {
         }
         let h5Cases: [(String, HDF5Options)] = [
             ("none", HDF5Options(compression: .none)),
+            ("run-length deflate + shuffle (default)", HDF5Options()),
+            ("run-length deflate, no shuffle", HDF5Options(shuffle: false)),
             ("deflate 1 + shuffle", HDF5Options(compression: .deflate(level: 1))),
             ("deflate 4 + shuffle", HDF5Options(compression: .deflate(level: 4))),
             ("deflate 6 + shuffle", HDF5Options(compression: .deflate(level: 6))),
             ("deflate 4, no shuffle", HDF5Options(compression: .deflate(level: 4), shuffle: false)),
-            ("deflate 1 + shuffle, 4 rows", HDF5Options(compression: .deflate(level: 1), chunkRows: 4)),
-            ("deflate 1 + shuffle, 64 rows", HDF5Options(compression: .deflate(level: 1), chunkRows: 64)),
-            ("deflate 1 + shuffle, 256 rows", HDF5Options(compression: .deflate(level: 1), chunkRows: 256)),
+            ("run-length deflate + shuffle, 4 rows", HDF5Options(chunkRows: 4)),
+            ("run-length deflate + shuffle, 64 rows", HDF5Options(chunkRows: 64)),
+            ("run-length deflate + shuffle, 256 rows", HDF5Options(chunkRows: 256)),
         ]
         for (name, options) in h5Cases {
             for threads in [1, 2] {

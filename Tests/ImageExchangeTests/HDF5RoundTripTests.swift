@@ -11,6 +11,7 @@ struct HDF5RoundTripTests {
         HDF5Options(compression: .none),
         HDF5Options(compression: .deflate(level: 6), shuffle: false, chunkRows: 5),
         HDF5Options(compression: .deflate(level: 9), chunkRows: 1000),
+        HDF5Options(compression: .fastDeflate, shuffle: false, chunkRows: 3),
     ]
 
     @Test("pixels are Float16(value) bit for bit; mask, encoding, exposure and provenance are exact",

@@ -11,14 +11,8 @@ import TestSupport
     /// An ImageIFD with the given Stage 2 tags (other fields irrelevant to Stage 2).
     static func ifd(width: Int, height: Int, planes: Int, table: [UInt16]?, repeatDim: [Int], black: [Double],
                     deltaH: [Double]? = nil, deltaV: [Double]? = nil, white: [Double], area: PixelRect? = nil) -> ImageIFD {
-        ImageIFD(path: "IFD0", newSubFileType: 0, role: .mainImage, width: width, height: height, samplesPerPixel: planes,
-                 bitsPerSample: Array(repeating: 16, count: planes), sampleFormat: 1, compression: 1, photometric: 34892,
-                 planarConfiguration: 1, predictor: 1, fillOrder: 1, layout: nil, linearizationTable: table,
-                 blackLevelRepeatDim: repeatDim, blackLevel: black, blackLevelDeltaH: deltaH, blackLevelDeltaV: deltaV,
-                 whiteLevel: white, activeArea: area ?? PixelRect(width: width, height: height), maskedAreas: [],
-                 linearResponseLimit: nil, defaultCropOrigin: nil, defaultCropSize: nil, defaultScale: nil,
-                 defaultUserCrop: nil, cfa: nil, noiseProfile: nil, opcodeListSizes: [:], semanticName: nil,
-                 semanticInstanceID: nil, maskSubArea: nil, profileGainTableMap: nil)
+        SampleTypeTests.ifd(width: width, height: height, planes: planes, bits: 16, sampleFormat: 1, table: table,
+                            repeatDim: repeatDim, black: black, deltaH: deltaH, deltaV: deltaV, white: white, area: area)
     }
 
     static func stored(_ ifd: ImageIFD, seed: UInt64, max: UInt16 = 65535) -> StoredImage {

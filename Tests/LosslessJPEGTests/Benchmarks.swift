@@ -9,17 +9,6 @@ import TestSupport
 @Suite("Benchmarks (LJ92_BENCH=1)", .enabled(if: ProcessInfo.processInfo.environment["LJ92_BENCH"] == "1"),
        .serialized)
 struct Benchmarks {
-    /// Best time of `repeats` runs of `body`, in seconds.
-    func bestTime(_ repeats: Int, _ body: () throws -> Void) rethrows -> Double {
-        var best = Double.infinity
-        for _ in 0..<repeats {
-            let start = DispatchTime.now().uptimeNanoseconds
-            try body()
-            best = min(best, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
-        }
-        return best
-    }
-
     @Test("Decode throughput of the shared streams", arguments: ["linearraw.ljp", "dng1.ljp", "dng7.ljp"])
     func decode(name: String) throws {
         guard let stream = try sharedStream(name) else { return }

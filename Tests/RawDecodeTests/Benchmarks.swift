@@ -15,16 +15,6 @@ import TestSupport
 @Suite("Stage 1 benchmarks (SCENELINEAR_BENCHMARK=1)",
        .enabled(if: ProcessInfo.processInfo.environment["SCENELINEAR_BENCHMARK"] == "1"), .serialized)
 struct Benchmarks {
-    static func bestTime(_ repeats: Int, _ body: () throws -> Void) rethrows -> Double {
-        var best = Double.infinity
-        for _ in 0..<repeats {
-            let start = DispatchTime.now().uptimeNanoseconds
-            try body()
-            best = min(best, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
-        }
-        return best
-    }
-
     static let (width, height) = (4032, 3024)
 
     /// A 12 MP three-plane image like a ProRAW capture: 12-bit, a smooth scene plus noise of
@@ -110,13 +100,13 @@ struct Benchmarks {
         let streams = ints.encodedBlocks(bigEndian: false)
         let size = 512 * 384 * 3 * 2
         var out = [UInt8](repeating: 0, count: size)
-        let zlibTime = Self.bestTime(5) {
+        let zlibTime = bestTime(5) {
             for s in streams {
                 var length = uLongf(size)
                 _ = out.withUnsafeMutableBufferPointer { o in s.withUnsafeBufferPointer { uncompress(o.baseAddress, &length, $0.baseAddress, uLong(s.count)) } }
             }
         }
-        let deflateTime = Self.bestTime(5) {
+        let deflateTime = bestTime(5) {
             for s in streams {
                 _ = out.withUnsafeMutableBytes { o in s.withUnsafeBytes { BlockPlan.inflate($0, into: o) } }
             }

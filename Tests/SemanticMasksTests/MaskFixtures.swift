@@ -1,5 +1,6 @@
 import DNGWriter
 import Foundation
+import TestSupport
 import ImageCore
 
 /// DNGs with semantic masks of known content, written by the project's DNG writer, and the
@@ -32,7 +33,7 @@ enum MaskFixtures {
     static func linearRaw() -> RawDNG {
         let w = 100, h = 70
         var samples = [UInt16](repeating: 0, count: w * h * 3)
-        var rng = SplitMix(seed: 7)
+        var rng = SeededGenerator(seed: 7)
         for y in 0..<h {
             for x in 0..<w {
                 let base = 2000 + 400 * x + 300 * y
@@ -106,7 +107,7 @@ enum MaskFixtures {
     static func cfa() -> RawDNG {
         let w = 128, h = 96
         var samples = [UInt16](repeating: 0, count: w * h)
-        var rng = SplitMix(seed: 11)
+        var rng = SeededGenerator(seed: 11)
         for y in 0..<h {
             for x in 0..<w {
                 let colour = (y % 2) * 2 + x % 2 // 0 R, 1 and 2 G, 3 B
@@ -161,18 +162,5 @@ enum MaskFixtures {
             }
         }
         return out
-    }
-}
-
-/// SplitMix64, for repeatable pixel noise.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -89,3 +89,15 @@ public func isHalfClose(_ actual: Double, _ expected: Double) -> Bool {
     }
     return abs(actual - expected) <= Tolerance.halfFloor * Tolerance.halfRelative
 }
+
+/// The shortest wall time, in seconds, of `repeats` runs of `body` (for benchmarks that print
+/// figures; nothing asserts on time).
+public func bestTime(_ repeats: Int, _ body: () throws -> Void) rethrows -> Double {
+    var best = Double.infinity
+    for _ in 0..<repeats {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body()
+        best = min(best, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+    }
+    return best
+}

@@ -1,0 +1,475 @@
+internal import CDeflate
+
+/// A fast zlib-format (RFC 1950/1951) compressor for image data after byte reordering.
+///
+/// EXR's ZIP and HDF5's shuffle + deflate both split half floats into byte planes before
+/// deflating them. What is left to gain in those planes is almost all in their byte
+/// statistics and in runs of one repeated byte (high bytes of a smooth image, zero
+/// differences); longer-range matches are rare. So this encoder looks only for runs
+/// (deflate matches at distance 1, lengths 3–258) and gives every block of up to 65,535
+/// input bytes its own Huffman codes, built from that block's counts. It does no match
+/// search, so it runs several times faster than a general deflate at its fastest level,
+/// and on such data its output is about as small (docs/performance.md).
+///
+/// Each block is written with the cheaper of its dynamic Huffman coding and a stored
+/// block, computed exactly before writing, so the output is never larger than
+/// `zlibBound(count)`. The stream is plain deflate: zlib, libdeflate and every EXR and
+/// HDF5 reader decode it.
+///
+/// One instance per thread: it keeps its token buffer between calls.
+public final class RunLengthDeflater {
+    /// Largest input of one block (the most a stored block can hold).
+    static let blockSize = 65_535
+    /// Per block: each literal/length symbol's bit-reversed code | length << 16, and each
+    /// run length's whole code (length code, extra bits, distance code) | bits << 32.
+    private let symbolCodes: UnsafeMutablePointer<UInt32>
+    private let runCodes: UnsafeMutablePointer<UInt64>
+
+    public init() {
+        symbolCodes = .allocate(capacity: 286)
+        runCodes = .allocate(capacity: 259)
+    }
+
+    deinit {
+        symbolCodes.deallocate()
+        runCodes.deallocate()
+    }
+
+    /// The most bytes `zlibCompress` writes for `count` input bytes.
+    public static func zlibBound(_ count: Int) -> Int {
+        let blocks = max(1, (count + blockSize - 1) / blockSize)
+        return 2 + count + 5 * blocks + 4 + 8
+    }
+
+    /// Compresses `count` bytes into a zlib stream at `output` (header, deflate blocks,
+    /// Adler-32).
+    /// - Returns: the stream's size, or 0 when `capacity` is below `zlibBound(count)`.
+    public func zlibCompress(_ input: UnsafePointer<UInt8>, count: Int, into output: UnsafeMutablePointer<UInt8>,
+                             capacity: Int) -> Int {
+        guard capacity >= Self.zlibBound(count) else { return 0 }
+        output[0] = 0x78  // deflate, 32 KiB window
+        output[1] = 0x01  // fastest-compression hint; (0x78 << 8 | 0x01) is a multiple of 31
+        var writer = BitWriter(output + 2)
+        var start = 0
+        repeat {
+            let end = min(count, start + Self.blockSize)
+            writeBlock(input, start: start, end: end, final: end == count, &writer)
+            start = end
+        } while start < count
+        var size = 2 + writer.finish()
+        let adler = UInt32(truncatingIfNeeded: libdeflate_adler32(1, input, count))
+        for k in 0..<4 { output[size + k] = UInt8(truncatingIfNeeded: adler >> UInt32(24 - 8 * k)) }
+        size += 4
+        return size
+    }
+
+    /// The length of the run starting at `i` (bytes equal to `input[i - 1]`, at most 258,
+    /// not past `end`), or 0 when shorter than 3. Both passes decide runs with this.
+    @inline(__always)
+    private static func run(_ input: UnsafePointer<UInt8>, at i: Int, end: Int) -> Int {
+        let b = input[i &- 1]
+        let limit = min(end, i &+ 258)
+        var j = i
+        while j < limit && input[j] == b { j &+= 1 }
+        return j &- i >= 3 ? j &- i : 0
+    }
+
+    /// One block: runs and literals of `input[start..<end]`, then the cheapest of dynamic
+    /// Huffman coding with runs, without runs (every byte a literal: better when runs are
+    /// short and rare, as in noise) and a stored block.
+    private func writeBlock(_ input: UnsafePointer<UInt8>, start: Int, end: Int, final: Bool, _ w: inout BitWriter) {
+        var withRuns = [UInt32](repeating: 0, count: 286)
+        var runBytes = [UInt32](repeating: 0, count: 256)
+        let runs = withRuns.withUnsafeMutableBufferPointer { counts in
+            runBytes.withUnsafeMutableBufferPointer { bytes in
+                Self.count(input, start: start, end: end, counts: counts.baseAddress!, runBytes: bytes.baseAddress!)
+            }
+        }
+        withRuns[256] = 1
+        let runsPlan = BlockPlan(counts: withRuns)
+        var literalsPlan = runsPlan
+        if runs > 0 {
+            var literalsOnly = [UInt32](repeating: 0, count: 286)
+            for b in 0..<256 { literalsOnly[b] = withRuns[b] &+ runBytes[b] }
+            literalsOnly[256] = 1
+            literalsPlan = BlockPlan(counts: literalsOnly)
+        }
+        let storedBits = 3 + (8 - (w.pendingBits + 3) % 8) % 8 + 32 + 8 * (end - start)
+        if min(runsPlan.bits, literalsPlan.bits) >= storedBits {
+            w.put(final ? 1 : 0, 3)  // BFINAL, BTYPE 00
+            w.alignToByte()
+            let n = end - start
+            w.put(UInt64(n) | UInt64(~n & 0xFFFF) << 16, 32)
+            w.copyBytes(input + start, n)
+            return
+        }
+        let expandRuns = literalsPlan.bits < runsPlan.bits
+        let plan = expandRuns ? literalsPlan : runsPlan
+        w.put(final ? 0b101 : 0b100, 3)  // BFINAL, BTYPE 10
+        plan.header.write(&w)
+        for s in 0..<286 { symbolCodes[s] = UInt32(plan.code.codes[s]) | UInt32(plan.code.lengths[s]) << 16 }
+        if expandRuns {
+            Self.encodeLiterals(input, start: start, end: end, symbolCodes, &w)
+        } else {
+            for length in 3...258 {
+                let symbol = LengthSymbols.symbol[length]
+                let codeBits = Int(plan.code.lengths[symbol])
+                let value = UInt64(length - LengthSymbols.base[symbol - 257])
+                // Length code, its extra bits, then distance code 0 (one 0 bit).
+                let bits = codeBits + LengthSymbols.extraBits[symbol - 257] + 1
+                runCodes[length] = (UInt64(plan.code.codes[symbol]) | value << UInt64(codeBits)) | UInt64(bits) << 32
+            }
+            Self.encodeWithRuns(input, start: start, end: end, symbolCodes, runCodes, &w)
+        }
+        let eob = symbolCodes[256]
+        w.put(UInt64(eob & 0xFFFF), Int(eob >> 16))
+    }
+
+    /// Counts the literal and length symbols of the block, and the bytes inside runs by
+    /// value; returns the number of runs.
+    private static func count(_ input: UnsafePointer<UInt8>, start: Int, end: Int, counts: UnsafeMutablePointer<UInt32>,
+                              runBytes: UnsafeMutablePointer<UInt32>) -> Int {
+        var i = start, runs = 0
+        if i == 0 && end > 0 {
+            counts[Int(input[0])] &+= 1
+            i = 1
+        }
+        while i < end {
+            let b = input[i]
+            if b == input[i &- 1] {
+                let r = run(input, at: i, end: end)
+                if r > 0 {
+                    counts[LengthSymbols.symbol[r]] &+= 1
+                    runBytes[Int(b)] &+= UInt32(r)
+                    runs &+= 1
+                    i &+= r
+                    continue
+                }
+            }
+            counts[Int(b)] &+= 1
+            i &+= 1
+        }
+        return runs
+    }
+
+    /// Writes every byte of the block as a literal.
+    private static func encodeLiterals(_ input: UnsafePointer<UInt8>, start: Int, end: Int,
+                                       _ codes: UnsafePointer<UInt32>, _ w: inout BitWriter) {
+        var out = w.position, buffer = w.buffer, filled = w.count
+        for i in start..<end {
+            let e = codes[Int(input[i])]
+            buffer |= UInt64(e & 0xFFFF) << UInt64(filled)
+            filled &+= Int(e >> 16)
+            BitWriter.flushWholeBytes(&out, &buffer, &filled)
+        }
+        w.position = out
+        w.buffer = buffer
+        w.count = filled
+    }
+
+    /// Writes the block's runs and literals, deciding runs as `count` did.
+    private static func encodeWithRuns(_ input: UnsafePointer<UInt8>, start: Int, end: Int, _ codes: UnsafePointer<UInt32>,
+                                       _ runCodes: UnsafePointer<UInt64>, _ w: inout BitWriter) {
+        var out = w.position, buffer = w.buffer, filled = w.count
+        var i = start
+        if i == 0 && end > 0 {
+            let e = codes[Int(input[0])]
+            buffer |= UInt64(e & 0xFFFF) << UInt64(filled)
+            filled &+= Int(e >> 16)
+            BitWriter.flushWholeBytes(&out, &buffer, &filled)
+            i = 1
+        }
+        while i < end {
+            let b = input[i]
+            if b == input[i &- 1] {
+                let r = run(input, at: i, end: end)
+                if r > 0 {
+                    let e = runCodes[r]
+                    buffer |= (e & 0xFFFF_FFFF) << UInt64(filled)
+                    filled &+= Int(e >> 32)
+                    BitWriter.flushWholeBytes(&out, &buffer, &filled)
+                    i &+= r
+                    continue
+                }
+            }
+            let e = codes[Int(b)]
+            buffer |= UInt64(e & 0xFFFF) << UInt64(filled)
+            filled &+= Int(e >> 16)
+            BitWriter.flushWholeBytes(&out, &buffer, &filled)
+            i &+= 1
+        }
+        w.position = out
+        w.buffer = buffer
+        w.count = filled
+    }
+}
+
+/// The Huffman code, header and exact size of one dynamic block for given symbol counts.
+struct BlockPlan {
+    let code: HuffmanCode
+    let header: DynamicHeader
+    /// Block size in bits, from BFINAL to the end-of-block code.
+    let bits: Int
+
+    init(counts: [UInt32]) {
+        code = HuffmanCode(counts: counts, maxBits: 15)
+        // Two distance codes of one bit each (distance 1 uses the first): a complete code
+        // that every inflater accepts.
+        header = DynamicHeader(litlen: code.lengths, distance: [1, 1])
+        var data = 0
+        for s in 0..<286 where counts[s] > 0 {
+            let extra = s > 256 ? LengthSymbols.extraBits[s - 257] + 1 : 0  // + the distance bit
+            data += Int(counts[s]) * (Int(code.lengths[s]) + extra)
+        }
+        bits = 3 + header.bits + data
+    }
+}
+
+/// Deflate's length symbols 257–285: the symbol of each match length 3–258, and each
+/// symbol's base length and number of extra bits (RFC 1951, 3.2.5).
+enum LengthSymbols {
+    static let base: [Int] = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59,
+                              67, 83, 99, 115, 131, 163, 195, 227, 258]
+    static let extraBits: [Int] = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3,
+                                   4, 4, 4, 4, 5, 5, 5, 5, 0]
+    /// Indexed by length (0–258); entries below 3 are unused.
+    static let symbol: [Int] = {
+        var table = [Int](repeating: 0, count: 259)
+        for s in 0..<29 {
+            let top = s == 28 ? 258 : (s == 27 ? 257 : base[s + 1] - 1)
+            for length in base[s]...top { table[length] = 257 + s }
+        }
+        return table
+    }()
+}
+
+/// A length-limited canonical Huffman code for symbol counts (RFC 1951, 3.2.2), with its
+/// codes bit-reversed for an LSB-first bit writer.
+struct HuffmanCode {
+    let lengths: [UInt8]
+    let codes: [UInt16]
+
+    init(counts: [UInt32], maxBits: Int) {
+        lengths = Self.lengths(counts, maxBits: maxBits)
+        codes = Self.canonicalCodes(lengths, maxBits: maxBits)
+    }
+
+    /// Code lengths of at most `maxBits` bits; symbols with count 0 get none. A lone used
+    /// symbol gets one bit, and so does a second (unused) one, so the code is complete.
+    static func lengths(_ counts: [UInt32], maxBits: Int) -> [UInt8] {
+        var lengths = [UInt8](repeating: 0, count: counts.count)
+        var used = counts.indices.filter { counts[$0] > 0 }
+        if used.count <= 1 {
+            let first = used.first ?? 0
+            lengths[first] = 1
+            lengths[first == 0 ? 1 : 0] = 1
+            return lengths
+        }
+        used.sort { counts[$0] != counts[$1] ? counts[$0] < counts[$1] : $0 < $1 }
+        // Minimum-redundancy lengths (Moffat and Katajainen's in-place method): `a` holds
+        // the ascending counts, then parent links, then depths.
+        var a = used.map { Int(counts[$0]) }
+        let n = a.count
+        a[0] += a[1]
+        var root = 0, leaf = 2
+        for next in 1..<(n - 1) {
+            if leaf >= n || a[root] < a[leaf] {
+                a[next] = a[root]; a[root] = next; root += 1
+            } else {
+                a[next] = a[leaf]; leaf += 1
+            }
+            if leaf >= n || (root < next && a[root] < a[leaf]) {
+                a[next] += a[root]; a[root] = next; root += 1
+            } else {
+                a[next] += a[leaf]; leaf += 1
+            }
+        }
+        a[n - 2] = 0
+        if n >= 3 { for next in stride(from: n - 3, through: 0, by: -1) { a[next] = a[a[next]] + 1 } }
+        var available = 1, usedNodes = 0, depth = 0, r = n - 2, next = n - 1
+        while available > 0 {
+            while r >= 0 && a[r] == depth { usedNodes += 1; r -= 1 }
+            while available > usedNodes { a[next] = depth; next -= 1; available -= 1 }
+            available = 2 * usedNodes
+            depth += 1
+            usedNodes = 0
+        }
+        // Limit the lengths: move the leaves deeper than maxBits up, then lengthen the
+        // shallowest codes that keep the Kraft sum exactly 1.
+        var perLength = [Int](repeating: 0, count: max(depth, maxBits) + 2)
+        for d in a { perLength[d] += 1 }
+        if perLength.count > maxBits + 1 {
+            for d in (maxBits + 1)..<perLength.count { perLength[maxBits] += perLength[d]; perLength[d] = 0 }
+        }
+        var kraft = 0
+        for d in 1...maxBits { kraft += perLength[d] << (maxBits - d) }
+        while kraft > 1 << maxBits {
+            perLength[maxBits] -= 1
+            for d in stride(from: maxBits - 1, through: 1, by: -1) where perLength[d] > 0 {
+                perLength[d] -= 1
+                perLength[d + 1] += 2
+                break
+            }
+            kraft -= 1
+        }
+        // The least frequent symbols (first in `used`) get the longest codes.
+        var k = 0
+        for d in stride(from: maxBits, through: 1, by: -1) {
+            for _ in 0..<perLength[d] {
+                lengths[used[k]] = UInt8(d)
+                k += 1
+            }
+        }
+        return lengths
+    }
+
+    /// Canonical codes for `lengths`, bit-reversed.
+    static func canonicalCodes(_ lengths: [UInt8], maxBits: Int) -> [UInt16] {
+        var perLength = [Int](repeating: 0, count: maxBits + 1)
+        for l in lengths where l > 0 { perLength[Int(l)] += 1 }
+        var next = [Int](repeating: 0, count: maxBits + 2)
+        var code = 0
+        for bits in 1...maxBits {
+            code = (code + perLength[bits - 1]) << 1
+            next[bits] = code
+        }
+        var codes = [UInt16](repeating: 0, count: lengths.count)
+        for (s, l) in lengths.enumerated() where l > 0 {
+            let c = next[Int(l)]
+            next[Int(l)] += 1
+            var reversed = 0
+            for b in 0..<Int(l) where c & (1 << b) != 0 { reversed |= 1 << (Int(l) - 1 - b) }
+            codes[s] = UInt16(reversed)
+        }
+        return codes
+    }
+}
+
+/// The header of a dynamic Huffman block: HLIT, HDIST, HCLEN and the run-length coded
+/// code lengths (RFC 1951, 3.2.7).
+struct DynamicHeader {
+    static let order = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15]
+    let hlit: Int
+    let hdist: Int
+    let hclen: Int
+    /// Code-length symbols 0–18 with their extra-bit values.
+    let items: [(symbol: Int, extra: Int)]
+    let lengthCode: HuffmanCode
+    /// Size of the header in bits.
+    let bits: Int
+
+    init(litlen: [UInt8], distance: [UInt8]) {
+        var hlit = 286
+        while hlit > 257 && litlen[hlit - 1] == 0 { hlit -= 1 }
+        var hdist = distance.count
+        while hdist > 1 && distance[hdist - 1] == 0 { hdist -= 1 }
+        let all = Array(litlen[0..<hlit]) + Array(distance[0..<hdist])
+        var items: [(symbol: Int, extra: Int)] = []
+        var i = 0
+        while i < all.count {
+            let l = all[i]
+            var run = 1
+            while i + run < all.count && all[i + run] == l { run += 1 }
+            if l == 0 && run >= 3 {
+                let take = min(run, 138)
+                items.append(take >= 11 ? (18, take - 11) : (17, take - 3))
+                i += take
+            } else if l != 0 && run >= 4 {
+                items.append((Int(l), 0))
+                let take = min(run - 1, 6)
+                items.append((16, take - 3))
+                i += 1 + take
+            } else {
+                items.append((Int(l), 0))
+                i += 1
+            }
+        }
+        var counts = [UInt32](repeating: 0, count: 19)
+        for item in items { counts[item.symbol] += 1 }
+        let code = HuffmanCode(counts: counts, maxBits: 7)
+        var hclen = 19
+        while hclen > 4 && code.lengths[Self.order[hclen - 1]] == 0 { hclen -= 1 }
+        var bits = 5 + 5 + 4 + 3 * hclen
+        for item in items {
+            bits += Int(code.lengths[item.symbol]) + (item.symbol == 16 ? 2 : item.symbol == 17 ? 3 : item.symbol == 18 ? 7 : 0)
+        }
+        self.hlit = hlit
+        self.hdist = hdist
+        self.hclen = hclen
+        self.items = items
+        self.lengthCode = code
+        self.bits = bits
+    }
+
+    func write(_ w: inout BitWriter) {
+        w.put(UInt64(hlit - 257), 5)
+        w.put(UInt64(hdist - 1), 5)
+        w.put(UInt64(hclen - 4), 4)
+        for k in 0..<hclen { w.put(UInt64(lengthCode.lengths[Self.order[k]]), 3) }
+        for item in items {
+            w.put(UInt64(lengthCode.codes[item.symbol]), Int(lengthCode.lengths[item.symbol]))
+            switch item.symbol {
+            case 16: w.put(UInt64(item.extra), 2)
+            case 17: w.put(UInt64(item.extra), 3)
+            case 18: w.put(UInt64(item.extra), 7)
+            default: break
+            }
+        }
+    }
+}
+
+/// LSB-first bit output into a buffer the caller sized (`RunLengthDeflater.zlibBound`, which
+/// leaves the 8 bytes of slack the whole-word stores need).
+struct BitWriter {
+    let start: UnsafeMutablePointer<UInt8>
+    var position: UnsafeMutablePointer<UInt8>
+    /// Bits not yet written out (fewer than 8 between calls), low bits first.
+    var buffer: UInt64 = 0
+    var count = 0
+
+    init(_ output: UnsafeMutablePointer<UInt8>) {
+        start = output
+        position = output
+    }
+
+    /// Bits written since the last whole byte.
+    var pendingBits: Int { count }
+
+    /// Stores the buffer's 8 bytes and moves on by its whole bytes (at most 7 bits stay).
+    @inline(__always)
+    static func flushWholeBytes(_ position: inout UnsafeMutablePointer<UInt8>, _ buffer: inout UInt64, _ count: inout Int) {
+        UnsafeMutableRawPointer(position).storeBytes(of: buffer.littleEndian, as: UInt64.self)
+        let bytes = count &>> 3
+        position += bytes
+        buffer = bytes == 8 ? 0 : buffer &>> UInt64(bytes &<< 3)
+        count &= 7
+    }
+
+    /// Appends the low `n` bits of `bits` (n ≤ 56; the bits above `n` must be zero).
+    @inline(__always)
+    mutating func put(_ bits: UInt64, _ n: Int) {
+        buffer |= bits << UInt64(count)
+        count += n
+        Self.flushWholeBytes(&position, &buffer, &count)
+    }
+
+    /// Pads with zero bits to a byte boundary.
+    mutating func alignToByte() {
+        if count > 0 {
+            count = 8
+            Self.flushWholeBytes(&position, &buffer, &count)
+        }
+    }
+
+    /// Copies bytes after `alignToByte`.
+    mutating func copyBytes(_ source: UnsafePointer<UInt8>, _ n: Int) {
+        position.update(from: source, count: n)
+        position += n
+    }
+
+    /// Flushes the last partial byte; returns the bytes written.
+    mutating func finish() -> Int {
+        alignToByte()
+        return position - start
+    }
+}
