@@ -18,6 +18,9 @@ struct HDF5ChunkCompressor {
     let level: Int?
     let shuffle: Bool
     let elementSize: Int
+    /// Elements per pixel (3 for interleaved RGB): `RunLengthDeflater` also matches each
+    /// byte against the same byte of the previous pixel.
+    var elementsPerPixel = 1
 
     /// - Parameters:
     ///   - data: the whole dataset, row-major, `totalRows × rowElements` elements.
@@ -58,22 +61,26 @@ struct HDF5ChunkCompressor {
         input.withUnsafeMutableBytes { dst in
             if shuffle && elementSize > 1 {
                 let n = chunkBytes / elementSize
-                let src = part.bindMemory(to: UInt8.self)
-                let out = dst.bindMemory(to: UInt8.self)
-                let filled = part.count / elementSize
-                for b in 0..<elementSize {
-                    let base = b * n
-                    for e in 0..<filled { out[base + e] = src[e * elementSize + b] }
+                let src = part.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                let out = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                let filled = part.count / elementSize, size = elementSize
+                for b in 0..<size {
+                    let plane = out + b &* n, from = src + b
+                    for e in 0..<filled { plane[e] = from[e &* size] }
                 }
             } else {
                 dst.copyMemory(from: part)
             }
         }
         guard let level else {
+            // A pixel's span in the bytes deflated: its elements within one shuffled byte plane,
+            // else its bytes (matches reach at most 4 bytes back).
+            let pixelSpan = shuffle && elementSize > 1 ? elementsPerPixel : elementsPerPixel * elementSize
+            let deflater = RunLengthDeflater(period: pixelSpan <= 4 ? pixelSpan : 1)
             var output = [UInt8](repeating: 0, count: RunLengthDeflater.zlibBound(chunkBytes))
             let size = input.withUnsafeBufferPointer { src in
                 output.withUnsafeMutableBufferPointer { dst in
-                    RunLengthDeflater().zlibCompress(src.baseAddress!, count: chunkBytes, into: dst.baseAddress!, capacity: dst.count)
+                    deflater.zlibCompress(src.baseAddress!, count: chunkBytes, into: dst.baseAddress!, capacity: dst.count)
                 }
             }
             output.removeLast(output.count - size)

@@ -256,7 +256,8 @@ private struct HDF5Writer {
             // The filter's level is only a note for readers of the pipeline; decoding ignores it.
             try s.check(H5Pset_deflate(dcpl.id, UInt32(level ?? 1)), "H5Pset_deflate")
             if level == nil || Parallel.threadCount > 1 {
-                compressor = HDF5ChunkCompressor(session: s, level: level, shuffle: options.shuffle, elementSize: 2)
+                compressor = HDF5ChunkCompressor(session: s, level: level, shuffle: options.shuffle, elementSize: 2,
+                                                 elementsPerPixel: 3)
             }
         }
         let dataset = try s.handle(H5Dcreate2(file.id, "image", f16.id, space.id, chdf5_P_DEFAULT(), dcpl.id,

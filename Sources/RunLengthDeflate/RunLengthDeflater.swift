@@ -4,35 +4,44 @@ internal import CDeflate
 ///
 /// EXR's ZIP and HDF5's shuffle + deflate both split half floats into byte planes before
 /// deflating them. What is left to gain in those planes is almost all in their byte
-/// statistics and in runs of one repeated byte (high bytes of a smooth image, zero
-/// differences); longer-range matches are rare. So this encoder looks only for runs
-/// (deflate matches at distance 1, lengths 3–258) and gives every block of up to 65,535
-/// input bytes its own Huffman codes, built from that block's counts. It does no match
-/// search, so it runs several times faster than a general deflate at its fastest level,
-/// and on such data its output is about as small (docs/performance.md).
+/// statistics, in runs of one repeated byte (high bytes of a smooth image, zero
+/// differences) and, for interleaved pixels, in bytes equal to the same byte of the
+/// previous pixel. So this encoder looks only for matches at distance 1 and, optionally,
+/// at one pixel `period` (2–4 bytes), each 3–258 bytes long, and gives every block of up
+/// to 65,535 input bytes its own Huffman codes, built from that block's counts. It does no
+/// general match search, so it runs several times faster than a general deflate at its
+/// fastest level, and on such data its output is about as small (docs/performance.md).
 ///
-/// Each block is written with the cheaper of its dynamic Huffman coding and a stored
-/// block, computed exactly before writing, so the output is never larger than
+/// Each block is written as the cheapest of: Huffman codes with the matches, Huffman codes
+/// of the bytes alone (better when matches are short and rare, as in noise), and a stored
+/// block; sizes are computed exactly before writing, so the output is never larger than
 /// `zlibBound(count)`. The stream is plain deflate: zlib, libdeflate and every EXR and
 /// HDF5 reader decode it.
 ///
-/// One instance per thread: it keeps its token buffer between calls.
+/// One instance per thread: it keeps its code tables between calls.
 public final class RunLengthDeflater {
     /// Largest input of one block (the most a stored block can hold).
     static let blockSize = 65_535
+    /// The second match distance (1 = runs only).
+    let period: Int
     /// Per block: each literal/length symbol's bit-reversed code | length << 16, and each
-    /// run length's whole code (length code, extra bits, distance code) | bits << 32.
+    /// match length's whole code (length code, extra bits, distance code) | bits << 32,
+    /// for distance 1; the distance-`period` code differs only in its last bit.
     private let symbolCodes: UnsafeMutablePointer<UInt32>
-    private let runCodes: UnsafeMutablePointer<UInt64>
+    private let matchCodes: UnsafeMutablePointer<UInt64>
 
-    public init() {
+    /// - Parameter period: also look for matches at this distance, 2–4 (e.g. 3 for the
+    ///   byte planes of interleaved RGB samples); 1 looks for runs only.
+    public init(period: Int = 1) {
+        precondition((1...4).contains(period), "period must be 1...4")
+        self.period = period
         symbolCodes = .allocate(capacity: 286)
-        runCodes = .allocate(capacity: 259)
+        matchCodes = .allocate(capacity: 259)
     }
 
     deinit {
         symbolCodes.deallocate()
-        runCodes.deallocate()
+        matchCodes.deallocate()
     }
 
     /// The most bytes `zlibCompress` writes for `count` input bytes.
@@ -63,39 +72,79 @@ public final class RunLengthDeflater {
         return size
     }
 
-    /// The length of the run starting at `i` (bytes equal to `input[i - 1]`, at most 258,
-    /// not past `end`), or 0 when shorter than 3. Both passes decide runs with this.
+    /// The match starting at `i` (`i ≥ 1`): its length (3–258, not past `end`; 0 when no
+    /// match of 3 bytes starts there) and whether it is at distance `period` rather than 1
+    /// (the longer one; distance 1 on a tie). Both passes decide matches with this.
     @inline(__always)
-    private static func run(_ input: UnsafePointer<UInt8>, at i: Int, end: Int) -> Int {
-        let b = input[i &- 1]
+    private static func match(_ input: UnsafePointer<UInt8>, at i: Int, end: Int, period: Int) -> (length: Int, far: Bool) {
         let limit = min(end, i &+ 258)
-        var j = i
-        while j < limit && input[j] == b { j &+= 1 }
-        return j &- i >= 3 ? j &- i : 0
-    }
-
-    /// One block: runs and literals of `input[start..<end]`, then the cheapest of dynamic
-    /// Huffman coding with runs, without runs (every byte a literal: better when runs are
-    /// short and rare, as in noise) and a stored block.
-    private func writeBlock(_ input: UnsafePointer<UInt8>, start: Int, end: Int, final: Bool, _ w: inout BitWriter) {
-        var withRuns = [UInt32](repeating: 0, count: 286)
-        var runBytes = [UInt32](repeating: 0, count: 256)
-        let runs = withRuns.withUnsafeMutableBufferPointer { counts in
-            runBytes.withUnsafeMutableBufferPointer { bytes in
-                Self.count(input, start: start, end: end, counts: counts.baseAddress!, runBytes: bytes.baseAddress!)
+        var best = equalLength(input, from: i, limit: limit, distance: 1), far = false
+        if period > 1 && i >= period && best < limit &- i {
+            let other = equalLength(input, from: i, limit: limit, distance: period)
+            if other > best {
+                best = other
+                far = true
             }
         }
-        withRuns[256] = 1
-        let runsPlan = BlockPlan(counts: withRuns)
-        var literalsPlan = runsPlan
-        if runs > 0 {
-            var literalsOnly = [UInt32](repeating: 0, count: 286)
-            for b in 0..<256 { literalsOnly[b] = withRuns[b] &+ runBytes[b] }
-            literalsOnly[256] = 1
-            literalsPlan = BlockPlan(counts: literalsOnly)
+        return best >= 3 ? (best, far) : (0, false)
+    }
+
+    /// How many bytes from `i` on (up to `limit`) equal the byte `distance` before them,
+    /// compared eight at a time.
+    @inline(__always)
+    private static func equalLength(_ input: UnsafePointer<UInt8>, from i: Int, limit: Int, distance: Int) -> Int {
+        var j = i
+        while j &+ 8 <= limit {
+            let x = UInt64(littleEndian: UnsafeRawPointer(input + j).loadUnaligned(as: UInt64.self))
+                ^ UInt64(littleEndian: UnsafeRawPointer(input + (j &- distance)).loadUnaligned(as: UInt64.self))
+            if x != 0 { return j &+ x.trailingZeroBitCount &>> 3 &- i }
+            j &+= 8
         }
+        while j < limit && input[j] == input[j &- distance] { j &+= 1 }
+        return j &- i
+    }
+
+    /// Whether no match can start anywhere in `input[i..<i + 8]`: no byte there equals the
+    /// byte before it (or the byte `period` before it), found as the absence of a zero byte
+    /// in the XOR of overlapping words. Needs `i ≥ period` and `i + 8 ≤` the input's size.
+    @inline(__always)
+    private static func noMatchStarts(_ input: UnsafePointer<UInt8>, at i: Int, period: Int) -> Bool {
+        let word = UnsafeRawPointer(input + i).loadUnaligned(as: UInt64.self)
+        let x = word ^ UnsafeRawPointer(input + (i &- 1)).loadUnaligned(as: UInt64.self)
+        var zeroBytes = (x &- 0x0101_0101_0101_0101) & ~x
+        if period > 1 {
+            let y = word ^ UnsafeRawPointer(input + (i &- period)).loadUnaligned(as: UInt64.self)
+            zeroBytes |= (y &- 0x0101_0101_0101_0101) & ~y
+        }
+        return zeroBytes & 0x8080_8080_8080_8080 == 0
+    }
+
+    /// One block: matches and literals of `input[start..<end]`, written as the cheapest of
+    /// dynamic Huffman coding with matches, without them, and a stored block.
+    private func writeBlock(_ input: UnsafePointer<UInt8>, start: Int, end: Int, final: Bool, _ w: inout BitWriter) {
+        var withMatches = [UInt32](repeating: 0, count: 286)
+        var literalsOnly = [UInt32](repeating: 0, count: 286)
+        var distanceCounts = [UInt32](repeating: 0, count: 2)
+        withMatches.withUnsafeMutableBufferPointer { counts in
+            literalsOnly.withUnsafeMutableBufferPointer { bytes in
+                distanceCounts.withUnsafeMutableBufferPointer { distances in
+                    Self.count(input, start: start, end: end, period: period, counts: counts.baseAddress!,
+                               allBytes: bytes.baseAddress!, distances: distances.baseAddress!)
+                }
+            }
+        }
+        withMatches[256] = 1
+        literalsOnly[256] = 1
+        // Distance codes: distance 1 is code 0, distance `period` code `period - 1`; one bit
+        // each (a complete code every inflater accepts).
+        var distanceLengths = [UInt8](repeating: 0, count: max(2, period))
+        distanceLengths[0] = 1
+        distanceLengths[max(1, period - 1)] = 1
+        let matches = distanceCounts[0] + distanceCounts[1]
+        let matchPlan = BlockPlan(counts: withMatches, distanceLengths: distanceLengths)
+        let literalPlan = matches > 0 ? BlockPlan(counts: literalsOnly, distanceLengths: distanceLengths) : matchPlan
         let storedBits = 3 + (8 - (w.pendingBits + 3) % 8) % 8 + 32 + 8 * (end - start)
-        if min(runsPlan.bits, literalsPlan.bits) >= storedBits {
+        if min(matchPlan.bits, literalPlan.bits) >= storedBits {
             w.put(final ? 1 : 0, 3)  // BFINAL, BTYPE 00
             w.alignToByte()
             let n = end - start
@@ -103,99 +152,132 @@ public final class RunLengthDeflater {
             w.copyBytes(input + start, n)
             return
         }
-        let expandRuns = literalsPlan.bits < runsPlan.bits
-        let plan = expandRuns ? literalsPlan : runsPlan
+        let literalsOnlyWin = literalPlan.bits < matchPlan.bits
+        let plan = literalsOnlyWin ? literalPlan : matchPlan
         w.put(final ? 0b101 : 0b100, 3)  // BFINAL, BTYPE 10
         plan.header.write(&w)
         for s in 0..<286 { symbolCodes[s] = UInt32(plan.code.codes[s]) | UInt32(plan.code.lengths[s]) << 16 }
-        if expandRuns {
+        if literalsOnlyWin {
             Self.encodeLiterals(input, start: start, end: end, symbolCodes, &w)
         } else {
             for length in 3...258 {
                 let symbol = LengthSymbols.symbol[length]
                 let codeBits = Int(plan.code.lengths[symbol])
                 let value = UInt64(length - LengthSymbols.base[symbol - 257])
-                // Length code, its extra bits, then distance code 0 (one 0 bit).
+                // Length code, its extra bits, then the distance code's bit (0 = distance 1).
                 let bits = codeBits + LengthSymbols.extraBits[symbol - 257] + 1
-                runCodes[length] = (UInt64(plan.code.codes[symbol]) | value << UInt64(codeBits)) | UInt64(bits) << 32
+                matchCodes[length] = (UInt64(plan.code.codes[symbol]) | value << UInt64(codeBits)) | UInt64(bits) << 32
             }
-            Self.encodeWithRuns(input, start: start, end: end, symbolCodes, runCodes, &w)
+            Self.encodeWithMatches(input, start: start, end: end, period: period, symbolCodes, matchCodes, &w)
         }
         let eob = symbolCodes[256]
         w.put(UInt64(eob & 0xFFFF), Int(eob >> 16))
     }
 
-    /// Counts the literal and length symbols of the block, and the bytes inside runs by
-    /// value; returns the number of runs.
-    private static func count(_ input: UnsafePointer<UInt8>, start: Int, end: Int, counts: UnsafeMutablePointer<UInt32>,
-                              runBytes: UnsafeMutablePointer<UInt32>) -> Int {
-        var i = start, runs = 0
-        if i == 0 && end > 0 {
-            counts[Int(input[0])] &+= 1
-            i = 1
+    /// Counts the block's literal and length symbols with matches (`counts`), its bytes
+    /// alone (`allBytes`, in four interleaved tables so that repeated bytes do not wait on
+    /// each other's increments) and its matches at distance 1 and `period` (`distances`).
+    private static func count(_ input: UnsafePointer<UInt8>, start: Int, end: Int, period: Int,
+                              counts: UnsafeMutablePointer<UInt32>, allBytes: UnsafeMutablePointer<UInt32>,
+                              distances: UnsafeMutablePointer<UInt32>) {
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 1024) { tables in
+            let h = tables.baseAddress!
+            h.initialize(repeating: 0, count: 1024)
+            var i = start
+            while i &+ 4 <= end {
+                h[Int(input[i])] &+= 1
+                h[256 &+ Int(input[i &+ 1])] &+= 1
+                h[512 &+ Int(input[i &+ 2])] &+= 1
+                h[768 &+ Int(input[i &+ 3])] &+= 1
+                i &+= 4
+            }
+            while i < end {
+                h[Int(input[i])] &+= 1
+                i &+= 1
+            }
+            for b in 0..<256 { allBytes[b] = h[b] &+ h[256 &+ b] &+ h[512 &+ b] &+ h[768 &+ b] }
         }
+        for b in 0..<256 { counts[b] = allBytes[b] }
+        // Every byte counted as a literal; the bytes of each match now come off.
+        var i = max(start, 1)
         while i < end {
-            let b = input[i]
-            if b == input[i &- 1] {
-                let r = run(input, at: i, end: end)
-                if r > 0 {
-                    counts[LengthSymbols.symbol[r]] &+= 1
-                    runBytes[Int(b)] &+= UInt32(r)
-                    runs &+= 1
-                    i &+= r
-                    continue
+            if i >= period && i &+ 8 <= end && noMatchStarts(input, at: i, period: period) {
+                i &+= 8
+                continue
+            }
+            let stop = min(end, i &+ 8)
+            while i < stop {
+                let (length, far) = match(input, at: i, end: end, period: period)
+                if length > 0 {
+                    counts[LengthSymbols.symbol[length]] &+= 1
+                    for k in i..<(i &+ length) { counts[Int(input[k])] &-= 1 }
+                    distances[far ? 1 : 0] &+= 1
+                    i &+= length
+                } else {
+                    i &+= 1
                 }
             }
-            counts[Int(b)] &+= 1
-            i &+= 1
         }
-        return runs
+    }
+
+    /// Appends the literal codes of `input[i]`, `input[i + 1]`, ... (`n` ≤ 3 of them) and
+    /// flushes: 3 codes of at most 15 bits fit the 64-bit buffer after up to 7 pending bits.
+    @inline(__always)
+    private static func putLiterals(_ input: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ codes: UnsafePointer<UInt32>,
+                                    _ out: inout UnsafeMutablePointer<UInt8>, _ buffer: inout UInt64, _ filled: inout Int) {
+        for k in 0..<n {
+            let e = codes[Int(input[i &+ k])]
+            buffer |= UInt64(e & 0xFFFF) << UInt64(filled)
+            filled &+= Int(e >> 16)
+        }
+        BitWriter.flushWholeBytes(&out, &buffer, &filled)
     }
 
     /// Writes every byte of the block as a literal.
     private static func encodeLiterals(_ input: UnsafePointer<UInt8>, start: Int, end: Int,
                                        _ codes: UnsafePointer<UInt32>, _ w: inout BitWriter) {
         var out = w.position, buffer = w.buffer, filled = w.count
-        for i in start..<end {
-            let e = codes[Int(input[i])]
-            buffer |= UInt64(e & 0xFFFF) << UInt64(filled)
-            filled &+= Int(e >> 16)
-            BitWriter.flushWholeBytes(&out, &buffer, &filled)
+        var i = start
+        while i &+ 3 <= end {
+            putLiterals(input, i, 3, codes, &out, &buffer, &filled)
+            i &+= 3
         }
+        if i < end { putLiterals(input, i, end &- i, codes, &out, &buffer, &filled) }
         w.position = out
         w.buffer = buffer
         w.count = filled
     }
 
-    /// Writes the block's runs and literals, deciding runs as `count` did.
-    private static func encodeWithRuns(_ input: UnsafePointer<UInt8>, start: Int, end: Int, _ codes: UnsafePointer<UInt32>,
-                                       _ runCodes: UnsafePointer<UInt64>, _ w: inout BitWriter) {
+    /// Writes the block's matches and literals, deciding matches as `count` did.
+    private static func encodeWithMatches(_ input: UnsafePointer<UInt8>, start: Int, end: Int, period: Int,
+                                          _ codes: UnsafePointer<UInt32>, _ matchCodes: UnsafePointer<UInt64>,
+                                          _ w: inout BitWriter) {
         var out = w.position, buffer = w.buffer, filled = w.count
         var i = start
         if i == 0 && end > 0 {
-            let e = codes[Int(input[0])]
-            buffer |= UInt64(e & 0xFFFF) << UInt64(filled)
-            filled &+= Int(e >> 16)
-            BitWriter.flushWholeBytes(&out, &buffer, &filled)
+            putLiterals(input, 0, 1, codes, &out, &buffer, &filled)
             i = 1
         }
         while i < end {
-            let b = input[i]
-            if b == input[i &- 1] {
-                let r = run(input, at: i, end: end)
-                if r > 0 {
-                    let e = runCodes[r]
-                    buffer |= (e & 0xFFFF_FFFF) << UInt64(filled)
-                    filled &+= Int(e >> 32)
-                    BitWriter.flushWholeBytes(&out, &buffer, &filled)
-                    i &+= r
-                    continue
-                }
+            if i >= period && i &+ 8 <= end && noMatchStarts(input, at: i, period: period) {
+                putLiterals(input, i, 3, codes, &out, &buffer, &filled)
+                putLiterals(input, i &+ 3, 3, codes, &out, &buffer, &filled)
+                putLiterals(input, i &+ 6, 2, codes, &out, &buffer, &filled)
+                i &+= 8
+                continue
             }
-            let e = codes[Int(b)]
-            buffer |= UInt64(e & 0xFFFF) << UInt64(filled)
-            filled &+= Int(e >> 16)
-            BitWriter.flushWholeBytes(&out, &buffer, &filled)
+            let (length, far) = match(input, at: i, end: end, period: period)
+            if length > 0 {
+                let e = matchCodes[length]
+                let bits = Int(e >> 32)
+                let code = (e & 0xFFFF_FFFF) | (far ? UInt64(1) << UInt64(bits &- 1) : 0)
+                buffer |= code << UInt64(filled)
+                filled &+= bits
+                BitWriter.flushWholeBytes(&out, &buffer, &filled)
+                i &+= length
+                continue
+            }
+            putLiterals(input, i, 1, codes, &out, &buffer, &filled)
             i &+= 1
         }
         w.position = out
@@ -211,11 +293,9 @@ struct BlockPlan {
     /// Block size in bits, from BFINAL to the end-of-block code.
     let bits: Int
 
-    init(counts: [UInt32]) {
+    init(counts: [UInt32], distanceLengths: [UInt8]) {
         code = HuffmanCode(counts: counts, maxBits: 15)
-        // Two distance codes of one bit each (distance 1 uses the first): a complete code
-        // that every inflater accepts.
-        header = DynamicHeader(litlen: code.lengths, distance: [1, 1])
+        header = DynamicHeader(litlen: code.lengths, distance: distanceLengths)
         var data = 0
         for s in 0..<286 where counts[s] > 0 {
             let extra = s > 256 ? LengthSymbols.extraBits[s - 257] + 1 : 0  // + the distance bit

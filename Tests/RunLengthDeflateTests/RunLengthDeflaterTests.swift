@@ -8,8 +8,8 @@ import TestSupport
 /// The encoder's streams decode, with zlib and with libdeflate, to the exact input, for
 /// data of every kind a block can meet; its Huffman codes are valid and length-limited.
 @Suite struct RunLengthDeflaterTests {
-    static func compress(_ data: [UInt8]) -> [UInt8] {
-        let deflater = RunLengthDeflater()
+    static func compress(_ data: [UInt8], period: Int = 1) -> [UInt8] {
+        let deflater = RunLengthDeflater(period: period)
         var out = [UInt8](repeating: 0, count: RunLengthDeflater.zlibBound(data.count))
         let size = data.withUnsafeBufferPointer { src in
             out.withUnsafeMutableBufferPointer { dst in
@@ -21,8 +21,8 @@ import TestSupport
     }
 
     /// Decodes with zlib's `uncompress` and with libdeflate; both must give `expected`.
-    static func checkRoundTrip(_ data: [UInt8], _ label: String) {
-        let stream = compress(data)
+    static func checkRoundTrip(_ data: [UInt8], _ label: String, period: Int = 1) {
+        let stream = compress(data, period: period)
         #expect(stream.count > 0 && stream.count <= RunLengthDeflater.zlibBound(data.count), "\(label)")
         var decoded = [UInt8](repeating: 0, count: max(1, data.count))
         var length = uLongf(decoded.count)
@@ -87,8 +87,24 @@ import TestSupport
                     data.append(UInt8(Int.random(in: 0..<alphabet, using: &rng)))
                 }
             }
-            Self.checkRoundTrip(data, "trial \(trial): \(n) bytes, alphabet \(alphabet), runs \(runChance)")
+            let period = trial % 4 + 1
+            Self.checkRoundTrip(data, "trial \(trial): \(n) bytes, alphabet \(alphabet), runs \(runChance), period \(period)",
+                                period: period)
         }
+    }
+
+    /// Interleaved three-byte pixels: matches at distance 3 round-trip and pay off.
+    @Test func periodMatches() {
+        var rng = SeededGenerator(seed: 5)
+        var pixels: [UInt8] = []
+        for i in 0..<120_000 {
+            let base: [UInt8] = [UInt8(40 + i / 4000), UInt8(90 + i / 6000), UInt8(10 + i / 9000)]
+            pixels += base.map { Int.random(in: 0..<6, using: &rng) == 0 ? $0 &+ 1 : $0 }
+        }
+        for period in 1...4 { Self.checkRoundTrip(pixels, "pixels, period \(period)", period: period) }
+        Self.checkRoundTrip([1, 2, 3, 1, 2, 3, 1, 2, 3, 1], "tiny, period 3", period: 3)
+        let runsOnly = Self.compress(pixels).count, withPeriod = Self.compress(pixels, period: 3).count
+        #expect(Double(withPeriod) < 0.8 * Double(runsOnly), "period 3: \(withPeriod) bytes, runs only \(runsOnly)")
     }
 
     /// Compressible data gets much smaller; incompressible data grows by at most 5 bytes a
