@@ -10,8 +10,9 @@ internal import RunLengthDeflate
 /// last row like HDF5 pads edge chunks with the fill value 0) is byte-shuffled when asked
 /// (HDF5's shuffle filter: all first bytes, then all second bytes, ...) and compressed with
 /// `compress2(level)`, as the dataset's filter pipeline (shuffle, deflate) would do, or with
-/// `RunLengthDeflater` when `level` is nil, then written unchanged with `H5Dwrite_chunk`. Batches of chunks are compressed in parallel
-/// and written in order from the calling thread, which holds the HDF5 lock.
+/// `RunLengthDeflater` when `level` is nil, then written unchanged with `H5Dwrite_chunk`.
+/// Batches of chunks are compressed in parallel and written in order from the calling
+/// thread, which holds the HDF5 lock.
 struct HDF5ChunkCompressor {
     let session: HDF5Session
     /// zlib level; nil for `RunLengthDeflater`.

@@ -9,17 +9,17 @@ public enum HDF5Compression: Sendable, Equatable {
     /// zlib deflate (HDF5 filter 1, `gzip` in h5py) at `level` 0–9.
     case deflate(level: Int)
     /// Deflate (HDF5 filter 1, so every reader decodes it) written by `RunLengthDeflater`:
-    /// runs and per-block Huffman codes, several times faster than zlib for about the same
-    /// size on shuffled half floats. The default.
+    /// runs, pixel-period matches and per-block Huffman codes; on shuffled half floats about
+    /// 4× faster than zlib level 4 for a few percent more size. The default.
     case fastDeflate
 }
 
 /// How `HDF5File.write` stores an image.
 ///
 /// The defaults, shuffle + `RunLengthDeflater` in chunks of 16 rows, come from measurements
-/// on 4032×3024 noisy captures (docs/performance.md): the run-length deflate writes several
-/// times faster than zlib at level 4 (the earlier default) for a file of about the same
-/// size; without shuffle the file was 26 % larger. 4 to 256 rows per chunk changed little;
+/// on 4032×3024 noisy captures (docs/performance.md): the run-length deflate writes 3.8
+/// times faster than zlib at level 4 (the earlier default) for a file 3 % larger; without
+/// shuffle the file was 26 % larger (with zlib). 4 to 256 rows per chunk changed little;
 /// 16 rows (387 KB chunks) fit HDF5's default 1 MB chunk cache.
 public struct HDF5Options: Sendable {
     /// Compression of `/image` (`/clip_mask` is always deflated).
