@@ -10,7 +10,7 @@ SAMPLE := datasets/sample/chart.dng
 DEMO_OUT := demo-output
 
 # Test suites that read untrusted bytes, run again under AddressSanitizer by `make test-asan`.
-ASAN_SUITES := DNGContainerTests|LosslessJPEGTests|RawDecodeTests|LinearizeTests|OpcodesTests|DemosaicTests|ImageExchangeTests|SemanticMasksTests|MalformedCorpusTests|StreamingDevelopTests|OpcodeList1Tests
+ASAN_SUITES := DNGContainerTests|RunLengthDeflateTests|LosslessJPEGTests|RawDecodeTests|LinearizeTests|OpcodesTests|DemosaicTests|ImageExchangeTests|SemanticMasksTests|MalformedCorpusTests|StreamingDevelopTests|OpcodeList1Tests
 FUZZ_SECONDS ?= 30
 SUNSET_REGIONS := --region sky=0.1,0.1,0.28,0.38 --region sun=0.38,0.69,0.46,0.75
 
