@@ -23,14 +23,7 @@ struct EXRChunkEncoder {
     let planes: EXRSourcePlanes
     /// How ZIP and ZIPS chunks are deflated; nil for the other compressions (the library's
     /// own routines).
-    var zip: ZipEncoding? = nil
-
-    enum ZipEncoding {
-        /// `RunLengthDeflater`.
-        case runLength
-        /// libdeflate at this level.
-        case level(Int)
-    }
+    var zip: EXRZipCompressor.Deflater? = nil
 
     /// Encodes and writes every chunk of the part.
     ///
@@ -65,11 +58,8 @@ struct EXRChunkEncoder {
         pipe.initialize(to: exr_encode_pipeline_t())
         var initialized = false
         var zip: EXRZipCompressor?
-        if let encoding = self.zip {
-            switch encoding {
-            case .runLength: zip = EXRZipCompressor(level: nil)
-            case .level(let level): zip = EXRZipCompressor(level: level)
-            }
+        if let deflater = self.zip {
+            zip = EXRZipCompressor(deflater)
             if zip == nil { return order.fail(exr_result_t(EXR_ERR_OUT_OF_MEMORY.rawValue), "libdeflate_alloc_compressor") }
         }
         let state = EXRWorkerState(order: order, zip: zip)

@@ -98,7 +98,7 @@ public enum EXRFile {
         try context.check(exr_write_header(ctxt), "exr_write_header")
         let usesDeflate = options.compression == .zip || options.compression == .zips
         try EXRChunkEncoder(context: context, part: part, planes: planes,
-                            zip: usesDeflate ? options.zipLevel.map { .level($0) } ?? .runLength : nil)
+                            zip: usesDeflate ? options.zipLevel.map { .libdeflate(level: $0) } ?? .runLength : nil)
             .run(threads: Parallel.threadCount)
         try context.finish()
     }

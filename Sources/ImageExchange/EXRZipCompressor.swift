@@ -18,6 +18,14 @@ internal import RunLengthDeflate
 /// compressed bytes live in this object's buffer, which the pipeline only borrows until
 /// the chunk is written.
 final class EXRZipCompressor {
+    /// Which deflate encoder compresses the chunks.
+    enum Deflater {
+        /// `RunLengthDeflater` (the default).
+        case runLength
+        /// libdeflate at this level (0 = stored, 1 fastest … 12 smallest).
+        case libdeflate(level: Int)
+    }
+
     private enum Engine {
         case runLength(RunLengthDeflater)
         case libdeflate(OpaquePointer)
@@ -27,14 +35,14 @@ final class EXRZipCompressor {
     private var scratch = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     private var output = UnsafeMutableRawBufferPointer(start: nil, count: 0)
 
-    /// A compressor at libdeflate `level` (0 = stored, 1 fastest … 12 smallest), or the
-    /// run-length encoder when `level` is nil; nil when libdeflate cannot allocate one.
-    init?(level: Int?) {
-        if let level {
+    /// A compressor with `deflater`; nil when libdeflate cannot allocate one.
+    init?(_ deflater: Deflater) {
+        switch deflater {
+        case .runLength:
+            engine = .runLength(RunLengthDeflater())
+        case .libdeflate(let level):
             guard let c = libdeflate_alloc_compressor(Int32(level)) else { return nil }
             engine = .libdeflate(c)
-        } else {
-            engine = .runLength(RunLengthDeflater())
         }
     }
 
