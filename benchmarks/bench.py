@@ -141,9 +141,9 @@ def scenelinear_commands(binary, all_compressions):
                             [binary, "convert", "{inp}", "-o", "{out}", "--hdf5-level", "0"],
                             ".h5", "scenelinear", variant="h5-0",
                             shown="scenelinear convert IN -o OUT.h5 --hdf5-level 0"))
-    commands.append(Command("sl-h5-4", "scenelinear → HDF5 shuffle + run-length deflate (default)",
+    commands.append(Command("sl-h5-default", "scenelinear → HDF5 shuffle + run-length deflate (default)",
                             [binary, "convert", "{inp}", "-o", "{out}"],
-                            ".h5", "scenelinear", variant="h5-4",
+                            ".h5", "scenelinear", variant="h5-default",
                             shown="scenelinear convert IN -o OUT.h5"))
     return commands
 
@@ -723,7 +723,7 @@ def main():
     runner = Runner(workdir, PEER_SCRIPTS)
     try:
         sl = scenelinear_commands(args.bin, args.all_compressions)
-        sl += one_thread_variants(sl, {"sl-exr-zip", "sl-exr-none", "sl-h5-0", "sl-h5-4"})
+        sl += one_thread_variants(sl, {"sl-exr-zip", "sl-exr-none", "sl-h5-0", "sl-h5-default"})
         peers = peer_commands(args.python, have_rawpy, have_dcraw, have_tifffile)
         commands_for = {inp["key"]: sl + peers for inp in inputs}
 
