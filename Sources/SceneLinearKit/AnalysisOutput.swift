@@ -1,6 +1,17 @@
 import Analysis
 import Foundation
 
+/// The JSON every report of the CLI prints: pretty-printed, sorted keys, unescaped slashes,
+/// and infinite or NaN values as the strings "inf", "-inf", "nan".
+enum ReportJSON {
+    static func encode<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+}
+
 /// Text, JSON and CSV renderings of analysis results (one combined table for many files).
 public enum AnalysisOutput {
     /// JSON with schema "scenelinear.analysis/1": `{schema, software, files: [FileAnalysis]}`.
@@ -10,10 +21,7 @@ public enum AnalysisOutput {
             let software = SceneLinearVersion.software
             let files: [FileAnalysis]
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        return String(decoding: try encoder.encode(Document(files: files)), as: UTF8.self)
+        return try ReportJSON.encode(Document(files: files))
     }
 
     static func number(_ v: Double?) -> String {

@@ -217,10 +217,7 @@ extension Pipeline {
 extension ValidationReport {
     /// The report as pretty-printed JSON (infinite values as strings).
     public func json() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        return String(decoding: try encoder.encode(self), as: UTF8.self)
+        try ReportJSON.encode(self)
     }
 
     /// A readable table.

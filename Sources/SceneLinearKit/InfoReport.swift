@@ -81,10 +81,7 @@ public struct InfoReport: Encodable, Sendable {
 
     /// The report as pretty-printed JSON with sorted keys.
     public func json() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        return String(decoding: try encoder.encode(self), as: UTF8.self)
+        try ReportJSON.encode(self)
     }
 
     /// A human-readable summary.
