@@ -12,49 +12,38 @@ enum Bilinear {
     static func run(_ mosaic: Mosaic) -> (values: ImageBuffer<Float>, clip: [UInt8]) {
         let w = mosaic.width, h = mosaic.height
         let phase = mosaic.phase
-        let count = w * h
-        var values = [Float](unsafeUninitializedCapacity: count * 3) { _, n in n = count * 3 }
-        var clip = [UInt8](unsafeUninitializedCapacity: count) { _, n in n = count }
         let rowHasClip = RowClipIndex(mosaic)
-        mosaic.values.withUnsafeBufferPointer { srcAll in
-            mosaic.clip.withUnsafeBufferPointer { clipInAll in
-                values.withUnsafeMutableBufferPointer { dstAll in
-                    clip.withUnsafeMutableBufferPointer { maskAll in
-                        nonisolated(unsafe) let src = srcAll.baseAddress!, clipIn = clipInAll.baseAddress!
-                        nonisolated(unsafe) let dst = dstAll.baseAddress!, mask = maskAll.baseAddress!
-                        Parallel.forEachChunk(count: h, minimumChunk: 16) { rows in
-                            for r in rows {
-                                let up = reflect(r - 1, h), dn = reflect(r + 1, h)
-                                let rowIsRed = r & 1 == phase.redRowParity
-                                // Plane of the row's own non-green colour (X) and of the other (Y).
-                                let pX = rowIsRed ? phase.redPlane : phase.bluePlane
-                                let pY = rowIsRed ? phase.bluePlane : phase.redPlane
-                                let greenCol = (phase.greenParity ^ (r & 1)) & 1
-                                let kernel = RowKernel(
-                                    above: src + up * w, row: src + r * w, below: src + dn * w,
-                                    out: dst + r * w * 3, pX: pX, pY: pY, pG: phase.greenPlane, greenCol: greenCol)
-                                kernel.pixel(0, reflect(-1, w), 1)
-                                if w > 2 {
-                                    for c in 1..<(w - 1) { kernel.pixel(c, c - 1, c + 1) }
-                                }
-                                kernel.pixel(w - 1, w - 2, reflect(w, w))
-                                let m = mask + r * w
-                                if rowHasClip[up] || rowHasClip[r] || rowHasClip[dn] {
-                                    let masks = RowMaskKernel(
-                                        above: clipIn + up * w, row: clipIn + r * w, below: clipIn + dn * w, out: m,
-                                        bitX: 1 << UInt8(pX), bitY: 1 << UInt8(pY), bitG: 1 << UInt8(phase.greenPlane),
-                                        greenCol: greenCol)
-                                    for c in 0..<w { masks.pixel(c, reflect(c - 1, w), reflect(c + 1, w)) }
-                                } else {
-                                    m.initialize(repeating: 0, count: w)
-                                }
-                            }
-                        }
+        return mosaic.demosaic(width: w, height: h) { io in
+            nonisolated(unsafe) let src = io.src, clipIn = io.clipIn, dst = io.dst, mask = io.mask
+            Parallel.forEachChunk(count: h, minimumChunk: 16) { rows in
+                for r in rows {
+                    let up = reflect(r - 1, h), dn = reflect(r + 1, h)
+                    let rowIsRed = r & 1 == phase.redRowParity
+                    // Plane of the row's own non-green colour (X) and of the other (Y).
+                    let pX = rowIsRed ? phase.redPlane : phase.bluePlane
+                    let pY = rowIsRed ? phase.bluePlane : phase.redPlane
+                    let greenCol = (phase.greenParity ^ (r & 1)) & 1
+                    let kernel = RowKernel(
+                        above: src + up * w, row: src + r * w, below: src + dn * w,
+                        out: dst + r * w * 3, pX: pX, pY: pY, pG: phase.greenPlane, greenCol: greenCol)
+                    kernel.pixel(0, reflect(-1, w), 1)
+                    if w > 2 {
+                        for c in 1..<(w - 1) { kernel.pixel(c, c - 1, c + 1) }
+                    }
+                    kernel.pixel(w - 1, w - 2, reflect(w, w))
+                    let m = mask + r * w
+                    if rowHasClip[up] || rowHasClip[r] || rowHasClip[dn] {
+                        let masks = RowMaskKernel(
+                            above: clipIn + up * w, row: clipIn + r * w, below: clipIn + dn * w, out: m,
+                            bitX: 1 << UInt8(pX), bitY: 1 << UInt8(pY), bitG: 1 << UInt8(phase.greenPlane),
+                            greenCol: greenCol)
+                        for c in 0..<w { masks.pixel(c, reflect(c - 1, w), reflect(c + 1, w)) }
+                    } else {
+                        m.initialize(repeating: 0, count: w)
                     }
                 }
             }
         }
-        return (ImageBuffer(width: w, height: h, channels: 3, samples: values), clip)
     }
 
     /// The bilinear formulas for one output row, given the three source rows.

@@ -71,3 +71,33 @@ struct Mosaic: Sendable {
     let height: Int
     let phase: BayerPhase
 }
+
+/// Pointers a demosaicing kernel reads (`src`, `clipIn`: the mosaic) and fills (`dst`: three
+/// interleaved planes, `mask`: clip bits per output pixel), valid during `Mosaic.demosaic`.
+struct KernelBuffers: @unchecked Sendable {
+    let src: UnsafePointer<Float>
+    let clipIn: UnsafePointer<UInt8>
+    let dst: UnsafeMutablePointer<Float>
+    let mask: UnsafeMutablePointer<UInt8>
+}
+
+extension Mosaic {
+    /// Allocates a `width × height` three-plane output and its clip mask, lets `fill` write
+    /// every value of both, and returns them.
+    func demosaic(width: Int, height: Int, _ fill: (KernelBuffers) -> Void) -> (values: ImageBuffer<Float>, clip: [UInt8]) {
+        let count = width * height
+        var out = [Float](unsafeUninitializedCapacity: count * 3) { _, n in n = count * 3 }
+        var clip = [UInt8](unsafeUninitializedCapacity: count) { _, n in n = count }
+        values.withUnsafeBufferPointer { srcAll in
+            self.clip.withUnsafeBufferPointer { clipInAll in
+                out.withUnsafeMutableBufferPointer { dstAll in
+                    clip.withUnsafeMutableBufferPointer { maskAll in
+                        fill(KernelBuffers(src: srcAll.baseAddress!, clipIn: clipInAll.baseAddress!,
+                                           dst: dstAll.baseAddress!, mask: maskAll.baseAddress!))
+                    }
+                }
+            }
+        }
+        return (ImageBuffer(width: width, height: height, channels: 3, samples: out), clip)
+    }
+}

@@ -44,35 +44,24 @@ enum RatioCorrected {
 
     static func run(_ mosaic: Mosaic) -> (values: ImageBuffer<Float>, clip: [UInt8]) {
         let w = mosaic.width, h = mosaic.height
-        let count = w * h
-        var values = [Float](unsafeUninitializedCapacity: count * 3) { _, n in n = count * 3 }
-        var clip = [UInt8](unsafeUninitializedCapacity: count) { _, n in n = count }
         let rowHasClip = RowClipIndex(mosaic)
         let bands = (h + bandHeight - 1) / bandHeight
-        mosaic.values.withUnsafeBufferPointer { srcAll in
-            mosaic.clip.withUnsafeBufferPointer { clipInAll in
-                values.withUnsafeMutableBufferPointer { dstAll in
-                    clip.withUnsafeMutableBufferPointer { maskAll in
-                        nonisolated(unsafe) let src = srcAll.baseAddress!, clipIn = clipInAll.baseAddress!
-                        nonisolated(unsafe) let dst = dstAll.baseAddress!, mask = maskAll.baseAddress!
-                        Parallel.forEach(bands) { band in
-                            let y0 = band * bandHeight
-                            let th = min(bandHeight, h - y0)
-                            let tile = Tile(src: src, clipIn: clipIn, dst: dst, mask: mask, width: w, height: h,
-                                            phase: mosaic.phase, rowHasClip: rowHasClip)
-                            defer { tile.deallocate() }
-                            var x0 = 0
-                            while x0 < w {
-                                let tw = min(tileWidth, w - x0)
-                                tile.process(y0: y0, th: th, x0: x0, tw: tw)
-                                x0 += tw
-                            }
-                        }
-                    }
+        return mosaic.demosaic(width: w, height: h) { io in
+            nonisolated(unsafe) let src = io.src, clipIn = io.clipIn, dst = io.dst, mask = io.mask
+            Parallel.forEach(bands) { band in
+                let y0 = band * bandHeight
+                let th = min(bandHeight, h - y0)
+                let tile = Tile(src: src, clipIn: clipIn, dst: dst, mask: mask, width: w, height: h,
+                                phase: mosaic.phase, rowHasClip: rowHasClip)
+                defer { tile.deallocate() }
+                var x0 = 0
+                while x0 < w {
+                    let tw = min(tileWidth, w - x0)
+                    tile.process(y0: y0, th: th, x0: x0, tw: tw)
+                    x0 += tw
                 }
             }
         }
-        return (ImageBuffer(width: w, height: h, channels: 3, samples: values), clip)
     }
 
     /// One band's scratch buffers and the RCD steps on one tile.

@@ -28,35 +28,24 @@ enum Superpixel {
         let (oR, oB, oG1, oG2) = (offsets[0], offsets[1], offsets[2], offsets[3])
         let (pR, pG, pB) = (phase.redPlane, phase.greenPlane, phase.bluePlane)
         let bitR = UInt8(1) << UInt8(pR), bitG = UInt8(1) << UInt8(pG), bitB = UInt8(1) << UInt8(pB)
-        let count = outW * outH
-        var values = [Float](unsafeUninitializedCapacity: count * 3) { _, n in n = count * 3 }
-        var clip = [UInt8](unsafeUninitializedCapacity: count) { _, n in n = count }
-        mosaic.values.withUnsafeBufferPointer { srcAll in
-            mosaic.clip.withUnsafeBufferPointer { clipInAll in
-                values.withUnsafeMutableBufferPointer { dstAll in
-                    clip.withUnsafeMutableBufferPointer { maskAll in
-                        nonisolated(unsafe) let src = srcAll.baseAddress!, clipIn = clipInAll.baseAddress!
-                        nonisolated(unsafe) let dst = dstAll.baseAddress!, mask = maskAll.baseAddress!
-                        Parallel.forEachChunk(count: outH, minimumChunk: 32) { rows in
-                            for y in rows {
-                                let s = src + 2 * y * inW
-                                let k = clipIn + 2 * y * inW
-                                let d = dst + y * outW * 3
-                                let m = mask + y * outW
-                                for x in 0..<outW {
-                                    let c = 2 * x
-                                    d[3 * x + pR] = s[c + oR]
-                                    d[3 * x + pG] = (s[c + oG1] + s[c + oG2]) * 0.5
-                                    d[3 * x + pB] = s[c + oB]
-                                    let r = k[c + oR] & 1, g = (k[c + oG1] | k[c + oG2]) & 1, b = k[c + oB] & 1
-                                    m[x] = (r != 0 ? bitR : 0) | (g != 0 ? bitG : 0) | (b != 0 ? bitB : 0)
-                                }
-                            }
-                        }
+        return mosaic.demosaic(width: outW, height: outH) { io in
+            nonisolated(unsafe) let src = io.src, clipIn = io.clipIn, dst = io.dst, mask = io.mask
+            Parallel.forEachChunk(count: outH, minimumChunk: 32) { rows in
+                for y in rows {
+                    let s = src + 2 * y * inW
+                    let k = clipIn + 2 * y * inW
+                    let d = dst + y * outW * 3
+                    let m = mask + y * outW
+                    for x in 0..<outW {
+                        let c = 2 * x
+                        d[3 * x + pR] = s[c + oR]
+                        d[3 * x + pG] = (s[c + oG1] + s[c + oG2]) * 0.5
+                        d[3 * x + pB] = s[c + oB]
+                        let r = k[c + oR] & 1, g = (k[c + oG1] | k[c + oG2]) & 1, b = k[c + oB] & 1
+                        m[x] = (r != 0 ? bitR : 0) | (g != 0 ? bitG : 0) | (b != 0 ? bitB : 0)
                     }
                 }
             }
         }
-        return (ImageBuffer(width: outW, height: outH, channels: 3, samples: values), clip)
     }
 }
