@@ -30,6 +30,8 @@ public final class RunLengthDeflater {
     /// for distance 1; the distance-`period` code differs only in its last bit.
     private let symbolCodes: UnsafeMutablePointer<UInt32>
     private let matchCodes: UnsafeMutablePointer<UInt64>
+    /// The current block's matches (`findMatches`); a block holds at most one per 3 bytes.
+    private let matches: UnsafeMutablePointer<UInt32>
 
     /// - Parameter period: also look for matches at this distance, 2–4 (e.g. 3 for the
     ///   byte planes of interleaved RGB samples); 1 looks for runs only.
@@ -38,11 +40,13 @@ public final class RunLengthDeflater {
         self.period = period
         symbolCodes = .allocate(capacity: 286)
         matchCodes = .allocate(capacity: 259)
+        matches = .allocate(capacity: Self.blockSize / 3 + 1)
     }
 
     deinit {
         symbolCodes.deallocate()
         matchCodes.deallocate()
+        matches.deallocate()
     }
 
     /// The most bytes `zlibCompress` writes for `count` input bytes.
@@ -75,7 +79,7 @@ public final class RunLengthDeflater {
 
     /// The match starting at `i` (`i ≥ 1`): its length (3–258, not past `end`; 0 when no
     /// match of 3 bytes starts there) and whether it is at distance `period` rather than 1
-    /// (the longer one; distance 1 on a tie). Both passes decide matches with this.
+    /// (the longer one; distance 1 on a tie).
     @inline(__always)
     private static func match(_ input: UnsafePointer<UInt8>, at i: Int, end: Int, period: Int) -> (length: Int, far: Bool) {
         let limit = min(end, i &+ 258)
@@ -105,45 +109,89 @@ public final class RunLengthDeflater {
         return j &- i
     }
 
-    /// Whether no match can start anywhere in `input[i..<i + 8]`: no byte there equals the
-    /// byte before it (or the byte `period` before it), found as the absence of a zero byte
-    /// in the XOR of overlapping words. Needs `i ≥ period` and `i + 8 ≤` the input's size.
+    /// The high bit of every zero byte of `x` (exactly: no false positives from borrows).
     @inline(__always)
-    private static func noMatchStarts(_ input: UnsafePointer<UInt8>, at i: Int, period: Int) -> Bool {
-        let word = UnsafeRawPointer(input + i).loadUnaligned(as: UInt64.self)
-        let x = word ^ UnsafeRawPointer(input + (i &- 1)).loadUnaligned(as: UInt64.self)
-        var zeroBytes = (x &- 0x0101_0101_0101_0101) & ~x
-        if period > 1 {
-            let y = word ^ UnsafeRawPointer(input + (i &- period)).loadUnaligned(as: UInt64.self)
-            zeroBytes |= (y &- 0x0101_0101_0101_0101) & ~y
+    private static func zeroBytes(_ x: UInt64) -> UInt64 {
+        let low7: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+        return ~(((x & low7) &+ low7) | x | low7)
+    }
+
+    /// The high bit of byte k set when `input[i + k ..< i + k + 3]` equals the three bytes
+    /// `distance` before them, i.e. when a match of at least 3 bytes can start at `i + k`.
+    /// Needs `i ≥ distance` and `i + 10 ≤` the input's size.
+    @inline(__always)
+    private static func matchStarts(_ input: UnsafePointer<UInt8>, at i: Int, distance: Int) -> UInt64 {
+        func differences(_ j: Int) -> UInt64 {
+            UnsafeRawPointer(input + j).loadUnaligned(as: UInt64.self)
+                ^ UnsafeRawPointer(input + (j &- distance)).loadUnaligned(as: UInt64.self)
         }
-        return zeroBytes & 0x8080_8080_8080_8080 == 0
+        let first = zeroBytes(differences(i))
+        if first == 0 { return 0 }  // no byte equals the one before it: the common case in noise
+        return first & zeroBytes(differences(i &+ 1)) & zeroBytes(differences(i &+ 2))
+    }
+
+    /// Finds the block's matches, greedily from its start (`match` decides each), and
+    /// records them in `matches` as offset from `start` | length << 16 | far << 25. Eight
+    /// positions at a time are skipped when no match starts among them.
+    /// - Returns: how many matches were recorded.
+    private static func findMatches(_ input: UnsafePointer<UInt8>, start: Int, end: Int, period: Int,
+                                    into matches: UnsafeMutablePointer<UInt32>) -> Int {
+        var n = 0
+        var i = max(start, 1)
+        while i < end {
+            if i >= period && i &+ 10 <= end {
+                var starts = matchStarts(input, at: i, distance: 1)
+                if period > 1 { starts |= matchStarts(input, at: i, distance: period) }
+                if starts == 0 {
+                    i &+= 8
+                    continue
+                }
+                i &+= starts.trailingZeroBitCount &>> 3
+            }
+            let (length, far) = match(input, at: i, end: end, period: period)
+            if length > 0 {
+                matches[n] = UInt32(truncatingIfNeeded: i &- start) | UInt32(truncatingIfNeeded: length) << 16
+                    | (far ? 1 << 25 : 0)
+                n &+= 1
+                i &+= length
+            } else {
+                i &+= 1
+            }
+        }
+        return n
     }
 
     /// One block: matches and literals of `input[start..<end]`, written as the cheapest of
     /// dynamic Huffman coding with matches, without them, and a stored block.
     private func writeBlock(_ input: UnsafePointer<UInt8>, start: Int, end: Int, final: Bool, _ w: inout BitWriter) {
-        var withMatches = [UInt32](repeating: 0, count: 286)
+        let matchCount = Self.findMatches(input, start: start, end: end, period: period, into: matches)
         var literalsOnly = [UInt32](repeating: 0, count: 286)
-        var distanceCounts = [UInt32](repeating: 0, count: 2)
-        withMatches.withUnsafeMutableBufferPointer { counts in
-            literalsOnly.withUnsafeMutableBufferPointer { bytes in
-                distanceCounts.withUnsafeMutableBufferPointer { distances in
-                    Self.count(input, start: start, end: end, period: period, counts: counts.baseAddress!,
-                               allBytes: bytes.baseAddress!, distances: distances.baseAddress!)
+        literalsOnly.withUnsafeMutableBufferPointer { Self.countBytes(input, start: start, end: end, into: $0.baseAddress!) }
+        literalsOnly[256] = 1
+        var withMatches = literalsOnly
+        if matchCount > 0 {
+            // Every byte was counted as a literal; the bytes of each match come off.
+            withMatches.withUnsafeMutableBufferPointer { buffer in
+                let counts = buffer.baseAddress!
+                for m in 0..<matchCount {
+                    let token = matches[m]
+                    let i = start &+ Int(token & 0xFFFF), length = Int(token >> 16 & 0x1FF)
+                    counts[LengthSymbols.symbol[length]] &+= 1
+                    if token >> 25 == 0 {
+                        counts[Int(input[i &- 1])] &-= UInt32(truncatingIfNeeded: length)  // a run of one byte
+                    } else {
+                        for k in i..<(i &+ length) { counts[Int(input[k])] &-= 1 }
+                    }
                 }
             }
         }
-        withMatches[256] = 1
-        literalsOnly[256] = 1
         // Distance codes: distance 1 is code 0, distance `period` code `period - 1`; one bit
         // each (a complete code every inflater accepts).
         var distanceLengths = [UInt8](repeating: 0, count: max(2, period))
         distanceLengths[0] = 1
         distanceLengths[max(1, period - 1)] = 1
-        let matches = distanceCounts[0] + distanceCounts[1]
-        let matchPlan = BlockPlan(counts: withMatches, distanceLengths: distanceLengths)
-        let literalPlan = matches > 0 ? BlockPlan(counts: literalsOnly, distanceLengths: distanceLengths) : matchPlan
+        let literalPlan = BlockPlan(counts: literalsOnly, distanceLengths: distanceLengths)
+        let matchPlan = matchCount > 0 ? BlockPlan(counts: withMatches, distanceLengths: distanceLengths) : literalPlan
         let storedBits = 3 + (8 - (w.pendingBits + 3) % 8) % 8 + 32 + 8 * (end - start)
         if min(matchPlan.bits, literalPlan.bits) >= storedBits {
             w.put(final ? 1 : 0, 3)  // BFINAL, BTYPE 00
@@ -153,13 +201,14 @@ public final class RunLengthDeflater {
             w.copyBytes(input + start, n)
             return
         }
-        let literalsOnlyWin = literalPlan.bits < matchPlan.bits
+        let literalsOnlyWin = matchCount == 0 || literalPlan.bits < matchPlan.bits
         let plan = literalsOnlyWin ? literalPlan : matchPlan
         w.put(final ? 0b101 : 0b100, 3)  // BFINAL, BTYPE 10
         plan.header.write(&w)
         for s in 0..<286 { symbolCodes[s] = UInt32(plan.code.codes[s]) | UInt32(plan.code.lengths[s]) << 16 }
+        let fourPerFlush = (plan.code.lengths[0..<256].max() ?? 15) <= 14
         if literalsOnlyWin {
-            Self.encodeLiterals(input, start: start, end: end, symbolCodes, &w)
+            Self.encodeLiterals(input, from: start, to: end, symbolCodes, fourPerFlush: fourPerFlush, &w)
         } else {
             for length in 3...258 {
                 let symbol = LengthSymbols.symbol[length]
@@ -169,18 +218,26 @@ public final class RunLengthDeflater {
                 let bits = codeBits + LengthSymbols.extraBits[symbol - 257] + 1
                 matchCodes[length] = (UInt64(plan.code.codes[symbol]) | value << UInt64(codeBits)) | UInt64(bits) << 32
             }
-            Self.encodeWithMatches(input, start: start, end: end, period: period, symbolCodes, matchCodes, &w)
+            var i = start
+            for m in 0..<matchCount {
+                let token = matches[m]
+                let at = start &+ Int(token & 0xFFFF), length = Int(token >> 16 & 0x1FF)
+                if at > i { Self.encodeLiterals(input, from: i, to: at, symbolCodes, fourPerFlush: fourPerFlush, &w) }
+                let e = matchCodes[length]
+                let bits = Int(e >> 32)
+                let code = (e & 0xFFFF_FFFF) | UInt64(token >> 25) << UInt64(bits &- 1)
+                w.put(code, bits)
+                i = at &+ length
+            }
+            if end > i { Self.encodeLiterals(input, from: i, to: end, symbolCodes, fourPerFlush: fourPerFlush, &w) }
         }
         let eob = symbolCodes[256]
         w.put(UInt64(eob & 0xFFFF), Int(eob >> 16))
     }
 
-    /// Counts the block's literal and length symbols with matches (`counts`), its bytes
-    /// alone (`allBytes`, in four interleaved tables so that repeated bytes do not wait on
-    /// each other's increments) and its matches at distance 1 and `period` (`distances`).
-    private static func count(_ input: UnsafePointer<UInt8>, start: Int, end: Int, period: Int,
-                              counts: UnsafeMutablePointer<UInt32>, allBytes: UnsafeMutablePointer<UInt32>,
-                              distances: UnsafeMutablePointer<UInt32>) {
+    /// Counts the bytes of `input[start..<end]` into `counts[0..<256]`, in four interleaved
+    /// tables so that repeated bytes do not wait on each other's increments.
+    private static func countBytes(_ input: UnsafePointer<UInt8>, start: Int, end: Int, into counts: UnsafeMutablePointer<UInt32>) {
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 1024) { tables in
             let h = tables.baseAddress!
             h.initialize(repeating: 0, count: 1024)
@@ -196,33 +253,13 @@ public final class RunLengthDeflater {
                 h[Int(input[i])] &+= 1
                 i &+= 1
             }
-            for b in 0..<256 { allBytes[b] = h[b] &+ h[256 &+ b] &+ h[512 &+ b] &+ h[768 &+ b] }
-        }
-        for b in 0..<256 { counts[b] = allBytes[b] }
-        // Every byte counted as a literal; the bytes of each match now come off.
-        var i = max(start, 1)
-        while i < end {
-            if i >= period && i &+ 8 <= end && noMatchStarts(input, at: i, period: period) {
-                i &+= 8
-                continue
-            }
-            let stop = min(end, i &+ 8)
-            while i < stop {
-                let (length, far) = match(input, at: i, end: end, period: period)
-                if length > 0 {
-                    counts[LengthSymbols.symbol[length]] &+= 1
-                    for k in i..<(i &+ length) { counts[Int(input[k])] &-= 1 }
-                    distances[far ? 1 : 0] &+= 1
-                    i &+= length
-                } else {
-                    i &+= 1
-                }
-            }
+            for b in 0..<256 { counts[b] = h[b] &+ h[256 &+ b] &+ h[512 &+ b] &+ h[768 &+ b] }
         }
     }
 
-    /// Appends the literal codes of `input[i]`, `input[i + 1]`, ... (`n` ≤ 3 of them) and
-    /// flushes: 3 codes of at most 15 bits fit the 64-bit buffer after up to 7 pending bits.
+    /// Appends the literal codes of `input[i]`, `input[i + 1]`, ... (`n` ≤ 4 of them) and
+    /// flushes. Three codes of at most 15 bits always fit the 64-bit buffer after up to 7
+    /// pending bits; four fit when none is longer than 14 bits.
     @inline(__always)
     private static func putLiterals(_ input: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ codes: UnsafePointer<UInt32>,
                                     _ out: inout UnsafeMutablePointer<UInt8>, _ buffer: inout UInt64, _ filled: inout Int) {
@@ -234,53 +271,25 @@ public final class RunLengthDeflater {
         BitWriter.flushWholeBytes(&out, &buffer, &filled)
     }
 
-    /// Writes every byte of the block as a literal.
-    private static func encodeLiterals(_ input: UnsafePointer<UInt8>, start: Int, end: Int,
-                                       _ codes: UnsafePointer<UInt32>, _ w: inout BitWriter) {
+    /// Writes `input[from..<to]` as literals: four codes per flush when `fourPerFlush` (no
+    /// literal code longer than 14 bits), else three.
+    @inline(__always)
+    private static func encodeLiterals(_ input: UnsafePointer<UInt8>, from: Int, to end: Int,
+                                       _ codes: UnsafePointer<UInt32>, fourPerFlush: Bool, _ w: inout BitWriter) {
         var out = w.position, buffer = w.buffer, filled = w.count
-        var i = start
-        while i &+ 3 <= end {
-            putLiterals(input, i, 3, codes, &out, &buffer, &filled)
-            i &+= 3
+        var i = from
+        if fourPerFlush {
+            while i &+ 4 <= end {
+                putLiterals(input, i, 4, codes, &out, &buffer, &filled)
+                i &+= 4
+            }
+        } else {
+            while i &+ 3 <= end {
+                putLiterals(input, i, 3, codes, &out, &buffer, &filled)
+                i &+= 3
+            }
         }
         if i < end { putLiterals(input, i, end &- i, codes, &out, &buffer, &filled) }
-        w.position = out
-        w.buffer = buffer
-        w.count = filled
-    }
-
-    /// Writes the block's matches and literals, deciding matches as `count` did.
-    private static func encodeWithMatches(_ input: UnsafePointer<UInt8>, start: Int, end: Int, period: Int,
-                                          _ codes: UnsafePointer<UInt32>, _ matchCodes: UnsafePointer<UInt64>,
-                                          _ w: inout BitWriter) {
-        var out = w.position, buffer = w.buffer, filled = w.count
-        var i = start
-        if i == 0 && end > 0 {
-            putLiterals(input, 0, 1, codes, &out, &buffer, &filled)
-            i = 1
-        }
-        while i < end {
-            if i >= period && i &+ 8 <= end && noMatchStarts(input, at: i, period: period) {
-                putLiterals(input, i, 3, codes, &out, &buffer, &filled)
-                putLiterals(input, i &+ 3, 3, codes, &out, &buffer, &filled)
-                putLiterals(input, i &+ 6, 2, codes, &out, &buffer, &filled)
-                i &+= 8
-                continue
-            }
-            let (length, far) = match(input, at: i, end: end, period: period)
-            if length > 0 {
-                let e = matchCodes[length]
-                let bits = Int(e >> 32)
-                let code = (e & 0xFFFF_FFFF) | (far ? UInt64(1) << UInt64(bits &- 1) : 0)
-                buffer |= code << UInt64(filled)
-                filled &+= bits
-                BitWriter.flushWholeBytes(&out, &buffer, &filled)
-                i &+= length
-                continue
-            }
-            putLiterals(input, i, 1, codes, &out, &buffer, &filled)
-            i &+= 1
-        }
         w.position = out
         w.buffer = buffer
         w.count = filled
@@ -346,7 +355,10 @@ struct HuffmanCode {
             lengths[first == 0 ? 1 : 0] = 1
             return lengths
         }
-        used.sort { counts[$0] != counts[$1] ? counts[$0] < counts[$1] : $0 < $1 }
+        // Ascending counts, ties by symbol: one sort of count << 16 | symbol keys.
+        var keys = used.map { UInt64(counts[$0]) << 16 | UInt64($0) }
+        keys.sort()
+        used = keys.map { Int($0 & 0xFFFF) }
         // Minimum-redundancy lengths (Moffat and Katajainen's in-place method): `a` holds
         // the ascending counts, then parent links, then depths.
         var a = used.map { Int(counts[$0]) }
@@ -404,6 +416,15 @@ struct HuffmanCode {
         return lengths
     }
 
+    /// The low 16 bits of `x` in reverse order.
+    static func reversed16(_ x: Int) -> Int {
+        var v = UInt16(truncatingIfNeeded: x)
+        v = (v & 0x5555) << 1 | (v >> 1) & 0x5555
+        v = (v & 0x3333) << 2 | (v >> 2) & 0x3333
+        v = (v & 0x0F0F) << 4 | (v >> 4) & 0x0F0F
+        return Int(v.byteSwapped)
+    }
+
     /// Canonical codes for `lengths`, bit-reversed.
     static func canonicalCodes(_ lengths: [UInt8], maxBits: Int) -> [UInt16] {
         var perLength = [Int](repeating: 0, count: maxBits + 1)
@@ -418,9 +439,7 @@ struct HuffmanCode {
         for (s, l) in lengths.enumerated() where l > 0 {
             let c = next[Int(l)]
             next[Int(l)] += 1
-            var reversed = 0
-            for b in 0..<Int(l) where c & (1 << b) != 0 { reversed |= 1 << (Int(l) - 1 - b) }
-            codes[s] = UInt16(reversed)
+            codes[s] = UInt16(truncatingIfNeeded: Self.reversed16(c) >> (16 - Int(l)))
         }
         return codes
     }
