@@ -121,3 +121,54 @@ public final class SharedStore<Key: Hashable, Value>: @unchecked Sendable {
         }
     }
 }
+
+/// A value computed on a thread of its own while the caller goes on with other work, for
+/// a serial job that would otherwise leave cores idle (the input's hash during decoding).
+/// With one configured thread (`SCENELINEAR_THREADS=1`) it is computed at once, inline.
+public final class BackgroundValue<T: Sendable>: @unchecked Sendable {
+    private var value: T?
+    private let finished = DispatchSemaphore(value: 0)
+
+    public init(_ body: @escaping @Sendable () -> T) {
+        guard Parallel.threadCount > 1 else {
+            value = body()
+            finished.signal()
+            return
+        }
+        Thread { [self] in
+            value = body()
+            finished.signal()
+        }.start()
+    }
+
+    /// Waits for the value (the semaphore orders the worker's write before this read).
+    public func wait() -> T {
+        finished.wait()
+        finished.signal()
+        return value!
+    }
+}
+
+/// Large output buffers.
+public enum LargeBuffer {
+    /// An array of `count` elements whose memory is not cleared first: its pages become
+    /// resident only as the caller writes them, and, on kernels that offer transparent huge
+    /// pages on request, in 2 MiB pages (a 73 MB image then takes a few dozen page faults
+    /// instead of eighteen thousand). The caller must write every element before reading it.
+    public static func uninitialized<T: BitwiseCopyable>(_: T.Type, count: Int) -> [T] {
+        [T](unsafeUninitializedCapacity: count) { buffer, initialized in
+            if let base = buffer.baseAddress { adviseHugePages(UnsafeMutableRawPointer(base), bytes: count * MemoryLayout<T>.stride) }
+            initialized = count
+        }
+    }
+
+    /// Asks the kernel for huge pages on the whole 2 MiB pages inside `bytes` from `start`
+    /// (advice only: nothing happens where the kernel does not offer them).
+    public static func adviseHugePages(_ start: UnsafeMutableRawPointer, bytes: Int) {
+        let huge = 2 << 20
+        let first = (Int(bitPattern: start) + huge - 1) & ~(huge - 1)
+        let end = (Int(bitPattern: start) + bytes) & ~(huge - 1)
+        guard end > first, let aligned = UnsafeMutableRawPointer(bitPattern: first) else { return }
+        _ = madvise(aligned, end - first, MADV_HUGEPAGE)
+    }
+}

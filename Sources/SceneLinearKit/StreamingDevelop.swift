@@ -108,14 +108,21 @@ extension Pipeline {
                                           applyOrientation: options.applyOrientation, path: path)
         guard plan.scaledWidth == plan.crop.width, plan.scaledHeight == plan.crop.height else { return nil }
 
-        // The hash reads the whole file; then its pages leave resident memory, and each band
-        // of tiles is read back from the page cache as it is decoded.
-        let sha = measure(&timings.hash) { SHA256Digest.hex(of: dng.file.data) }
-        dng.file.releaseResidentPages()
+        // The hash reads the whole file on a thread of its own while the bands are decoded
+        // (it is needed only for the provenance record); the file's pages leave resident
+        // memory after every band, and each band of tiles is read from the page cache.
+        let file = dng.file
+        let hashing = BackgroundValue { () -> (String, Double) in
+            var seconds = 0.0
+            let hex = measure(&seconds) { SHA256Digest.hex(of: file.data) }
+            return (hex, seconds)
+        }
         let matrix = ColorConversion.floatMatrix(color, exposure: exposure)
         let crop = plan.crop, orientation = plan.orientation
         let outWidth = plan.outputWidth, outHeight = plan.outputHeight
-        var output = [Float16](repeating: 0, count: outWidth * outHeight * 3)
+        // Every output pixel is written by `place` exactly once, so the output is not cleared
+        // first (and its pages are touched only as the bands arrive).
+        var output = LargeBuffer.uninitialized(Float16.self, count: outWidth * outHeight * 3)
         var mask = [UInt8](repeating: 0, count: keepClipMask ? outWidth * outHeight : 0)
         let clipped = SharedCount()
         let reports = SharedStore<Int, OpcodeReport>()
@@ -160,6 +167,9 @@ extension Pipeline {
             }
         }
         timings.streamed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        let (sha, hashSeconds) = hashing.wait()
+        timings.hash = hashSeconds
+        dng.file.releaseResidentPages()
         let mapping = linearization.mapping
         var provenance = Self.provenance(dng: dng, raw: raw, mapping: mapping, color: color, sha256: sha)
         var processing = notes
