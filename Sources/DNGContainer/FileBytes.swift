@@ -54,6 +54,17 @@ public final class FileBytes: @unchecked Sendable {
         _ = madvise(mapping, data.count, MADV_DONTNEED)
     }
 
+    /// `releaseResidentPages()` for the pages that lie wholly inside `offset ..< offset +
+    /// length` (a range the caller has checked), so that pages shared with neighbouring
+    /// bytes stay.
+    public func releaseResidentPages(offset: Int, length: Int) {
+        guard let mapping else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let first = (offset + page - 1) / page * page, end = (offset + length) / page * page
+        guard end > first else { return }
+        _ = madvise(mapping + first, end - first, MADV_DONTNEED)
+    }
+
     /// True when `offset ..< offset + length` lies inside the file (overflow-safe).
     @inline(__always)
     public func contains(offset: Int, length: Int) -> Bool {

@@ -156,7 +156,8 @@ public struct LinearizationPlan: Sendable {
                                     if isUniformBlack {
                                         rowUniform(srcRow, dstRow, maskRow, width: width, fold: fold.baseAddress!, lut: lut.baseAddress!, white: white)
                                     } else {
-                                        rowGeneral(srcRow, dstRow, maskRow, row: r, width: width, lut: lut.baseAddress!, white: white, scale: scale)
+                                        rowGeneral(srcRow, dstRow, maskRow, row: r, firstColumn: 0, width: width, lut: lut.baseAddress!,
+                                                   white: white, scale: scale)
                                     }
                                 }
                             }
@@ -169,29 +170,29 @@ public struct LinearizationPlan: Sendable {
                            clipMask: clip, mapping: mapping)
     }
 
-    /// Stage 2 of some ActiveArea rows of a band of 16-bit stored samples: `band` holds image
-    /// rows from `bandTop` on (full width); `rows` are ActiveArea rows inside the band. Writes
-    /// `rows.count` rows of ActiveArea width × planes values to `values` and, when `mask` is
-    /// given, one clip-mask byte per pixel. Identical to `apply` on the same rows.
-    public func linearizeRows(_ band: ImageBuffer<UInt16>, bandTop: Int, rows: Range<Int>,
-                              into values: UnsafeMutablePointer<Float>, mask: UnsafeMutablePointer<UInt8>?) {
-        precondition(band.channels == planes && band.width == ifd.width)
-        precondition(rows.lowerBound + area.top >= bandTop && rows.upperBound + area.top <= bandTop + band.height)
-        let width = area.width
+    /// Stage 2 of a rectangle of 16-bit stored samples, ActiveArea `rows` × `columns`:
+    /// `samples` points at the stored sample of its top-left pixel, rows `rowStride`
+    /// samples apart. Writes `rows.count` rows of `columns.count` × planes values to
+    /// `values` and, when `mask` is given, one clip-mask byte per pixel. Identical to
+    /// `apply` on the same pixels.
+    public func linearize(_ samples: UnsafePointer<UInt16>, rowStride: Int, rows: Range<Int>, columns: Range<Int>,
+                          into values: UnsafeMutablePointer<Float>, mask: UnsafeMutablePointer<UInt8>?) {
+        precondition(rows.lowerBound >= 0 && rows.upperBound <= area.height && columns.lowerBound >= 0
+                     && columns.upperBound <= area.width)
+        let width = columns.count
         let white = mapping.white.map(Float.init), scale = mapping.scale.map(Float.init)
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: mask == nil ? width : 0) { scratch in
-            band.samples.withUnsafeBufferPointer { src in
-                folded.withUnsafeBufferPointer { fold in
-                    linearized.withUnsafeBufferPointer { lut in
-                        for (i, r) in rows.enumerated() {
-                            let srcRow = src.baseAddress! + (r + area.top - bandTop) * band.width * planes + area.left * planes
-                            let dstRow = values + i * width * planes
-                            let maskRow = mask.map { $0 + i * width } ?? scratch.baseAddress!
-                            if isUniformBlack {
-                                rowUniform(srcRow, dstRow, maskRow, width: width, fold: fold.baseAddress!, lut: lut.baseAddress!, white: white)
-                            } else {
-                                rowGeneral(srcRow, dstRow, maskRow, row: r, width: width, lut: lut.baseAddress!, white: white, scale: scale)
-                            }
+            folded.withUnsafeBufferPointer { fold in
+                linearized.withUnsafeBufferPointer { lut in
+                    for (i, r) in rows.enumerated() {
+                        let srcRow = samples + i * rowStride
+                        let dstRow = values + i * width * planes
+                        let maskRow = mask.map { $0 + i * width } ?? scratch.baseAddress!
+                        if isUniformBlack {
+                            rowUniform(srcRow, dstRow, maskRow, width: width, fold: fold.baseAddress!, lut: lut.baseAddress!, white: white)
+                        } else {
+                            rowGeneral(srcRow, dstRow, maskRow, row: r, firstColumn: columns.lowerBound, width: width,
+                                       lut: lut.baseAddress!, white: white, scale: scale)
                         }
                     }
                 }
@@ -257,12 +258,13 @@ public struct LinearizationPlan: Sendable {
 
     @inline(__always)
     private func rowGeneral(_ src: UnsafePointer<UInt16>, _ dst: UnsafeMutablePointer<Float>, _ mask: UnsafeMutablePointer<UInt8>,
-                            row: Int, width: Int, lut: UnsafePointer<Float>, white: [Float], scale: [Float]) {
+                            row: Int, firstColumn: Int, width: Int, lut: UnsafePointer<Float>, white: [Float], scale: [Float]) {
         let patternRow = (row % repeatRows) * repeatCols * planes
         let dv = deltaV?[row] ?? 0
         for c in 0..<width {
-            let patternBase = patternRow + (c % repeatCols) * planes
-            let dh = deltaH?[c] ?? 0
+            let column = firstColumn + c
+            let patternBase = patternRow + (column % repeatCols) * planes
+            let dh = deltaH?[column] ?? 0
             var bits: UInt8 = 0
             for p in 0..<planes {
                 let lin = lut[Int(src[c * planes + p])]

@@ -85,6 +85,10 @@ struct BlockPlan: Sendable {
     /// The image row that the output buffer's first row holds: 0 when decoding the whole
     /// image, a band's top row when decoding band by band.
     var outputTop = 0
+    /// True when each block is decoded into a buffer of its own (`RawDecoder.forEachBlock`):
+    /// the output then holds the whole stored block, `block.width` pixels per row, and
+    /// decoders may write all of it, the part outside the image included.
+    var outputIsBlock = false
 
     var planar: Bool { blockSPP != spp }
     var path: String { file.path }
@@ -325,7 +329,7 @@ struct BlockPlan: Sendable {
     func withDestinationRow<T>(_ r: Int, of block: Block, in output: UnsafeMutableRawPointer, as: T.Type,
                                _ body: (UnsafeMutablePointer<T>) -> Void) {
         let image = output.assumingMemoryBound(to: T.self)
-        let start = ((block.y0 - outputTop + r) * ifd.width + block.x0) * spp
+        let start = outputIsBlock ? r * block.width * spp : ((block.y0 - outputTop + r) * ifd.width + block.x0) * spp
         if !planar {
             body(image + start)
             return

@@ -32,6 +32,16 @@ extension BlockPlan {
             throw .shortBlock(path: path, ifd: ifd.path, block: name(block),
                               reason: "lossless-JPEG frame \(frame.width)×\(frame.height)×\(frame.components) holds \(frame.sampleCount) samples, the \(blockKind) needs \(block.width)×\(block.rows)×\(blockSPP) = \(expected)")
         }
+        if outputIsBlock && !planar {
+            // The block's own buffer has the stream's layout: decode straight into it.
+            let out = UnsafeMutableBufferPointer(start: output.assumingMemoryBound(to: UInt16.self), count: expected)
+            do {
+                _ = try withBytes(of: block) { raw throws(LJ92Error) in try LJ92Decoder.decode(raw, into: out) }
+            } catch {
+                throw lj92Failure(error, block)
+            }
+            return
+        }
         var scratch = [UInt16](repeating: 0, count: expected)
         do {
             try scratch.withUnsafeMutableBufferPointer { out throws(LJ92Error) in

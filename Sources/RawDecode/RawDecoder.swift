@@ -34,39 +34,41 @@ public enum RawDecoder {
         try decode(BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: false))
     }
 
-    /// Decodes the raw image `ifd` of `dng` band by band, top to bottom, so that only one
-    /// band of stored samples is in memory at a time: a band is one or more rows of blocks
-    /// (tiles, or strips) — at least `minimumRows` rows and two blocks per core where the
-    /// image allows — decoded in parallel. `body` receives each band's top image row and its
-    /// samples, `ifd.width` × the band's rows.
+    /// Decodes the 16-bit raw image `ifd` of `dng` block by block (tiles or strips), in
+    /// parallel on all cores, without ever holding the whole image: each block is decoded
+    /// into a buffer of its own and handed to `body` on the decoding thread, with the image
+    /// rectangle it covers (its part inside the image) and its samples, pixels interleaved,
+    /// rows `rowStride` samples apart, and whether the image has so few blocks (fewer than
+    /// two per core) that `body` should spread its own work over the cores. Once `body`
+    /// returns, the block's bytes leave this process's resident memory
+    /// (`FileBytes.releaseResidentPages(offset:length:)`).
+    ///
+    /// Every block is decoded even when one fails; the error of the lowest-numbered failing
+    /// block is thrown, so the error does not depend on thread timing.
+    /// - Returns: false, before decoding anything, when the image is not made of chunky
+    ///   (PlanarConfiguration 1) samples of at most 16 bits.
     /// - Throws: `RawDecodeError` as `decode` does, or what `body` throws.
-    public static func decodeBands(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits(), minimumRows: Int = 64,
-                                   _ body: (_ top: Int, _ band: StoredSamples) throws -> Void) throws {
-        let plan = try BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true)
-        let byTop = Dictionary(grouping: plan.blocks, by: \.y0)
-        let blockTops = byTop.keys.sorted()
-        // Group consecutive block rows into bands.
-        var bands: [(top: Int, blocks: [Block])] = []
-        for top in blockTops {
-            if let last = bands.last, top - last.top < minimumRows || last.blocks.count < 2 * Parallel.threadCount {
-                bands[bands.count - 1].blocks += byTop[top]!
-            } else {
-                bands.append((top, byTop[top]!))
+    public static func forEachBlock(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits(),
+                                    _ body: @Sendable (_ region: PixelRect, _ samples: UnsafePointer<UInt16>,
+                                                       _ rowStride: Int, _ fewBlocks: Bool) throws -> Void) throws -> Bool {
+        var plan = try BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true)
+        guard plan.encoding.storedType == .uint16, !plan.planar else { return false }
+        plan.outputIsBlock = true
+        let blockPlan = plan
+        let fewBlocks = plan.blocks.count < 2 * Parallel.threadCount
+        _ = try Parallel.map(plan.blocks.count) { i in
+            let block = blockPlan.blocks[i]
+            let rowStride = block.width * blockPlan.spp
+            try withUnsafeTemporaryAllocation(of: UInt16.self, capacity: rowStride * block.rows) { buffer in
+                let samples = buffer.baseAddress!
+                try blockPlan.decode(block, into: UnsafeMutableRawPointer(samples))
+                let region = PixelRect(top: block.y0, left: block.x0, bottom: block.y0 + block.visibleRows,
+                                       right: block.x0 + block.visibleWidth)
+                try body(region, UnsafePointer(samples), rowStride, fewBlocks)
             }
+            blockPlan.file.releaseResidentPages(offset: block.offset, length: block.length)
         }
-        for (i, (top, blocks)) in bands.enumerated() {
-            let bottom = i + 1 < bands.count ? bands[i + 1].top : ifd.height
-            var bandPlan = plan
-            bandPlan.outputTop = top
-            let count = ifd.width * (bottom - top) * ifd.samplesPerPixel
-            let band: StoredSamples
-            switch plan.encoding.storedType {
-            case .uint16: band = .uint16(try decodeBlocks(bandPlan, blocks, rows: bottom - top, count: count, as: UInt16.self))
-            case .uint32: band = .uint32(try decodeBlocks(bandPlan, blocks, rows: bottom - top, count: count, as: UInt32.self))
-            case .float32: band = .float32(try decodeBlocks(bandPlan, blocks, rows: bottom - top, count: count, as: Float.self))
-            }
-            try body(top, band)
-        }
+        return true
     }
 
     static func decode(_ plan: BlockPlan) throws -> StoredImage {

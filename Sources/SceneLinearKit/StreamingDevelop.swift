@@ -40,6 +40,10 @@ public struct ConvertedImage: Sendable {
 }
 
 extension Pipeline {
+    /// Rows per strip of the streaming conversion: a strip of a 256-pixel tile in floats
+    /// (48 KiB) stays in a core's cache from Stage 2 to the half conversion.
+    static let streamingStripRows = 16
+
     /// The image `convert` writes: from the streaming conversion when it covers the file
     /// (less memory, same bits), else from `develop`.
     /// - Parameter keepClipMask: whether the outputs need the clip mask (HDF5, or EXR with
@@ -85,7 +89,7 @@ extension Pipeline {
         let path = dng.path
         let (raw, main, notes) = try selectImage(dng, options: options)
         guard raw.photometric == Photometric.linearRaw, raw.samplesPerPixel == 3, raw.sampleFormat == 1,
-              raw.bitsPerSample.allSatisfy({ $0 <= 16 }), try dng.opcodeListBytes(1, of: raw) == nil else { return nil }
+              raw.planarConfiguration == 1, raw.bitsPerSample.allSatisfy({ $0 <= 16 }), try dng.opcodeListBytes(1, of: raw) == nil else { return nil }
         var lists: [(Int, OpcodeList)] = []
         for number in [2, 3] {
             guard let bytes = try dng.opcodeListBytes(number, of: raw) else { continue }
@@ -128,44 +132,56 @@ extension Pipeline {
         let reports = SharedStore<Int, OpcodeReport>()
         let clipping = options.opcodeClipping
         let start = DispatchTime.now().uptimeNanoseconds
-        try output.withUnsafeMutableBufferPointer { outAll in
+        let covered = try output.withUnsafeMutableBufferPointer { outAll in
             try mask.withUnsafeMutableBufferPointer { maskAll in
                 nonisolated(unsafe) let out = outAll.baseAddress!
                 nonisolated(unsafe) let maskOut = keepClipMask ? maskAll.baseAddress : nil  // an empty array still has a base address
-                try RawDecoder.decodeBands(dng, ifd: raw, limits: options.limits) { top, band in
-                    guard case .uint16(let samples) = band else {
-                        throw OutputError(path: path, reason: "internal: the streaming conversion met non-16-bit samples")
-                    }
-                    // The band's ActiveArea rows, in ActiveArea coordinates.
-                    let first = max(top, area.top) - area.top
-                    let last = min(top + samples.height, area.bottom) - area.top
-                    guard first < last else { return }
-                    try Parallel.forEachChunkThrowing(count: last - first, minimumChunk: 16) { chunk in
-                        let rows = (first + chunk.lowerBound)..<(first + chunk.upperBound)
-                        var values = ImageBuffer<Float>(width: area.width, height: rows.count, channels: 3, repeating: 0)
-                        var rowMask = [UInt8](repeating: 0, count: area.width * rows.count)
-                        values.samples.withUnsafeMutableBufferPointer { v in
-                            rowMask.withUnsafeMutableBufferPointer { m in
-                                linearization.linearizeRows(samples, bandTop: top, rows: rows, into: v.baseAddress!, mask: m.baseAddress!)
+                return try RawDecoder.forEachBlock(dng, ifd: raw, limits: options.limits) { region, samples, rowStride, fewBlocks in
+                    // The block's pixels inside the ActiveArea, in ActiveArea coordinates.
+                    let rows = (max(region.top, area.top) - area.top)..<(min(region.bottom, area.bottom) - area.top)
+                    let columns = (max(region.left, area.left) - area.left)..<(min(region.right, area.right) - area.left)
+                    guard !rows.isEmpty, !columns.isEmpty else { return }
+                    nonisolated(unsafe) let first = samples + (rows.lowerBound + area.top - region.top) * rowStride
+                        + (columns.lowerBound + area.left - region.left) * 3
+                    // Strips of a few rows, so that each stays in the core's cache through
+                    // every step; spread over the cores when there are too few blocks to be.
+                    let stripCount = (rows.count + streamingStripRows - 1) / streamingStripRows
+                    try Parallel.forEachChunkThrowing(count: fewBlocks ? stripCount : 1, minimumChunk: 1) { part in
+                        let strips = fewBlocks ? part : 0..<stripCount
+                        var values = ImageBuffer<Float>(width: columns.count, height: 0, channels: 3, samples: [])
+                        var stripMask: [UInt8] = []
+                        for k in strips {
+                            let top = rows.lowerBound + k * streamingStripRows
+                            let strip = top..<min(rows.upperBound, top + streamingStripRows)
+                            if values.height != strip.count {
+                                values = ImageBuffer(width: columns.count, height: strip.count, channels: 3, repeating: 0)
+                                stripMask = [UInt8](repeating: 0, count: columns.count * strip.count)
                             }
+                            values.samples.withUnsafeMutableBufferPointer { v in
+                                stripMask.withUnsafeMutableBufferPointer { m in
+                                    linearization.linearize(first + (top - rows.lowerBound) * rowStride, rowStride: rowStride,
+                                                            rows: strip, columns: columns, into: v.baseAddress!, mask: m.baseAddress!)
+                                }
+                            }
+                            for (number, list) in opcodeLists {
+                                let context = OpcodeContext(imageBounds: PixelRect(width: area.width, height: area.height),
+                                                            originRow: strip.lowerBound, originColumn: columns.lowerBound,
+                                                            clipping: clipping)
+                                let report: OpcodeReport
+                                do { report = try OpcodeApplier.apply(list, to: &values, context: context) } catch let e as OpcodeError { throw e.inFile(path) }
+                                if strip.lowerBound == 0 && columns.lowerBound == 0 { reports[number] = report }
+                            }
+                            values.samples.withUnsafeMutableBufferPointer { v in
+                                ColorConversion.convert(matrix, v.baseAddress!, to: v.baseAddress!, pixels: v.count / 3)
+                            }
+                            place(values, mask: stripMask, rows: strip, columns: columns, crop: crop, orientation: orientation,
+                                  outWidth: outWidth, into: out, maskInto: maskOut, clipped: clipped)
                         }
-                        for (number, list) in opcodeLists {
-                            let context = OpcodeContext(imageBounds: PixelRect(width: area.width, height: area.height),
-                                                        originRow: rows.lowerBound, originColumn: 0, clipping: clipping)
-                            let report: OpcodeReport
-                            do { report = try OpcodeApplier.apply(list, to: &values, context: context) } catch let e as OpcodeError { throw e.inFile(path) }
-                            if rows.lowerBound == 0 { reports[number] = report }
-                        }
-                        values.samples.withUnsafeMutableBufferPointer { v in
-                            ColorConversion.convert(matrix, v.baseAddress!, to: v.baseAddress!, pixels: v.count / 3)
-                        }
-                        place(values, mask: rowMask, rows: rows, crop: crop, orientation: orientation,
-                              outWidth: outWidth, into: out, maskInto: maskOut, clipped: clipped)
                     }
-                    dng.file.releaseResidentPages()
                 }
             }
         }
+        guard covered else { return nil }
         timings.streamed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         let (sha, hashSeconds) = hashing.wait()
         timings.hash = hashSeconds
@@ -200,36 +216,40 @@ extension Pipeline {
         }
     }
 
-    /// Converts rows (ActiveArea coordinates) of the colour-converted image to half floats
-    /// and puts them where crop and orientation send them; counts clipped pixels.
-    private static func place(_ values: ImageBuffer<Float>, mask: [UInt8], rows: Range<Int>, crop: PixelRect, orientation: Int,
-                              outWidth: Int, into out: UnsafeMutablePointer<Float16>, maskInto maskOut: UnsafeMutablePointer<UInt8>?,
-                              clipped: SharedCount) {
+    /// Converts a strip of the colour-converted image (ActiveArea `rows` × `columns`) to half
+    /// floats and puts it where crop and orientation send it; counts clipped pixels.
+    private static func place(_ values: ImageBuffer<Float>, mask: [UInt8], rows: Range<Int>, columns: Range<Int>,
+                              crop: PixelRect, orientation: Int, outWidth: Int, into out: UnsafeMutablePointer<Float16>,
+                              maskInto maskOut: UnsafeMutablePointer<UInt8>?, clipped: SharedCount) {
         let width = values.width, cropWidth = crop.width, cropHeight = crop.height
+        // The strip's columns inside the crop.
+        let left = max(columns.lowerBound, crop.left), right = min(columns.upperBound, crop.right)
+        guard left < right else { return }
+        let n = right - left
         var count = 0
-        withUnsafeTemporaryAllocation(of: Float16.self, capacity: cropWidth * 3) { halfRow in
+        withUnsafeTemporaryAllocation(of: Float16.self, capacity: n * 3) { halfRow in
             values.samples.withUnsafeBufferPointer { v in
                 for (i, r) in rows.enumerated() where r >= crop.top && r < crop.bottom {
-                    let y = r - crop.top
-                    let src = UnsafeBufferPointer(rebasing: v[((i * width + crop.left) * 3)..<((i * width + crop.right) * 3)])
-                    let maskRow = i * width + crop.left
-                    for x in 0..<cropWidth where mask[maskRow + x] != 0 { count += 1 }
+                    let y = r - crop.top, x0 = left - crop.left
+                    let from = i * width + (left - columns.lowerBound)
+                    let src = UnsafeBufferPointer(rebasing: v[(from * 3)..<((from + n) * 3)])
+                    for x in 0..<n where mask[from + x] != 0 { count += 1 }
                     if orientation == 1 {
-                        HalfConversion.convert(src, to: UnsafeMutableBufferPointer(start: out + y * outWidth * 3, count: cropWidth * 3))
+                        HalfConversion.convert(src, to: UnsafeMutableBufferPointer(start: out + (y * outWidth + x0) * 3, count: n * 3))
                         if let maskOut {
-                            for x in 0..<cropWidth { maskOut[y * outWidth + x] = mask[maskRow + x] }
+                            for x in 0..<n { maskOut[y * outWidth + x0 + x] = mask[from + x] }
                         }
                         continue
                     }
                     HalfConversion.convert(src, to: halfRow)
-                    for x in 0..<cropWidth {
-                        let (nx, ny) = ImageGeometry.orientedPosition(x: x, y: y, width: cropWidth, height: cropHeight,
+                    for x in 0..<n {
+                        let (nx, ny) = ImageGeometry.orientedPosition(x: x0 + x, y: y, width: cropWidth, height: cropHeight,
                                                                      orientation: orientation)
                         let to = ny * outWidth + nx
                         out[3 * to] = halfRow[3 * x]
                         out[3 * to + 1] = halfRow[3 * x + 1]
                         out[3 * to + 2] = halfRow[3 * x + 2]
-                        maskOut?[to] = mask[maskRow + x]
+                        maskOut?[to] = mask[from + x]
                     }
                 }
             }

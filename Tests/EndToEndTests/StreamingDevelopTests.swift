@@ -70,16 +70,17 @@ import TestSupport
         camera.seed = 3
         let scene = try RenderedScene(BuiltInScene.sunset.description(width: 160, height: 120))
         var capture = try Simulator.capture(scene, camera: camera).dng
+        capture.tileSize = (64, 48)  // several tiles, the last column and row partly outside
         let shaded = dir.appendingPathComponent("shaded.dng").path
         try DNGWriter.write(capture, to: shaded)
         try Self.compare(shaded, "GainMap")
         let shading = try #require(capture.opcodeLists[2])
-        capture.opcodeLists[2] = Self.appendingRowDeltaAndPolynomial(to: shading, width: 160, rows: 120)
+        capture.opcodeLists[2] = Self.appendingRowColumnAndPolynomial(to: shading, width: 160, rows: 120)
         let more = dir.appendingPathComponent("opcodes.dng").path
         try DNGWriter.write(capture, to: more)
-        try Self.compare(more, "GainMap + DeltaPerRow + MapPolynomial")
+        try Self.compare(more, "GainMap + DeltaPerRow + ScalePerColumn + MapPolynomial")
         let notes = try Pipeline.develop(path: more).image.provenance.processingValue("opcodeList2")
-        #expect(notes == .text("DeltaPerRow ×1 applied; GainMap ×1 applied; MapPolynomial ×1 applied"))
+        #expect(notes == .text("DeltaPerRow ×1 applied; GainMap ×1 applied; MapPolynomial ×1 applied; ScalePerColumn ×1 applied"))
     }
 
     /// Files the streaming conversion does not cover are left to `develop`.
@@ -99,19 +100,23 @@ import TestSupport
         #expect(try Pipeline.developForExport(path: scaled, keepClipMask: false) == nil)
     }
 
-    /// Adds DeltaPerRow (ID 10: +0.001 per row over the whole image) and MapPolynomial
-    /// (ID 8: x + 0.01 x²) to a big-endian opcode list.
-    static func appendingRowDeltaAndPolynomial(to list: [UInt8], width: Int, rows: Int) -> [UInt8] {
+    /// Adds DeltaPerRow (ID 10: +0.001 per row over the whole image), ScalePerColumn (ID 13:
+    /// × (1 + 0.0005 per column)) and MapPolynomial (ID 8: x + 0.01 x²) to a big-endian
+    /// opcode list.
+    static func appendingRowColumnAndPolynomial(to list: [UInt8], width: Int, rows: Int) -> [UInt8] {
         func u32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)] }
         func f32(_ v: Float) -> [UInt8] { u32(v.bitPattern) }
         func f64(_ v: Double) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v.bitPattern >> UInt64(56 - 8 * $0)) } }
         let area = [0, 0, rows, width, 0, 3, 1, 1].flatMap { u32(UInt32($0)) }  // whole image, planes 0…2, pitch 1
         var delta = area + u32(UInt32(rows))
         for r in 0..<rows { delta += f32(Float(r) * 0.001) }
+        var scale = area + u32(UInt32(width))
+        for c in 0..<width { scale += f32(1 + Float(c) * 0.0005) }
         let polynomial = area + u32(2) + f64(0) + f64(1) + f64(0.01)
-        var out = u32(UInt32(list[0]) << 24 | UInt32(list[1]) << 16 | UInt32(list[2]) << 8 | UInt32(list[3]) + 2)
+        var out = u32(UInt32(list[0]) << 24 | UInt32(list[1]) << 16 | UInt32(list[2]) << 8 | UInt32(list[3]) + 3)
         out += list[4...]
         out += u32(10) + u32(0x0103_0000) + u32(0) + u32(UInt32(delta.count)) + delta
+        out += u32(13) + u32(0x0103_0000) + u32(0) + u32(UInt32(scale.count)) + scale
         out += u32(8) + u32(0x0103_0000) + u32(0) + u32(UInt32(polynomial.count)) + polynomial
         return out
     }

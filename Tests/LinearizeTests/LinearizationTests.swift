@@ -79,6 +79,53 @@ import TestSupport
         #expect(la.clipMask == lb.clipMask)
     }
 
+    /// `linearize` on rectangles (what the streaming conversion runs on each tile) gives
+    /// exactly what `apply` gives on the same pixels, on the general path (black pattern,
+    /// per-column and per-row deltas, ActiveArea offset) and on the uniform fast path.
+    @Test func rectanglesEqualWholeImage() throws {
+        let (w, h, planes) = (23, 17, 3)
+        let area = PixelRect(top: 2, left: 3, bottom: 15, right: 21)
+        var rng = SeededGenerator(seed: 11)
+        let black = (0..<(2 * 2 * planes)).map { _ in Double.random(in: 100...900, using: &rng).rounded() }
+        let dH = (0..<area.width).map { _ in Double.random(in: -20...20, using: &rng) }
+        let dV = (0..<area.height).map { _ in Double.random(in: -10...30, using: &rng) }
+        let general = Self.ifd(width: w, height: h, planes: planes, table: TestTables.companding, repeatDim: [2, 2],
+                               black: black, deltaH: dH, deltaV: dV, white: [60000, 62000, 64000], area: area)
+        let uniform = Self.ifd(width: w, height: h, planes: planes, table: TestTables.companding, repeatDim: [1, 1],
+                               black: [800, 900, 1000], white: [60000, 62000, 64000], area: area)
+        for ifd in [general, uniform] {
+            let plan = try LinearizationPlan(ifd: ifd, path: "t")
+            let stored = Self.stored(ifd, seed: 12)
+            let whole = plan.apply(to: stored)
+            // Rectangles with odd origins, so that the pattern phase and the deltas are
+            // taken from the rectangle's position.
+            for (rows, columns) in [(0..<13, 0..<18), (3..<8, 5..<18), (1..<2, 7..<8), (9..<13, 0..<4)] {
+                var values = [Float](repeating: .nan, count: rows.count * columns.count * planes)
+                var mask = [UInt8](repeating: 0xFF, count: rows.count * columns.count)
+                let rowStride = w * planes
+                guard case .uint16(let buffer) = stored.samples else { Issue.record("not 16-bit"); return }
+                buffer.samples.withUnsafeBufferPointer { src in
+                    let first = src.baseAddress! + (rows.lowerBound + area.top) * rowStride + (columns.lowerBound + area.left) * planes
+                    values.withUnsafeMutableBufferPointer { v in
+                        mask.withUnsafeMutableBufferPointer { m in
+                            plan.linearize(first, rowStride: rowStride, rows: rows, columns: columns,
+                                           into: v.baseAddress!, mask: m.baseAddress!)
+                        }
+                    }
+                }
+                for (i, r) in rows.enumerated() {
+                    for (j, c) in columns.enumerated() {
+                        for p in 0..<planes {
+                            let got = values[(i * columns.count + j) * planes + p]
+                            #expect(got.bitPattern == whole.values[r, c, p].bitPattern, "\(rows) \(columns): \(r),\(c),\(p)")
+                        }
+                        #expect(mask[i * columns.count + j] == whole.clipMask[r * area.width + c])
+                    }
+                }
+            }
+        }
+    }
+
     /// Every 16-bit stored value through the folded table equals the formula (exhaustive).
     @Test func everyStoredValueOfOnePlane() throws {
         let ifd = Self.ifd(width: 256, height: 256, planes: 1, table: nil, repeatDim: [1, 1], black: [4000], white: [64800])
