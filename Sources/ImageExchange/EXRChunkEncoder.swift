@@ -71,6 +71,23 @@ struct EXRChunkEncoder {
             pipe.deallocate()
             withExtendedLifetime(state) {}
         }
+        if let zip, let sources = directSources(ctxt) {
+            // ZIP and ZIPS: packed, predicted and deflated here, without the pipeline.
+            while let index = order.claim() {
+                var chunk = exr_chunk_info_t()
+                var rv = exr_write_scanline_chunk_info(ctxt, part, Int32(index * linesPerChunk), &chunk)
+                guard rv == exrSuccess else { return order.fail(rv, "exr_write_scanline_chunk_info (chunk \(index))") }
+                let bytes = zip.compressRows(sources, width: planes.width, y0: Int(chunk.start_y), rows: Int(chunk.height))
+                if ordered {
+                    rv = order.deliver(index, y: chunk.start_y, bytes: bytes)
+                    guard rv == exrSuccess else { return }  // recorded by `deliver`
+                } else {
+                    rv = bytes.withUnsafeBytes { exr_write_scanline_chunk(ctxt, part, chunk.start_y, $0.baseAddress, UInt64($0.count)) }
+                    guard rv == exrSuccess else { return order.fail(rv, "exr_write_scanline_chunk (chunk \(index))") }
+                }
+            }
+            return
+        }
         while let index = order.claim() {
             var chunk = exr_chunk_info_t()
             var rv = exr_write_scanline_chunk_info(ctxt, part, Int32(index * linesPerChunk), &chunk)
@@ -103,6 +120,29 @@ struct EXRChunkEncoder {
                 return order.fail(rv, "exr_encoding_run (chunk \(index))")
             }
         }
+    }
+
+    /// The sources of the part's channels in file order, when every channel is half float
+    /// at full resolution (always so for this project's files); nil otherwise.
+    private func directSources(_ ctxt: exr_context_t) -> [EXRZipCompressor.ChannelSource]? {
+        var list: UnsafePointer<exr_attr_chlist_t>?
+        guard exr_get_channels(ctxt, part, &list) == exrSuccess, let list, list.pointee.num_channels > 0 else { return nil }
+        var sources: [EXRZipCompressor.ChannelSource] = []
+        for c in 0..<Int(list.pointee.num_channels) {
+            let entry = list.pointee.entries[c]
+            guard entry.pixel_type == EXR_PIXEL_HALF, entry.x_sampling == 1, entry.y_sampling == 1,
+                  let str = entry.name.str else { return nil }
+            let name = String(cString: str)
+            switch name {
+            case "R", "G", "B":
+                let component = name == "R" ? 0 : name == "G" ? 1 : 2
+                sources.append(.init(first: planes.rgb.assumingMemoryBound(to: UInt16.self) + component, pixelStride: 3))
+            default:
+                guard let plane = planes.extra.first(where: { $0.name == name })?.plane else { return nil }
+                sources.append(.init(first: plane.assumingMemoryBound(to: UInt16.self), pixelStride: 1))
+            }
+        }
+        return sources
     }
 
     /// Points the pipeline's channels at the rows of the chunk starting at row `y`.
@@ -193,7 +233,7 @@ final class EXRWriteOrder: @unchecked Sendable {
 
     /// Takes chunk `index` and, when it is the next one due and no other thread is writing,
     /// writes it and every consecutive chunk already waiting.
-    private func deliver(_ index: Int, y: Int32, bytes: [UInt8]) -> exr_result_t {
+    func deliver(_ index: Int, y: Int32, bytes: [UInt8]) -> exr_result_t {
         condition.lock()
         waiting[index] = (y, bytes)
         guard !writing, !aborted else {

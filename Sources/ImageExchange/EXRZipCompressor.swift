@@ -34,6 +34,8 @@ final class EXRZipCompressor {
     private let engine: Engine
     private var scratch = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     private var output = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    /// One channel row of samples for `compressRows`, after the sample before it.
+    private var rowScratch = UnsafeMutableRawBufferPointer(start: nil, count: 0)
 
     /// A compressor with `deflater`; nil when libdeflate cannot allocate one.
     init?(_ deflater: Deflater) {
@@ -50,6 +52,7 @@ final class EXRZipCompressor {
         if case .libdeflate(let c) = engine { libdeflate_free_compressor(c) }
         scratch.deallocate()
         output.deallocate()
+        rowScratch.deallocate()
     }
 
     private static func grow(_ buffer: inout UnsafeMutableRawBufferPointer, to count: Int) {
@@ -101,6 +104,99 @@ final class EXRZipCompressor {
         pipe.pointee.compressed_alloc_size = output.count
         pipe.pointee.compressed_bytes = size
         return exrSuccess
+    }
+
+    /// Where one channel's half floats come from: the first sample of the image and the
+    /// distance, in samples, from one pixel to the next (3 for R, G, B; 1 for a plane).
+    struct ChannelSource {
+        let first: UnsafePointer<UInt16>
+        let pixelStride: Int
+    }
+
+    /// Compresses rows `y0 ..< y0 + rows` (`width` pixels each) of half-float channels
+    /// straight from their sources, without the library's packing pass: the packed order
+    /// (row by row, each row channel after channel) is read once, and each sample's low
+    /// byte goes to the first half and its high byte to the second, already as differences
+    /// from the byte before it — the ZIP predictor in one pass. A chunk that would not get
+    /// smaller is stored packed, as the format prescribes.
+    /// - Returns: the chunk's bytes, in a new array (handed to the writer as they are).
+    func compressRows(_ channels: [ChannelSource], width: Int, y0: Int, rows: Int) -> [UInt8] {
+        let halves = rows * channels.count * width, n = 2 * halves
+        guard n > 0 else { return [] }
+        Self.grow(&scratch, to: n)
+        Self.grow(&rowScratch, to: 2 * (width + 1))
+        let t = scratch.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        let low = t, high = t + halves
+        // Each channel row is copied after the sample that precedes it in packed order, so
+        // that the differences of 16 samples come from two overlapping vector loads: the
+        // low byte of a − b is the difference of the low bytes, and likewise for the high
+        // bytes after a shift.
+        let samples = rowScratch.baseAddress!.assumingMemoryBound(to: UInt16.self)
+        var previous: UInt16 = 0
+        var j = 0
+        for y in y0..<(y0 + rows) {
+            for channel in channels {
+                let stride = channel.pixelStride
+                let row = channel.first + y &* width &* stride
+                samples[0] = previous
+                if stride == 1 {
+                    (samples + 1).update(from: row, count: width)
+                } else {
+                    for x in 0..<width { samples[x &+ 1] = row[x &* stride] }
+                }
+                previous = samples[width]
+                var x = 0
+                while x &+ 16 <= width {
+                    let a = UnsafeRawPointer(samples + (x &+ 1)).loadUnaligned(as: SIMD16<UInt16>.self)
+                    let b = UnsafeRawPointer(samples + x).loadUnaligned(as: SIMD16<UInt16>.self)
+                    let lowDifferences = SIMD16<UInt8>(truncatingIfNeeded: (a &- b) &+ 128)
+                    let highDifferences = SIMD16<UInt8>(truncatingIfNeeded: ((a &>> 8) &- (b &>> 8)) &+ 128)
+                    UnsafeMutableRawPointer(low + (j &+ x)).storeBytes(of: lowDifferences, as: SIMD16<UInt8>.self)
+                    UnsafeMutableRawPointer(high + (j &+ x)).storeBytes(of: highDifferences, as: SIMD16<UInt8>.self)
+                    x &+= 16
+                }
+                while x < width {
+                    let a = samples[x &+ 1], b = samples[x]
+                    low[j &+ x] = UInt8(truncatingIfNeeded: (a &- b) &+ 128)
+                    high[j &+ x] = UInt8(truncatingIfNeeded: ((a &>> 8) &- (b &>> 8)) &+ 128)
+                    x &+= 1
+                }
+                j &+= width
+            }
+        }
+        // The first byte is kept as it is (it was written less a zero byte, plus 128), and
+        // the high half's first byte follows the low half's last one, the low byte of the
+        // last sample (`previous`), not a zero.
+        low[0] = low[0] &- 128
+        high[0] = high[0] &- UInt8(truncatingIfNeeded: previous)
+        let bound: Int
+        switch engine {
+        case .runLength: bound = RunLengthDeflater.zlibBound(n)
+        case .libdeflate(let c): bound = libdeflate_zlib_compress_bound(c, n)
+        }
+        return [UInt8](unsafeUninitializedCapacity: max(bound, n)) { out, count in
+            let o = out.baseAddress!
+            switch engine {
+            case .runLength(let deflater): count = deflater.zlibCompress(t, count: n, into: o, capacity: out.count)
+            case .libdeflate(let c): count = libdeflate_zlib_compress(c, t, n, o, out.count)
+            }
+            if count == 0 || count >= n {
+                // Stored: the packed bytes, little-endian halves in packed order.
+                var k = 0
+                for y in y0..<(y0 + rows) {
+                    for channel in channels {
+                        let row = channel.first + y * width * channel.pixelStride
+                        for x in 0..<width {
+                            let v = row[x * channel.pixelStride]
+                            o[k] = UInt8(truncatingIfNeeded: v)
+                            o[k + 1] = UInt8(truncatingIfNeeded: v >> 8)
+                            k += 2
+                        }
+                    }
+                }
+                count = n
+            }
+        }
     }
 
     /// Detaches this object's buffer from the pipeline before the library reuses or frees

@@ -121,6 +121,9 @@ extension Pipeline {
             let hex = measure(&seconds) { SHA256Digest.hex(of: file.data) }
             return (hex, seconds)
         }
+        // However this function ends, the hashing thread is done before it returns (it reads
+        // the file's mapping, which must outlive it, and the process must not exit under it).
+        defer { _ = hashing.wait() }
         let matrix = ColorConversion.floatMatrix(color, exposure: exposure)
         let crop = plan.crop, orientation = plan.orientation
         let outWidth = plan.outputWidth, outHeight = plan.outputHeight
