@@ -62,33 +62,37 @@ struct BitReader {
             let negative = bits &>> (category &- 1) == 0
             return UInt16(truncatingIfNeeded: negative ? bits &+ 1 &- (1 &<< category) : bits)
         }
-        return decodeLongCode(table)
+        // A code longer than the lookup (or an invalid one): resolved out of line, from a
+        // copy of the buffer, so that the reader itself never leaves registers.
+        let (difference, bits) = Self.longCode(buffer, table)
+        if bits == 0 {
+            if invalidCodeAt < 0 { invalidCodeAt = consumedBits }
+            return 0
+        }
+        consume(bits)
+        return difference
     }
 
-    /// Codes longer than `lookupBits` (T.81 F.2.2.3), and invalid codes (recorded in
-    /// `invalidCodeAt`; the difference is then 0 and nothing is consumed).
+    /// Codes longer than `lookupBits` (T.81 F.2.2.3) at the top of `buffer`: the difference
+    /// and the bits it takes (code and extra bits), or 0 bits for an invalid code (the
+    /// difference is then 0 and nothing is consumed). Needs at least 32 valid bits.
     @inline(never)
-    mutating func decodeLongCode(_ table: HuffmanLookup) -> UInt16 {
+    static func longCode(_ buffer: UInt64, _ table: HuffmanLookup) -> (difference: UInt16, bits: Int) {
         let peek = Int32(truncatingIfNeeded: buffer &>> 48)
         var length = lookupBits + 1
         var category: UInt32
         while true {
-            if length > 16 {
-                if invalidCodeAt < 0 { invalidCodeAt = consumedBits }
-                return 0
-            }
+            if length > 16 { return (0, 0) }
             let code = peek &>> Int32(16 - length)
             if code <= table.maxCode[length] {
                 category = UInt32(table.symbols[Int(table.valueOffset[length] &+ code)])
-                consume(length)
                 break
             }
             length += 1
         }
-        guard category != 0 && category != 16 else { return category == 0 ? 0 : 0x8000 }
-        let bits = UInt32(truncatingIfNeeded: buffer &>> UInt64(64 - category))
-        consume(Int(category))
-        return extendDifference(bits, category: category)
+        guard category != 0 && category != 16 else { return (category == 0 ? 0 : 0x8000, length) }
+        let bits = UInt32(truncatingIfNeeded: (buffer &<< UInt64(length)) &>> UInt64(64 - category))
+        return (extendDifference(bits, category: category), length + Int(category))
     }
 }
 
@@ -151,13 +155,17 @@ enum IntervalResult {
 /// Stops early, with the reason, when a line hits an invalid code or runs out of data.
 @inline(__always)
 func decodeInterval<P: Predictor, C: ComponentCount>(
-    _: P.Type, _: C.Type, reader: inout BitReader, tables: UnsafePointer<HuffmanLookup>,
+    _: P.Type, _: C.Type, reader caller: inout BitReader, tables: UnsafePointer<HuffmanLookup>,
     output: UnsafeMutablePointer<UInt16>, width: Int, lines: Int, initial: UInt16
 ) -> IntervalResult {
     let n = C.value
     let stride = width * n
     let slack = LJ92Decoder.maximumZeroFillBits
     let end = stride
+    // A local copy, written back on return: nothing takes its address, so its fields stay
+    // in registers through the loop.
+    var reader = caller
+    defer { caller = reader }
 
     // First line: the first pixel from the default prediction, the rest from the left.
     var line = output
@@ -169,9 +177,9 @@ func decodeInterval<P: Predictor, C: ComponentCount>(
     while i < end {
         for k in 0..<n {
             if reader.count < 32 { reader.refill() }
-            line[i + k] = line[i + k - n] &+ reader.decodeDifference(tables[k])
+            line[i &+ k] = line[i &+ k &- n] &+ reader.decodeDifference(tables[k])
         }
-        i += n
+        i &+= n
     }
     if reader.invalidCodeAt >= 0 { return .invalidCode(bitPosition: reader.invalidCodeAt) }
     if reader.consumedBits > reader.limit * 8 + slack { return .exhausted }
@@ -188,11 +196,11 @@ func decodeInterval<P: Predictor, C: ComponentCount>(
         while i < end {
             for k in 0..<n {
                 if reader.count < 32 { reader.refill() }
-                let a = Int32(line[i + k - n]), b = Int32(above[i + k]), c = Int32(above[i + k - n])
+                let a = Int32(line[i &+ k &- n]), b = Int32(above[i &+ k]), c = Int32(above[i &+ k &- n])
                 let prediction = UInt16(truncatingIfNeeded: P.predict(a, b, c))
-                line[i + k] = prediction &+ reader.decodeDifference(tables[k])
+                line[i &+ k] = prediction &+ reader.decodeDifference(tables[k])
             }
-            i += n
+            i &+= n
         }
         if reader.invalidCodeAt >= 0 { return .invalidCode(bitPosition: reader.invalidCodeAt) }
         if reader.consumedBits > reader.limit * 8 + slack { return .exhausted }
