@@ -39,6 +39,9 @@ public struct LinearizationPlan: Sendable {
     let linearized: [Float]
     /// With uniform black: table, black, scale and clip folded into 65536 entries per plane.
     let folded: [Float]
+    /// With `folded`: the plane's clip-mask bit for each stored value (set when the
+    /// linearized value reaches the plane's white level).
+    let clipBits: [UInt8]
     public let mapping: LinearizationMapping
 
     public init(ifd: ImageIFD, path: String) throws(LinearizeError) {
@@ -100,14 +103,20 @@ public struct LinearizationPlan: Sendable {
         }
         linearized = lut
         var folded: [Float] = []
+        var clipBits: [UInt8] = []
         if repeatRows == 1 && repeatCols == 1 && deltaH == nil && deltaV == nil {
             folded = [Float](repeating: 0, count: 65536 * planes)
+            clipBits = [UInt8](repeating: 0, count: 65536 * planes)
             for p in 0..<planes {
-                let b = self.black[p], sc = Float(scale[p])
-                for v in 0..<65536 { folded[p * 65536 + v] = min((lut[v] - b) * sc, 1) }
+                let b = self.black[p], sc = Float(scale[p]), white = Float(ifd.whiteLevel[p])
+                for v in 0..<65536 {
+                    folded[p * 65536 + v] = min((lut[v] - b) * sc, 1)
+                    clipBits[p * 65536 + v] = lut[v] >= white ? 1 << UInt8(p) : 0
+                }
             }
         }
         self.folded = folded
+        self.clipBits = clipBits
         let tableApplies = ifd.sampleFormat != 3
         mapping = LinearizationMapping(maxBlack: maxBlack, white: ifd.whiteLevel, scale: scale,
                                        tableEntries: tableApplies ? table?.count ?? 0 : 0, activeArea: area)
@@ -146,15 +155,17 @@ public struct LinearizationPlan: Sendable {
             values.withUnsafeMutableBufferPointer { dstAll in
                 clip.withUnsafeMutableBufferPointer { clipAll in
                     folded.withUnsafeBufferPointer { foldedAll in
+                      clipBits.withUnsafeBufferPointer { bitsAll in
                         linearized.withUnsafeBufferPointer { lutAll in
                             nonisolated(unsafe) let src = srcAll, dst = dstAll, mask = clipAll, fold = foldedAll, lut = lutAll
+                            nonisolated(unsafe) let bits = bitsAll
                             Parallel.forEachChunk(count: height, minimumChunk: 16) { rows in
                                 for r in rows {
                                     let srcRow = src.baseAddress! + (r + area.top) * srcRowSamples + area.left * planes
                                     let dstRow = dst.baseAddress! + r * width * planes
                                     let maskRow = mask.baseAddress! + r * width
                                     if isUniformBlack {
-                                        rowUniform(srcRow, dstRow, maskRow, width: width, fold: fold.baseAddress!, lut: lut.baseAddress!, white: white)
+                                        rowUniform(srcRow, dstRow, maskRow, width: width, fold: fold.baseAddress!, clip: bits.baseAddress!)
                                     } else {
                                         rowGeneral(srcRow, dstRow, maskRow, row: r, firstColumn: 0, width: width, lut: lut.baseAddress!,
                                                    white: white, scale: scale)
@@ -162,6 +173,7 @@ public struct LinearizationPlan: Sendable {
                                 }
                             }
                         }
+                      }
                     }
                 }
             }
@@ -183,16 +195,18 @@ public struct LinearizationPlan: Sendable {
         let white = mapping.white.map(Float.init), scale = mapping.scale.map(Float.init)
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: mask == nil ? width : 0) { scratch in
             folded.withUnsafeBufferPointer { fold in
-                linearized.withUnsafeBufferPointer { lut in
-                    for (i, r) in rows.enumerated() {
-                        let srcRow = samples + i * rowStride
-                        let dstRow = values + i * width * planes
-                        let maskRow = mask.map { $0 + i * width } ?? scratch.baseAddress!
-                        if isUniformBlack {
-                            rowUniform(srcRow, dstRow, maskRow, width: width, fold: fold.baseAddress!, lut: lut.baseAddress!, white: white)
-                        } else {
-                            rowGeneral(srcRow, dstRow, maskRow, row: r, firstColumn: columns.lowerBound, width: width,
-                                       lut: lut.baseAddress!, white: white, scale: scale)
+                clipBits.withUnsafeBufferPointer { bits in
+                    linearized.withUnsafeBufferPointer { lut in
+                        for (i, r) in rows.enumerated() {
+                            let srcRow = samples + i * rowStride
+                            let dstRow = values + i * width * planes
+                            let maskRow = mask.map { $0 + i * width } ?? scratch.baseAddress!
+                            if isUniformBlack {
+                                rowUniform(srcRow, dstRow, maskRow, width: width, fold: fold.baseAddress!, clip: bits.baseAddress!)
+                            } else {
+                                rowGeneral(srcRow, dstRow, maskRow, row: r, firstColumn: columns.lowerBound, width: width,
+                                           lut: lut.baseAddress!, white: white, scale: scale)
+                            }
                         }
                     }
                 }
@@ -244,13 +258,25 @@ public struct LinearizationPlan: Sendable {
 
     @inline(__always)
     private func rowUniform(_ src: UnsafePointer<UInt16>, _ dst: UnsafeMutablePointer<Float>, _ mask: UnsafeMutablePointer<UInt8>,
-                            width: Int, fold: UnsafePointer<Float>, lut: UnsafePointer<Float>, white: [Float]) {
+                            width: Int, fold: UnsafePointer<Float>, clip: UnsafePointer<UInt8>) {
+        if planes == 3 {
+            // Three tables side by side; one pass per pixel, no per-plane loop.
+            let fold1 = fold + 65536, fold2 = fold + 131072, clip1 = clip + 65536, clip2 = clip + 131072
+            for c in 0..<width {
+                let v0 = Int(src[3 &* c]), v1 = Int(src[3 &* c &+ 1]), v2 = Int(src[3 &* c &+ 2])
+                dst[3 &* c] = fold[v0]
+                dst[3 &* c &+ 1] = fold1[v1]
+                dst[3 &* c &+ 2] = fold2[v2]
+                mask[c] = clip[v0] | clip1[v1] | clip2[v2]
+            }
+            return
+        }
         for c in 0..<width {
             var bits: UInt8 = 0
             for p in 0..<planes {
-                let v = Int(src[c * planes + p])
-                dst[c * planes + p] = fold[p &* 65536 &+ v]
-                if lut[v] >= white[p] { bits |= 1 << UInt8(p) }
+                let v = Int(src[c &* planes &+ p])
+                dst[c &* planes &+ p] = fold[p &* 65536 &+ v]
+                bits |= clip[p &* 65536 &+ v]
             }
             mask[c] = bits
         }

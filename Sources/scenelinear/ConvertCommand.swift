@@ -112,7 +112,7 @@ extension SceneLinearCommand {
 
         @OptionGroup var limits: LimitOptions
 
-        @Flag(help: "Print per-stage timings.")
+        @Flag(help: "Print per-stage timings in seconds. With the streaming conversion Stage 1 to the half conversion are one figure, 'streamed', and the input's hash runs alongside it on a thread of its own.")
         var timings = false
 
         @Flag(help: "Develop the whole image in memory before converting it, even where the streaming conversion covers the file: the same output bits, more time and memory; with --timings, a time for every stage (container, Stage 1, Stage 2, opcodes, colour, geometry, export).")

@@ -3,7 +3,7 @@ import SceneLinearKit
 
 /// The whole decode path — container, Stage 1, Stage 2, opcodes, demosaicing, colour,
 /// geometry — on arbitrary bytes, with a pixel cap so huge declared sizes are refused
-/// rather than allocated.
+/// rather than allocated: both `develop` and the streaming conversion `convert` uses.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzDecode(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Data(bytes: data, count: size)
@@ -11,5 +11,6 @@ public func fuzzDecode(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var options = DevelopOptions()
     options.limits = DecodeLimits(maxPixels: 1 << 20)
     _ = try? Pipeline.develop(dng, options: options)
+    _ = try? Pipeline.developForExport(dng, options: options, keepClipMask: true)
     return 0
 }
