@@ -22,8 +22,8 @@ public enum EXRCompression: String, CaseIterable, Sendable {
 /// How `EXRFile.write` encodes an image.
 ///
 /// The default, ZIP, is deflated by `RunLengthDeflater` (runs and per-block Huffman codes,
-/// no general match search), which measured on 4032×3024 noisy captures is about twice as
-/// fast as libdeflate's fastest level and 0.8 % smaller (docs/performance.md); a
+/// no general match search), which measured on 4032×3024 noisy captures is about three times
+/// as fast as libdeflate's fastest level and 0.8 % smaller (docs/performance.md); a
 /// `zipLevel` chooses libdeflate at that level instead. ZIP's 16-scanline blocks are read
 /// quickly by every compositor, and the stream is plain zlib, so every reader decodes it.
 public struct EXROptions: Sendable {

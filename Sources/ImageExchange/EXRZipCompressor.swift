@@ -11,7 +11,7 @@ internal import RunLengthDeflate
 /// difference from the previous one plus 128 (mod 256), and the result is deflated into a
 /// zlib stream (header and Adler-32). A chunk that would not get smaller is stored as it
 /// was packed, as the format prescribes. The deflating is done by `RunLengthDeflater` by
-/// default (about twice as fast as libdeflate's fastest level, and a little smaller) or
+/// default (about three times as fast as libdeflate's fastest level, and a little smaller) or
 /// by libdeflate at a chosen level (docs/performance.md).
 ///
 /// One compressor per worker thread (neither encoder is shared between threads); the

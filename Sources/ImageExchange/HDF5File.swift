@@ -17,7 +17,7 @@ public enum HDF5Compression: Sendable, Equatable {
 /// How `HDF5File.write` stores an image.
 ///
 /// The defaults, shuffle + `RunLengthDeflater` in chunks of 16 rows, come from measurements
-/// on 4032×3024 noisy captures (docs/performance.md): the run-length deflate writes 3.8
+/// on 4032×3024 noisy captures (docs/performance.md): the run-length deflate writes 4.8
 /// times faster than zlib at level 4 (the earlier default) for a file 3 % larger; without
 /// shuffle the file was 26 % larger (with zlib). 4 to 256 rows per chunk changed little;
 /// 16 rows (387 KB chunks) fit HDF5's default 1 MB chunk cache.

@@ -9,9 +9,10 @@ internal import CDeflate
 /// previous pixel. So this encoder looks only for matches at distance 1 and, optionally,
 /// at one pixel `period` (2–4 bytes), each 3–258 bytes long, and gives every block of up
 /// to 65,535 input bytes its own Huffman codes, built from that block's counts. It does no
-/// general match search, so it runs about twice as fast as libdeflate and four times as
-/// fast as zlib at their fast levels, and on such data its output is about as small
-/// (docs/performance.md).
+/// general match search, and it scans each block for matches once, skipping eight
+/// positions at a time where none can start; it runs about three times as fast as
+/// libdeflate's fastest level and five times as fast as zlib at level 4, and on such data
+/// its output is about as small (docs/performance.md).
 ///
 /// Each block is written as the cheapest of: Huffman codes with the matches, Huffman codes
 /// of the bytes alone (better when matches are short and rare, as in noise), and a stored

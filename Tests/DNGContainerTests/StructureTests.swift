@@ -24,6 +24,24 @@ import TestSupport
         #expect(try dng.mainRawImage().layout?.offsets == [pixels])
     }
 
+    /// Releasing a mapped file's pages, whole or a range with partial pages at both ends,
+    /// changes nothing the reader sees: the bytes come back from the page cache.
+    @Test func releasedPagesReadTheSame() throws {
+        let dir = TestData.temporaryDirectory("file-bytes")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("bytes.bin").path
+        let bytes = (0..<(5 * 4096 + 123)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let file = try FileBytes(path: path)
+        #expect(file.bytes(offset: 0, length: bytes.count) == bytes)
+        file.releaseResidentPages(offset: 1000, length: 3 * 4096)
+        file.releaseResidentPages(offset: 4096 * 5, length: 123)
+        file.releaseResidentPages(offset: 10, length: 20)
+        #expect(file.bytes(offset: 0, length: bytes.count) == bytes)
+        file.releaseResidentPages()
+        #expect(file.bytes(offset: 4000, length: 9000) == Array(bytes[4000..<13000]))
+    }
+
     @Test func bigTIFF() throws {
         var b = TIFFBuilder(bigTIFF: true)
         let pixels = b.data.count
