@@ -82,12 +82,10 @@ struct BlockPlan: Sendable {
     /// YCbCr data (only decodable from DCT JPEG, which converts it to RGB).
     let isYCbCr: Bool
 
-    /// The image row that the output buffer's first row holds: 0 when decoding the whole
-    /// image, a band's top row when decoding band by band.
-    var outputTop = 0
-    /// True when each block is decoded into a buffer of its own (`RawDecoder.forEachBlock`):
-    /// the output then holds the whole stored block, `block.width` pixels per row, and
-    /// decoders may write all of it, the part outside the image included.
+    /// False: the output is the whole image (`ifd.width` pixels per row). True: each block
+    /// is decoded into a buffer of its own (`RawDecoder.forEachBlock`), which holds the whole
+    /// stored block, `block.width` pixels per row, and decoders may write all of it, the
+    /// part outside the image included.
     var outputIsBlock = false
 
     var planar: Bool { blockSPP != spp }
@@ -290,7 +288,7 @@ struct BlockPlan: Sendable {
     static func rowBytes(width: Int, spp: Int, bits: Int) -> Int { (width * spp * bits + 7) / 8 }
 
     /// Decodes one block into its place in `output` (the full image, interleaved, of the
-    /// plan's stored sample type).
+    /// plan's stored sample type; or, with `outputIsBlock`, the block's own buffer).
     func decode(_ block: Block, into output: UnsafeMutableRawPointer) throws(RawDecodeError) {
         switch codec {
         case .uncompressed: decodeUncompressed(block, into: output)
@@ -329,7 +327,7 @@ struct BlockPlan: Sendable {
     func withDestinationRow<T>(_ r: Int, of block: Block, in output: UnsafeMutableRawPointer, as: T.Type,
                                _ body: (UnsafeMutablePointer<T>) -> Void) {
         let image = output.assumingMemoryBound(to: T.self)
-        let start = outputIsBlock ? r * block.width * spp : ((block.y0 - outputTop + r) * ifd.width + block.x0) * spp
+        let start = outputIsBlock ? r * block.width * spp : ((block.y0 + r) * ifd.width + block.x0) * spp
         if !planar {
             body(image + start)
             return

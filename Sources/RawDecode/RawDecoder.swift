@@ -84,21 +84,15 @@ public enum RawDecoder {
         }
     }
 
+    /// Decodes every block of the plan in parallel into one buffer of the whole image.
     private static func decodeBlocks<T: AdditiveArithmetic & Sendable>(_ plan: BlockPlan, count: Int, as: T.Type) throws -> ImageBuffer<T> {
-        try decodeBlocks(plan, plan.blocks, rows: plan.ifd.height, count: count, as: T.self)
-    }
-
-    /// Decodes `blocks` in parallel into a buffer of `rows` image rows starting at
-    /// `plan.outputTop`.
-    private static func decodeBlocks<T: AdditiveArithmetic & Sendable>(_ plan: BlockPlan, _ blocks: [Block], rows: Int, count: Int,
-                                                                     as: T.Type) throws -> ImageBuffer<T> {
         var samples = [T](repeating: .zero, count: count)
         try samples.withUnsafeMutableBufferPointer { output in
             nonisolated(unsafe) let out = UnsafeMutableRawPointer(output.baseAddress!)
-            _ = try Parallel.map(blocks.count) { i in
-                try plan.decode(blocks[i], into: out)
+            _ = try Parallel.map(plan.blocks.count) { i in
+                try plan.decode(plan.blocks[i], into: out)
             }
         }
-        return ImageBuffer(width: plan.ifd.width, height: rows, channels: plan.ifd.samplesPerPixel, samples: samples)
+        return ImageBuffer(width: plan.ifd.width, height: plan.ifd.height, channels: plan.ifd.samplesPerPixel, samples: samples)
     }
 }
