@@ -60,12 +60,14 @@ extension Pipeline {
         return ConvertedImage(try develop(dng, options: options, timings: timings))
     }
 
-    /// Develops a DNG straight into the half-float output image, band by band, without any
-    /// full-size intermediate: one band of stored samples (a row of tiles) is decoded at a
-    /// time, and each group of its rows goes through Stage 2, the opcode lists, the colour
-    /// matrix and the conversion to half floats, into its place in the cropped and oriented
-    /// output. The values are bit for bit those of `develop` followed by the writers' half
-    /// conversion (tested); the peak memory is the output, one band and the input file.
+    /// Develops a DNG straight into the half-float output image, tile by tile, without any
+    /// full-size intermediate: the blocks (tiles or strips) are decoded in parallel, each
+    /// into a buffer of its own, and each block goes, a strip of rows at a time, through
+    /// Stage 2, the opcode lists, the colour matrix and the conversion to half floats, into
+    /// its place in the cropped and oriented output; the input is hashed meanwhile on a
+    /// thread of its own. The values are bit for bit those of `develop` followed by the
+    /// writers' half conversion (tested); the peak memory is the output, one block per
+    /// core and the part of the input file being read.
     ///
     /// It covers the common case and returns nil otherwise, so the caller uses `develop`:
     /// LinearRaw images of up to 16-bit integer samples, no OpcodeList1, OpcodeList2/3 made
@@ -75,7 +77,8 @@ extension Pipeline {
     ///
     /// - Parameter keepClipMask: whether to keep the full clip mask (the count of clipped
     ///   pixels is always kept).
-    /// - Throws: the same errors as `develop`.
+    /// - Throws: the same errors as `develop` (for a damaged tile, that of the
+    ///   lowest-numbered damaged one).
     public static func developForExport(path: String, options: DevelopOptions = DevelopOptions(),
                                         keepClipMask: Bool) throws -> HalfDevelopedImage? {
         var timings = StageTimings()
@@ -112,9 +115,9 @@ extension Pipeline {
                                           applyOrientation: options.applyOrientation, path: path)
         guard plan.scaledWidth == plan.crop.width, plan.scaledHeight == plan.crop.height else { return nil }
 
-        // The hash reads the whole file on a thread of its own while the bands are decoded
-        // (it is needed only for the provenance record); the file's pages leave resident
-        // memory after every band, and each band of tiles is read from the page cache.
+        // The hash reads the whole file on a thread of its own while the tiles are decoded
+        // (it is needed only for the provenance record); each tile's pages leave resident
+        // memory once it is done, and are read from the page cache.
         let file = dng.file
         let hashing = BackgroundValue { () -> (String, Double) in
             var seconds = 0.0
@@ -128,7 +131,7 @@ extension Pipeline {
         let crop = plan.crop, orientation = plan.orientation
         let outWidth = plan.outputWidth, outHeight = plan.outputHeight
         // Every output pixel is written by `place` exactly once, so the output is not cleared
-        // first (and its pages are touched only as the bands arrive).
+        // first (and its pages are touched only as the tiles arrive).
         var output = LargeBuffer.uninitialized(Float16.self, count: outWidth * outHeight * 3)
         var mask = [UInt8](repeating: 0, count: keepClipMask ? outWidth * outHeight : 0)
         let clipped = SharedCount()
