@@ -49,6 +49,35 @@ struct EXRRoundTripTests {
         #expect(back.provenance == expected)
     }
 
+    /// Chunks the deflate cannot shrink (every half a random finite bit pattern, so both
+    /// byte planes are noise) are stored packed, as the format prescribes, and every reader
+    /// gets the pixels back; the packing of ZIP and ZIPS chunks straight from the image
+    /// (`EXRZipCompressor.compressRows`) is exercised on this stored path too.
+    @Test("incompressible ZIP and ZIPS chunks are stored packed", arguments: [EXRCompression.zip, .zips])
+    func incompressibleChunks(_ compression: EXRCompression) throws {
+        let dir = TestData.temporaryDirectory("exr-stored")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var rng = SeededGenerator(seed: 21)
+        let (width, height) = (67, 35)
+        let samples: [Float] = (0..<(width * height * 3)).map { _ in
+            let bits = UInt16(truncatingIfNeeded: rng.next())
+            let finite = bits & 0x7C00 == 0x7C00 ? bits & ~0x4000 : bits  // no Inf / NaN exponents
+            return Float(Float16(bitPattern: finite))
+        }
+        let image = SceneLinearImage(pixels: ImageBuffer(width: width, height: height, channels: 3, samples: samples),
+                                     clipMask: nil, encoding: .linearRec2020,
+                                     exposure: .none, provenance: Fixture.provenance())
+        let path = dir.appendingPathComponent("noise.exr").path
+        try EXRFile.write(image, to: path, options: EXROptions(compression: compression))
+        let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        #expect(size > width * height * 3 * 2, "stored chunks: the file holds at least the raw halves (\(size) bytes)")
+        let contents = try EXRFile.read(path)
+        for (c, name) in ["R", "G", "B"].enumerated() {
+            let expected = stride(from: c, to: samples.count, by: 3).map { samples[$0] }
+            #expect(Fixture.matchesHalf(try #require(contents.halfChannels[name]), expected), "channel \(name)")
+        }
+    }
+
     @Test("camera-native encoding has no chromaticities and no clip mask unless asked")
     func cameraNative() throws {
         let dir = TestData.temporaryDirectory("exr-native")
