@@ -164,7 +164,7 @@ public enum LargeBuffer {
 
     /// Asks the kernel for huge pages on the whole 2 MiB pages inside `bytes` from `start`
     /// (advice only: nothing happens where the kernel does not offer them).
-    public static func adviseHugePages(_ start: UnsafeMutableRawPointer, bytes: Int) {
+    private static func adviseHugePages(_ start: UnsafeMutableRawPointer, bytes: Int) {
         let huge = 2 << 20
         let first = (Int(bitPattern: start) + huge - 1) & ~(huge - 1)
         let end = (Int(bitPattern: start) + bytes) & ~(huge - 1)

@@ -61,18 +61,33 @@ final class EXRZipCompressor {
         buffer = .allocate(byteCount: count, alignment: 16)
     }
 
+    /// The most bytes `deflate` writes for `count` input bytes.
+    private func bound(_ count: Int) -> Int {
+        switch engine {
+        case .runLength: return RunLengthDeflater.zlibBound(count)
+        case .libdeflate(let c): return libdeflate_zlib_compress_bound(c, count)
+        }
+    }
+
+    /// The zlib stream of `count` predicted bytes, written to `output`; its size, or 0 when
+    /// it is not smaller than the input (or does not fit), and the chunk is to be stored.
+    private func deflate(_ input: UnsafePointer<UInt8>, count: Int, into output: UnsafeMutablePointer<UInt8>,
+                         capacity: Int) -> Int {
+        let size: Int
+        switch engine {
+        case .runLength(let deflater): size = deflater.zlibCompress(input, count: count, into: output, capacity: capacity)
+        case .libdeflate(let c): size = libdeflate_zlib_compress(c, input, count, output, capacity)
+        }
+        return size < count ? size : 0
+    }
+
     /// Compresses the pipeline's packed bytes into this object's buffer and points the
     /// pipeline's compressed buffer at it.
     func compress(_ pipe: UnsafeMutablePointer<exr_encode_pipeline_t>) -> exr_result_t {
         let n = Int(pipe.pointee.packed_bytes)
         guard n > 0, let packed = pipe.pointee.packed_buffer else { return exr_result_t(EXR_ERR_INVALID_ARGUMENT.rawValue) }
         Self.grow(&scratch, to: n)
-        let bound: Int
-        switch engine {
-        case .runLength: bound = RunLengthDeflater.zlibBound(n)
-        case .libdeflate(let c): bound = libdeflate_zlib_compress_bound(c, n)
-        }
-        Self.grow(&output, to: max(bound, n))
+        Self.grow(&output, to: max(bound(n), n))
         let source = packed.assumingMemoryBound(to: UInt8.self)
         let t = scratch.baseAddress!.assumingMemoryBound(to: UInt8.self)
         // Split: even positions to the first half, odd positions to the second.
@@ -88,15 +103,8 @@ final class EXRZipCompressor {
             t[i] = t[i] &- t[i - 1] &+ 128
             i -= 1
         }
-        var size: Int
-        switch engine {
-        case .runLength(let deflater):
-            size = deflater.zlibCompress(t, count: n, into: output.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                         capacity: output.count)
-        case .libdeflate(let c):
-            size = libdeflate_zlib_compress(c, scratch.baseAddress, n, output.baseAddress, output.count)
-        }
-        if size == 0 || size >= n {
+        var size = deflate(t, count: n, into: output.baseAddress!.assumingMemoryBound(to: UInt8.self), capacity: output.count)
+        if size == 0 {
             output.baseAddress!.copyMemory(from: packed, byteCount: n)
             size = n
         }
@@ -169,18 +177,10 @@ final class EXRZipCompressor {
         // last sample (`previous`), not a zero.
         low[0] = low[0] &- 128
         high[0] = high[0] &- UInt8(truncatingIfNeeded: previous)
-        let bound: Int
-        switch engine {
-        case .runLength: bound = RunLengthDeflater.zlibBound(n)
-        case .libdeflate(let c): bound = libdeflate_zlib_compress_bound(c, n)
-        }
-        return [UInt8](unsafeUninitializedCapacity: max(bound, n)) { out, count in
+        return [UInt8](unsafeUninitializedCapacity: max(bound(n), n)) { out, count in
             let o = out.baseAddress!
-            switch engine {
-            case .runLength(let deflater): count = deflater.zlibCompress(t, count: n, into: o, capacity: out.count)
-            case .libdeflate(let c): count = libdeflate_zlib_compress(c, t, n, o, out.count)
-            }
-            if count == 0 || count >= n {
+            count = deflate(t, count: n, into: o, capacity: out.count)
+            if count == 0 {
                 // Stored: the packed bytes, little-endian halves in packed order.
                 var k = 0
                 for y in y0..<(y0 + rows) {

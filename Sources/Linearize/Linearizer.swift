@@ -42,6 +42,8 @@ public struct LinearizationPlan: Sendable {
     /// With `folded`: the plane's clip-mask bit for each stored value (set when the
     /// linearized value reaches the plane's white level).
     let clipBits: [UInt8]
+    /// The mapping's white level and scale per plane, as the Float arithmetic uses them.
+    private let whiteLevels: [Float], scales: [Float]
     public let mapping: LinearizationMapping
 
     public init(ifd: ImageIFD, path: String) throws(LinearizeError) {
@@ -117,6 +119,8 @@ public struct LinearizationPlan: Sendable {
         }
         self.folded = folded
         self.clipBits = clipBits
+        whiteLevels = ifd.whiteLevel.map(Float.init)
+        scales = scale.map(Float.init)
         let tableApplies = ifd.sampleFormat != 3
         mapping = LinearizationMapping(maxBlack: maxBlack, white: ifd.whiteLevel, scale: scale,
                                        tableEntries: tableApplies ? table?.count ?? 0 : 0, activeArea: area)
@@ -143,37 +147,21 @@ public struct LinearizationPlan: Sendable {
         }
     }
 
-    /// 16-bit (and narrower) integers, the common case: table lookups.
+    /// 16-bit (and narrower) integers, the common case: table lookups, row chunks of the
+    /// ActiveArea through `linearize` on all cores.
     private func apply(to samples: ImageBuffer<UInt16>) -> LinearImage {
         let width = area.width, height = area.height
         var values = [Float](repeating: 0, count: width * height * planes)
         var clip = [UInt8](repeating: 0, count: width * height)
         let srcRowSamples = samples.width * planes
-        let white = mapping.white.map(Float.init)
-        let scale = mapping.scale.map(Float.init)
         samples.samples.withUnsafeBufferPointer { srcAll in
             values.withUnsafeMutableBufferPointer { dstAll in
                 clip.withUnsafeMutableBufferPointer { clipAll in
-                    folded.withUnsafeBufferPointer { foldedAll in
-                      clipBits.withUnsafeBufferPointer { bitsAll in
-                        linearized.withUnsafeBufferPointer { lutAll in
-                            nonisolated(unsafe) let src = srcAll, dst = dstAll, mask = clipAll, fold = foldedAll, lut = lutAll
-                            nonisolated(unsafe) let bits = bitsAll
-                            Parallel.forEachChunk(count: height, minimumChunk: 16) { rows in
-                                for r in rows {
-                                    let srcRow = src.baseAddress! + (r + area.top) * srcRowSamples + area.left * planes
-                                    let dstRow = dst.baseAddress! + r * width * planes
-                                    let maskRow = mask.baseAddress! + r * width
-                                    if isUniformBlack {
-                                        rowUniform(srcRow, dstRow, maskRow, width: width, fold: fold.baseAddress!, clip: bits.baseAddress!)
-                                    } else {
-                                        rowGeneral(srcRow, dstRow, maskRow, row: r, firstColumn: 0, width: width, lut: lut.baseAddress!,
-                                                   white: white, scale: scale)
-                                    }
-                                }
-                            }
-                        }
-                      }
+                    nonisolated(unsafe) let src = srcAll.baseAddress!, dst = dstAll.baseAddress!, mask = clipAll.baseAddress!
+                    Parallel.forEachChunk(count: height, minimumChunk: 16) { rows in
+                        linearize(src + (rows.lowerBound + area.top) * srcRowSamples + area.left * planes, rowStride: srcRowSamples,
+                                  rows: rows, columns: 0..<width, into: dst + rows.lowerBound * width * planes,
+                                  mask: mask + rows.lowerBound * width)
                     }
                 }
             }
@@ -192,7 +180,6 @@ public struct LinearizationPlan: Sendable {
         precondition(rows.lowerBound >= 0 && rows.upperBound <= area.height && columns.lowerBound >= 0
                      && columns.upperBound <= area.width)
         let width = columns.count
-        let white = mapping.white.map(Float.init), scale = mapping.scale.map(Float.init)
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: mask == nil ? width : 0) { scratch in
             folded.withUnsafeBufferPointer { fold in
                 clipBits.withUnsafeBufferPointer { bits in
@@ -205,7 +192,7 @@ public struct LinearizationPlan: Sendable {
                                 rowUniform(srcRow, dstRow, maskRow, width: width, fold: fold.baseAddress!, clip: bits.baseAddress!)
                             } else {
                                 rowGeneral(srcRow, dstRow, maskRow, row: r, firstColumn: columns.lowerBound, width: width,
-                                           lut: lut.baseAddress!, white: white, scale: scale)
+                                           lut: lut.baseAddress!, white: whiteLevels, scale: scales)
                             }
                         }
                     }

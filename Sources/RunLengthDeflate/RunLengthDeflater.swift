@@ -131,8 +131,19 @@ public final class RunLengthDeflater {
         return first & zeroBytes(differences(i &+ 1)) & zeroBytes(differences(i &+ 2))
     }
 
+    /// A recorded match: its offset in the block (< 65,536) | length (3–258) << 16 | far << 25.
+    @inline(__always)
+    private static func token(offset: Int, length: Int, far: Bool) -> UInt32 {
+        UInt32(truncatingIfNeeded: offset) | UInt32(truncatingIfNeeded: length) << 16 | (far ? 1 << 25 : 0)
+    }
+
+    @inline(__always)
+    private static func unpack(_ token: UInt32) -> (offset: Int, length: Int, far: Bool) {
+        (Int(token & 0xFFFF), Int(token >> 16 & 0x1FF), token >> 25 != 0)
+    }
+
     /// Finds the block's matches, greedily from its start (`match` decides each), and
-    /// records them in `matches` as offset from `start` | length << 16 | far << 25. Eight
+    /// records them in `matches` (see `token`). Eight
     /// positions at a time are skipped when no match starts among them.
     /// - Returns: how many matches were recorded.
     private static func findMatches(_ input: UnsafePointer<UInt8>, start: Int, end: Int, period: Int,
@@ -151,8 +162,7 @@ public final class RunLengthDeflater {
             }
             let (length, far) = match(input, at: i, end: end, period: period)
             if length > 0 {
-                matches[n] = UInt32(truncatingIfNeeded: i &- start) | UInt32(truncatingIfNeeded: length) << 16
-                    | (far ? 1 << 25 : 0)
+                matches[n] = Self.token(offset: i &- start, length: length, far: far)
                 n &+= 1
                 i &+= length
             } else {
@@ -175,10 +185,10 @@ public final class RunLengthDeflater {
             withMatches.withUnsafeMutableBufferPointer { buffer in
                 let counts = buffer.baseAddress!
                 for m in 0..<matchCount {
-                    let token = matches[m]
-                    let i = start &+ Int(token & 0xFFFF), length = Int(token >> 16 & 0x1FF)
+                    let (offset, length, far) = Self.unpack(matches[m])
+                    let i = start &+ offset
                     counts[LengthSymbols.symbol[length]] &+= 1
-                    if token >> 25 == 0 {
+                    if !far {
                         counts[Int(input[i &- 1])] &-= UInt32(truncatingIfNeeded: length)  // a run of one byte
                     } else {
                         for k in i..<(i &+ length) { counts[Int(input[k])] &-= 1 }
@@ -221,12 +231,12 @@ public final class RunLengthDeflater {
             }
             var i = start
             for m in 0..<matchCount {
-                let token = matches[m]
-                let at = start &+ Int(token & 0xFFFF), length = Int(token >> 16 & 0x1FF)
+                let (offset, length, far) = Self.unpack(matches[m])
+                let at = start &+ offset
                 if at > i { Self.encodeLiterals(input, from: i, to: at, symbolCodes, fourPerFlush: fourPerFlush, &w) }
                 let e = matchCodes[length]
                 let bits = Int(e >> 32)
-                let code = (e & 0xFFFF_FFFF) | UInt64(token >> 25) << UInt64(bits &- 1)
+                let code = (e & 0xFFFF_FFFF) | (far ? UInt64(1) << UInt64(bits &- 1) : 0)
                 w.put(code, bits)
                 i = at &+ length
             }
