@@ -45,37 +45,97 @@ public struct Histogram: Sendable, Codable, Equatable {
 
     /// Bins `image` (within `weights` > 0 when given).
     public static func compute(_ image: SceneLinearImage, weights: [Float]? = nil, options: HistogramOptions = HistogramOptions()) -> Histogram {
-        let n = image.width * image.height
-        let quantities = RegionStatistics.quantities
+        let selection = weights.map {
+            PixelSelection(width: image.width, height: image.height, bounds: PixelRect(width: image.width, height: image.height), weights: $0)
+        } ?? .all(width: image.width, height: image.height)
+        return compute(image, selection: selection, options: options)
+    }
+
+    /// Bins the pixels of `selection` in `image`, without sorting or a logarithm per value:
+    /// a first pass counts the pixels and finds the automatic range (the 0.1th percentile of
+    /// the positive luminances, selected exactly by `ExactSelector`, and the maximum), and the
+    /// last pass bins each value by comparing it with the bin edges mapped back to `Float`
+    /// values (`EdgeTable`), which puts every value in the bin `log2` would.
+    public static func compute(_ image: SceneLinearImage, selection: PixelSelection, options: HistogramOptions) -> Histogram {
         let lum = SIMD3<Float>(Float(Rec2020.luminanceWeights.x), Float(Rec2020.luminanceWeights.y), Float(Rec2020.luminanceWeights.z))
-        var values: [[Float]] = Array(repeating: [], count: 4)
-        var clipped = 0
-        var pixels = 0
-        image.pixels.samples.withUnsafeBufferPointer { p in
-            for i in 0..<n where weights.map({ $0[i] > 0 }) ?? true {
-                pixels += 1
-                if let mask = image.clipMask, mask[i] != 0 {
-                    clipped += 1
-                    continue
+        let clipMask = image.clipMask
+        let samples = image.pixels.samples
+        /// Calls `body` with the RGB and Y of every unclipped selected pixel of `rows`;
+        /// returns the number of clipped ones.
+        @Sendable @inline(__always) func forEachValue(_ rows: Range<Int>, _ body: (SIMD4<Float>) -> Void) -> Int {
+            var clipped = 0
+            samples.withUnsafeBufferPointer { p in
+                selection.forEachPixel(rows: rows) { i, _ in
+                    if let clipMask, clipMask[i] != 0 {
+                        clipped += 1
+                        return
+                    }
+                    let rgb = SIMD3(p[3 * i], p[3 * i + 1], p[3 * i + 2])
+                    body(SIMD4(rgb, (rgb * lum).sum()))
                 }
-                let rgb = SIMD3(p[3 * i], p[3 * i + 1], p[3 * i + 2])
-                values[0].append(rgb.x)
-                values[1].append(rgb.y)
-                values[2].append(rgb.z)
-                values[3].append((rgb * lum).sum())
             }
+            return clipped
         }
+
+        // Pass 1: counts, the largest value, and (log2, automatic) the positive luminances' keys.
+        let automaticLog = options.range == nil && options.scale == .log2
+        struct First: Sendable {
+            var pixels = 0, clipped = 0, positive = 0
+            var maximum = -Float.infinity
+            let keys = ExactSelector.FirstPass()
+        }
+        let first = selection.reduce({ First() }, merge: { a, b in
+            a.pixels += b.pixels
+            a.clipped += b.clipped
+            a.positive += b.positive
+            a.maximum = max(a.maximum, b.maximum)
+            a.keys.merge(b.keys)
+        }) { a, _, rows in
+            var low = UInt64.max, high = UInt64(0), maximum = a.maximum, positive = 0, counted = 0
+            let keys = a.keys
+            let clipped = forEachValue(rows) { v in
+                counted += 1
+                maximum = max(maximum, v.max())
+                guard automaticLog, v.w > 0 else { return }
+                positive += 1
+                let key = OrderKey.of(Double(v.w))
+                keys.add(key, weight: FixedWeight.one)
+                low = min(low, key)
+                high = max(high, key)
+            }
+            if positive > 0 { keys.note(minimum: low, maximum: high) }
+            a.pixels += counted + clipped
+            a.clipped += clipped
+            a.positive += positive
+            a.maximum = maximum
+        }
+
         // The range, shared by all quantities.
         var range: ClosedRange<Double>
         if let r = options.range {
             range = r
         } else if options.scale == .log2 {
-            let positive = values[3].filter { $0 > 0 }.sorted()
-            let high = max(positive.last.map { log2(Double($0)) } ?? 0, 0)
-            let low = positive.isEmpty ? high - 16 : log2(Double(positive[Int(Double(positive.count - 1) * 0.001)]))
-            range = max(-40, low.rounded(.down))...(high.rounded(.up) + (high.rounded(.up) == high ? 1 : 0))
+            if first.positive == 0 {
+                range = -16...1
+            } else {
+                // The value at index ⌊(n − 1) · 0.001⌋ of the sorted positive luminances.
+                var selector = ExactSelector(targets: [Double(Int(Double(first.positive - 1) * 0.001) + 1)])
+                if selector.finishFirstPass(first.keys) {
+                    var open = true
+                    while open {
+                        let snapshot = selector
+                        let pass = selection.reduce({ snapshot.nextPass() }, merge: { $0.merge($1) }) { a, _, rows in
+                            _ = forEachValue(rows) { v in if v.w > 0 { a.add(OrderKey.of(Double(v.w)), weight: FixedWeight.one) } }
+                        }
+                        open = selector.finish(pass)
+                    }
+                }
+                let high = max(log2(OrderKey.value(of: selector.maximumKey)), 0)
+                let low = log2(selector.value(0))
+                range = max(-40, low.rounded(.down))...(high.rounded(.up) + (high.rounded(.up) == high ? 1 : 0))
+            }
         } else {
-            range = 0...max(1e-12, Double(values.compactMap { $0.max() }.max() ?? 1))
+            range = 0...max(1e-12, first.pixels > first.clipped ? Double(first.maximum) : 1)
         }
         if range.upperBound <= range.lowerBound { range = range.lowerBound...(range.lowerBound + 1) }
         let bins = options.scale == .log2
@@ -83,32 +143,98 @@ public struct Histogram: Sendable, Codable, Equatable {
             : max(1, options.linearBins)
         let width = (range.upperBound - range.lowerBound) / Double(bins)
         let edges = (0...bins).map { range.lowerBound + Double($0) * width }
+
+        // Last pass: the bins. Slots per quantity: 0 zero, 1 negative, 2 below, 3 above, 4… bins.
+        let table = EdgeTable(scale: options.scale, range: range, bins: bins, width: width)
+        let slots = bins + 4
+        let totals = selection.reduce({ [Int](repeating: 0, count: 4 * slots) }, merge: { a, b in
+            for i in a.indices { a[i] += b[i] }
+        }) { a, _, rows in
+            a.withUnsafeMutableBufferPointer { c in
+                _ = forEachValue(rows) { v in
+                    for q in 0..<4 { c[q * slots + table.slot(v[q])] += 1 }
+                }
+            }
+        }
         var counts: [String: [Int]] = [:], below: [String: Int] = [:], above: [String: Int] = [:]
         var zero: [String: Int] = [:], negative: [String: Int] = [:]
-        for (q, name) in quantities.enumerated() {
-            var c = [Int](repeating: 0, count: bins)
-            var b = 0, a = 0, z = 0, neg = 0
-            for v in values[q] {
-                if v == 0 { z += 1; continue }
-                if v < 0 && options.scale == .log2 { neg += 1; continue }
-                let x = options.scale == .log2 ? log2(Double(v)) : Double(v)
-                if x < range.lowerBound { b += 1; continue }
-                if x > range.upperBound { a += 1; continue }
-                c[min(bins - 1, Int((x - range.lowerBound) / width))] += 1
-            }
-            counts[name] = c
-            below[name] = b
-            above[name] = a
-            zero[name] = z
-            negative[name] = neg
+        for (q, name) in RegionStatistics.quantities.enumerated() {
+            let base = q * slots
+            counts[name] = Array(totals[(base + 4)..<(base + slots)])
+            zero[name] = totals[base]
+            negative[name] = totals[base + 1]
+            below[name] = totals[base + 2]
+            above[name] = totals[base + 3]
         }
         return Histogram(scale: options.scale, edges: edges, counts: counts, below: below, above: above, zero: zero,
-                         negative: negative, clipped: clipped, pixels: pixels)
+                         negative: negative, clipped: first.clipped, pixels: first.pixels)
     }
 
     /// Total of every category for `quantity` (equals `pixels`).
     public func total(_ quantity: String) -> Int {
         (counts[quantity] ?? []).reduce(0, +) + (below[quantity] ?? 0) + (above[quantity] ?? 0) + (zero[quantity] ?? 0)
             + (negative[quantity] ?? 0) + clipped
+    }
+}
+
+/// Where a `Float` value goes in a histogram: the category or bin that the definition —
+/// x = log2(v) (or v), below when x < lower bound, above when x > upper bound, else bin
+/// ⌊(x − lower) / width⌋ (the last bin holding the upper bound) — gives it, found from the
+/// value itself. Every bin edge is mapped back to the smallest `Float` at or past it, by
+/// bisection over the ordered bit patterns of `Float` with the definition as the test, so a
+/// value is placed by comparisons only, and always where the definition places it.
+struct EdgeTable: Sendable {
+    let log: Bool
+    /// Smallest positive value (log2) or smallest value (linear) not below the range.
+    let lowest: Float
+    /// Smallest value above the range.
+    let beyond: Float
+    /// thresholds[k]: the smallest value of bin k + 1 (k = 0 ..< bins − 1).
+    let thresholds: [Float]
+
+    init(scale: HistogramOptions.Scale, range: ClosedRange<Double>, bins: Int, width: Double) {
+        let log = scale == .log2
+        self.log = log
+        func x(_ v: Float) -> Double { log ? log2(Double(v)) : Double(v) }
+        // The least value in (from, +∞] whose x satisfies `test` (monotone: false … true).
+        func least(_ test: (Double) -> Bool) -> Float {
+            let from: Float = log ? .leastNonzeroMagnitude : -.greatestFiniteMagnitude
+            var lo = Self.ordinal(from), hi = Self.ordinal(.infinity)
+            if test(x(from)) { return from }
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2
+                if test(x(Self.float(mid))) { hi = mid } else { lo = mid }
+            }
+            return Self.float(hi)
+        }
+        lowest = least { $0 >= range.lowerBound }
+        beyond = least { $0 > range.upperBound }
+        thresholds = (1..<max(1, bins)).map { k in
+            least { $0 >= range.lowerBound && min(bins - 1, Int(($0 - range.lowerBound) / width)) >= k }
+        }
+    }
+
+    /// A position in the total order of finite and infinite `Float`s (−∞ … +∞).
+    static func ordinal(_ v: Float) -> Int64 {
+        let bits = Int64(v.bitPattern)
+        return v.sign == .minus ? -(bits & 0x7FFF_FFFF) : bits
+    }
+
+    static func float(_ n: Int64) -> Float {
+        n < 0 ? -Float(bitPattern: UInt32(-n)) : Float(bitPattern: UInt32(n))
+    }
+
+    /// The slot of `v`: 0 zero, 1 negative (log2), 2 below, 3 above, 4 + k bin k.
+    @inline(__always) func slot(_ v: Float) -> Int {
+        if v == 0 { return 0 }
+        if log && v < 0 { return 1 }
+        if v < lowest { return 2 }
+        if v >= beyond { return 3 }
+        var lo = 0, hi = thresholds.count  // the number of thresholds ≤ v
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            if thresholds[mid] <= v { lo = mid + 1 } else { hi = mid }
+        }
+        return 4 + lo
     }
 }

@@ -37,32 +37,52 @@ public struct NoiseModel: Sendable, Equatable {
         self.planeVarianceScale = planeVarianceScale
     }
 
-    /// Camera-plane variances of a pixel whose output is `rgb`.
-    func planeVariances(_ rgb: SIMD3<Double>, inverse: Matrix3, gain g: Double) -> SIMD3<Double> {
-        let x = inverse * (rgb / exposureFactor)
-        return SIMD3((0..<3).map { j in (g * scale[j] * x[j] + g * g * offset[j]) * planeVarianceScale[j] })
-    }
-
     /// Variance of each output channel and of Y (weights `luminance`) for one pixel, whose
     /// index selects its gain in `pixelGains`.
     public func variance(ofOutput rgb: SIMD3<Double>, pixel: Int? = nil,
                          luminance: SIMD3<Double> = Rec2020.luminanceWeights) -> (rgb: SIMD3<Double>, y: Double) {
-        let inverse = cameraToOutput.inverse!
         let gain = pixel.flatMap { i in pixelGains.map { Double($0[i]) } } ?? 1
-        let v = planeVariances(rgb, inverse: inverse, gain: gain)
-        let f2 = exposureFactor * exposureFactor
-        var out = SIMD3<Double>()
-        for i in 0..<3 {
-            var s = 0.0
-            for j in 0..<3 { s += cameraToOutput[i, j] * cameraToOutput[i, j] * v[j] }
-            out[i] = f2 * s
+        return Kernel(self, luminance: luminance).variance(ofOutput: rgb, gain: gain)
+    }
+
+    /// The per-pixel variance with everything that does not depend on the pixel computed
+    /// once (the inverse matrix, the squared matrix entries, the luminance coefficients).
+    public struct Kernel: Sendable {
+        let inverse: Matrix3
+        let scale: SIMD3<Double>, offset: SIMD3<Double>, planeScale: SIMD3<Double>
+        let exposureFactor: Double
+        /// f² · M_ij² by output row i.
+        let squared: (SIMD3<Double>, SIMD3<Double>, SIMD3<Double>)
+        /// f² · (Σ_i w_i M_ij)² per camera plane j.
+        let luminance: SIMD3<Double>
+        public let pixelGains: [Float]?
+
+        public init(_ model: NoiseModel, luminance w: SIMD3<Double> = Rec2020.luminanceWeights) {
+            let m = model.cameraToOutput
+            inverse = m.inverse!
+            scale = SIMD3(model.scale)
+            offset = SIMD3(model.offset)
+            planeScale = SIMD3(model.planeVarianceScale)
+            exposureFactor = model.exposureFactor
+            let f2 = model.exposureFactor * model.exposureFactor
+            func row(_ i: Int) -> SIMD3<Double> { SIMD3(m[i, 0] * m[i, 0], m[i, 1] * m[i, 1], m[i, 2] * m[i, 2]) * f2 }
+            squared = (row(0), row(1), row(2))
+            var c = SIMD3<Double>()
+            for j in 0..<3 {
+                var coefficient = 0.0
+                for i in 0..<3 { coefficient += w[i] * m[i, j] }
+                c[j] = coefficient * coefficient * f2
+            }
+            self.luminance = c
+            pixelGains = model.pixelGains
         }
-        var y = 0.0
-        for j in 0..<3 {
-            var coefficient = 0.0
-            for i in 0..<3 { coefficient += luminance[i] * cameraToOutput[i, j] }
-            y += coefficient * coefficient * v[j]
+
+        /// Variances of the output channels and of Y for a pixel whose output is `rgb`,
+        /// multiplied by `gain` after Stage 2.
+        @inline(__always) public func variance(ofOutput rgb: SIMD3<Double>, gain g: Double = 1) -> (rgb: SIMD3<Double>, y: Double) {
+            let x = inverse * (rgb / exposureFactor)
+            let v = (g * scale * x + g * g * offset) * planeScale
+            return (SIMD3((squared.0 * v).sum(), (squared.1 * v).sum(), (squared.2 * v).sum()), (luminance * v).sum())
         }
-        return (out, f2 * y)
     }
 }

@@ -58,25 +58,64 @@ public struct Region: Sendable, Equatable {
         throw AnalysisError(reason: "region \(name): the image has no semantic mask \"\(reference)\"; its masks: \(available.joined(separator: ", "))")
     }
 
+    /// The pixels of `image` the region selects: a rectangle, with a weight per pixel when
+    /// the shape is not a rectangle.
+    /// - Throws: as `weights(in:)`.
+    public func selection(in image: SceneLinearImage) throws -> PixelSelection {
+        try resolved(in: image).selection(width: image.width, height: image.height)
+    }
+
+    /// The pixels of a `width` × `height` image the region selects.
+    /// - Throws: as `weights(width:height:)`.
+    public func selection(width: Int, height: Int) throws -> PixelSelection {
+        if let r = try pixelRectangle(width: width, height: height) {
+            return PixelSelection(width: width, height: height, bounds: r, weights: nil)
+        }
+        let w = try weights(width: width, height: height)
+        var top = height, bottom = 0, left = width, right = 0
+        for y in 0..<height {
+            let row = w[(y * width)..<((y + 1) * width)]
+            guard let first = row.firstIndex(where: { $0 > 0 }) else { continue }
+            let last = row.lastIndex(where: { $0 > 0 })!
+            top = min(top, y)
+            bottom = y + 1
+            left = min(left, first - y * width)
+            right = max(right, last - y * width + 1)
+        }
+        return PixelSelection(width: width, height: height, bounds: PixelRect(top: top, left: left, bottom: bottom, right: right),
+                              weights: w)
+    }
+
+    /// The rectangle of a rectangular shape, clipped to the image (nil for other shapes).
+    /// - Throws: `AnalysisError` when it lies outside the image or is reversed.
+    func pixelRectangle(width: Int, height: Int) throws -> PixelRect? {
+        let r: PixelRect
+        switch shape {
+        case .rectangle(let rect):
+            r = rect
+        case .fractionalRectangle(let t, let l, let b, let rr):
+            guard t < b, l < rr else { throw AnalysisError(reason: "region \(name): top must be above bottom and left before right") }
+            r = PixelRect(top: Int((t * Double(height)).rounded()), left: Int((l * Double(width)).rounded()),
+                          bottom: Int((b * Double(height)).rounded()), right: Int((rr * Double(width)).rounded()))
+        default:
+            return nil
+        }
+        let c = PixelRect(top: max(0, r.top), left: max(0, r.left), bottom: min(height, r.bottom), right: min(width, r.right))
+        guard !c.isEmpty else {
+            throw AnalysisError(reason: "region \(name) \(r) lies outside the \(width)×\(height) image")
+        }
+        return c
+    }
+
     /// The weight of every pixel of a `width` × `height` image (0 outside the region).
     /// - Throws: `AnalysisError` when the region lies outside the image or is empty, and for
     ///   a mask region (which needs the image: use `weights(in:)`).
     public func weights(width: Int, height: Int) throws -> [Float] {
         var out = [Float](repeating: 0, count: width * height)
-        func fill(_ r: PixelRect) throws {
-            let c = PixelRect(top: max(0, r.top), left: max(0, r.left), bottom: min(height, r.bottom), right: min(width, r.right))
-            guard !c.isEmpty else {
-                throw AnalysisError(reason: "region \(name) \(r) lies outside the \(width)×\(height) image")
-            }
-            for y in c.top..<c.bottom { for x in c.left..<c.right { out[y * width + x] = 1 } }
-        }
         switch shape {
-        case .rectangle(let r):
-            try fill(r)
-        case .fractionalRectangle(let t, let l, let b, let r):
-            guard t < b, l < r else { throw AnalysisError(reason: "region \(name): top must be above bottom and left before right") }
-            try fill(PixelRect(top: Int((t * Double(height)).rounded()), left: Int((l * Double(width)).rounded()),
-                               bottom: Int((b * Double(height)).rounded()), right: Int((r * Double(width)).rounded())))
+        case .rectangle, .fractionalRectangle:
+            let c = try pixelRectangle(width: width, height: height)!
+            for y in c.top..<c.bottom { for x in c.left..<c.right { out[y * width + x] = 1 } }
         case .polygon(let vertices):
             guard vertices.count >= 3 else { throw AnalysisError(reason: "region \(name): a polygon needs at least 3 vertices") }
             for y in 0..<height {
@@ -137,6 +176,56 @@ public struct Region: Sendable, Equatable {
             return Region(name: parts[0], shape: .fractionalRectangle(top: v[0], left: v[1], bottom: v[2], right: v[3]))
         }
         return Region(name: parts[0], shape: .rectangle(PixelRect(top: Int(v[0]), left: Int(v[1]), bottom: Int(v[2]), right: Int(v[3]))))
+    }
+}
+
+/// The pixels a region selects in a `width` × `height` image: those of `bounds`, each with
+/// its weight from `weights` (row-major over the whole image) or 1 when `weights` is nil.
+/// Visited block by block of rows, in parallel, by `reduce`.
+public struct PixelSelection: Sendable {
+    public let width: Int
+    public let height: Int
+    /// The rectangle holding every selected pixel.
+    public let bounds: PixelRect
+    public let weights: [Float]?
+
+    public init(width: Int, height: Int, bounds: PixelRect, weights: [Float]?) {
+        self.width = width
+        self.height = height
+        self.bounds = bounds
+        self.weights = weights
+    }
+
+    /// The whole image.
+    public static func all(width: Int, height: Int) -> PixelSelection {
+        PixelSelection(width: width, height: height, bounds: PixelRect(width: width, height: height), weights: nil)
+    }
+
+    /// Rows of a block: partial sums in floating point are formed per block and added in
+    /// block order, so results do not depend on the number of threads.
+    static let blockRows = 8
+
+    var blockCount: Int { (max(0, bounds.height) + Self.blockRows - 1) / Self.blockRows }
+
+    func rows(ofBlock b: Int) -> Range<Int> {
+        let top = bounds.top + b * Self.blockRows
+        return top..<min(bounds.bottom, top + Self.blockRows)
+    }
+
+    /// Runs `body` over every block of rows, the blocks spread over the cores, each worker
+    /// with an accumulator of its own from `make`; the accumulators are then merged in the
+    /// order of their first block.
+    func reduce<A: Sendable>(_ make: @Sendable () -> A, merge: (inout A, A) -> Void,
+                             _ body: @Sendable (inout A, _ block: Int, _ rows: Range<Int>) -> Void) -> A {
+        let parts = SharedStore<Int, A>()
+        Parallel.forEachChunk(count: blockCount, minimumChunk: 4) { chunk in
+            var a = make()
+            for b in chunk { body(&a, b, rows(ofBlock: b)) }
+            parts[chunk.lowerBound] = a
+        }
+        var result = make()
+        for key in parts.keys.sorted() { merge(&result, parts[key]!) }
+        return result
     }
 }
 

@@ -49,67 +49,166 @@ public enum RegionStatistics {
     /// - Throws: `AnalysisError` for a region outside the image.
     public static func measure(_ image: SceneLinearImage, region: Region, noise: NoiseModel? = nil,
                                percentiles: [Double] = []) throws -> RegionMeasurement {
-        let w = image.width, h = image.height
-        let weights = try region.weights(in: image)
-        let lum = Rec2020.luminanceWeights
-        var values: [[Double]] = Array(repeating: [], count: 4)
-        var pixelWeights: [Double] = []
-        var variances: [[Double]] = Array(repeating: [], count: 4)
-        var clipped = 0, negative = 0
-        let inverse = noise?.cameraToOutput.inverse
-        for i in 0..<(w * h) where weights[i] > 0 {
-            let rgb = SIMD3(Double(image.pixels.samples[3 * i]), Double(image.pixels.samples[3 * i + 1]),
-                            Double(image.pixels.samples[3 * i + 2]))
-            let y = (rgb * lum).sum()
-            for (q, v) in [rgb.x, rgb.y, rgb.z, y].enumerated() { values[q].append(v) }
-            pixelWeights.append(Double(weights[i]))
-            if let noise, inverse != nil {
-                let v = noise.variance(ofOutput: rgb, pixel: i, luminance: lum)
-                for (q, x) in [v.rgb.x, v.rgb.y, v.rgb.z, v.y].enumerated() { variances[q].append(x) }
-            }
-            if let mask = image.clipMask, mask[i] != 0 { clipped += 1 }
-            if rgb.min() < 0 { negative += 1 }
-        }
-        var channels: [String: QuantityStatistics] = [:]
-        for (q, name) in quantities.enumerated() {
-            channels[name] = statistics(values[q], weights: pixelWeights, variances: noise == nil ? nil : variances[q],
-                                        percentiles: percentiles)
-        }
-        return RegionMeasurement(region: region.name, channels: channels, clippedPixels: clipped, negativePixels: negative,
-                                 pixels: pixelWeights.count)
+        measure(image, selection: try region.selection(in: image), name: region.name, noise: noise, percentiles: percentiles)
     }
 
-    /// Weighted statistics of `values`.
-    static func statistics(_ values: [Double], weights: [Double], variances: [Double]?, percentiles: [Double]) -> QuantityStatistics {
-        let total = weights.reduce(0, +)
-        var mean = 0.0
-        for (v, w) in zip(values, weights) { mean += v * w }
-        mean /= total
-        var spread = 0.0
-        for (v, w) in zip(values, weights) { spread += w * (v - mean) * (v - mean) }
-        let sd = (spread / total).squareRoot()
-        // Weighted quantiles: sort by value, walk the cumulative weight.
-        let order = values.indices.sorted { values[$0] < values[$1] }
-        func quantile(_ p: Double) -> Double {
-            let target = p * total
-            var cumulative = 0.0
-            for i in order {
-                cumulative += weights[i]
-                if cumulative >= target { return values[i] }
+    /// Sums of one block of rows, added in block order.
+    struct BlockSums: Sendable {
+        var weight = 0.0
+        var sum = SIMD4<Double>()
+        var noise = SIMD4<Double>()
+    }
+
+    /// Measures the pixels of `selection` in `image`, without sorting: a first pass over the
+    /// pixels gives the weights, sums, extremes and clipping counts and a histogram of each
+    /// quantity's order keys; a second pass the spread about the mean and the bins holding
+    /// the median and percentiles, resolved exactly (`ExactSelector`) in that pass or, rarely,
+    /// in up to three more. Weighted quantiles are the inverted CDF: the smallest value whose
+    /// cumulative weight reaches p · Σw.
+    public static func measure(_ image: SceneLinearImage, selection: PixelSelection, name: String, noise: NoiseModel? = nil,
+                               percentiles: [Double] = []) -> RegionMeasurement {
+        let kernel = noise.map { NoiseModel.Kernel($0) }
+        let clipMask = image.clipMask
+
+        struct First: Sendable {
+            let keys = (0..<4).map { _ in ExactSelector.FirstPass() }
+            var blocks: [(Int, BlockSums)] = []
+            var count = 0, clipped = 0, negative = 0
+            var fixedWeight: UInt64 = 0
+        }
+        let first = selection.reduce({ First() }, merge: { a, b in
+            for q in 0..<4 { a.keys[q].merge(b.keys[q]) }
+            a.blocks += b.blocks
+            a.count += b.count
+            a.clipped += b.clipped
+            a.negative += b.negative
+            a.fixedWeight &+= b.fixedWeight
+        }) { a, block, rows in
+            var sums = BlockSums()
+            let k0 = a.keys[0], k1 = a.keys[1], k2 = a.keys[2], k3 = a.keys[3]
+            var low = SIMD4<UInt64>(repeating: .max), high = SIMD4<UInt64>(repeating: 0)
+            image.pixels.samples.withUnsafeBufferPointer { p in
+                selection.forEachPixel(rows: rows) { i, w in
+                    let rgb = SIMD3(Double(p[3 * i]), Double(p[3 * i + 1]), Double(p[3 * i + 2]))
+                    let v = SIMD4(rgb, (rgb * Rec2020.luminanceWeights).sum())
+                    let weight = Double(w), fixed = FixedWeight.of(w)
+                    let key = SIMD4(OrderKey.of(v.x), OrderKey.of(v.y), OrderKey.of(v.z), OrderKey.of(v.w))
+                    k0.add(key.x, weight: fixed)
+                    k1.add(key.y, weight: fixed)
+                    k2.add(key.z, weight: fixed)
+                    k3.add(key.w, weight: fixed)
+                    low = pointwiseMin(low, key)
+                    high = pointwiseMax(high, key)
+                    sums.sum += v * weight
+                    sums.weight += weight
+                    if let kernel {
+                        let gain = kernel.pixelGains.map { Double($0[i]) } ?? 1
+                        let variance = kernel.variance(ofOutput: rgb, gain: gain)
+                        sums.noise += SIMD4(variance.rgb, variance.y) * (weight * weight)
+                    }
+                    if let clipMask, clipMask[i] != 0 { a.clipped += 1 }
+                    if rgb.min() < 0 { a.negative += 1 }
+                    a.count += 1
+                    a.fixedWeight &+= fixed
+                }
             }
-            return values[order.last!]
+            for q in 0..<4 { a.keys[q].note(minimum: low[q], maximum: high[q]) }
+            a.blocks.append((block, sums))
         }
-        var meanSE: Double?
-        var medianSE: Double?
-        if let variances {
-            var s = 0.0
-            for (v, w) in zip(variances, weights) { s += w * w * v }
-            meanSE = max(s, 0).squareRoot() / total
-            medianSE = meanSE.map { $0 * (Double.pi / 2).squareRoot() }
+        var total = BlockSums()
+        for (_, s) in first.blocks.sorted(by: { $0.0 < $1.0 }) {
+            total.weight += s.weight
+            total.sum += s.sum
+            total.noise += s.noise
         }
-        return QuantityStatistics(count: values.count, weight: total, mean: mean, standardDeviation: sd,
-                                  minimum: values[order.first!], maximum: values[order.last!], median: quantile(0.5),
-                                  percentiles: percentiles.map { .init(percentile: $0, value: quantile($0 / 100)) },
-                                  meanStandardError: meanSE, medianStandardError: medianSE)
+        let mean = total.sum / total.weight
+        let fractions = [0.5] + percentiles.map { $0 / 100 }
+        var selectors = (0..<4).map { q in ExactSelector(targets: fractions.map { $0 * total.weight }) }
+        var open = (0..<4).map { q in selectors[q].finishFirstPass(first.keys[q]) }
+
+        // Pass 2: the spread about the mean, and the first refinement of the quantiles.
+        struct Second: Sendable {
+            let refinements: [ExactSelector.Refinement]
+            var blocks: [(Int, SIMD4<Double>)] = []
+        }
+        let snapshot = selectors
+        let second = selection.reduce({ Second(refinements: snapshot.map { $0.nextPass() }) }, merge: { a, b in
+            for q in 0..<4 { a.refinements[q].merge(b.refinements[q]) }
+            a.blocks += b.blocks
+        }) { a, block, rows in
+            var spread = SIMD4<Double>()
+            let r0 = a.refinements[0], r1 = a.refinements[1], r2 = a.refinements[2], r3 = a.refinements[3]
+            image.pixels.samples.withUnsafeBufferPointer { p in
+                selection.forEachPixel(rows: rows) { i, w in
+                    let rgb = SIMD3(Double(p[3 * i]), Double(p[3 * i + 1]), Double(p[3 * i + 2]))
+                    let v = SIMD4(rgb, (rgb * Rec2020.luminanceWeights).sum())
+                    let d = v - mean
+                    spread += Double(w) * d * d
+                    let fixed = FixedWeight.of(w)
+                    r0.add(OrderKey.of(v.x), weight: fixed)
+                    r1.add(OrderKey.of(v.y), weight: fixed)
+                    r2.add(OrderKey.of(v.z), weight: fixed)
+                    r3.add(OrderKey.of(v.w), weight: fixed)
+                }
+            }
+            a.blocks.append((block, spread))
+        }
+        var spread = SIMD4<Double>()
+        for (_, s) in second.blocks.sorted(by: { $0.0 < $1.0 }) { spread += s }
+        for q in 0..<4 where open[q] { open[q] = selectors[q].finish(second.refinements[q]) }
+        // Further refinements, needed only when a chosen bin held very many values.
+        while open.contains(true) {
+            let snapshot = selectors
+            let result = selection.reduce({ snapshot.map { $0.nextPass() } }, merge: { a, b in for q in 0..<4 { a[q].merge(b[q]) } }) { a, _, rows in
+                let r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3]
+                image.pixels.samples.withUnsafeBufferPointer { p in
+                    selection.forEachPixel(rows: rows) { i, w in
+                        let rgb = SIMD3(Double(p[3 * i]), Double(p[3 * i + 1]), Double(p[3 * i + 2]))
+                        let v = SIMD4(rgb, (rgb * Rec2020.luminanceWeights).sum())
+                        let fixed = FixedWeight.of(w)
+                        r0.add(OrderKey.of(v.x), weight: fixed)
+                        r1.add(OrderKey.of(v.y), weight: fixed)
+                        r2.add(OrderKey.of(v.z), weight: fixed)
+                        r3.add(OrderKey.of(v.w), weight: fixed)
+                    }
+                }
+            }
+            for q in 0..<4 where open[q] { open[q] = selectors[q].finish(result[q]) }
+        }
+
+        var channels: [String: QuantityStatistics] = [:]
+        for (q, quantity) in quantities.enumerated() {
+            let s = selectors[q]
+            var meanSE: Double?
+            var medianSE: Double?
+            if kernel != nil {
+                meanSE = max(total.noise[q], 0).squareRoot() / total.weight
+                medianSE = meanSE.map { $0 * (Double.pi / 2).squareRoot() }
+            }
+            channels[quantity] = QuantityStatistics(
+                count: first.count, weight: total.weight, mean: mean[q], standardDeviation: (spread[q] / total.weight).squareRoot(),
+                minimum: OrderKey.value(of: s.minimumKey), maximum: OrderKey.value(of: s.maximumKey), median: s.value(0),
+                percentiles: percentiles.enumerated().map { .init(percentile: $1, value: s.value($0 + 1)) },
+                meanStandardError: meanSE, medianStandardError: medianSE)
+        }
+        return RegionMeasurement(region: name, channels: channels, clippedPixels: first.clipped, negativePixels: first.negative,
+                                 pixels: first.count)
+    }
+}
+
+extension PixelSelection {
+    /// Calls `body` with the index and weight of every selected pixel (weight > 0) of `rows`.
+    @inline(__always) func forEachPixel(rows: Range<Int>, _ body: (_ index: Int, _ weight: Float) -> Void) {
+        if let weights {
+            weights.withUnsafeBufferPointer { w in
+                for y in rows {
+                    for i in (y * width + bounds.left)..<(y * width + bounds.right) where w[i] > 0 { body(i, w[i]) }
+                }
+            }
+        } else {
+            for y in rows {
+                for i in (y * width + bounds.left)..<(y * width + bounds.right) { body(i, 1) }
+            }
+        }
     }
 }

@@ -120,6 +120,13 @@ public final class SharedStore<Key: Hashable, Value>: @unchecked Sendable {
             lock.unlock()
         }
     }
+
+    /// The keys stored so far.
+    public var keys: [Key] {
+        lock.lock()
+        defer { lock.unlock() }
+        return Array(values.keys)
+    }
 }
 
 /// A value computed on a thread of its own while the caller goes on with other work, for
