@@ -210,7 +210,7 @@ struct EdgeTable: Sendable {
         lowest = least { $0 >= range.lowerBound }
         beyond = least { $0 > range.upperBound }
         thresholds = (1..<max(1, bins)).map { k in
-            least { $0 >= range.lowerBound && min(bins - 1, Int(($0 - range.lowerBound) / width)) >= k }
+            least { $0 > range.upperBound || ($0 >= range.lowerBound && min(bins - 1, Int(($0 - range.lowerBound) / width)) >= k) }
         }
     }
 
