@@ -44,9 +44,9 @@ public struct DevelopOptions: Sendable {
     public var maxMemoryBytes: Int?
     /// Decode the DNG's semantic masks (sky, skin, ...) onto the output grid as `image.masks`.
     public var includeMasks = true
-    /// Let `Pipeline.developForOutput` use the streaming conversion where it covers the file
-    /// (the same bits, less memory and time). False develops the whole image first, which
-    /// gives `StageTimings` a figure for every stage.
+    /// Let `Pipeline.develop` and `Pipeline.developForOutput` use the streaming conversion
+    /// where it covers the file (the same bits, less memory and time). False develops the
+    /// whole image stage by stage, which gives `StageTimings` a figure for every stage.
     public var allowStreaming = true
 
     public init(exposure: ExposureMode = .none, encoding: ColorEncoding = .linearRec2020, whiteBalance: WhiteBalance = .asShot) {
@@ -114,9 +114,29 @@ public enum Pipeline {
         return try develop(dng, options: options, timings: timings)
     }
 
-    /// Decodes the main raw image of a DNG already parsed (e.g. from bytes in memory).
+    /// `developWholeImage` of the DNG at `path`.
+    public static func developWholeImage(path: String, options: DevelopOptions = DevelopOptions()) throws -> DevelopedImage {
+        var timings = StageTimings()
+        let dng = try measure(&timings.container) { try DNGFile.open(path: path) }
+        return try developWholeImage(dng, options: options, timings: timings)
+    }
+
+    /// Decodes the main raw image of a DNG already parsed (e.g. from bytes in memory): by the
+    /// streaming conversion where it covers the file and `options.allowStreaming` is set
+    /// (the same values, a fraction of the time and memory), else stage by stage over the
+    /// whole image (`developWholeImage`).
     public static func develop(_ dng: DNGFile, options: DevelopOptions = DevelopOptions(),
                                timings initial: StageTimings = StageTimings()) throws -> DevelopedImage {
+        if options.allowStreaming, let streamed = try developStreaming(dng, options: options, timings: initial) {
+            return streamed
+        }
+        return try developWholeImage(dng, options: options, timings: initial)
+    }
+
+    /// Decodes the main raw image stage by stage, each stage over the whole image (CFA
+    /// images, OpcodeList1, area opcodes, DefaultScale, samples over 16 bits or planar).
+    public static func developWholeImage(_ dng: DNGFile, options: DevelopOptions = DevelopOptions(),
+                                         timings initial: StageTimings = StageTimings()) throws -> DevelopedImage {
         var timings = initial
         let path = dng.path
         let (raw, main, notes) = try selectImage(dng, options: options)

@@ -57,7 +57,7 @@ extension Pipeline {
             return ConvertedImage(image: h.image, rawIFD: h.rawIFD, geometry: h.geometry, timings: h.timings,
                                   clippedPixelCount: h.image.clippedPixelCount, streamed: true)
         }
-        return ConvertedImage(try develop(dng, options: options, timings: timings))
+        return ConvertedImage(try developWholeImage(dng, options: options, timings: timings))
     }
 
     /// Develops a DNG straight into the half-float output image, tile by tile, without any
@@ -87,7 +87,50 @@ extension Pipeline {
     }
 
     public static func developForExport(_ dng: DNGFile, options: DevelopOptions = DevelopOptions(), keepClipMask: Bool,
-                                        timings initial: StageTimings = StageTimings()) throws -> HalfDevelopedImage? {
+                                        timings: StageTimings = StageTimings()) throws -> HalfDevelopedImage? {
+        guard let s = try stream(dng, options: options, keepClipMask: keepClipMask, timings: timings, as: Float16.self,
+                                 convert: { HalfConversion.convert($0, to: $1) }) else { return nil }
+        let image = HalfSceneLinearImage(pixels: ImageBuffer(width: s.width, height: s.height, channels: 3, samples: s.pixels),
+                                         clipMask: s.clipMask, clippedPixelCount: s.clippedPixelCount, encoding: s.color.encoding,
+                                         exposure: s.exposure, provenance: s.provenance, masks: s.masks)
+        return HalfDevelopedImage(image: image, rawIFD: s.raw, color: s.color, geometry: s.geometry, timings: s.timings)
+    }
+
+    /// `develop` by the streaming conversion, into `Float` (what the measurements use): the
+    /// same values as the whole-image path, with no full-size intermediate; nil when the
+    /// streaming conversion does not cover the file.
+    static func developStreaming(_ dng: DNGFile, options: DevelopOptions, timings: StageTimings) throws -> DevelopedImage? {
+        guard let s = try stream(dng, options: options, keepClipMask: true, timings: timings, as: Float.self,
+                                 convert: { source, target in _ = target.initialize(from: source) }) else { return nil }
+        var image = SceneLinearImage(pixels: ImageBuffer(width: s.width, height: s.height, channels: 3, samples: s.pixels),
+                                     clipMask: s.clipMask, encoding: s.color.encoding, exposure: s.exposure, provenance: s.provenance)
+        image.masks = s.masks
+        return DevelopedImage(image: image, dng: dng, rawIFD: s.raw, mapping: s.mapping, color: s.color, geometry: s.geometry,
+                              timings: s.timings)
+    }
+
+    /// What the streaming conversion made, in output samples of type `E`.
+    struct Streamed<E: Sendable>: Sendable {
+        var pixels: [E]
+        var width: Int, height: Int
+        var clipMask: [UInt8]?
+        var clippedPixelCount: Int
+        var raw: ImageIFD
+        var mapping: LinearizationMapping
+        var color: ColorTransform
+        var exposure: ExposureScaling
+        var geometry: GeometryPlan
+        var provenance: ImageProvenance
+        var masks: [SemanticMaskLayer]
+        var timings: StageTimings
+    }
+
+    /// The streaming conversion into output samples of type `E`, made from each strip's
+    /// `Float` values by `convert` (a row of RGB values into as many output samples).
+    static func stream<E: BitwiseCopyable & Sendable>(
+        _ dng: DNGFile, options: DevelopOptions, keepClipMask: Bool, timings initial: StageTimings, as _: E.Type,
+        convert: @escaping @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void
+    ) throws -> Streamed<E>? {
         var timings = initial
         let path = dng.path
         let (raw, main, notes) = try selectImage(dng, options: options)
@@ -132,7 +175,7 @@ extension Pipeline {
         let outWidth = plan.outputWidth, outHeight = plan.outputHeight
         // Every output pixel is written by `place` exactly once, so the output is not cleared
         // first (and its pages are touched only as the tiles arrive).
-        var output = LargeBuffer.uninitialized(Float16.self, count: outWidth * outHeight * 3)
+        var output = LargeBuffer.uninitialized(E.self, count: outWidth * outHeight * 3)
         var mask = [UInt8](repeating: 0, count: keepClipMask ? outWidth * outHeight : 0)
         let clipped = SharedCount()
         let reports = SharedStore<Int, OpcodeReport>()
@@ -181,7 +224,7 @@ extension Pipeline {
                                 ColorConversion.convert(matrix, v.baseAddress!, to: v.baseAddress!, pixels: v.count / 3)
                             }
                             place(values, mask: stripMask, rows: strip, columns: columns, crop: crop, orientation: orientation,
-                                  outWidth: outWidth, into: out, maskInto: maskOut, clipped: clipped)
+                                  outWidth: outWidth, into: out, maskInto: maskOut, clipped: clipped, convert: convert)
                         }
                     }
                 }
@@ -205,10 +248,9 @@ extension Pipeline {
             let grid = Stage3Grid.pipeline(activeArea: area, binning: 1, width: area.width, height: area.height)
             masks = try SemanticMasks.layers(dng, grid: grid, plan: plan, limits: options.limits)
         }
-        let image = HalfSceneLinearImage(pixels: ImageBuffer(width: outWidth, height: outHeight, channels: 3, samples: output),
-                                         clipMask: keepClipMask ? mask : nil, clippedPixelCount: clipped.value,
-                                         encoding: color.encoding, exposure: exposure, provenance: provenance, masks: masks)
-        return HalfDevelopedImage(image: image, rawIFD: raw, color: color, geometry: plan, timings: timings)
+        return Streamed(pixels: output, width: outWidth, height: outHeight, clipMask: keepClipMask ? mask : nil,
+                        clippedPixelCount: clipped.value, raw: raw, mapping: mapping, color: color, exposure: exposure, geometry: plan,
+                        provenance: provenance, masks: masks, timings: timings)
     }
 
     /// Opcodes whose result at a pixel depends only on its value and position.
@@ -222,18 +264,19 @@ extension Pipeline {
         }
     }
 
-    /// Converts a strip of the colour-converted image (ActiveArea `rows` × `columns`) to half
-    /// floats and puts it where crop and orientation send it; counts clipped pixels.
-    private static func place(_ values: ImageBuffer<Float>, mask: [UInt8], rows: Range<Int>, columns: Range<Int>,
-                              crop: PixelRect, orientation: Int, outWidth: Int, into out: UnsafeMutablePointer<Float16>,
-                              maskInto maskOut: UnsafeMutablePointer<UInt8>?, clipped: SharedCount) {
+    /// Converts a strip of the colour-converted image (ActiveArea `rows` × `columns`) to output
+    /// samples with `convert` and puts it where crop and orientation send it; counts clipped pixels.
+    private static func place<E: BitwiseCopyable>(_ values: ImageBuffer<Float>, mask: [UInt8], rows: Range<Int>, columns: Range<Int>,
+                                                  crop: PixelRect, orientation: Int, outWidth: Int, into out: UnsafeMutablePointer<E>,
+                                                  maskInto maskOut: UnsafeMutablePointer<UInt8>?, clipped: SharedCount,
+                                                  convert: (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void) {
         let width = values.width, cropWidth = crop.width, cropHeight = crop.height
         // The strip's columns inside the crop.
         let left = max(columns.lowerBound, crop.left), right = min(columns.upperBound, crop.right)
         guard left < right else { return }
         let n = right - left
         var count = 0
-        withUnsafeTemporaryAllocation(of: Float16.self, capacity: n * 3) { halfRow in
+        withUnsafeTemporaryAllocation(of: E.self, capacity: n * 3) { halfRow in
             values.samples.withUnsafeBufferPointer { v in
                 for (i, r) in rows.enumerated() where r >= crop.top && r < crop.bottom {
                     let y = r - crop.top, x0 = left - crop.left
@@ -241,13 +284,13 @@ extension Pipeline {
                     let src = UnsafeBufferPointer(rebasing: v[(from * 3)..<((from + n) * 3)])
                     for x in 0..<n where mask[from + x] != 0 { count += 1 }
                     if orientation == 1 {
-                        HalfConversion.convert(src, to: UnsafeMutableBufferPointer(start: out + (y * outWidth + x0) * 3, count: n * 3))
+                        convert(src, UnsafeMutableBufferPointer(start: out + (y * outWidth + x0) * 3, count: n * 3))
                         if let maskOut {
                             for x in 0..<n { maskOut[y * outWidth + x0 + x] = mask[from + x] }
                         }
                         continue
                     }
-                    HalfConversion.convert(src, to: halfRow)
+                    convert(src, halfRow)
                     for x in 0..<n {
                         let (nx, ny) = ImageGeometry.orientedPosition(x: x0 + x, y: y, width: cropWidth, height: cropHeight,
                                                                      orientation: orientation)

@@ -5,12 +5,20 @@ import DNGWriter
 @testable import SceneLinearKit
 import TestSupport
 
-/// The streaming conversion gives, bit for bit, what `develop` followed by the writers'
-/// half conversion gives — pixels, clip mask, clipped count and processing notes — for
+/// The streaming conversion gives, bit for bit, what the whole-image path followed by the
+/// writers' half conversion gives (and, into Float, what it gives before that) — pixels, clip mask, clipped count and processing notes — for
 /// every orientation, crops, lossless-JPEG tiles and strips, and position-dependent opcodes.
 @Suite struct StreamingDevelopTests {
     static func compare(_ path: String, options: DevelopOptions = DevelopOptions(), _ label: String) throws {
-        let reference = try Pipeline.develop(path: path, options: options)
+        var whole = options
+        whole.allowStreaming = false
+        let reference = try Pipeline.developWholeImage(path: path, options: options)
+        // `develop` streams into Float (what the measurements read): the same values.
+        let floats = try Pipeline.develop(path: path, options: options)
+        #expect(floats.image.pixels.samples.map(\.bitPattern) == reference.image.pixels.samples.map(\.bitPattern), "\(label): Float pixels differ")
+        #expect(floats.image.clipMask == reference.image.clipMask && floats.image.masks == reference.image.masks, "\(label)")
+        #expect(floats.image.provenance == reference.image.provenance, "\(label): provenance differs")
+        #expect(try Pipeline.develop(path: path, options: whole).image.pixels.samples == reference.image.pixels.samples, "\(label)")
         let streamed = try #require(try Pipeline.developForExport(path: path, options: options, keepClipMask: true), "\(label): not streamed")
         let a = HalfConversion.halves(reference.image.pixels.samples), b = streamed.image.pixels.samples
         #expect(streamed.image.width == reference.image.width && streamed.image.height == reference.image.height, "\(label)")
