@@ -136,34 +136,64 @@ public struct ExactSelector: Sendable {
     // MARK: later passes
 
     /// A later pass's accumulator: per open group, a histogram of its next bits, or the
-    /// keys and weights themselves. One per worker.
+    /// keys and weights themselves. One per worker; its hot loop reads raw tables only.
     public final class Refinement: @unchecked Sendable {
         let groups: [Group]
-        /// Which top-16-bit bins hold an open group (most values are rejected by this alone).
-        let hot: UnsafeMutablePointer<Bool>
+        /// Per top-16-bit bin: −1 when no open group lies in it (most values are rejected by
+        /// this alone), the group's index when exactly one does, −2 when several do.
+        let hot: UnsafeMutablePointer<Int16>
+        let prefixes: UnsafeMutablePointer<UInt64>
+        let shifts: UnsafeMutablePointer<UInt64>
+        /// Each group's histogram storage (weight, count per bin), nil for a collecting group.
         let histograms: [KeyBins?]
+        let storage: UnsafeMutablePointer<UnsafeMutablePointer<UInt64>?>
         var collected: [[(key: UInt64, weight: UInt64)]]
 
         init(groups: [Group]) {
             self.groups = groups
-            hot = .allocate(capacity: 1 << ExactSelector.firstBits)
-            hot.initialize(repeating: false, count: 1 << ExactSelector.firstBits)
-            for g in groups { hot[Int(truncatingIfNeeded: (g.prefix << g.shift) >> 48)] = true }
+            let n = 1 << ExactSelector.firstBits
+            hot = .allocate(capacity: n)
+            hot.initialize(repeating: -1, count: n)
+            prefixes = .allocate(capacity: max(1, groups.count))
+            shifts = .allocate(capacity: max(1, groups.count))
+            storage = .allocate(capacity: max(1, groups.count))
             histograms = groups.map { $0.collect ? nil : KeyBins(bits: ExactSelector.laterBits) }
+            for (g, group) in groups.enumerated() {
+                let top = Int(truncatingIfNeeded: (group.prefix << group.shift) >> 48)
+                hot[top] = hot[top] == -1 ? Int16(g) : -2
+                prefixes[g] = group.prefix
+                shifts[g] = UInt64(group.shift)
+                storage[g] = histograms[g]?.storage
+            }
             collected = groups.map { _ in [] }
         }
 
-        deinit { hot.deallocate() }
+        deinit {
+            hot.deallocate()
+            prefixes.deallocate()
+            shifts.deallocate()
+            storage.deallocate()
+        }
 
         @inline(__always) public func add(_ key: UInt64, weight: UInt64) {
-            guard hot[Int(truncatingIfNeeded: key >> 48)] else { return }
-            for g in groups.indices where key >> groups[g].shift == groups[g].prefix {
-                if let h = histograms[g] {
-                    let mask = UInt64((1 << ExactSelector.laterBits) - 1)
-                    h.add(Int(truncatingIfNeeded: (key >> (groups[g].shift - ExactSelector.laterBits)) & mask), weight: weight)
-                } else {
-                    collected[g].append((key, weight))
-                }
+            let h = hot[Int(truncatingIfNeeded: key >> 48)]
+            if h == -1 { return }
+            if h >= 0 {
+                add(key, weight: weight, group: Int(h))
+            } else {
+                for g in groups.indices { add(key, weight: weight, group: g) }
+            }
+        }
+
+        @inline(__always) private func add(_ key: UInt64, weight: UInt64, group g: Int) {
+            let shift = shifts[g]
+            guard key >> shift == prefixes[g] else { return }
+            if let bins = storage[g] {
+                let bin = Int(truncatingIfNeeded: (key >> (shift &- UInt64(ExactSelector.laterBits))) & UInt64((1 << ExactSelector.laterBits) - 1))
+                bins[2 * bin] &+= weight
+                bins[2 * bin + 1] &+= 1
+            } else {
+                collected[g].append((key, weight))
             }
         }
 
