@@ -61,18 +61,38 @@ public struct ExactSelector: Sendable {
 
     // MARK: pass 1
 
-    /// The first pass's accumulator: weights and counts per top-16-bit bin. One per worker;
-    /// a class over raw storage so that the hot loop does no copy-on-write checks.
+    /// The first pass's accumulator: weights and counts per top-16-bit bin and, for the bins
+    /// where the targets are predicted to fall (`predictBins`), per bin of the next 12 bits
+    /// too, so that the second pass can usually collect the values themselves. One per
+    /// worker; a class over raw storage so that the hot loop does no copy-on-write checks.
     public final class FirstPass: @unchecked Sendable {
         let bins: KeyBins
         var minimumKey: UInt64 = .max
         var maximumKey: UInt64 = 0
+        /// Per top-16-bit bin: the index of its finer histogram, or −1.
+        let finer: UnsafeMutablePointer<Int16>
+        let finerBins: [KeyBins]
+        let predicted: [Int]
 
-        public init() { bins = KeyBins(bits: ExactSelector.firstBits) }
+        public init(predicted: [Int] = []) {
+            bins = KeyBins(bits: ExactSelector.firstBits)
+            self.predicted = predicted
+            finer = .allocate(capacity: 1 << ExactSelector.firstBits)
+            finer.initialize(repeating: -1, count: 1 << ExactSelector.firstBits)
+            for (i, bin) in predicted.enumerated() { finer[bin] = Int16(i) }
+            finerBins = predicted.map { _ in KeyBins(bits: ExactSelector.laterBits) }
+        }
+
+        deinit { finer.deallocate() }
 
         /// Counts `key` (the caller reports the extremes of what it added through `note`).
         @inline(__always) public func add(_ key: UInt64, weight: UInt64) {
-            bins.add(Int(truncatingIfNeeded: key >> 48), weight: weight)
+            let top = Int(truncatingIfNeeded: key >> 48)
+            bins.add(top, weight: weight)
+            let f = finer[top]
+            if f >= 0 {
+                finerBins[Int(f)].add(Int(truncatingIfNeeded: (key >> 36) & 0xFFF), weight: weight)
+            }
         }
 
         /// Records the smallest and largest keys of a batch of `add`s.
@@ -83,9 +103,37 @@ public struct ExactSelector: Sendable {
 
         public func merge(_ other: FirstPass) {
             bins.merge(other.bins)
+            for (a, b) in zip(finerBins, other.finerBins) { a.merge(b) }
             maximumKey = max(maximumKey, other.maximumKey)
             minimumKey = min(minimumKey, other.minimumKey)
         }
+
+        func finerHistogram(_ bin: Int) -> KeyBins? {
+            let f = finer[bin]
+            return f >= 0 ? finerBins[Int(f)] : nil
+        }
+    }
+
+    /// The top-16-bit bins where the given fractions of the values are likely to fall, judged
+    /// from `sample` (sorted keys of a `1/sampleStep` part of the values): those whose
+    /// sampled count suggests more values than the second pass would collect. At most 16.
+    public static func predictBins(sample: [UInt64], fractions: [Double], sampleStep: Int) -> [Int] {
+        let n = sample.count
+        guard n > 0 else { return [] }
+        var counts: [Int: Int] = [:]
+        for k in sample { counts[Int(truncatingIfNeeded: k >> 48), default: 0] += 1 }
+        var chosen = Set<Int>()
+        for f in fractions {
+            let spread = 4 * (max(f * (1 - f), 0) / Double(n)).squareRoot() + 2 / Double(n)
+            let low = max(0, Int((max(0, f - spread) * Double(n)).rounded(.down)))
+            let high = min(n - 1, Int((min(1, f + spread) * Double(n)).rounded(.up)))
+            guard low <= high else { continue }
+            for bin in Int(truncatingIfNeeded: sample[low] >> 48)...Int(truncatingIfNeeded: sample[high] >> 48)
+            where (counts[bin] ?? 0) * sampleStep > collectLimit / 2 {
+                chosen.insert(bin)
+            }
+        }
+        return Array(chosen.sorted().prefix(16))
     }
 
     /// Takes the first pass's histogram; returns whether another pass is needed.
@@ -94,14 +142,15 @@ public struct ExactSelector: Sendable {
         maximumKey = pass.maximumKey
         minimumKey = pass.minimumKey
         guard pass.minimumKey <= pass.maximumKey else { return false }  // no values: nothing to select
-        choose(pass.bins, prefix: 0, shift: 64, bits: Self.firstBits, before: 0,
-               targets: Array(targets.indices))
+        choose(pass.bins, prefix: 0, shift: 64, bits: Self.firstBits, before: 0, targets: Array(targets.indices),
+               finer: pass.finerHistogram)
         return !groups.isEmpty
     }
 
     /// Picks, for each target, the bin of a histogram (of `bits` bits under `prefix`) where
     /// its cumulative weight is reached, and resolves the target or opens a group for it.
-    private mutating func choose(_ histogram: KeyBins, prefix: UInt64, shift: Int, bits: Int, before: UInt64, targets: [Int]) {
+    private mutating func choose(_ histogram: KeyBins, prefix: UInt64, shift: Int, bits: Int, before: UInt64, targets: [Int],
+                                 finer: ((Int) -> KeyBins?)? = nil) {
         let subShift = shift - bits
         for t in targets {
             var cumulative = before
@@ -123,6 +172,11 @@ public struct ExactSelector: Sendable {
             let newPrefix = (shift >= 64 ? 0 : prefix << bits) | UInt64(bin)
             if subShift == 0 {
                 keys[t] = newPrefix
+                continue
+            }
+            if let sub = finer?(bin) {
+                // The first pass also binned the next bits here: choose among those at once.
+                choose(sub, prefix: newPrefix, shift: subShift, bits: Self.laterBits, before: chosenBefore, targets: [t])
                 continue
             }
             if let g = groups.firstIndex(where: { $0.prefix == newPrefix && $0.shift == subShift }) {

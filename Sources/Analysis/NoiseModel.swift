@@ -77,6 +77,15 @@ public struct NoiseModel: Sendable, Equatable {
             pixelGains = model.pixelGains
         }
 
+        /// Σ w² · variance over pixels, from two sums over them: `weightedOutputs` = Σ w² g ·
+        /// rgb and `weightedGains` = Σ w² g² (g = a pixel's gain). Exact, because a pixel's
+        /// variance is linear in g · rgb and g² (so no pixel needs the matrices).
+        public func variance(weightedOutputs a: SIMD3<Double>, weightedGains b: Double) -> (rgb: SIMD3<Double>, y: Double) {
+            let x = inverse * (a / exposureFactor)
+            let v = (scale * x + b * offset) * planeScale
+            return (SIMD3((squared.0 * v).sum(), (squared.1 * v).sum(), (squared.2 * v).sum()), (luminance * v).sum())
+        }
+
         /// Variances of the output channels and of Y for a pixel whose output is `rgb`,
         /// multiplied by `gain` after Stage 2.
         @inline(__always) public func variance(ofOutput rgb: SIMD3<Double>, gain g: Double = 1) -> (rgb: SIMD3<Double>, y: Double) {

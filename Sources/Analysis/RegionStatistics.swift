@@ -56,6 +56,8 @@ public enum RegionStatistics {
     struct BlockSums: Sendable {
         var weight = 0.0
         var sum = SIMD4<Double>()
+        /// Σ w² g · (R, G, B) and Σ w² g² (g = the pixel's gain, 1 without gains): the noise
+        /// model turns them into Σ w² · variance.
         var noise = SIMD4<Double>()
     }
 
@@ -68,15 +70,18 @@ public enum RegionStatistics {
     public static func measure(_ image: SceneLinearImage, selection: PixelSelection, name: String, noise: NoiseModel? = nil,
                                percentiles: [Double] = []) -> RegionMeasurement {
         let kernel = noise.map { NoiseModel.Kernel($0) }
+        let gains = kernel?.pixelGains
         let clipMask = image.clipMask
 
+        let fractions = [0.5] + percentiles.map { $0 / 100 }
+        let predicted = predictedBins(image, selection: selection, fractions: fractions)
         struct First: Sendable {
-            let keys = (0..<4).map { _ in ExactSelector.FirstPass() }
+            let keys: [ExactSelector.FirstPass]
             var blocks: [(Int, BlockSums)] = []
             var count = 0, clipped = 0, negative = 0
             var fixedWeight: UInt64 = 0
         }
-        let first = selection.reduce({ First() }, merge: { a, b in
+        let first = selection.reduce({ First(keys: predicted.map { ExactSelector.FirstPass(predicted: $0) }) }, merge: { a, b in
             for q in 0..<4 { a.keys[q].merge(b.keys[q]) }
             a.blocks += b.blocks
             a.count += b.count
@@ -101,10 +106,11 @@ public enum RegionStatistics {
                     high = pointwiseMax(high, key)
                     sums.sum += v * weight
                     sums.weight += weight
-                    if let kernel {
-                        let gain = kernel.pixelGains.map { Double($0[i]) } ?? 1
-                        let variance = kernel.variance(ofOutput: rgb, gain: gain)
-                        sums.noise += SIMD4(variance.rgb, variance.y) * (weight * weight)
+                    if let gains {
+                        let g = Double(gains[i]), w2 = weight * weight
+                        sums.noise += SIMD4(rgb * (w2 * g), w2 * g * g)
+                    } else {
+                        sums.noise += SIMD4(rgb, 1) * (weight * weight)
                     }
                     if let clipMask, clipMask[i] != 0 { a.clipped += 1 }
                     if rgb.min() < 0 { a.negative += 1 }
@@ -122,7 +128,6 @@ public enum RegionStatistics {
             total.noise += s.noise
         }
         let mean = total.sum / total.weight
-        let fractions = [0.5] + percentiles.map { $0 / 100 }
         var selectors = (0..<4).map { q in ExactSelector(targets: fractions.map { $0 * total.weight }) }
         var open = (0..<4).map { q in selectors[q].finishFirstPass(first.keys[q]) }
         if getenv("SL_DEBUG") != nil { FileHandle.standardError.write(Data("pass 2 \(selectors.map { $0.groups.map { ($0.shift, $0.count) } })\n".utf8)) }
@@ -183,8 +188,9 @@ public enum RegionStatistics {
             let s = selectors[q]
             var meanSE: Double?
             var medianSE: Double?
-            if kernel != nil {
-                meanSE = max(total.noise[q], 0).squareRoot() / total.weight
+            if let kernel {
+                let v = kernel.variance(weightedOutputs: SIMD3(total.noise.x, total.noise.y, total.noise.z), weightedGains: total.noise.w)
+                meanSE = max(SIMD4(v.rgb, v.y)[q], 0).squareRoot() / total.weight
                 medianSE = meanSE.map { $0 * (Double.pi / 2).squareRoot() }
             }
             channels[quantity] = QuantityStatistics(
@@ -195,6 +201,31 @@ public enum RegionStatistics {
         }
         return RegionMeasurement(region: name, channels: channels, clippedPixels: first.clipped, negativePixels: first.negative,
                                  pixels: first.count)
+    }
+}
+
+extension RegionStatistics {
+    /// Rows and columns between sampled pixels when predicting where the quantiles fall.
+    static let sampleStride = (rows: 16, columns: 4)
+
+    /// For each quantity, the top-16-bit key bins where the quantiles at `fractions` are
+    /// likely to fall, from every 16th row and 4th column of the selection, so that the first
+    /// pass bins them finer (`ExactSelector.predictBins`). A wrong guess costs only time.
+    static func predictedBins(_ image: SceneLinearImage, selection: PixelSelection, fractions: [Double]) -> [[Int]] {
+        var keys: [[UInt64]] = Array(repeating: [], count: 4)
+        image.pixels.samples.withUnsafeBufferPointer { p in
+            for y in stride(from: selection.bounds.top, to: selection.bounds.bottom, by: sampleStride.rows) {
+                for x in stride(from: selection.bounds.left, to: selection.bounds.right, by: sampleStride.columns) {
+                    let i = y * selection.width + x
+                    if let w = selection.weights, w[i] <= 0 { continue }
+                    let rgb = SIMD3(Double(p[3 * i]), Double(p[3 * i + 1]), Double(p[3 * i + 2]))
+                    let v = SIMD4(rgb, (rgb * Rec2020.luminanceWeights).sum())
+                    for q in 0..<4 { keys[q].append(OrderKey.of(v[q])) }
+                }
+            }
+        }
+        return keys.map { ExactSelector.predictBins(sample: $0.sorted(), fractions: fractions,
+                                                    sampleStep: sampleStride.rows * sampleStride.columns) }
     }
 }
 

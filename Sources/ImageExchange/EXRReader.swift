@@ -16,6 +16,14 @@ extension EXRFile {
     ///   library reports a short read, `.unsupportedFeature` for deep data or subsampled
     ///   channels.
     public static func read(_ path: String) throws -> EXRContents {
+        let (planes, attributes, compression) = try readPlanes(path)
+        let (channels, halves) = planes.collect()
+        return EXRContents(width: planes.width, height: planes.height, channels: channels, halfChannels: halves,
+                           attributes: attributes, compression: compression)
+    }
+
+    /// The decoded planes of the first part, its attributes and its compression.
+    static func readPlanes(_ path: String) throws -> (EXRChannelPlanes, [String: EXRAttributeValue], EXRCompression?) {
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw ExchangeError(path: path, operation: "open", message: "the file does not exist or is not readable",
                                 category: .inputUnreadable)
@@ -49,9 +57,7 @@ extension EXRFile {
             .run(threads: Parallel.threadCount)
         try context.finish()
 
-        let (channels, halves) = planes.collect()
-        return EXRContents(width: width, height: height, channels: channels, halfChannels: halves,
-                           attributes: attributes, compression: EXRCompression(exrValue: compressionValue))
+        return (planes, attributes, EXRCompression(exrValue: compressionValue))
     }
 
     /// Reads an EXR written by `write` back into a `SceneLinearImage`.
@@ -67,19 +73,17 @@ extension EXRFile {
     /// - Throws: `ExchangeError` as `read`, and `.unsupportedFeature` when R, G or B is
     ///   missing or the colour encoding is unknown.
     public static func readSceneLinear(_ path: String) throws -> SceneLinearImage {
-        let contents = try read(path)
-        guard let r = contents.channels["R"], let g = contents.channels["G"], let b = contents.channels["B"] else {
+        let (planes, attributes, compression) = try readPlanes(path)
+        // R, G and B go straight from the decoded planes into interleaved Float (no per-channel copies).
+        guard let samples = planes.interleaved(["R", "G", "B"]) else {
             throw ExchangeError(path: path, operation: "readSceneLinear",
-                                message: "channels R, G, B are required; the file has \(contents.channels.keys.sorted())",
+                                message: "channels R, G, B are required; the file has \(planes.names.sorted())",
                                 category: .unsupportedFeature)
         }
+        let (others, halves) = planes.collect(except: ["R", "G", "B"])
+        let contents = EXRContents(width: planes.width, height: planes.height, channels: others, halfChannels: halves,
+                                   attributes: attributes, compression: compression)
         let (encoding, exposure, provenance) = try EXRMetadata.describe(contents.attributes, path: path)
-        var samples = [Float](repeating: 0, count: contents.width * contents.height * 3)
-        for i in 0..<(contents.width * contents.height) {
-            samples[3 * i] = r[i]
-            samples[3 * i + 1] = g[i]
-            samples[3 * i + 2] = b[i]
-        }
         let mask = contents.channels[clipMaskChannel].map { $0.map { $0 != 0 ? UInt8(1) : 0 } }
         return SceneLinearImage(
             pixels: ImageBuffer(width: contents.width, height: contents.height, channels: 3, samples: samples),
@@ -209,11 +213,48 @@ final class EXRChannelPlanes: @unchecked Sendable {
     func plane(named name: String) -> Plane? { planes.first { $0.name == name } }
 
     /// The planes as arrays: every channel as `Float`, HALF channels also raw.
-    func collect() -> ([String: [Float]], [String: [Float16]]) {
+    var names: [String] { planes.map(\.name) }
+
+    /// The channels `names` interleaved into `Float`, pixel by pixel (nil when one is missing).
+    func interleaved(_ names: [String]) -> [Float]? {
+        let chosen = names.compactMap { name in planes.first { $0.name == name } }
+        guard chosen.count == names.count else { return nil }
+        let n = chosen.count, count = width * height
+        var out = LargeBuffer.uninitialized(Float.self, count: count * n)
+        out.withUnsafeMutableBufferPointer { all in
+            nonisolated(unsafe) let dst = all.baseAddress!
+            nonisolated(unsafe) let sources = chosen
+            Parallel.forEachChunk(count: count, minimumChunk: 1 << 16) { range in
+                withUnsafeTemporaryAllocation(of: Float.self, capacity: 4096) { buffer in
+                    for start in stride(from: range.lowerBound, to: range.upperBound, by: 4096) {
+                        let m = min(4096, range.upperBound - start)
+                        let row = UnsafeMutableBufferPointer(rebasing: buffer[0..<m])
+                        for (c, plane) in sources.enumerated() {
+                            switch plane.type {
+                            case EXR_PIXEL_HALF:
+                                HalfConversion.convert(UnsafeBufferPointer(start: plane.data.assumingMemoryBound(to: Float16.self) + start,
+                                                                           count: m), to: row)
+                            case EXR_PIXEL_FLOAT:
+                                _ = row.initialize(from: UnsafeBufferPointer(start: plane.data.assumingMemoryBound(to: Float.self) + start,
+                                                                             count: m))
+                            default:
+                                let u = plane.data.assumingMemoryBound(to: UInt32.self) + start
+                                for i in 0..<m { row[i] = Float(u[i]) }
+                            }
+                            for i in 0..<m { dst[(start + i) * n + c] = row[i] }
+                        }
+                    }
+                }
+            }
+        }
+        return out
+    }
+
+    func collect(except excluded: Set<String> = []) -> ([String: [Float]], [String: [Float16]]) {
         let count = width * height
         var floats: [String: [Float]] = [:]
         var halves: [String: [Float16]] = [:]
-        for plane in planes {
+        for plane in planes where !excluded.contains(plane.name) {
             if plane.type == EXR_PIXEL_HALF {
                 let h = Array(UnsafeBufferPointer(start: plane.data.assumingMemoryBound(to: Float16.self), count: count))
                 halves[plane.name] = h
