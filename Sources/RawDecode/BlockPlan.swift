@@ -81,6 +81,9 @@ struct BlockPlan: Sendable {
     let jpegTables: [UInt8]?
     /// YCbCr data (only decodable from DCT JPEG, which converts it to RGB).
     let isYCbCr: Bool
+    /// RowInterleaveFactor and ColumnInterleaveFactor: the blocks hold the image in field
+    /// order, rearranged once the whole image is decoded.
+    let interleave: FieldInterleave
 
     /// False: the output is the whole image (`ifd.width` pixels per row). True: each block
     /// is decoded into a buffer of its own (`RawDecoder.forEachBlock`), which holds the whole
@@ -162,15 +165,30 @@ struct BlockPlan: Sendable {
         }
         codec = try Self.codec(ifd: ifd, encoding: encoding, blockSPP: blockSPP, fail: unsupported)
 
-        // Tags that rearrange the stored pixels.
-        for (tag, tagName) in [(UInt16(50974), "SubTileBlockSize"), (50975, "RowInterleaveFactor"), (52547, "ColumnInterleaveFactor")] {
-            guard let entry = raw?.entry(tag) else { continue }
+        // Tags that rearrange the stored pixels: SubTileBlockSize is not decoded; the
+        // interleave factors (one value each, 1 ≤ factor ≤ the dimension, as the Adobe DNG
+        // SDK's validation requires) are undone on the whole image (`FieldInterleave`).
+        if let entry = raw?.entry(50974) {
             let v: [Int]
-            do { v = try values.integers(entry, in: name) } catch { throw inconsistent("\(tagName): \(error)") }
+            do { v = try values.integers(entry, in: name) } catch { throw inconsistent("SubTileBlockSize: \(error)") }
             if v.contains(where: { $0 != 1 }) {
-                throw unsupported("\(tagName) \(v.map(String.init).joined(separator: "×")) (rearranged pixels)")
+                throw unsupported("SubTileBlockSize \(v.map(String.init).joined(separator: "×")) (rearranged pixels)")
             }
         }
+        var factors: [Int] = []
+        for (tag, tagName, dimension, size) in [(UInt16(50975), "RowInterleaveFactor", "height", ifd.height),
+                                                (52547, "ColumnInterleaveFactor", "width", ifd.width)] {
+            guard let entry = raw?.entry(tag) else { factors.append(1); continue }
+            let v: [Int]
+            do { v = try values.integers(entry, in: name) } catch { throw inconsistent("\(tagName): \(error)") }
+            guard v.count == 1 else { throw inconsistent("\(tagName) has \(v.count) values (1 expected)") }
+            guard v[0] >= 1 else { throw inconsistent("\(tagName) \(v[0]) (the number of interleaved fields is at least 1)") }
+            guard v[0] <= size else {
+                throw inconsistent("\(tagName) \(v[0]) is larger than the image \(dimension) (\(size))")
+            }
+            factors.append(v[0])
+        }
+        interleave = FieldInterleave(rowFactor: factors[0], columnFactor: factors[1])
         var tables: [UInt8]?
         if [BlockCodec.losslessJPEG, .lossyJPEG].contains(codec), let entry = raw?.entry(347) {
             do { tables = try values.bytes(entry, in: name) } catch { throw inconsistent("JPEGTables: \(error)") }

@@ -14,7 +14,9 @@ import ImageCore
 /// - lossy JPEG (compression 34892, 8-bit, 1 or 3 components);
 /// - JPEG XL (compression 52546, 8–16-bit integers or floats, 1 or 3 planes, bare
 ///   codestream or ISOBMFF container);
-/// - tiles or strips, PlanarConfiguration 1 (chunky) or 2 (one plane per block).
+/// - tiles or strips, PlanarConfiguration 1 (chunky) or 2 (one plane per block);
+/// - RowInterleaveFactor and ColumnInterleaveFactor (rows and columns stored as
+///   interleaved fields of the whole image), undone after the blocks are decoded.
 ///
 /// Every offset, count and size is validated once, before any block is decoded; blocks
 /// then decode in parallel on all cores.
@@ -46,13 +48,16 @@ public enum RawDecoder {
     /// Every block is decoded even when one fails; the error of the lowest-numbered failing
     /// block is thrown, so the error does not depend on thread timing.
     /// - Returns: false, before decoding anything, when the image is not made of chunky
-    ///   (PlanarConfiguration 1) samples of at most 16 bits.
+    ///   (PlanarConfiguration 1) samples of at most 16 bits, or when its rows or columns are
+    ///   stored as interleaved fields (RowInterleaveFactor, ColumnInterleaveFactor): the
+    ///   fields span the whole image, so no block holds a rectangle of it; `decode` reads
+    ///   such images.
     /// - Throws: `RawDecodeError` as `decode` does, or what `body` throws.
     public static func forEachBlock(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits(),
                                     _ body: @Sendable (_ region: PixelRect, _ samples: UnsafePointer<UInt16>,
                                                        _ rowStride: Int, _ fewBlocks: Bool) throws -> Void) throws -> Bool {
         var plan = try BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true)
-        guard plan.encoding.storedType == .uint16, !plan.planar else { return false }
+        guard plan.encoding.storedType == .uint16, !plan.planar, plan.interleave.isNone else { return false }
         plan.outputIsBlock = true
         let blockPlan = plan
         let fewBlocks = plan.blocks.count < 2 * Parallel.threadCount
@@ -84,14 +89,18 @@ public enum RawDecoder {
         }
     }
 
-    /// Decodes every block of the plan in parallel into one buffer of the whole image.
-    private static func decodeBlocks<T: AdditiveArithmetic & Sendable>(_ plan: BlockPlan, count: Int, as: T.Type) throws -> ImageBuffer<T> {
+    /// Decodes every block of the plan in parallel into one buffer of the whole image, then
+    /// puts interleaved fields back in image order.
+    private static func decodeBlocks<T: AdditiveArithmetic & BitwiseCopyable & Sendable>(_ plan: BlockPlan, count: Int, as: T.Type) throws -> ImageBuffer<T> {
         var samples = [T](repeating: .zero, count: count)
         try samples.withUnsafeMutableBufferPointer { output in
             nonisolated(unsafe) let out = UnsafeMutableRawPointer(output.baseAddress!)
             _ = try Parallel.map(plan.blocks.count) { i in
                 try plan.decode(plan.blocks[i], into: out)
             }
+        }
+        if !plan.interleave.isNone {
+            samples = plan.interleave.deinterleave(samples, width: plan.ifd.width, height: plan.ifd.height, spp: plan.spp)
         }
         return ImageBuffer(width: plan.ifd.width, height: plan.ifd.height, channels: plan.ifd.samplesPerPixel, samples: samples)
     }

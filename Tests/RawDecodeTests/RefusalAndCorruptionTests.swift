@@ -60,8 +60,6 @@ import TestSupport
         Refusal(name: "JPEG XL of 24-bit floats", bits: 24, sampleFormat: 3, compression: 52546,
                 error: "unsupported in IFD0: JPEG XL of 24-bit floating-point samples (DNG allows float16)"),
         Refusal(name: "FillOrder 2", extra: [(266, [2])], error: "unsupported in IFD0: FillOrder 2 (bit-reversed bytes)"),
-        Refusal(name: "RowInterleaveFactor", extra: [(50975, [2])], error: "unsupported in IFD0: RowInterleaveFactor 2 (rearranged pixels)"),
-        Refusal(name: "ColumnInterleaveFactor", extra: [(52547, [2])], error: "unsupported in IFD0: ColumnInterleaveFactor 2 (rearranged pixels)"),
         Refusal(name: "SubTileBlockSize", extra: [(50974, [2, 2])], error: "unsupported in IFD0: SubTileBlockSize 2×2 (rearranged pixels)"),
         Refusal(name: "palette image", bits: 8, photometric: 3, any: true,
                 error: "unsupported in IFD0: PhotometricInterpretation 3 (Photometric 3) images are not decoded"),

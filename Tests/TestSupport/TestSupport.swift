@@ -101,3 +101,26 @@ public func bestTime(_ repeats: Int, _ body: () throws -> Void) rethrows -> Doub
     }
     return best
 }
+
+extension TestData {
+    /// The folder of the Adobe DNG SDK 1.7.1 sample files that
+    /// `scripts/fetch-dng-sdk-samples.sh` fetches: `$SCENELINEAR_DNG_SDK_SAMPLES`, else
+    /// `~/.cache/scenelinear/dng-sdk-samples` (never inside the repository).
+    public static var dngSDKSamples: URL {
+        if let env = ProcessInfo.processInfo.environment["SCENELINEAR_DNG_SDK_SAMPLES"], !env.isEmpty {
+            return URL(fileURLWithPath: env)
+        }
+        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/scenelinear/dng-sdk-samples")
+    }
+
+    /// A DNG SDK sample file (e.g. `03_jxl_bayer_raw_integer.dng`), or `nil` (and a
+    /// "skipped" line on stderr) when it has not been fetched.
+    public static func dngSDKSample(_ name: String) -> URL? {
+        let url = dngSDKSamples.appendingPathComponent(name)
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            FileHandle.standardError.write(Data("skipped: \(url.path) not found (run scripts/fetch-dng-sdk-samples.sh)\n".utf8))
+            return nil
+        }
+        return url
+    }
+}

@@ -1,0 +1,92 @@
+import ImageCore
+
+/// RowInterleaveFactor (50975) and ColumnInterleaveFactor (52547, DNG 1.7.1): the rows,
+/// and the columns within each row, of the image are stored as interleaved fields.
+///
+/// With a row factor `N`, the stored image (what the tiles or strips hold, assembled as
+/// usual) has the rows of field 0 first — image rows 0, N, 2N, … — then those of field 1
+/// (rows 1, N + 1, …), and so on; the column factor does the same for the columns. The
+/// fields are fields of the whole image, not of each tile: a 2 × 2 Bayer image with both
+/// factors 2 is stored as four sub-images of half the width and half the height, one per
+/// CFA colour (DNG 1.7.1, ColumnInterleaveFactor), and tiles cut that stored image as they
+/// cut any other. The Adobe DNG SDK reads it the same way: the whole image is read with
+/// the factors taken as 1, then rearranged.
+///
+/// When a dimension `n` is not a multiple of its factor `f`, the first `n mod f` fields
+/// hold one row (or column) more than the others: field `k` holds `⌈(n − k) / f⌉` of them.
+struct FieldInterleave: Sendable, Equatable {
+    /// Number of row fields (RowInterleaveFactor), ≥ 1.
+    let rowFactor: Int
+    /// Number of column fields (ColumnInterleaveFactor), ≥ 1.
+    let columnFactor: Int
+
+    static let none = FieldInterleave(rowFactor: 1, columnFactor: 1)
+
+    var isNone: Bool { rowFactor == 1 && columnFactor == 1 }
+
+    /// Where field `k` of `factor` fields starts among `count` stored rows (or columns):
+    /// after the fields before it, `count / factor` entries each and one more for the first
+    /// `count mod factor`.
+    @inline(__always)
+    static func fieldStart(_ k: Int, count: Int, factor: Int) -> Int {
+        k * (count / factor) + Swift.min(k, count % factor)
+    }
+
+    /// The stored position of image row (or column) `i` among `count`.
+    @inline(__always)
+    static func storedIndex(_ i: Int, count: Int, factor: Int) -> Int {
+        fieldStart(i % factor, count: count, factor: factor) + i / factor
+    }
+
+    /// The image in natural order from `stored`, the samples as the blocks hold them
+    /// (`width × height` pixels of `spp` samples, rows in field order, each row's pixels
+    /// in field order). Rows are rearranged in parallel.
+    func deinterleave<T: BitwiseCopyable & Sendable>(_ stored: [T], width: Int, height: Int, spp: Int) -> [T] {
+        precondition(stored.count == width * height * spp)
+        var output = LargeBuffer.uninitialized(T.self, count: stored.count)
+        let rowFactor = rowFactor, columnFactor = columnFactor
+        let rowSamples = width * spp
+        stored.withUnsafeBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { destination in
+                nonisolated(unsafe) let src = source.baseAddress!
+                nonisolated(unsafe) let dst = destination.baseAddress!
+                Parallel.forEachChunk(count: height, minimumChunk: 16) { rows in
+                    for r in rows {
+                        let from = src + Self.storedIndex(r, count: height, factor: rowFactor) * rowSamples
+                        let to = dst + r * rowSamples
+                        if columnFactor == 1 {
+                            to.update(from: from, count: rowSamples)
+                        } else {
+                            Self.deinterleaveRow(from, into: to, width: width, spp: spp, factor: columnFactor)
+                        }
+                    }
+                }
+            }
+        }
+        return output
+    }
+
+    /// One row: field `k`'s pixels, stored one after another from `fieldStart(k)`, go to
+    /// columns `k`, `k + factor`, `k + 2 × factor`, ….
+    @inline(__always)
+    private static func deinterleaveRow<T>(_ from: UnsafePointer<T>, into to: UnsafeMutablePointer<T>,
+                                          width: Int, spp: Int, factor: Int) {
+        for k in 0..<Swift.min(factor, width) {
+            let start = fieldStart(k, count: width, factor: factor)
+            let count = (width - k + factor - 1) / factor
+            let src = from + start * spp
+            if spp == 1 {
+                var column = k
+                for j in 0..<count {
+                    to[column] = src[j]
+                    column += factor
+                }
+            } else {
+                for j in 0..<count {
+                    let d = to + (k + j * factor) * spp, s = src + j * spp
+                    for c in 0..<spp { d[c] = s[c] }
+                }
+            }
+        }
+    }
+}
