@@ -28,6 +28,7 @@ release: bootstrap
 	$(SWIFT) build -c release
 
 test: bootstrap
+	@scripts/fetch-dng-sdk-samples.sh || echo "make test: the DNG SDK sample files could not be fetched; the tests that read them are reported as skipped"
 	$(SWIFT) build --build-tests
 	SCENELINEAR_PYTHON=$(PYTHON) $(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory test-asan

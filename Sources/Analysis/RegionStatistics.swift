@@ -130,7 +130,6 @@ public enum RegionStatistics {
         let mean = total.sum / total.weight
         var selectors = (0..<4).map { q in ExactSelector(targets: fractions.map { $0 * total.weight }) }
         var open = (0..<4).map { q in selectors[q].finishFirstPass(first.keys[q]) }
-        if getenv("SL_DEBUG") != nil { FileHandle.standardError.write(Data("pass 2 \(selectors.map { $0.groups.map { ($0.shift, $0.count) } })\n".utf8)) }
 
         // Pass 2: the spread about the mean, and the first refinement of the quantiles.
         struct Second: Sendable {
@@ -164,7 +163,6 @@ public enum RegionStatistics {
         for q in 0..<4 where open[q] { open[q] = selectors[q].finish(second.refinements[q]) }
         // Further refinements, needed only when a chosen bin held very many values.
         while open.contains(true) {
-            if getenv("SL_DEBUG") != nil { FileHandle.standardError.write(Data("extra pass \(selectors.map { $0.groups.map { ($0.shift, $0.count) } })\n".utf8)) }
             let snapshot = selectors
             let result = selection.reduce({ snapshot.map { $0.nextPass() } }, merge: { a, b in for q in 0..<4 { a[q].merge(b[q]) } }) { a, _, rows in
                 let r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3]

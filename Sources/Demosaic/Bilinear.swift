@@ -14,34 +14,41 @@ enum Bilinear {
         let phase = mosaic.phase
         let rowHasClip = RowClipIndex(mosaic)
         return mosaic.demosaic(width: w, height: h) { io in
-            nonisolated(unsafe) let src = io.src, clipIn = io.clipIn, dst = io.dst, mask = io.mask
             Parallel.forEachChunk(count: h, minimumChunk: 16) { rows in
-                for r in rows {
-                    let up = reflect(r - 1, h), dn = reflect(r + 1, h)
-                    let rowIsRed = r & 1 == phase.redRowParity
-                    // Plane of the row's own non-green colour (X) and of the other (Y).
-                    let pX = rowIsRed ? phase.redPlane : phase.bluePlane
-                    let pY = rowIsRed ? phase.bluePlane : phase.redPlane
-                    let greenCol = (phase.greenParity ^ (r & 1)) & 1
-                    let kernel = RowKernel(
-                        above: src + up * w, row: src + r * w, below: src + dn * w,
-                        out: dst + r * w * 3, pX: pX, pY: pY, pG: phase.greenPlane, greenCol: greenCol)
-                    kernel.pixel(0, reflect(-1, w), 1)
-                    if w > 2 {
-                        for c in 1..<(w - 1) { kernel.pixel(c, c - 1, c + 1) }
-                    }
-                    kernel.pixel(w - 1, w - 2, reflect(w, w))
-                    let m = mask + r * w
-                    if rowHasClip[up] || rowHasClip[r] || rowHasClip[dn] {
-                        let masks = RowMaskKernel(
-                            above: clipIn + up * w, row: clipIn + r * w, below: clipIn + dn * w, out: m,
-                            bitX: 1 << UInt8(pX), bitY: 1 << UInt8(pY), bitG: 1 << UInt8(phase.greenPlane),
-                            greenCol: greenCol)
-                        for c in 0..<w { masks.pixel(c, reflect(c - 1, w), reflect(c + 1, w)) }
-                    } else {
-                        m.initialize(repeating: 0, count: w)
-                    }
-                }
+                band(io, outputTop: 0, rows: rows,
+                     width: w, height: h, phase: phase, rowHasClip: rowHasClip)
+            }
+        }
+    }
+
+    /// Demosaics `rows` into `io.dst` and `io.mask`, whose first row is image row `outputTop`.
+    static func band(_ io: KernelBuffers, outputTop: Int, rows: Range<Int>, width w: Int, height h: Int, phase: BayerPhase,
+                     rowHasClip: RowClipIndex) {
+        let src = io.src, clipIn = io.clipIn, dst = io.dst, mask = io.mask
+        for r in rows {
+            let up = reflect(r - 1, h), dn = reflect(r + 1, h)
+            let rowIsRed = r & 1 == phase.redRowParity
+            // Plane of the row's own non-green colour (X) and of the other (Y).
+            let pX = rowIsRed ? phase.redPlane : phase.bluePlane
+            let pY = rowIsRed ? phase.bluePlane : phase.redPlane
+            let greenCol = (phase.greenParity ^ (r & 1)) & 1
+            let kernel = RowKernel(
+                above: src + up * w, row: src + r * w, below: src + dn * w,
+                out: dst + (r - outputTop) * w * 3, pX: pX, pY: pY, pG: phase.greenPlane, greenCol: greenCol)
+            kernel.pixel(0, reflect(-1, w), 1)
+            if w > 2 {
+                for c in 1..<(w - 1) { kernel.pixel(c, c - 1, c + 1) }
+            }
+            kernel.pixel(w - 1, w - 2, reflect(w, w))
+            let m = mask + (r - outputTop) * w
+            if rowHasClip[up] || rowHasClip[r] || rowHasClip[dn] {
+                let masks = RowMaskKernel(
+                    above: clipIn + up * w, row: clipIn + r * w, below: clipIn + dn * w, out: m,
+                    bitX: 1 << UInt8(pX), bitY: 1 << UInt8(pY), bitG: 1 << UInt8(phase.greenPlane),
+                    greenCol: greenCol)
+                for c in 0..<w { masks.pixel(c, reflect(c - 1, w), reflect(c + 1, w)) }
+            } else {
+                m.initialize(repeating: 0, count: w)
             }
         }
     }

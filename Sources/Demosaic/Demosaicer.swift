@@ -101,3 +101,56 @@ extension Mosaic {
         return (ImageBuffer(width: width, height: height, channels: 3, samples: out), clip)
     }
 }
+
+/// Stage 3 band by band, for a pipeline that holds the Stage 2 mosaic and wants the three
+/// planes a band of rows at a time (so that no full-size three-plane image exists): each
+/// band is what `Demosaicer.demosaic` gives for those rows, bit for bit, since every method
+/// reads the whole mosaic and writes only its own rows (RCD in its own 64-row bands).
+public struct BandDemosaicer: Sendable {
+    let mosaic: Mosaic
+    public let method: DemosaicMethod
+    let rowHasClip: RowClipIndex?
+
+    /// - Parameters: the Stage 2 mosaic over the ActiveArea (`values`, and `clip` with bit 0
+    ///   set at clipped samples), `activeArea` its place in the IFD (for the Bayer phase).
+    /// - Throws: `DemosaicError` as `Demosaicer.demosaic`.
+    public init(values: [Float], clip: [UInt8], width: Int, height: Int, cfa: CFADescription, activeArea: PixelRect,
+                ifd: String, method: DemosaicMethod) throws(DemosaicError) {
+        let phase = try BayerPhase(cfa: cfa, top: activeArea.top, left: activeArea.left, ifd: ifd)
+        guard width >= 2, height >= 2 else { throw DemosaicError(ifd: ifd, reason: .tooSmall(width: width, height: height)) }
+        precondition(values.count == width * height && clip.count == width * height)
+        mosaic = Mosaic(values: values, clip: clip, width: width, height: height, phase: phase)
+        self.method = method
+        rowHasClip = method == .superpixel ? nil : RowClipIndex(mosaic)
+    }
+
+    /// The size of the three-plane output (half of the mosaic's for `.superpixel`).
+    public var outputWidth: Int { method == .superpixel ? mosaic.width / 2 : mosaic.width }
+    public var outputHeight: Int { method == .superpixel ? mosaic.height / 2 : mosaic.height }
+
+    /// Output rows per band.
+    public var bandRows: Int { method == .rcd ? RatioCorrected.bandHeight : 32 }
+    public var bandCount: Int { (outputHeight + bandRows - 1) / bandRows }
+    public func rows(ofBand b: Int) -> Range<Int> { (b * bandRows)..<min(outputHeight, (b + 1) * bandRows) }
+
+    /// Demosaics band `b` into `values` (its rows × `outputWidth` × 3 interleaved planes) and
+    /// `mask` (clip bits per pixel, as `Demosaicer.demosaic` sets them).
+    public func demosaic(band b: Int, into values: UnsafeMutablePointer<Float>, mask: UnsafeMutablePointer<UInt8>) {
+        let rows = rows(ofBand: b)
+        mosaic.values.withUnsafeBufferPointer { src in
+            mosaic.clip.withUnsafeBufferPointer { clip in
+                let io = KernelBuffers(src: src.baseAddress!, clipIn: clip.baseAddress!, dst: values, mask: mask)
+                switch method {
+                case .superpixel:
+                    Superpixel.band(io, outputTop: rows.lowerBound, rows: rows, width: mosaic.width, phase: mosaic.phase)
+                case .bilinear:
+                    Bilinear.band(io, outputTop: rows.lowerBound, rows: rows, width: mosaic.width, height: mosaic.height,
+                                  phase: mosaic.phase, rowHasClip: rowHasClip!)
+                case .rcd:
+                    RatioCorrected.band(io, outputTop: rows.lowerBound, y0: rows.lowerBound, rows: rows.count, width: mosaic.width,
+                                        height: mosaic.height, phase: mosaic.phase, rowHasClip: rowHasClip!)
+                }
+            }
+        }
+    }
+}

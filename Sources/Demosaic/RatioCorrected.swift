@@ -47,20 +47,26 @@ enum RatioCorrected {
         let rowHasClip = RowClipIndex(mosaic)
         let bands = (h + bandHeight - 1) / bandHeight
         return mosaic.demosaic(width: w, height: h) { io in
-            nonisolated(unsafe) let src = io.src, clipIn = io.clipIn, dst = io.dst, mask = io.mask
-            Parallel.forEach(bands) { band in
-                let y0 = band * bandHeight
-                let th = min(bandHeight, h - y0)
-                let tile = Tile(src: src, clipIn: clipIn, dst: dst, mask: mask, width: w, height: h,
-                                phase: mosaic.phase, rowHasClip: rowHasClip)
-                defer { tile.deallocate() }
-                var x0 = 0
-                while x0 < w {
-                    let tw = min(tileWidth, w - x0)
-                    tile.process(y0: y0, th: th, x0: x0, tw: tw)
-                    x0 += tw
-                }
+            Parallel.forEach(bands) { b in
+                let y0 = b * bandHeight
+                band(io, outputTop: 0, y0: y0, rows: min(bandHeight, h - y0), width: w, height: h, phase: mosaic.phase,
+                     rowHasClip: rowHasClip)
             }
+        }
+    }
+
+    /// Demosaics rows `y0 ..< y0 + rows` (`y0` a multiple of `bandHeight`, `rows` at most
+    /// `bandHeight`) into `io.dst` and `io.mask`, whose first row is image row `outputTop`.
+    static func band(_ io: KernelBuffers, outputTop: Int, y0: Int, rows th: Int, width w: Int, height h: Int,
+                     phase: BayerPhase, rowHasClip: RowClipIndex) {
+        let tile = Tile(src: io.src, clipIn: io.clipIn, dst: io.dst, mask: io.mask, width: w, height: h,
+                        phase: phase, rowHasClip: rowHasClip, outputTop: outputTop)
+        defer { tile.deallocate() }
+        var x0 = 0
+        while x0 < w {
+            let tw = min(tileWidth, w - x0)
+            tile.process(y0: y0, th: th, x0: x0, tw: tw)
+            x0 += tw
         }
     }
 
@@ -73,6 +79,8 @@ enum RatioCorrected {
         let width: Int, height: Int
         let phase: BayerPhase
         let rowHasClip: RowClipIndex
+        /// The image row of the first row of `dst` and `mask`.
+        let outputTop: Int
 
         // Scratch, (bandHeight + 2 margin) × (tileWidth + 2 margin) each.
         let cfa: UnsafeMutablePointer<Float>
@@ -91,7 +99,9 @@ enum RatioCorrected {
         let floatStorage: UnsafeMutablePointer<Float>
 
         init(src: UnsafePointer<Float>, clipIn: UnsafePointer<UInt8>, dst: UnsafeMutablePointer<Float>,
-             mask: UnsafeMutablePointer<UInt8>, width: Int, height: Int, phase: BayerPhase, rowHasClip: RowClipIndex) {
+             mask: UnsafeMutablePointer<UInt8>, width: Int, height: Int, phase: BayerPhase, rowHasClip: RowClipIndex,
+             outputTop: Int) {
+            self.outputTop = outputTop
             self.src = src
             self.clipIn = clipIn
             self.dst = dst
@@ -340,7 +350,7 @@ enum RatioCorrected {
             let gp = phase.greenParity
             let (pR, pG, pB) = (phase.redPlane, phase.greenPlane, phase.bluePlane)
             for i in m..<(m + th) {
-                let out = dst + ((y0 + i - m) * width + x0) * 3
+                let out = dst + ((y0 + i - m - outputTop) * width + x0) * 3
                 var j = m + ((i + m + gp + 1) & 1) // red and blue sites: (i + j) parity ≠ gp
                 while j < m + tw {
                     let k = i * s + j, o = out + 3 * (j - m)
@@ -393,7 +403,7 @@ enum RatioCorrected {
         private func storeMask(y0: Int, x0: Int, th: Int, tw: Int, s: Int, anyClip: Bool) {
             let m = margin
             guard anyClip else {
-                for i in 0..<th { (mask + (y0 + i) * width + x0).initialize(repeating: 0, count: tw) }
+                for i in 0..<th { (mask + (y0 + i - outputTop) * width + x0).initialize(repeating: 0, count: tw) }
                 return
             }
             let rows = th + 2 * m
@@ -417,7 +427,7 @@ enum RatioCorrected {
             let bitG = UInt8(1) << UInt8(phase.greenPlane)
             let bitB = UInt8(1) << UInt8(phase.bluePlane)
             for i in m..<(m + th) {
-                let out = mask + (y0 + i - m) * width + x0
+                let out = mask + (y0 + i - m - outputTop) * width + x0
                 let rowIsRed = i & 1 == phase.redRowParity
                 for j in m..<(m + tw) {
                     let own = clipBits[i * s + j] != 0
