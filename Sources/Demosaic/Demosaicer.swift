@@ -124,6 +124,12 @@ public struct BandDemosaicer: Sendable {
         rowHasClip = method == .superpixel ? nil : RowClipIndex(mosaic)
     }
 
+    /// Whether `cfa` is a pattern the demosaicing methods take (a 2×2 red/green/blue Bayer
+    /// pattern with CFALayout 1).
+    public static func supports(cfa: CFADescription, activeArea: PixelRect) -> Bool {
+        (try? BayerPhase(cfa: cfa, top: activeArea.top, left: activeArea.left, ifd: "")) != nil
+    }
+
     /// The size of the three-plane output (half of the mosaic's for `.superpixel`).
     public var outputWidth: Int { method == .superpixel ? mosaic.width / 2 : mosaic.width }
     public var outputHeight: Int { method == .superpixel ? mosaic.height / 2 : mosaic.height }

@@ -134,8 +134,14 @@ extension Pipeline {
         var timings = initial
         let path = dng.path
         let (raw, main, notes) = try selectImage(dng, options: options)
-        guard raw.photometric == Photometric.linearRaw, raw.samplesPerPixel == 3, raw.sampleFormat == 1,
-              raw.planarConfiguration == 1, raw.bitsPerSample.allSatisfy({ $0 <= 16 }), try dng.opcodeListBytes(1, of: raw) == nil else { return nil }
+        // LinearRaw with three samples per pixel, or a 2×2 Bayer CFA (anything else, and
+        // every error those checks would raise, is left to the whole-image path).
+        let cfa = raw.photometric == Photometric.cfa ? raw.cfa : nil
+        guard raw.photometric == Photometric.linearRaw ? raw.samplesPerPixel == 3
+                : (raw.samplesPerPixel == 1 && cfa.map { BandDemosaicer.supports(cfa: $0, activeArea: raw.activeArea) } == true),
+              raw.sampleFormat == 1, raw.planarConfiguration == 1, raw.bitsPerSample.allSatisfy({ $0 <= 16 }),
+              try dng.opcodeListBytes(1, of: raw) == nil else { return nil }
+        let spp = raw.samplesPerPixel
         var lists: [(Int, OpcodeList)] = []
         for number in [2, 3] {
             guard let bytes = try dng.opcodeListBytes(number, of: raw) else { continue }
@@ -152,11 +158,20 @@ extension Pipeline {
         let color = try ColorTransform.make(metadata: dng.metadata, encoding: options.encoding,
                                             whiteBalance: options.whiteBalance, path: path)
         let exposure = try exposureScaling(options.exposure, metadata: dng.metadata, path: path)
-        let (geometryIFD, geometryBinning) = geometrySource(raw: raw, main: main, binning: 1)
-        let plan = try ImageGeometry.plan(ifd: geometryIFD, orientation: dng.metadata.orientation, width: area.width,
-                                          height: area.height, binning: geometryBinning, crop: options.crop,
+        // Stage 3's size: the ActiveArea, or half of it for 2×2 superpixels.
+        let binning = cfa != nil && options.demosaic == .superpixel ? 2 : 1
+        let stage3Width = area.width / binning, stage3Height = area.height / binning
+        let (geometryIFD, geometryBinning) = geometrySource(raw: raw, main: main, binning: binning)
+        let plan = try ImageGeometry.plan(ifd: geometryIFD, orientation: dng.metadata.orientation, width: stage3Width,
+                                          height: stage3Height, binning: geometryBinning, crop: options.crop,
                                           applyOrientation: options.applyOrientation, path: path)
         guard plan.scaledWidth == plan.crop.width, plan.scaledHeight == plan.crop.height else { return nil }
+        // The Bayer phase at the ActiveArea's top-left pixel, for opcodes on the mosaic.
+        let bayerPhase = cfa.flatMap { c -> Int? in
+            guard c.repeatRows == 2, c.repeatCols == 2 else { return nil }
+            let shifted = (0..<4).map { i in c.pattern[((i / 2 + area.top) % 2) * 2 + (i % 2 + area.left) % 2] }
+            return OpcodeContext.bayerPhase(cfaPattern: shifted)
+        }
 
         // The hash reads the whole file on a thread of its own while the tiles are decoded
         // (it is needed only for the provenance record); each tile's pages leave resident
@@ -185,49 +200,105 @@ extension Pipeline {
             try mask.withUnsafeMutableBufferPointer { maskAll in
                 nonisolated(unsafe) let out = outAll.baseAddress!
                 nonisolated(unsafe) let maskOut = keepClipMask ? maskAll.baseAddress : nil  // an empty array still has a base address
-                return try RawDecoder.forEachBlock(dng, ifd: raw, limits: options.limits) { region, samples, rowStride, fewBlocks in
-                    // The block's pixels inside the ActiveArea, in ActiveArea coordinates.
-                    let rows = (max(region.top, area.top) - area.top)..<(min(region.bottom, area.bottom) - area.top)
-                    let columns = (max(region.left, area.left) - area.left)..<(min(region.right, area.right) - area.left)
-                    guard !rows.isEmpty, !columns.isEmpty else { return }
-                    nonisolated(unsafe) let first = samples + (rows.lowerBound + area.top - region.top) * rowStride
-                        + (columns.lowerBound + area.left - region.left) * 3
-                    // Strips of a few rows, so that each stays in the core's cache through
-                    // every step; spread over the cores when there are too few blocks to be.
-                    let stripCount = (rows.count + streamingStripRows - 1) / streamingStripRows
-                    try Parallel.forEachChunkThrowing(count: fewBlocks ? stripCount : 1, minimumChunk: 1) { part in
-                        let strips = fewBlocks ? part : 0..<stripCount
-                        var values = ImageBuffer<Float>(width: columns.count, height: 0, channels: 3, samples: [])
-                        var stripMask: [UInt8] = []
-                        for k in strips {
-                            let top = rows.lowerBound + k * streamingStripRows
-                            let strip = top..<min(rows.upperBound, top + streamingStripRows)
-                            if values.height != strip.count {
-                                values = ImageBuffer(width: columns.count, height: strip.count, channels: 3, repeating: 0)
-                                stripMask = [UInt8](repeating: 0, count: columns.count * strip.count)
-                            }
-                            values.samples.withUnsafeMutableBufferPointer { v in
-                                stripMask.withUnsafeMutableBufferPointer { m in
-                                    linearization.linearize(first + (top - rows.lowerBound) * rowStride, rowStride: rowStride,
-                                                            rows: strip, columns: columns, into: v.baseAddress!, mask: m.baseAddress!)
+                let areaBounds = PixelRect(width: area.width, height: area.height)
+                let opcodes = StreamingOpcodes(path: path, clipping: clipping, bayerPhase: bayerPhase, reports: reports)
+                let list2 = opcodeLists.first { $0.0 == 2 }?.1, list3 = opcodeLists.first { $0.0 == 3 }?.1
+
+                // A CFA image's Stage 2 mosaic is gathered whole (one Float and one clip byte per
+                // sample); LinearRaw tiles go on through every step at once.
+                var mosaic = cfa == nil ? [] : LargeBuffer.uninitialized(Float.self, count: area.width * area.height)
+                var mosaicClip = [UInt8](repeating: 0, count: cfa == nil ? 0 : area.width * area.height)
+                let decoded = try mosaic.withUnsafeMutableBufferPointer { mosaicAll in
+                    try mosaicClip.withUnsafeMutableBufferPointer { mosaicClipAll in
+                        // (nil for LinearRaw: an empty array still has a base address)
+                        nonisolated(unsafe) let mosaicOut = cfa == nil ? nil : mosaicAll.baseAddress
+                        nonisolated(unsafe) let mosaicClipOut = cfa == nil ? nil : mosaicClipAll.baseAddress
+                        return try RawDecoder.forEachBlock(dng, ifd: raw, limits: options.limits) { region, samples, rowStride, fewBlocks in
+                            // The block's pixels inside the ActiveArea, in ActiveArea coordinates.
+                            let rows = (max(region.top, area.top) - area.top)..<(min(region.bottom, area.bottom) - area.top)
+                            let columns = (max(region.left, area.left) - area.left)..<(min(region.right, area.right) - area.left)
+                            guard !rows.isEmpty, !columns.isEmpty else { return }
+                            nonisolated(unsafe) let first = samples + (rows.lowerBound + area.top - region.top) * rowStride
+                                + (columns.lowerBound + area.left - region.left) * spp
+                            // Strips of a few rows, so that each stays in the core's cache through
+                            // every step; spread over the cores when there are too few blocks to be.
+                            let stripCount = (rows.count + streamingStripRows - 1) / streamingStripRows
+                            try Parallel.forEachChunkThrowing(count: fewBlocks ? stripCount : 1, minimumChunk: 1) { part in
+                                let strips = fewBlocks ? part : 0..<stripCount
+                                var values = ImageBuffer<Float>(width: columns.count, height: 0, channels: spp, samples: [])
+                                var stripMask: [UInt8] = []
+                                for k in strips {
+                                    let top = rows.lowerBound + k * streamingStripRows
+                                    let strip = top..<min(rows.upperBound, top + streamingStripRows)
+                                    if values.height != strip.count {
+                                        values = ImageBuffer(width: columns.count, height: strip.count, channels: spp, repeating: 0)
+                                        stripMask = [UInt8](repeating: 0, count: columns.count * strip.count)
+                                    }
+                                    values.samples.withUnsafeMutableBufferPointer { v in
+                                        stripMask.withUnsafeMutableBufferPointer { m in
+                                            linearization.linearize(first + (top - rows.lowerBound) * rowStride, rowStride: rowStride,
+                                                                    rows: strip, columns: columns, into: v.baseAddress!, mask: m.baseAddress!)
+                                        }
+                                    }
+                                    if let list2 {
+                                        try applyOpcodes(list2, number: 2, to: &values, bounds: areaBounds, row: strip.lowerBound,
+                                                         column: columns.lowerBound, context: opcodes)
+                                    }
+                                    guard let mosaicOut, let mosaicClipOut else {
+                                        if let list3 {
+                                            try applyOpcodes(list3, number: 3, to: &values, bounds: areaBounds, row: strip.lowerBound,
+                                                             column: columns.lowerBound, context: opcodes)
+                                        }
+                                        convertColor(&values, matrix)
+                                        place(values, mask: stripMask, rows: strip, columns: columns, crop: crop, orientation: orientation,
+                                              outWidth: outWidth, into: out, maskInto: maskOut, clipped: clipped, convert: convert)
+                                        continue
+                                    }
+                                    values.samples.withUnsafeBufferPointer { v in
+                                        for (i, r) in strip.enumerated() {
+                                            let at = r * area.width + columns.lowerBound
+                                            (mosaicOut + at).update(from: v.baseAddress! + i * columns.count, count: columns.count)
+                                            for c in 0..<columns.count { mosaicClipOut[at + c] = stripMask[i * columns.count + c] }
+                                        }
+                                    }
                                 }
                             }
-                            for (number, list) in opcodeLists {
-                                let context = OpcodeContext(imageBounds: PixelRect(width: area.width, height: area.height),
-                                                            originRow: strip.lowerBound, originColumn: columns.lowerBound,
-                                                            clipping: clipping)
-                                let report: OpcodeReport
-                                do { report = try OpcodeApplier.apply(list, to: &values, context: context) } catch let e as OpcodeError { throw e.inFile(path) }
-                                if strip.lowerBound == 0 && columns.lowerBound == 0 { reports[number] = report }
-                            }
-                            values.samples.withUnsafeMutableBufferPointer { v in
-                                ColorConversion.convert(matrix, v.baseAddress!, to: v.baseAddress!, pixels: v.count / 3)
-                            }
-                            place(values, mask: stripMask, rows: strip, columns: columns, crop: crop, orientation: orientation,
-                                  outWidth: outWidth, into: out, maskInto: maskOut, clipped: clipped, convert: convert)
                         }
                     }
                 }
+                guard decoded, let cfa else { return decoded }
+
+                // Stage 3 of a CFA image, band by band: demosaic, OpcodeList3, colour, output.
+                let bands: BandDemosaicer
+                do throws(DemosaicError) {
+                    bands = try BandDemosaicer(values: mosaic, clip: mosaicClip, width: area.width, height: area.height, cfa: cfa,
+                                               activeArea: area, ifd: raw.path, method: options.demosaic)
+                } catch {
+                    throw FileFailure(path: path, error)
+                }
+                let stage3Bounds = PixelRect(width: stage3Width, height: stage3Height)
+                try Parallel.forEachChunkThrowing(count: bands.bandCount, minimumChunk: 1) { part in
+                    var values = ImageBuffer<Float>(width: stage3Width, height: 0, channels: 3, samples: [])
+                    var bandMask: [UInt8] = []
+                    for b in part {
+                        let rows = bands.rows(ofBand: b)
+                        if values.height != rows.count {
+                            values = ImageBuffer(width: stage3Width, height: rows.count, channels: 3, repeating: 0)
+                            bandMask = [UInt8](repeating: 0, count: stage3Width * rows.count)
+                        }
+                        values.samples.withUnsafeMutableBufferPointer { v in
+                            bandMask.withUnsafeMutableBufferPointer { m in bands.demosaic(band: b, into: v.baseAddress!, mask: m.baseAddress!) }
+                        }
+                        if let list3 {
+                            try applyOpcodes(list3, number: 3, to: &values, bounds: stage3Bounds, row: rows.lowerBound, column: 0,
+                                             context: opcodes)
+                        }
+                        convertColor(&values, matrix)
+                        place(values, mask: bandMask, rows: rows, columns: 0..<stage3Width, crop: crop, orientation: orientation,
+                              outWidth: outWidth, into: out, maskInto: maskOut, clipped: clipped, convert: convert)
+                    }
+                }
+                return true
             }
         }
         guard covered else { return nil }
@@ -238,19 +309,48 @@ extension Pipeline {
         let mapping = linearization.mapping
         var provenance = Self.provenance(dng: dng, raw: raw, mapping: mapping, color: color, sha256: sha)
         var processing = notes
-        for (number, _) in lists {
+        for number in [2, 3] {
+            if number == 3 && cfa != nil { processing.append(MetadataItem("demosaic", .text(options.demosaic.rawValue))) }
+            guard lists.contains(where: { $0.0 == number }) else { continue }
             let parts = reports[number].map(describe) ?? []
             processing.append(MetadataItem("opcodeList\(number)", .text(parts.isEmpty ? "empty" : parts.joined(separator: "; "))))
         }
         provenance.processing = processing + plan.processingItems
         var masks: [SemanticMaskLayer] = []
         if options.includeMasks && !dng.maskIFDs.isEmpty {
-            let grid = Stage3Grid.pipeline(activeArea: area, binning: 1, width: area.width, height: area.height)
+            let grid = Stage3Grid.pipeline(activeArea: area, binning: binning, width: stage3Width, height: stage3Height)
             masks = try SemanticMasks.layers(dng, grid: grid, plan: plan, limits: options.limits)
         }
         return Streamed(pixels: output, width: outWidth, height: outHeight, clipMask: keepClipMask ? mask : nil,
                         clippedPixelCount: clipped.value, raw: raw, mapping: mapping, color: color, exposure: exposure, geometry: plan,
                         provenance: provenance, masks: masks, timings: timings)
+    }
+
+    /// What applying an opcode list to a part of the image needs besides the part.
+    struct StreamingOpcodes: Sendable {
+        let path: String
+        let clipping: ClippingPolicy
+        /// The Bayer phase of a one-plane mosaic at the ActiveArea's origin.
+        let bayerPhase: Int?
+        /// The report of each list, kept from the part at the image's origin.
+        let reports: SharedStore<Int, OpcodeReport>
+    }
+
+    /// Opcode list `number` on the part of the Stage 2 or 3 image at (`row`, `column`).
+    static func applyOpcodes(_ list: OpcodeList, number: Int, to values: inout ImageBuffer<Float>, bounds: PixelRect, row: Int,
+                             column: Int, context c: StreamingOpcodes) throws {
+        let context = OpcodeContext(imageBounds: bounds, originRow: row, originColumn: column, clipping: c.clipping,
+                                    bayerPhase: values.channels == 1 ? c.bayerPhase : nil)
+        let report: OpcodeReport
+        do { report = try OpcodeApplier.apply(list, to: &values, context: context) } catch { throw error.inFile(c.path) }
+        if row == 0 && column == 0 { c.reports[number] = report }
+    }
+
+    /// The colour matrix (with the exposure factor) on every pixel of `values`, in place.
+    static func convertColor(_ values: inout ImageBuffer<Float>, _ matrix: [Float]) {
+        values.samples.withUnsafeMutableBufferPointer { v in
+            ColorConversion.convert(matrix, v.baseAddress!, to: v.baseAddress!, pixels: v.count / 3)
+        }
     }
 
     /// Opcodes whose result at a pixel depends only on its value and position.

@@ -91,16 +91,45 @@ import TestSupport
         #expect(notes == .text("DeltaPerRow ×1 applied; GainMap ×1 applied; MapPolynomial ×1 applied; ScalePerColumn ×1 applied"))
     }
 
-    /// Files the streaming conversion does not cover are left to `develop`.
-    @Test func fallsBackWhenNotCovered() throws {
-        let dir = TestData.temporaryDirectory("streaming-fallback")
+    /// CFA captures: the Stage 2 mosaic gathered tile by tile (with a lens-shading GainMap
+    /// in OpcodeList2 applied strip by strip), then demosaiced, OpcodeList3, colour and
+    /// output band by band — the same bits as the whole-image path for every method, tile
+    /// grid (tile seams at every position a 16-pixel grid allows relative to RCD's 64-row
+    /// bands), ActiveArea phase, orientation and crop.
+    @Test(arguments: [DemosaicMethod.rcd, .bilinear, .superpixel])
+    func cfaSameBitsAsDevelop(method: DemosaicMethod) throws {
+        let dir = TestData.temporaryDirectory("streaming-cfa-\(method)")
         defer { try? FileManager.default.removeItem(at: dir) }
         var camera = CameraModel()
         camera.layout = "cfa"
-        let scene = try RenderedScene(BuiltInScene.greyRamp.description(width: 64, height: 48))
-        let cfa = dir.appendingPathComponent("cfa.dng").path
-        try DNGWriter.write(try Simulator.capture(scene, camera: camera).dng, to: cfa)
-        #expect(try Pipeline.developForExport(path: cfa, keepClipMask: false) == nil)
+        camera.lensShading = 0.4
+        camera.seed = 8
+        camera.exposureTime = 0.04  // some clipped samples in the sun
+        let scene = try RenderedScene(BuiltInScene.sunset.description(width: 210, height: 150))
+        var capture = try Simulator.capture(scene, camera: camera).dng
+        var options = DevelopOptions()
+        options.demosaic = method
+        for (k, tile) in [(48, 32), (64, 48), (16, 16), (80, 112)].enumerated() {
+            capture.tileSize = tile
+            capture.orientation = [1, 6, 3, 8][k]
+            capture.activeArea = k % 2 == 0 ? nil : PixelRect(top: 2, left: 3, bottom: 147, right: 207)
+            capture.defaultCrop = k == 2 ? (origin: [5, 4], size: [180, 120]) : nil
+            if k == 3 {
+                capture.compression = .losslessJPEG(predictor: 1)
+                capture.opcodeLists[3] = Self.appendingRowColumnAndPolynomial(to: [0, 0, 0, 0], width: 210, rows: 150)
+            }
+            let path = dir.appendingPathComponent("cfa\(k).dng").path
+            try DNGWriter.write(capture, to: path)
+            try Self.compare(path, options: options, "CFA \(method) tiles \(tile) orientation \(capture.orientation)")
+        }
+        let notes = try Pipeline.develop(path: dir.appendingPathComponent("cfa3.dng").path, options: options).image.provenance.processing
+        #expect(notes.map(\.key).filter { $0.hasPrefix("opcodeList") || $0 == "demosaic" } == ["opcodeList2", "demosaic", "opcodeList3"])
+    }
+
+    /// Files the streaming conversion does not cover are left to the whole-image path.
+    @Test func fallsBackWhenNotCovered() throws {
+        let dir = TestData.temporaryDirectory("streaming-fallback")
+        defer { try? FileManager.default.removeItem(at: dir) }
         var chart = try TestChart.make(width: 64, height: 48, tileSize: (32, 32)).dng
         chart.defaultScale = [2, 1]
         let scaled = dir.appendingPathComponent("scaled.dng").path
