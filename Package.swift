@@ -9,7 +9,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "scenelinear", targets: ["scenelinear"]),
-        .library(name: "SceneLinearKit", targets: ["SceneLinearKit"]),
+        .library(name: "SceneLinearKit", targets: ["SceneLinearKit", "Engine", "Measuring", "Batching"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -63,18 +63,29 @@ let package = Package(
         .target(name: "CaptureSimulation", dependencies: ["ImageCore", "DNGWriter", "Opcodes"]),
         // Charts (histograms, false-colour EV maps, XY plots) rendered to PNG and SVG.
         .target(name: "Plots", dependencies: ["ImageCore", "CZlib"]),
-        // The pipeline façade that ties the stages together.
+        // The engine: one streaming develop for every input and command (and the
+        // whole-image path for what it does not cover), export, file inspection.
         .target(
-            name: "SceneLinearKit",
+            name: "Engine",
             dependencies: [
                 "ImageCore", "DNGContainer", "RawDecode", "Linearize", "Demosaic", "DNGColor", "ImageGeometry", "ImageExchange",
-                "DNGWriter", "CaptureSimulation", "Analysis", "Opcodes", "Plots", "SemanticMasks",
+                "Opcodes", "SemanticMasks",
             ]),
+        // Measurements of files and their reports: analysis requests, text/JSON/CSV/HDF5
+        // output, charts, HTML and Markdown reports.
+        .target(name: "Measuring", dependencies: ["Engine", "Analysis", "Plots"]),
+        // Batches: manifests, resuming, shards.
+        .target(name: "Batching", dependencies: ["Engine"]),
+        // The library in one import (engine, measurements, batches).
+        .target(name: "SceneLinearKit", dependencies: ["Engine", "Measuring", "Batching", "Analysis"]),
+        // Simulated captures checked against their ground truth, and the test chart:
+        // built on the library, not part of its product.
+        .target(name: "SimulationCheck", dependencies: ["SceneLinearKit", "CaptureSimulation", "DNGWriter"]),
         // The command-line tool.
         .executableTarget(
             name: "scenelinear",
             dependencies: [
-                "SceneLinearKit", "CaptureSimulation", "Analysis",
+                "SceneLinearKit", "SimulationCheck", "CaptureSimulation", "DNGWriter", "Analysis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
@@ -90,11 +101,11 @@ let package = Package(
         .testTarget(name: "ImageGeometryTests", dependencies: ["ImageGeometry", "DNGContainer", "TestSupport"]),
         .testTarget(name: "RunLengthDeflateTests", dependencies: ["RunLengthDeflate", "CZlib", "CDeflate", "TestSupport"]),
         .testTarget(name: "ImageExchangeTests", dependencies: ["ImageExchange", "TestSupport"]),
-        .testTarget(name: "SemanticMasksTests", dependencies: ["SceneLinearKit", "SemanticMasks", "DNGWriter", "TestSupport"]),
+        .testTarget(name: "SemanticMasksTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Batching", "SimulationCheck", "SemanticMasks", "DNGWriter", "TestSupport"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "TestSupport"]),
         .testTarget(name: "OpcodesTests", dependencies: ["Opcodes", "ImageCore", "TestSupport"]),
-        .testTarget(name: "SimulationTests", dependencies: ["SceneLinearKit", "CaptureSimulation", "Analysis", "DNGWriter", "TestSupport"]),
+        .testTarget(name: "SimulationTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Batching", "SimulationCheck", "CaptureSimulation", "Analysis", "DNGWriter", "TestSupport"]),
         .testTarget(name: "PlotsTests", dependencies: ["Plots", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["SceneLinearKit", "CaptureSimulation", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Batching", "SimulationCheck", "CaptureSimulation", "TestSupport"]),
     ]
 )

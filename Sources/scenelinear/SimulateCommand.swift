@@ -2,6 +2,7 @@ import ArgumentParser
 import CaptureSimulation
 import Foundation
 import SceneLinearKit
+import SimulationCheck
 
 extension SceneLinearCommand {
     struct Simulate: ParsableCommand {

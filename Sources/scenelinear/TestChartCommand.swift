@@ -2,6 +2,7 @@ import ArgumentParser
 import DNGWriter
 import Foundation
 import SceneLinearKit
+import SimulationCheck
 
 extension SceneLinearCommand {
     struct TestChartCommand: ParsableCommand {

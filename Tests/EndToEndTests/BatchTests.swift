@@ -1,7 +1,11 @@
 import Foundation
 import Testing
 import DNGWriter
-@testable import SceneLinearKit
+@testable import Batching
+@testable import Engine
+@testable import Measuring
+import SceneLinearKit
+@testable import SimulationCheck
 import TestSupport
 
 /// Batch conversion: manifests, resuming, sharding, and surviving a kill.

@@ -1,7 +1,11 @@
 import Foundation
 import Testing
 import DNGWriter
-@testable import SceneLinearKit
+@testable import Batching
+@testable import Engine
+@testable import Measuring
+import SceneLinearKit
+@testable import SimulationCheck
 import TestSupport
 
 /// Charts and reports as a user gets them from the command line: files written, PNGs of the

@@ -2,7 +2,11 @@ import Foundation
 import Testing
 import DNGWriter
 import ImageExchange
-@testable import SceneLinearKit
+@testable import Batching
+@testable import Engine
+@testable import Measuring
+import SceneLinearKit
+@testable import SimulationCheck
 import TestSupport
 
 /// The built `scenelinear` executable, as a user runs it.

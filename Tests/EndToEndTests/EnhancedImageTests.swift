@@ -1,7 +1,11 @@
 import Foundation
 import Testing
 import DNGWriter
-@testable import SceneLinearKit
+@testable import Batching
+@testable import Engine
+@testable import Measuring
+import SceneLinearKit
+@testable import SimulationCheck
 import TestSupport
 
 /// `--source enhanced` develops the DNG 1.6 enhanced image (NewSubFileType 16) instead of the

@@ -2,7 +2,11 @@ import Foundation
 import Testing
 import CaptureSimulation
 import DNGWriter
-@testable import SceneLinearKit
+@testable import Batching
+@testable import Engine
+@testable import Measuring
+import SceneLinearKit
+@testable import SimulationCheck
 import TestSupport
 
 /// Every damaged variant of the project's own DNGs (see `MalformedCorpus`) fails with a

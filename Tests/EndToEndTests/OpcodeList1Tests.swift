@@ -3,7 +3,11 @@ import Testing
 import CaptureSimulation
 import DNGWriter
 import Opcodes
-@testable import SceneLinearKit
+@testable import Batching
+@testable import Engine
+@testable import Measuring
+import SceneLinearKit
+@testable import SimulationCheck
 import TestSupport
 
 /// OpcodeList1 runs on the Stage 1 samples, before linearization, in stored units.

@@ -2,7 +2,11 @@ import Foundation
 import Testing
 import DNGWriter
 import CaptureSimulation
-@testable import SceneLinearKit
+@testable import Batching
+@testable import Engine
+@testable import Measuring
+import SceneLinearKit
+@testable import SimulationCheck
 @testable import ImageGeometry
 import TestSupport
 

@@ -2,7 +2,11 @@ import Foundation
 import Testing
 import CaptureSimulation
 import DNGWriter
-@testable import SceneLinearKit
+@testable import Batching
+@testable import Engine
+@testable import Measuring
+import SceneLinearKit
+@testable import SimulationCheck
 import TestSupport
 
 /// The streaming conversion gives, bit for bit, what the whole-image path followed by the

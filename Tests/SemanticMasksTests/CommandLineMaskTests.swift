@@ -1,7 +1,11 @@
 import DNGWriter
 import Foundation
 import Testing
-@testable import SceneLinearKit
+@testable import Batching
+@testable import Engine
+@testable import Measuring
+import SceneLinearKit
+@testable import SimulationCheck
 import TestSupport
 
 /// The built `scenelinear` executable, as a user runs it.

@@ -1,7 +1,11 @@
 import Analysis
 import Foundation
 import Testing
-@testable import SceneLinearKit
+@testable import Batching
+@testable import Engine
+@testable import Measuring
+import SceneLinearKit
+@testable import SimulationCheck
 import TestSupport
 
 /// The 0.5 iso-contours that outline mask regions on EV maps.

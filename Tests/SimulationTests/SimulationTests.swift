@@ -3,7 +3,11 @@ import Testing
 import Analysis
 @testable import CaptureSimulation
 import DNGWriter
-@testable import SceneLinearKit
+@testable import Batching
+@testable import Engine
+@testable import Measuring
+import SceneLinearKit
+@testable import SimulationCheck
 import DNGContainer
 import RawDecode
 import Linearize

@@ -1,3 +1,5 @@
+import Engine
+import Plots
 import Analysis
 import Foundation
 

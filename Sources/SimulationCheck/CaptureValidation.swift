@@ -1,3 +1,4 @@
+import SceneLinearKit
 import Analysis
 import CaptureSimulation
 import Foundation

@@ -1,3 +1,4 @@
+import Engine
 import Analysis
 import Foundation
 
@@ -105,26 +106,5 @@ extension Pipeline {
             }
         }) ?? []
         return results
-    }
-}
-
-/// Counts finished files for progress reports, from any thread.
-final class ProgressCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var done = 0
-    let total: Int
-    let report: (@Sendable (Int, Int) -> Void)?
-
-    init(total: Int, report: (@Sendable (Int, Int) -> Void)?) {
-        self.total = total
-        self.report = report
-    }
-
-    func step() {
-        lock.lock()
-        done += 1
-        let d = done
-        lock.unlock()
-        report?(d, total)
     }
 }

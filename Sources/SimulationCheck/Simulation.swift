@@ -1,3 +1,4 @@
+import SceneLinearKit
 import CaptureSimulation
 import DNGWriter
 import Foundation

@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 
 /// One line of a batch manifest (JSON Lines): what happened to one input.

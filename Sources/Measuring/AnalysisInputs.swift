@@ -1,3 +1,4 @@
+import Engine
 import Analysis
 import Foundation
 

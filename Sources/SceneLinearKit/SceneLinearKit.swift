@@ -1,0 +1,7 @@
+// SceneLinearKit: the library in one import — the streaming develop engine, the
+// measurements and reports, and batch conversion. Simulation and the DNG writer are
+// separate modules (CaptureSimulation, DNGWriter, SimulationCheck), not part of it.
+@_exported import Analysis
+@_exported import Batching
+@_exported import Engine
+@_exported import Measuring
