@@ -180,6 +180,9 @@ extension Pipeline {
         let hashing = BackgroundValue { () -> (String, Double) in
             var seconds = 0.0
             let hex = measure(&seconds) { SHA256Digest.hex(of: file.data) }
+            // The hash has touched every page of the file; drop them from resident memory
+            // (blocks still to be decoded read theirs again from the page cache).
+            file.releaseResidentPages()
             return (hex, seconds)
         }
         // However this function ends, the hashing thread is done before it returns (it reads
