@@ -16,7 +16,10 @@ static inline void cjxl_fix_malloc_thresholds(void) {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
+// Returns the free heap memory kept for the next block to the kernel, once an image is done.
+static inline void cjxl_release_free_heap(void) { malloc_trim(0); }
 #else
 static inline void cjxl_fix_malloc_thresholds(void) {}
+static inline void cjxl_release_free_heap(void) {}
 #endif
 #endif

@@ -336,9 +336,10 @@ struct BlockPlan: Sendable {
     /// Copies the visible part of a decoded block (`rowStride` samples per row, `blockSPP`
     /// samples per pixel) into the image.
     func place<T>(_ source: UnsafePointer<T>, rowStride: Int, _ block: Block, into output: UnsafeMutableRawPointer) {
+        let count = block.visibleWidth * blockSPP  // (a closure reading the plan would copy it for every row)
         for r in 0..<block.visibleRows {
             withDestinationRow(r, of: block, in: output, as: T.self) { dst in
-                dst.update(from: source + r * rowStride, count: block.visibleWidth * blockSPP)
+                dst.update(from: source + r * rowStride, count: count)
             }
         }
     }

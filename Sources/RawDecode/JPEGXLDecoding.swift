@@ -148,10 +148,11 @@ extension BlockPlan {
                     block, into: output)
         case JXL_TYPE_UINT8:
             let src = UnsafePointer(pixels.assumingMemoryBound(to: UInt8.self))
+            let count = block.visibleWidth * blockSPP
             for r in 0..<block.visibleRows {
                 withDestinationRow(r, of: block, in: output, as: UInt16.self) { dst in
                     let row = src + r * rowStride
-                    for i in 0..<(block.visibleWidth * blockSPP) { dst[i] = UInt16(row[i]) }
+                    for i in 0..<count { dst[i] = UInt16(row[i]) }
                 }
             }
         default:

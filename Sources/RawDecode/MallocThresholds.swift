@@ -11,7 +11,11 @@ internal import CJXL
 /// policy reaches by itself on 64-bit systems (32 MiB for `mmap`, twice that for trimming)
 /// keeps the freed buffers in the process for the next block; memory is still returned to
 /// the kernel beyond 64 MiB of free heap top, and allocations above 32 MiB are still mapped
-/// on their own. Process-wide, set once.
+/// on their own. Process-wide, set once; once all the blocks of an image are decoded,
+/// `releaseFreeHeap` hands what libjxl's buffers left free back to the kernel, so that later
+/// stages do not run on top of it.
 enum MallocThresholds {
     static let fixed: Void = cjxl_fix_malloc_thresholds()
+
+    static func releaseFreeHeap() { cjxl_release_free_heap() }
 }

@@ -73,6 +73,7 @@ public enum RawDecoder {
             }
             blockPlan.file.releaseResidentPages(offset: block.offset, length: block.length)
         }
+        if plan.codec == .jpegXL { MallocThresholds.releaseFreeHeap() }
         return true
     }
 
@@ -104,6 +105,7 @@ public enum RawDecoder {
                 try plan.decode(plan.blocks[i], into: out)
             }
         }
+        if plan.codec == .jpegXL { MallocThresholds.releaseFreeHeap() }
         if !plan.interleave.isNone, !plan.placesFields {
             samples = plan.interleave.deinterleave(samples, width: plan.ifd.width, height: plan.ifd.height, spp: plan.spp)
         }
