@@ -92,6 +92,11 @@ struct BlockPlan: Sendable {
     var outputIsBlock = false
 
     var planar: Bool { blockSPP != spp }
+
+    /// Whether the decoder puts interleaved fields in image order as it places each block
+    /// (`withDestinationRow`), so the whole image needs no rearranging afterwards: JPEG XL,
+    /// whose blocks are decoded into a buffer of their own first anyway.
+    var placesFields: Bool { codec == .jpegXL && !interleave.isNone && !outputIsBlock }
     var path: String { file.path }
 
     func name(_ block: Block) -> String { "\(blockKind) \(block.index)" }
@@ -331,20 +336,39 @@ struct BlockPlan: Sendable {
     /// Copies the visible part of a decoded block (`rowStride` samples per row, `blockSPP`
     /// samples per pixel) into the image.
     func place<T>(_ source: UnsafePointer<T>, rowStride: Int, _ block: Block, into output: UnsafeMutableRawPointer) {
+        let count = block.visibleWidth * blockSPP  // (a closure reading the plan would copy it for every row)
         for r in 0..<block.visibleRows {
             withDestinationRow(r, of: block, in: output, as: T.self) { dst in
-                dst.update(from: source + r * rowStride, count: block.visibleWidth * blockSPP)
+                dst.update(from: source + r * rowStride, count: count)
             }
         }
     }
 
     /// Calls `body` with room for the visible samples of row `r` of `block` (pixel by
     /// pixel, `blockSPP` samples each): the image row itself when the layout is chunky,
-    /// else a scratch row that is then spread into the block's plane.
+    /// else a scratch row that is then spread into the block's plane. With `placesFields`,
+    /// the row goes to its image row, and its pixels to their image columns.
     @inline(__always)
     func withDestinationRow<T>(_ r: Int, of block: Block, in output: UnsafeMutableRawPointer, as: T.Type,
                                _ body: (UnsafeMutablePointer<T>) -> Void) {
         let image = output.assumingMemoryBound(to: T.self)
+        if placesFields {
+            let (k, j) = FieldInterleave.field(ofStored: block.y0 + r, count: ifd.height, factor: interleave.rowFactor)
+            let row = image + (k + j * interleave.rowFactor) * ifd.width * spp
+            if interleave.columnFactor == 1, !planar {
+                body(row + block.x0 * spp)
+                return
+            }
+            // Only plain values in the closure: capturing the plan would copy it for every row.
+            let fields = interleave, width = ifd.width, spp = spp, blockSPP = blockSPP
+            let first = block.x0, pixels = block.visibleWidth, plane = block.plane
+            withUnsafeTemporaryAllocation(of: T.self, capacity: pixels * blockSPP) { scratch in
+                body(scratch.baseAddress!)
+                fields.scatterColumns(scratch.baseAddress!, first: first, pixels: pixels, spp: blockSPP,
+                                      width: width, into: row, rowSpp: spp, plane: plane)
+            }
+            return
+        }
         let start = outputIsBlock ? r * block.width * spp : ((block.y0 + r) * ifd.width + block.x0) * spp
         if !planar {
             body(image + start)

@@ -38,6 +38,42 @@ struct FieldInterleave: Sendable, Equatable {
         fieldStart(i % factor, count: count, factor: factor) + i / factor
     }
 
+    /// The field `k` and the position `j` within it of stored row (or column) `s` among
+    /// `count`: the image row (or column) is `k + j × factor`.
+    @inline(__always)
+    static func field(ofStored s: Int, count: Int, factor: Int) -> (k: Int, j: Int) {
+        let short = count / factor, long = count % factor  // `long` fields hold short + 1
+        let inLong = long * (short + 1)
+        if s < inLong { return (s / (short + 1), s % (short + 1)) }
+        return (long + (s - inLong) / short, (s - inLong) % short)
+    }
+
+    /// Copies `count` samples of one stored row, `spp` per pixel, holding stored columns
+    /// `first ..< first + count / spp` of a `width`-column image, to their image columns in
+    /// `row` (`rowSpp` samples per pixel, from sample `plane` of each pixel).
+    @inline(__always)
+    func scatterColumns<T>(_ source: UnsafePointer<T>, first: Int, pixels: Int, spp: Int, width: Int,
+                           into row: UnsafeMutablePointer<T>, rowSpp: Int, plane: Int) {
+        let factor = columnFactor, step = factor * rowSpp
+        var s = first, src = source
+        let end = first + pixels
+        while s < end {
+            // The stored columns from `s` to the end of its field are every `factor`th image column.
+            let (k, j) = Self.field(ofStored: s, count: width, factor: factor)
+            let run = Swift.min(Self.fieldStart(k + 1, count: width, factor: factor), end) - s
+            let dst = row + (k + j * factor) * rowSpp + plane
+            if spp == 1 {
+                for t in 0..<run { dst[t * step] = src[t] }
+            } else {
+                for t in 0..<run {
+                    for c in 0..<spp { dst[t * step + c] = src[t * spp + c] }
+                }
+            }
+            src += run * spp
+            s += run
+        }
+    }
+
     /// The image in natural order from `stored`, the samples as the blocks hold them
     /// (`width × height` pixels of `spp` samples, rows in field order, each row's pixels
     /// in field order). Rows are rearranged in parallel.

@@ -19,6 +19,10 @@ extension BlockPlan {
     /// codestreams for 8-bit data and 16-bit ones otherwise), and equals the Adobe DNG SDK's
     /// reading whenever `T` is 8 or 16. Floating-point images are read as `Float` (exact for
     /// float16).
+    ///
+    /// libjxl writes into a scratch buffer (not cleared first) from which the visible part is
+    /// placed into the image, or, when the output is the block's own buffer of 16-bit samples
+    /// (`outputIsBlock`, chunky), straight into that buffer.
     func decodeJPEGXL(_ block: Block, into output: UnsafeMutableRawPointer) throws(RawDecodeError) {
         func corrupt(_ reason: String) -> RawDecodeError {
             .corruptStream(path: path, ifd: ifd.path, block: name(block), codec: "JPEG XL", reason: reason)
@@ -26,6 +30,7 @@ extension BlockPlan {
         func unsupported(_ reason: String) -> RawDecodeError {
             .unsupportedBlock(path: path, ifd: ifd.path, block: name(block), reason: reason)
         }
+        MallocThresholds.fixed
         guard let decoder = JxlDecoderCreate(nil) else { throw corrupt("libjxl could not create a decoder") }
         defer { JxlDecoderDestroy(decoder) }
         let events = Int32(JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_FULL_IMAGE.rawValue)
@@ -44,10 +49,10 @@ extension BlockPlan {
         }
         let samples = block.width * block.rows * blockSPP
         let isFloat = encoding.isFloat
-        // Output buffers: bytes (≤ 8-bit integers), UInt16 or Float, chosen from the basic info.
-        var bytes: [UInt8] = []
-        var words: [UInt16] = []
-        var floats: [Float] = []
+        // The output: bytes (8-bit integers), UInt16 or Float, chosen from the basic info.
+        var scratch: UnsafeMutableRawPointer?
+        defer { scratch?.deallocate() }
+        var pixels: UnsafeMutableRawPointer?
         var format = JxlPixelFormat(num_channels: UInt32(blockSPP), data_type: JXL_TYPE_UINT16,
                                     endianness: JXL_NATIVE_ENDIAN, align: 0)
         var sawImage = false
@@ -97,36 +102,34 @@ extension BlockPlan {
                     }
                     if !isFloat, streamBits == 8, encoding.bits == 8 {
                         format.data_type = JXL_TYPE_UINT8
-                        bytes = [UInt8](repeating: 0, count: samples)
                     } else if !isFloat, streamBits == 16, encoding.bits == 16 {
                         format.data_type = JXL_TYPE_UINT16
-                        words = [UInt16](repeating: 0, count: samples)
                     } else {
                         // Floats, and integers to be rescaled from B to T bits.
                         format.data_type = JXL_TYPE_FLOAT
-                        floats = [Float](repeating: 0, count: samples)
                     }
                 case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
                     var needed = 0
                     guard JxlDecoderImageOutBufferSize(decoder, &format, &needed) == JXL_DEC_SUCCESS else {
                         throw corrupt("libjxl could not size the output")
                     }
-                    let ok: Bool
-                    switch format.data_type {
-                    case JXL_TYPE_FLOAT:
-                        ok = floats.withUnsafeMutableBytes { out in
-                            needed == out.count && JxlDecoderSetImageOutBuffer(decoder, &format, out.baseAddress, out.count) == JXL_DEC_SUCCESS
-                        }
-                    case JXL_TYPE_UINT8:
-                        ok = bytes.withUnsafeMutableBytes { out in
-                            needed == out.count && JxlDecoderSetImageOutBuffer(decoder, &format, out.baseAddress, out.count) == JXL_DEC_SUCCESS
-                        }
-                    default:
-                        ok = words.withUnsafeMutableBytes { out in
-                            needed == out.count && JxlDecoderSetImageOutBuffer(decoder, &format, out.baseAddress, out.count) == JXL_DEC_SUCCESS
-                        }
+                    let sampleBytes = format.data_type == JXL_TYPE_FLOAT ? 4 : format.data_type == JXL_TYPE_UINT8 ? 1 : 2
+                    guard needed == samples * sampleBytes else {
+                        throw corrupt("libjxl wants a \(needed)-byte output buffer for \(samples) samples")
                     }
-                    guard ok else { throw corrupt("libjxl wants a \(needed)-byte output buffer for \(samples) samples") }
+                    let buffer: UnsafeMutableRawPointer
+                    if let pixels {
+                        buffer = pixels  // a later frame: the same buffer again
+                    } else if outputIsBlock, !planar, format.data_type == JXL_TYPE_UINT16 {
+                        buffer = output
+                    } else {
+                        buffer = .allocate(byteCount: needed, alignment: 64)
+                        scratch = buffer
+                    }
+                    pixels = buffer
+                    guard JxlDecoderSetImageOutBuffer(decoder, &format, buffer, needed) == JXL_DEC_SUCCESS else {
+                        throw corrupt("libjxl rejected the output buffer")
+                    }
                 case JXL_DEC_FULL_IMAGE:
                     sawImage = true
                 default:
@@ -134,46 +137,46 @@ extension BlockPlan {
                 }
             }
         }
-        guard sawImage else { throw corrupt("the stream holds no image frame") }
+        guard sawImage, let pixels else { throw corrupt("the stream holds no image frame") }
+        guard scratch != nil else { return }  // decoded in place
         let rowStride = block.width * blockSPP
         switch format.data_type {
         case JXL_TYPE_FLOAT where isFloat:
-            floats.withUnsafeBufferPointer { place($0.baseAddress!, rowStride: rowStride, block, into: output) }
+            place(UnsafePointer(pixels.assumingMemoryBound(to: Float.self)), rowStride: rowStride, block, into: output)
         case JXL_TYPE_FLOAT:
-            rescale(floats, streamBits: streamBits, rowStride: rowStride, block, into: output)
+            rescale(UnsafePointer(pixels.assumingMemoryBound(to: Float.self)), streamBits: streamBits, rowStride: rowStride,
+                    block, into: output)
         case JXL_TYPE_UINT8:
-            bytes.withUnsafeBufferPointer { src in
-                for r in 0..<block.visibleRows {
-                    withDestinationRow(r, of: block, in: output, as: UInt16.self) { dst in
-                        let row = src.baseAddress! + r * rowStride
-                        for i in 0..<(block.visibleWidth * blockSPP) { dst[i] = UInt16(row[i]) }
-                    }
+            let src = UnsafePointer(pixels.assumingMemoryBound(to: UInt8.self))
+            let count = block.visibleWidth * blockSPP
+            for r in 0..<block.visibleRows {
+                withDestinationRow(r, of: block, in: output, as: UInt16.self) { dst in
+                    let row = src + r * rowStride
+                    for i in 0..<count { dst[i] = UInt16(row[i]) }
                 }
             }
         default:
-            words.withUnsafeBufferPointer { place($0.baseAddress!, rowStride: rowStride, block, into: output) }
+            place(UnsafePointer(pixels.assumingMemoryBound(to: UInt16.self)), rowStride: rowStride, block, into: output)
         }
     }
 
     /// Nominal [0, 1] values of a `streamBits`-bit integer stream → the stream's integers
     /// `v` (Float's error is far below 1/2 at up to 16 bits) → `round(v × (2^T − 1) /
     /// (2^B − 1))` on the IFD's BitsPerSample scale, in exact integer arithmetic.
-    private func rescale(_ values: [Float], streamBits: Int, rowStride: Int, _ block: Block,
+    private func rescale(_ values: UnsafePointer<Float>, streamBits: Int, rowStride: Int, _ block: Block,
                          into output: UnsafeMutableRawPointer) {
         let streamTop: Int = (1 << streamBits) - 1
         let top: Int = (1 << encoding.bits) - 1
         let scale = Float(streamTop)
         let count: Int = block.visibleWidth * blockSPP
-        values.withUnsafeBufferPointer { src in
-            for r in 0..<block.visibleRows {
-                let row: UnsafePointer<Float> = src.baseAddress! + r * rowStride
-                withDestinationRow(r, of: block, in: output, as: UInt16.self) { dst in
-                    for i in 0..<count {
-                        let nominal: Float = Swift.min(Swift.max(row[i], 0), 1)
-                        let v = Int((nominal * scale).rounded())
-                        let scaled: Int = (2 * v * top + streamTop) / (2 * streamTop)
-                        dst[i] = UInt16(scaled)
-                    }
+        for r in 0..<block.visibleRows {
+            let row: UnsafePointer<Float> = values + r * rowStride
+            withDestinationRow(r, of: block, in: output, as: UInt16.self) { dst in
+                for i in 0..<count {
+                    let nominal: Float = Swift.min(Swift.max(row[i], 0), 1)
+                    let v = Int((nominal * scale).rounded())
+                    let scaled: Int = (2 * v * top + streamTop) / (2 * streamTop)
+                    dst[i] = UInt16(scaled)
                 }
             }
         }

@@ -73,6 +73,7 @@ public enum RawDecoder {
             }
             blockPlan.file.releaseResidentPages(offset: block.offset, length: block.length)
         }
+        if plan.codec == .jpegXL { MallocThresholds.releaseFreeHeap() }
         return true
     }
 
@@ -90,16 +91,22 @@ public enum RawDecoder {
     }
 
     /// Decodes every block of the plan in parallel into one buffer of the whole image, then
-    /// puts interleaved fields back in image order.
+    /// puts interleaved fields back in image order (JPEG XL blocks are placed in image order
+    /// directly: `BlockPlan.placesFields`). The JPEG XL decoder writes every visible
+    /// sample of its block or fails, and the blocks cover the image, so for JPEG XL the
+    /// buffer is not cleared first: its pages are first touched by the decoding threads, in
+    /// parallel, instead of by one thread before them.
     private static func decodeBlocks<T: AdditiveArithmetic & BitwiseCopyable & Sendable>(_ plan: BlockPlan, count: Int, as: T.Type) throws -> ImageBuffer<T> {
-        var samples = [T](repeating: .zero, count: count)
+        var samples = plan.codec == .jpegXL ? LargeBuffer.uninitialized(T.self, count: count)
+                                            : [T](repeating: .zero, count: count)
         try samples.withUnsafeMutableBufferPointer { output in
             nonisolated(unsafe) let out = UnsafeMutableRawPointer(output.baseAddress!)
             _ = try Parallel.map(plan.blocks.count) { i in
                 try plan.decode(plan.blocks[i], into: out)
             }
         }
-        if !plan.interleave.isNone {
+        if plan.codec == .jpegXL { MallocThresholds.releaseFreeHeap() }
+        if !plan.interleave.isNone, !plan.placesFields {
             samples = plan.interleave.deinterleave(samples, width: plan.ifd.width, height: plan.ifd.height, spp: plan.spp)
         }
         return ImageBuffer(width: plan.ifd.width, height: plan.ifd.height, channels: plan.ifd.samplesPerPixel, samples: samples)

@@ -141,23 +141,29 @@ import TestSupport
     }
 
     /// JPEG XL tiles (imagecodecs' libjxl, lossless) of an interleaved CFA image, the way
-    /// the Adobe DNG SDK writes Bayer data for JPEG XL.
+    /// the Adobe DNG SDK writes Bayer data for JPEG XL, and of interleaved three-sample
+    /// images, chunky and planar (the JPEG XL decoder places each tile's fields itself).
     @Test(.enabled(if: TestData.python != nil, "needs the Python test environment (imagecodecs)"))
     func jpegXLTiles() throws {
         let dir = TestData.temporaryDirectory("interleave-jxl")
         defer { try? FileManager.default.removeItem(at: dir) }
-        for (rows, columns) in [(2, 2), (3, 3)] {
-            let image = TestImage.random(width: 45, height: 29, spp: 1, bits: 16, seed: UInt64(rows))
+        for (rows, columns, spp, planar) in [(2, 2, 1, 1), (3, 3, 1, 1), (2, 1, 3, 1), (1, 3, 3, 1), (3, 2, 3, 2)] {
+            let image = TestImage.random(width: 45, height: 29, spp: spp, bits: 16, seed: UInt64(rows * 10 + columns))
             var spec = IFDSpec(image: Self.interleaved(image, rows: rows, columns: columns))
             spec.compression = 52546
-            spec.photometric = 32803
             spec.tile = (32, 16)
+            spec.planar = planar
             let t = TIFFBuilder()
-            spec.extra = Self.factorTags(rows: rows, columns: columns) + [t.short(33421, [2, 2]), t.byte(33422, [0, 1, 1, 2])]
+            spec.extra = Self.factorTags(rows: rows, columns: columns)
+            if spp == 1 {
+                spec.photometric = 32803
+                spec.extra += [t.short(33421, [2, 2]), t.byte(33422, [0, 1, 1, 2])]
+            }
             let (streams, _) = try #require(try PythonCodecs.jpegXL(spec.blockPatterns(), dtype: "u2", bitsPerSample: 16, dir: dir))
             spec.encode = { _, _, _, _, index in streams[index] }
             let dng = try TestDNG.open(TestDNG.build([spec]))
-            #expect(image.matches(try RawDecoder.decode(dng, ifd: dng.mainRawImage())), "×\(rows), ×\(columns)")
+            #expect(image.matches(try RawDecoder.decode(dng, ifd: dng.mainRawImage())),
+                    "×\(rows), ×\(columns), \(spp) samples, PlanarConfiguration \(planar)")
         }
     }
 
@@ -184,6 +190,8 @@ import TestSupport
                 let order = Self.storedOrder(count, factor: factor)
                 for (stored, index) in order.enumerated() {
                     #expect(FieldInterleave.storedIndex(index, count: count, factor: factor) == stored)
+                    let (k, j) = FieldInterleave.field(ofStored: stored, count: count, factor: factor)
+                    #expect(k + j * factor == index)
                 }
             }
         }
