@@ -52,8 +52,8 @@ public struct ExactSelector: Sendable {
     /// True when every target has its key.
     public var isResolved: Bool { started && groups.isEmpty }
 
-    /// The value of target `i` once resolved.
-    public func value(_ i: Int) -> Double { OrderKey.value(of: keys[i]!) }
+    /// The value of target `i` once resolved (NaN when there were no values).
+    public func value(_ i: Int) -> Double { keys[i].map(OrderKey.value) ?? .nan }
 
     static func reached(_ cumulative: UInt64, _ target: Double) -> Bool {
         Double(cumulative) * 0x1p-32 >= target

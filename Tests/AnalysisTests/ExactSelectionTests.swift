@@ -134,6 +134,19 @@ import TestSupport
         }
     }
 
+    /// A selection with no pixel (possible through the library API) gives counts of 0 and NaN
+    /// values, not a crash.
+    @Test func emptySelection() {
+        let image = Self.image("continuous", width: 20, height: 10, seed: 1)
+        let none = PixelSelection(width: 20, height: 10, bounds: PixelRect(top: 0, left: 0, bottom: 10, right: 20),
+                                  weights: [Float](repeating: 0, count: 200))
+        let m = RegionStatistics.measure(image, selection: none, name: "none", percentiles: [50])
+        #expect(m.pixels == 0 && m.channels["Y"]!.count == 0)
+        #expect(m.channels["Y"]!.median.isNaN && m.channels["Y"]!.minimum.isNaN && m.channels["Y"]!.percentiles[0].value.isNaN)
+        let h = Histogram.compute(image, selection: none, options: HistogramOptions())
+        #expect(h.pixels == 0 && h.total("Y") == 0)
+    }
+
     @Test func orderKeysSortLikeTheValues() {
         var rng = SeededGenerator(seed: 9)
         var values: [Double] = [0, -0.0, 1, -1, .infinity, -.infinity, .leastNonzeroMagnitude, -.leastNonzeroMagnitude,
