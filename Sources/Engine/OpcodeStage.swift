@@ -83,11 +83,13 @@ extension Pipeline {
     ///
     /// Coordinates are those of the ActiveArea (DNG chapter 7). A TrimBounds crops the image.
     /// Warps are reported, not applied. What ran is appended to `notes` as processing items.
+    /// - Returns: the rectangle a TrimBounds cropped the image to, nil when none did.
     /// - Throws: `OpcodeError` (naming the file) for malformed lists and required opcodes that
     ///   cannot run.
+    @discardableResult
     static func applyOpcodeList(_ number: Int, dng: DNGFile, raw: ImageIFD, to image: inout LinearImage,
-                                clipping: ClippingPolicy, notes: inout [MetadataItem]) throws {
-        guard let bytes = try dng.opcodeListBytes(number, of: raw) else { return }
+                                clipping: ClippingPolicy, notes: inout [MetadataItem]) throws -> PixelRect? {
+        guard let bytes = try dng.opcodeListBytes(number, of: raw) else { return nil }
         let list: OpcodeList
         let report: OpcodeReport
         do {
@@ -106,14 +108,15 @@ extension Pipeline {
         } catch {
             throw error.inFile(dng.path)
         }
-        do {
-            var parts = describe(report)
-            if let trim = report.trimBounds, trim != PixelRect(width: image.width, height: image.height) {
-                image = image.cropped(to: trim)
-                parts.append("TrimBounds → \(trim)")
-                notes.append(MetadataItem("trimBounds\(number)", .integers([trim.top, trim.left, trim.bottom, trim.right])))
-            }
-            notes.append(MetadataItem("opcodeList\(number)", .text(parts.isEmpty ? "empty" : parts.joined(separator: "; "))))
+        var parts = describe(report)
+        var applied: PixelRect?
+        if let trim = report.trimBounds, trim != PixelRect(width: image.width, height: image.height) {
+            image = image.cropped(to: trim)
+            parts.append("TrimBounds → \(trim)")
+            notes.append(MetadataItem("trimBounds\(number)", .integers([trim.top, trim.left, trim.bottom, trim.right])))
+            applied = trim
         }
+        notes.append(MetadataItem("opcodeList\(number)", .text(parts.isEmpty ? "empty" : parts.joined(separator: "; "))))
+        return applied
     }
 }

@@ -146,7 +146,8 @@ public enum Pipeline {
         var stored = try measure(&timings.stage1) { try RawDecoder.decode(dng, ifd: raw, limits: options.limits) }
         try applyOpcodeList1(dng: dng, raw: raw, to: &stored, clipping: options.opcodeClipping, notes: &processing)
         var linear = try measure(&timings.stage2) { try Linearizer.linearize(stored, path: path) }
-        try applyOpcodeList(2, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &processing)
+        var trims: [Int: PixelRect] = [:]  // what a TrimBounds of OpcodeList2/3 cropped Stage 2/3 to
+        trims[2] = try applyOpcodeList(2, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &processing)
         var binning = 1
         if raw.photometric == Photometric.cfa {
             guard let cfa = raw.cfa else {
@@ -162,7 +163,7 @@ public enum Pipeline {
         } else if raw.samplesPerPixel != 3 {
             throw RawDecodeError.unsupported(path: path, ifd: raw.path, reason: "LinearRaw with \(raw.samplesPerPixel) samples per pixel (3 supported)")
         }
-        try applyOpcodeList(3, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &processing)
+        trims[3] = try applyOpcodeList(3, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &processing)
         let color = try ColorTransform.make(metadata: dng.metadata, encoding: options.encoding,
                                             whiteBalance: options.whiteBalance, path: path)
         let exposure = try exposureScaling(options.exposure, metadata: dng.metadata, path: path)
@@ -177,7 +178,7 @@ public enum Pipeline {
                                           height: converted.height, binning: geometryBinning, crop: options.crop,
                                           applyOrientation: options.applyOrientation, path: path)
         var image = measure(&timings.geometry) { ImageGeometry.apply(plan, to: converted) }
-        if options.includeMasks { image.masks = try semanticMasks(dng, raw: raw, stage3: converted, binning: binning, notes: processing, plan: plan, options: options) }
+        if options.includeMasks { image.masks = try semanticMasks(dng, raw: raw, stage3: converted, binning: binning, trims: trims, plan: plan, options: options) }
         return DevelopedImage(image: image, dng: dng, rawIFD: raw, mapping: linear.mapping, color: color,
                               geometry: plan, timings: timings)
     }
