@@ -136,7 +136,7 @@ extension SceneLinearCommand {
 
         @OptionGroup var options: AnalysisOptions
 
-        @Option(help: "Percentiles to report, comma-separated.")
+        @Option(help: "Percentiles to report, comma-separated; exact: the smallest value whose cumulative weight reaches p % (numpy's inverted_cdf for unweighted regions).")
         var percentiles: String = "1,5,25,75,95,99"
 
         func parsedPercentiles() throws -> [Double] {
