@@ -72,11 +72,9 @@ public struct ExactSelector: Sendable {
         /// Per top-16-bit bin: the index of its finer histogram, or −1.
         let finer: UnsafeMutablePointer<Int16>
         let finerBins: [KeyBins]
-        let predicted: [Int]
 
         public init(predicted: [Int] = []) {
             bins = KeyBins(bits: ExactSelector.firstBits)
-            self.predicted = predicted
             finer = .allocate(capacity: 1 << ExactSelector.firstBits)
             finer.initialize(repeating: -1, count: 1 << ExactSelector.firstBits)
             for (i, bin) in predicted.enumerated() { finer[bin] = Int16(i) }
@@ -137,6 +135,7 @@ public struct ExactSelector: Sendable {
     }
 
     /// Takes the first pass's histogram; returns whether another pass is needed.
+    @discardableResult
     public mutating func finishFirstPass(_ pass: FirstPass) -> Bool {
         started = true
         maximumKey = pass.maximumKey
@@ -262,6 +261,7 @@ public struct ExactSelector: Sendable {
     public func nextPass() -> Refinement { Refinement(groups: groups) }
 
     /// Takes a later pass's accumulator; returns whether another pass is needed.
+    @discardableResult
     public mutating func finish(_ pass: Refinement) -> Bool {
         let open = pass.groups
         groups = []

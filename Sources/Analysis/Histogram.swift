@@ -119,19 +119,13 @@ public struct Histogram: Sendable, Codable, Equatable {
                 range = -16...1
             } else {
                 // The value at index ⌊(n − 1) · 0.001⌋ of the sorted positive luminances.
-                var selector = ExactSelector(targets: [Double(Int(Double(first.positive - 1) * 0.001) + 1)])
-                if selector.finishFirstPass(first.keys) {
-                    var open = true
-                    while open {
-                        let snapshot = selector
-                        let pass = selection.reduce({ snapshot.nextPass() }, merge: { $0.merge($1) }) { a, _, rows in
-                            _ = forEachValue(rows) { v in if v.w > 0 { a.add(OrderKey.of(Double(v.w)), weight: FixedWeight.one) } }
-                        }
-                        open = selector.finish(pass)
-                    }
+                var selectors = [ExactSelector(targets: [Double(Int(Double(first.positive - 1) * 0.001) + 1)])]
+                selectors[0].finishFirstPass(first.keys)
+                selection.refine(&selectors) { pass, rows in
+                    _ = forEachValue(rows) { v in if v.w > 0 { pass[0].add(OrderKey.of(Double(v.w)), weight: FixedWeight.one) } }
                 }
-                let high = max(log2(OrderKey.value(of: selector.maximumKey)), 0)
-                let low = log2(selector.value(0))
+                let high = max(log2(OrderKey.value(of: selectors[0].maximumKey)), 0)
+                let low = log2(selectors[0].value(0))
                 range = max(-40, low.rounded(.down))...(high.rounded(.up) + (high.rounded(.up) == high ? 1 : 0))
             }
         } else {

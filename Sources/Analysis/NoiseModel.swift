@@ -88,10 +88,8 @@ public struct NoiseModel: Sendable, Equatable {
 
         /// Variances of the output channels and of Y for a pixel whose output is `rgb`,
         /// multiplied by `gain` after Stage 2.
-        @inline(__always) public func variance(ofOutput rgb: SIMD3<Double>, gain g: Double = 1) -> (rgb: SIMD3<Double>, y: Double) {
-            let x = inverse * (rgb / exposureFactor)
-            let v = (g * scale * x + g * g * offset) * planeScale
-            return (SIMD3((squared.0 * v).sum(), (squared.1 * v).sum(), (squared.2 * v).sum()), (luminance * v).sum())
+        public func variance(ofOutput rgb: SIMD3<Double>, gain g: Double = 1) -> (rgb: SIMD3<Double>, y: Double) {
+            variance(weightedOutputs: g * rgb, weightedGains: g * g)
         }
     }
 }

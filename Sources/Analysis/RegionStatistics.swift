@@ -79,7 +79,6 @@ public enum RegionStatistics {
             let keys: [ExactSelector.FirstPass]
             var blocks: [(Int, BlockSums)] = []
             var count = 0, clipped = 0, negative = 0
-            var fixedWeight: UInt64 = 0
         }
         let first = selection.reduce({ First(keys: predicted.map { ExactSelector.FirstPass(predicted: $0) }) }, merge: { a, b in
             for q in 0..<4 { a.keys[q].merge(b.keys[q]) }
@@ -87,15 +86,13 @@ public enum RegionStatistics {
             a.count += b.count
             a.clipped += b.clipped
             a.negative += b.negative
-            a.fixedWeight &+= b.fixedWeight
         }) { a, block, rows in
             var sums = BlockSums()
             let k0 = a.keys[0], k1 = a.keys[1], k2 = a.keys[2], k3 = a.keys[3]
             var low = SIMD4<UInt64>(repeating: .max), high = SIMD4<UInt64>(repeating: 0)
             image.pixels.samples.withUnsafeBufferPointer { p in
                 selection.forEachPixel(rows: rows) { i, w in
-                    let rgb = SIMD3(Double(p[3 * i]), Double(p[3 * i + 1]), Double(p[3 * i + 2]))
-                    let v = SIMD4(rgb, (rgb * Rec2020.luminanceWeights).sum())
+                    let v = pixelValues(p, i), rgb = SIMD3(v.x, v.y, v.z)
                     let weight = Double(w), fixed = FixedWeight.of(w)
                     let key = SIMD4(OrderKey.of(v.x), OrderKey.of(v.y), OrderKey.of(v.z), OrderKey.of(v.w))
                     k0.add(key.x, weight: fixed)
@@ -115,7 +112,6 @@ public enum RegionStatistics {
                     if let clipMask, clipMask[i] != 0 { a.clipped += 1 }
                     if rgb.min() < 0 { a.negative += 1 }
                     a.count += 1
-                    a.fixedWeight &+= fixed
                 }
             }
             for q in 0..<4 { a.keys[q].note(minimum: low[q], maximum: high[q]) }
@@ -129,7 +125,7 @@ public enum RegionStatistics {
         }
         let mean = total.sum / total.weight
         var selectors = (0..<4).map { q in ExactSelector(targets: fractions.map { $0 * total.weight }) }
-        var open = (0..<4).map { q in selectors[q].finishFirstPass(first.keys[q]) }
+        for q in 0..<4 { selectors[q].finishFirstPass(first.keys[q]) }
 
         // Pass 2: the spread about the mean, and the first refinement of the quantiles.
         struct Second: Sendable {
@@ -142,43 +138,26 @@ public enum RegionStatistics {
             a.blocks += b.blocks
         }) { a, block, rows in
             var spread = SIMD4<Double>()
-            let r0 = a.refinements[0], r1 = a.refinements[1], r2 = a.refinements[2], r3 = a.refinements[3]
+            let refinements = Refinements(a.refinements)
             image.pixels.samples.withUnsafeBufferPointer { p in
                 selection.forEachPixel(rows: rows) { i, w in
-                    let rgb = SIMD3(Double(p[3 * i]), Double(p[3 * i + 1]), Double(p[3 * i + 2]))
-                    let v = SIMD4(rgb, (rgb * Rec2020.luminanceWeights).sum())
+                    let v = pixelValues(p, i)
                     let d = v - mean
                     spread += Double(w) * d * d
-                    let fixed = FixedWeight.of(w)
-                    r0.add(OrderKey.of(v.x), weight: fixed)
-                    r1.add(OrderKey.of(v.y), weight: fixed)
-                    r2.add(OrderKey.of(v.z), weight: fixed)
-                    r3.add(OrderKey.of(v.w), weight: fixed)
+                    refinements.add(v, weight: FixedWeight.of(w))
                 }
             }
             a.blocks.append((block, spread))
         }
         var spread = SIMD4<Double>()
         for (_, s) in second.blocks.sorted(by: { $0.0 < $1.0 }) { spread += s }
-        for q in 0..<4 where open[q] { open[q] = selectors[q].finish(second.refinements[q]) }
+        for q in 0..<4 { selectors[q].finish(second.refinements[q]) }
         // Further refinements, needed only when a chosen bin held very many values.
-        while open.contains(true) {
-            let snapshot = selectors
-            let result = selection.reduce({ snapshot.map { $0.nextPass() } }, merge: { a, b in for q in 0..<4 { a[q].merge(b[q]) } }) { a, _, rows in
-                let r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3]
-                image.pixels.samples.withUnsafeBufferPointer { p in
-                    selection.forEachPixel(rows: rows) { i, w in
-                        let rgb = SIMD3(Double(p[3 * i]), Double(p[3 * i + 1]), Double(p[3 * i + 2]))
-                        let v = SIMD4(rgb, (rgb * Rec2020.luminanceWeights).sum())
-                        let fixed = FixedWeight.of(w)
-                        r0.add(OrderKey.of(v.x), weight: fixed)
-                        r1.add(OrderKey.of(v.y), weight: fixed)
-                        r2.add(OrderKey.of(v.z), weight: fixed)
-                        r3.add(OrderKey.of(v.w), weight: fixed)
-                    }
-                }
+        selection.refine(&selectors) { pass, rows in
+            let refinements = Refinements(pass)
+            image.pixels.samples.withUnsafeBufferPointer { p in
+                selection.forEachPixel(rows: rows) { i, w in refinements.add(pixelValues(p, i), weight: FixedWeight.of(w)) }
             }
-            for q in 0..<4 where open[q] { open[q] = selectors[q].finish(result[q]) }
         }
 
         var channels: [String: QuantityStatistics] = [:]
@@ -203,6 +182,25 @@ public enum RegionStatistics {
 }
 
 extension RegionStatistics {
+    /// R, G, B of pixel `i` of interleaved RGB `p`, widened to `Double`, and Y computed from them.
+    @inline(__always) static func pixelValues(_ p: UnsafeBufferPointer<Float>, _ i: Int) -> SIMD4<Double> {
+        let rgb = SIMD3(Double(p[3 * i]), Double(p[3 * i + 1]), Double(p[3 * i + 2]))
+        return SIMD4(rgb, (rgb * Rec2020.luminanceWeights).sum())
+    }
+
+    /// The refinements of R, G, B and Y held apart, so that the hot loop touches no array.
+    struct Refinements {
+        let r: ExactSelector.Refinement, g: ExactSelector.Refinement, b: ExactSelector.Refinement, y: ExactSelector.Refinement
+        init(_ all: [ExactSelector.Refinement]) { (r, g, b, y) = (all[0], all[1], all[2], all[3]) }
+
+        @inline(__always) func add(_ v: SIMD4<Double>, weight: UInt64) {
+            r.add(OrderKey.of(v.x), weight: weight)
+            g.add(OrderKey.of(v.y), weight: weight)
+            b.add(OrderKey.of(v.z), weight: weight)
+            y.add(OrderKey.of(v.w), weight: weight)
+        }
+    }
+
     /// Rows and columns between sampled pixels when predicting where the quantiles fall.
     static let sampleStride = (rows: 16, columns: 4)
 
@@ -216,8 +214,7 @@ extension RegionStatistics {
                 for x in stride(from: selection.bounds.left, to: selection.bounds.right, by: sampleStride.columns) {
                     let i = y * selection.width + x
                     if let w = selection.weights, w[i] <= 0 { continue }
-                    let rgb = SIMD3(Double(p[3 * i]), Double(p[3 * i + 1]), Double(p[3 * i + 2]))
-                    let v = SIMD4(rgb, (rgb * Rec2020.luminanceWeights).sum())
+                    let v = pixelValues(p, i)
                     for q in 0..<4 { keys[q].append(OrderKey.of(v[q])) }
                 }
             }
@@ -228,6 +225,19 @@ extension RegionStatistics {
 }
 
 extension PixelSelection {
+    /// Further passes over the selection until every selector has all its keys; in each,
+    /// `add` gets a refinement per selector (one set per worker) and a block of rows.
+    func refine(_ selectors: inout [ExactSelector],
+                _ add: @Sendable (_ refinements: [ExactSelector.Refinement], _ rows: Range<Int>) -> Void) {
+        while selectors.contains(where: { !$0.isResolved }) {
+            let snapshot = selectors
+            let passes = reduce({ snapshot.map { $0.nextPass() } }, merge: { a, b in for k in a.indices { a[k].merge(b[k]) } }) { a, _, rows in
+                add(a, rows)
+            }
+            for k in selectors.indices { selectors[k].finish(passes[k]) }
+        }
+    }
+
     /// Calls `body` with the index and weight of every selected pixel (weight > 0) of `rows`.
     @inline(__always) func forEachPixel(rows: Range<Int>, _ body: (_ index: Int, _ weight: Float) -> Void) {
         if let weights {

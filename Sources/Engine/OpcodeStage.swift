@@ -59,6 +59,15 @@ extension Pipeline {
         notes.append(MetadataItem("opcodeList1", .text(parts.isEmpty ? "empty" : parts.joined(separator: "; "))))
     }
 
+    /// The Bayer phase (for opcodes on the mosaic) of the pattern at the ActiveArea's
+    /// top-left pixel of a 2×2 CFA image; nil for other images.
+    static func activeAreaBayerPhase(_ raw: ImageIFD) -> Int? {
+        guard let cfa = raw.cfa, cfa.repeatRows == 2, cfa.repeatCols == 2 else { return nil }
+        let top = raw.activeArea.top, left = raw.activeArea.left
+        let shifted = (0..<4).map { i in cfa.pattern[((i / 2 + top) % 2) * 2 + (i % 2 + left) % 2] }
+        return OpcodeContext.bayerPhase(cfaPattern: shifted)
+    }
+
     /// "GainMap ×4 applied", "WarpRectilinear skipped (geometric warp, not applied)", ….
     static func describe(_ report: OpcodeReport) -> [String] {
         var parts: [String] = []
@@ -94,13 +103,7 @@ extension Pipeline {
         let report: OpcodeReport
         do {
             list = try OpcodeList.parse(bytes, list: number == 2 ? .list2 : .list3)
-            var phase: Int?
-            if image.planes == 1, let cfa = raw.cfa, cfa.repeatRows == 2, cfa.repeatCols == 2 {
-                // The pattern at the ActiveArea's top-left pixel.
-                let top = raw.activeArea.top, left = raw.activeArea.left
-                let shifted = (0..<4).map { i in cfa.pattern[((i / 2 + top) % 2) * 2 + (i % 2 + left) % 2] }
-                phase = OpcodeContext.bayerPhase(cfaPattern: shifted)
-            }
+            let phase = image.planes == 1 ? activeAreaBayerPhase(raw) : nil
             let context = OpcodeContext(wholeImage: image.values, clipping: clipping, bayerPhase: phase)
             var values = image.values
             report = try OpcodeApplier.apply(list, to: &values, context: context)

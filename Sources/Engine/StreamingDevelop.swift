@@ -102,9 +102,9 @@ extension Pipeline {
     static func developStreaming(_ dng: DNGFile, options: DevelopOptions, timings: StageTimings) throws -> DevelopedImage? {
         guard let s = try stream(dng, options: options, keepClipMask: true, timings: timings, as: Float.self,
                                  convert: { source, target in _ = target.initialize(from: source) }) else { return nil }
-        var image = SceneLinearImage(pixels: ImageBuffer(width: s.width, height: s.height, channels: 3, samples: s.pixels),
-                                     clipMask: s.clipMask, encoding: s.color.encoding, exposure: s.exposure, provenance: s.provenance)
-        image.masks = s.masks
+        let image = SceneLinearImage(pixels: ImageBuffer(width: s.width, height: s.height, channels: 3, samples: s.pixels),
+                                     clipMask: s.clipMask, encoding: s.color.encoding, exposure: s.exposure, provenance: s.provenance,
+                                     masks: s.masks)
         return DevelopedImage(image: image, dng: dng, rawIFD: s.raw, mapping: s.mapping, color: s.color, geometry: s.geometry,
                               timings: s.timings)
     }
@@ -166,12 +166,7 @@ extension Pipeline {
                                           height: stage3Height, binning: geometryBinning, crop: options.crop,
                                           applyOrientation: options.applyOrientation, path: path)
         guard plan.scaledWidth == plan.crop.width, plan.scaledHeight == plan.crop.height else { return nil }
-        // The Bayer phase at the ActiveArea's top-left pixel, for opcodes on the mosaic.
-        let bayerPhase = cfa.flatMap { c -> Int? in
-            guard c.repeatRows == 2, c.repeatCols == 2 else { return nil }
-            let shifted = (0..<4).map { i in c.pattern[((i / 2 + area.top) % 2) * 2 + (i % 2 + area.left) % 2] }
-            return OpcodeContext.bayerPhase(cfaPattern: shifted)
-        }
+        let bayerPhase = cfa == nil ? nil : activeAreaBayerPhase(raw)
 
         // The hash reads the whole file on a thread of its own while the tiles are decoded
         // (it is needed only for the provenance record); each tile's pages leave resident

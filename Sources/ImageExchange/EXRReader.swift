@@ -212,7 +212,6 @@ final class EXRChannelPlanes: @unchecked Sendable {
 
     func plane(named name: String) -> Plane? { planes.first { $0.name == name } }
 
-    /// The planes as arrays: every channel as `Float`, HALF channels also raw.
     var names: [String] { planes.map(\.name) }
 
     /// The channels `names` interleaved into `Float`, pixel by pixel (nil when one is missing).
@@ -250,6 +249,7 @@ final class EXRChannelPlanes: @unchecked Sendable {
         return out
     }
 
+    /// The planes as arrays (but those `excluded`): every channel as `Float`, HALF channels also raw.
     func collect(except excluded: Set<String> = []) -> ([String: [Float]], [String: [Float16]]) {
         let count = width * height
         var floats: [String: [Float]] = [:]
