@@ -19,19 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import imagecodecs
 import tifffile
-
-RAW_PHOTOMETRIC = (34892, 32803)  # LinearRaw, CFA
-
-
-def raw_page(tif):
-    queue = list(tif.pages)
-    while queue:
-        page = queue.pop(0)
-        if int(page.photometric) in RAW_PHOTOMETRIC:
-            return page
-        if page.pages is not None:
-            queue.extend(page.pages)
-    return None
+from dng_raw_page import raw_page
 
 
 def timed(runs, body):

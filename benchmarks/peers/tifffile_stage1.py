@@ -12,27 +12,9 @@ t0 = time.perf_counter()
 import imagecodecs  # noqa: F401  (the lossless JPEG codec tifffile uses)
 import numpy as np
 import tifffile
+from dng_raw_page import raw_page
 
 t1 = time.perf_counter()
-RAW_PHOTOMETRIC = (34892, 32803)  # LinearRaw, CFA
-
-
-def raw_page(tif):
-    """The first IFD holding raw data, searching the IFD chain and every SubIFD tree."""
-    queue = list(tif.pages)
-    while queue:
-        page = queue.pop(0)
-        if int(page.photometric) in RAW_PHOTOMETRIC:
-            return page
-        if page.pages is not None:
-            queue.extend(page.pages)
-    for series in tif.series:
-        for page in series.pages:
-            if page is not None and int(page.photometric) in RAW_PHOTOMETRIC:
-                return page
-    return None
-
-
 with tifffile.TiffFile(sys.argv[1]) as tif:
     page = raw_page(tif)
     if page is None:
