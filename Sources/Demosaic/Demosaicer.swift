@@ -45,11 +45,7 @@ public enum Demosaicer {
                                 method: DemosaicMethod = defaultMethod) throws(DemosaicError) -> LinearImage {
         let ifdPath = image.ifd.path
         guard image.planes == 1 else { throw DemosaicError(ifd: ifdPath, reason: .planeCount(image.planes)) }
-        let area = image.mapping.activeArea
-        let phase = try BayerPhase(cfa: cfa, top: area.top, left: area.left, ifd: ifdPath)
-        guard image.width >= 2, image.height >= 2 else {
-            throw DemosaicError(ifd: ifdPath, reason: .tooSmall(width: image.width, height: image.height))
-        }
+        let phase = try phase(cfa: cfa, activeArea: image.mapping.activeArea, width: image.width, height: image.height, ifd: ifdPath)
         let mosaic = Mosaic(values: image.values.samples, clip: image.clipMask,
                             width: image.width, height: image.height, phase: phase)
         let planes: (values: ImageBuffer<Float>, clip: [UInt8])
@@ -59,6 +55,16 @@ public enum Demosaicer {
         case .rcd: planes = RatioCorrected.run(mosaic)
         }
         return LinearImage(ifd: image.ifd, values: planes.values, clipMask: planes.clip, mapping: image.mapping)
+    }
+
+    /// The Bayer phase of a `width` × `height` mosaic over `activeArea`.
+    /// - Throws: `DemosaicError` when the mosaic is smaller than 2 × 2 or `cfa` is not a 2 × 2
+    ///   red/green/blue Bayer pattern with CFALayout 1.
+    static func phase(cfa: CFADescription, activeArea: PixelRect, width: Int, height: Int,
+                      ifd: String) throws(DemosaicError) -> BayerPhase {
+        let phase = try BayerPhase(cfa: cfa, top: activeArea.top, left: activeArea.left, ifd: ifd)
+        guard width >= 2, height >= 2 else { throw DemosaicError(ifd: ifd, reason: .tooSmall(width: width, height: height)) }
+        return phase
     }
 }
 
@@ -116,8 +122,7 @@ public struct BandDemosaicer: Sendable {
     /// - Throws: `DemosaicError` as `Demosaicer.demosaic`.
     public init(values: [Float], clip: [UInt8], width: Int, height: Int, cfa: CFADescription, activeArea: PixelRect,
                 ifd: String, method: DemosaicMethod) throws(DemosaicError) {
-        let phase = try BayerPhase(cfa: cfa, top: activeArea.top, left: activeArea.left, ifd: ifd)
-        guard width >= 2, height >= 2 else { throw DemosaicError(ifd: ifd, reason: .tooSmall(width: width, height: height)) }
+        let phase = try Demosaicer.phase(cfa: cfa, activeArea: activeArea, width: width, height: height, ifd: ifd)
         precondition(values.count == width * height && clip.count == width * height)
         mosaic = Mosaic(values: values, clip: clip, width: width, height: height, phase: phase)
         self.method = method
