@@ -99,6 +99,9 @@ public enum Tag {
     public static let baselineExposureOffset: UInt16 = 51109
     public static let defaultBlackRender: UInt16 = 51110
     public static let newRawImageDigest: UInt16 = 51111
+    public static let rawImageDigest: UInt16 = 50972
+    public static let originalRawFileData: UInt16 = 50817
+    public static let originalRawFileDigest: UInt16 = 50973
     public static let defaultUserCrop: UInt16 = 51125
     public static let profileGainTableMap: UInt16 = 52525
     public static let semanticName: UInt16 = 52526

@@ -18,6 +18,30 @@ public struct InfoReport: Encodable, Sendable {
     public let semanticMasks: [MaskGeometry]
     /// Every tag of every IFD (only with `--tags`).
     public let tags: [TagListing]?
+    /// The raw-data digest: absent, present (not compared), verified or mismatch.
+    public let digest: DigestSummary
+
+    public struct DigestSummary: Encodable, Sendable {
+        /// absent, present, verified or mismatch.
+        public let state: String
+        /// "NewRawImageDigest (51111)" or "RawImageDigest (50972)".
+        public let tag: String?
+        /// The digest the file records, lowercase hex.
+        public let stored: String?
+        /// The digest of the data, when it differs.
+        public let computed: String?
+        public let note: String?
+
+        public init(_ state: DigestState) {
+            self.state = state.name
+            switch state {
+            case .absent: (tag, stored, computed, note) = (nil, nil, nil, nil)
+            case .present(let t, let s, let reason): (tag, stored, computed, note) = (t.name, s, nil, reason)
+            case .verified(let t, let d): (tag, stored, computed, note) = (t.name, d, nil, nil)
+            case .mismatch(let t, let s, let c): (tag, stored, computed, note) = (t.name, s, c, nil)
+            }
+        }
+    }
 
     public struct WhiteSummary: Encodable, Sendable {
         public let source: String
@@ -36,7 +60,16 @@ public struct InfoReport: Encodable, Sendable {
         public let value: String
     }
 
-    public init(dng: DNGFile, includeTags: Bool) {
+    /// - Parameter digest: the digest state found by `Pipeline.digestState(_:verify: true)`;
+    ///   nil reports only whether the file records one.
+    public init(dng: DNGFile, includeTags: Bool, digest: DigestState? = nil) {
+        if let digest {
+            self.digest = DigestSummary(digest)
+        } else if let state = try? Pipeline.digestState(dng, verify: false) {
+            self.digest = DigestSummary(state)
+        } else {
+            self.digest = DigestSummary(.absent)
+        }
         file = dng.path
         fileSize = dng.file.count
         byteOrder = dng.byteOrder.name
@@ -113,6 +146,12 @@ public struct InfoReport: Encodable, Sendable {
         if let xy = cal.asShotWhiteXY { add("AsShotWhiteXY", xy.map { String(format: "%.6g", $0) }.joined(separator: " ")) }
         if let w = asShotWhite {
             add("White point", String(format: "xy (%.4f, %.4f), %.0f K, from %@", w.xy[0], w.xy[1], w.correlatedColorTemperature, w.source))
+        }
+        switch digest.state {
+        case "absent": add("Raw image digest", "absent (the file records none)")
+        case "present": add("Raw image digest", "present: \(digest.tag ?? "") \(digest.stored ?? ""), not verified (--verify-digest)")
+        case "verified": add("Raw image digest", "verified: \(digest.tag ?? "") \(digest.stored ?? "")")
+        default: add("Raw image digest", "MISMATCH: \(digest.tag ?? "") records \(digest.stored ?? ""), the raw image data give \(digest.computed ?? "")")
         }
         lines.append("Images:")
         for image in images {

@@ -48,6 +48,9 @@ public struct DevelopOptions: Sendable {
     /// where it covers the file (the same bits, less memory and time). False develops the
     /// whole image stage by stage, which gives `StageTimings` a figure for every stage.
     public var allowStreaming = true
+    /// The raw-data digests the file records: verified while decoding (default), a
+    /// mismatch ignored (recorded in the output), or not computed.
+    public var digest: DigestPolicy = .verify
 
     public init(exposure: ExposureMode = .none, encoding: ColorEncoding = .linearRec2020, whiteBalance: WhiteBalance = .asShot) {
         self.exposure = exposure
@@ -143,7 +146,12 @@ public enum Pipeline {
         var processing = notes
         try checkLimits(raw, path: path, options: options)
         // Stages 1 and 2 run for any raw image, so damaged data is reported as such.
-        var stored = try measure(&timings.stage1) { try RawDecoder.decode(dng, ifd: raw, limits: options.limits) }
+        let digestExpectation = try digestExpectation(dng, raw: raw, main: main, options: options)
+        let digester = try digestExpectation?.makeDigester(dng)
+        var stored = try measure(&timings.stage1) { try RawDecoder.decode(dng, ifd: raw, limits: options.limits, digester: digester) }
+        let imageDigest = digester?.finish()
+        let digestItems = try checkDigests(dng, raw: raw, main: main, expectation: digestExpectation,
+                                           imageDigest: imageDigest, options: options)
         try applyOpcodeList1(dng: dng, raw: raw, to: &stored, clipping: options.opcodeClipping, notes: &processing)
         var linear = try measure(&timings.stage2) { try Linearizer.linearize(stored, path: path) }
         var trims: [Int: PixelRect] = [:]  // what a TrimBounds of OpcodeList2/3 cropped Stage 2/3 to
@@ -169,7 +177,7 @@ public enum Pipeline {
         let exposure = try exposureScaling(options.exposure, metadata: dng.metadata, path: path)
         let sha = measure(&timings.hash) { SHA256Digest.hex(of: dng.file.data) }
         var provenance = Self.provenance(dng: dng, raw: raw, mapping: linear.mapping, color: color, sha256: sha)
-        provenance.processing = processing
+        provenance.processing = processing + digestItems
         let converted = measure(&timings.color) {
             ColorConversion.apply(color, exposure: exposure, to: linear, provenance: provenance)
         }

@@ -152,6 +152,8 @@ extension Pipeline {
         }
         try checkLimits(raw, path: path, options: options)
         let opcodeLists = lists
+        let digestExpectation = try digestExpectation(dng, raw: raw, main: main, options: options)
+        let digester = try digestExpectation?.makeDigester(dng)
 
         let linearization = try LinearizationPlan(ifd: raw, path: path)
         let area = raw.activeArea
@@ -211,7 +213,7 @@ extension Pipeline {
                         // (nil for LinearRaw: an empty array still has a base address)
                         nonisolated(unsafe) let mosaicOut = cfa == nil ? nil : mosaicAll.baseAddress
                         nonisolated(unsafe) let mosaicClipOut = cfa == nil ? nil : mosaicClipAll.baseAddress
-                        return try RawDecoder.forEachBlock(dng, ifd: raw, limits: options.limits) { region, samples, rowStride, fewBlocks in
+                        return try RawDecoder.forEachBlock(dng, ifd: raw, limits: options.limits, digester: digester) { region, samples, rowStride, fewBlocks in
                             // The block's pixels inside the ActiveArea, in ActiveArea coordinates.
                             let rows = (max(region.top, area.top) - area.top)..<(min(region.bottom, area.bottom) - area.top)
                             let columns = (max(region.left, area.left) - area.left)..<(min(region.right, area.right) - area.left)
@@ -300,6 +302,8 @@ extension Pipeline {
             }
         }
         guard covered else { return nil }
+        let digestItems = try checkDigests(dng, raw: raw, main: main, expectation: digestExpectation,
+                                           imageDigest: digester?.finish(), options: options)
         timings.streamed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         let (sha, hashSeconds) = hashing.wait()
         timings.hash = hashSeconds
@@ -313,7 +317,7 @@ extension Pipeline {
             let parts = reports[number].map(describe) ?? []
             processing.append(MetadataItem("opcodeList\(number)", .text(parts.isEmpty ? "empty" : parts.joined(separator: "; "))))
         }
-        provenance.processing = processing + plan.processingItems
+        provenance.processing = processing + plan.processingItems + digestItems
         var masks: [SemanticMaskLayer] = []
         if options.includeMasks && !dng.maskIFDs.isEmpty {
             let grid = Stage3Grid.pipeline(activeArea: area, binning: binning, width: stage3Width, height: stage3Height)

@@ -23,8 +23,13 @@ import ImageCore
 public enum RawDecoder {
     /// Decodes the raw image `ifd` of `dng` (PhotometricInterpretation CFA or LinearRaw).
     /// - Throws: `RawDecodeError` naming the file, the IFD and the tile or strip.
-    public static func decode(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits()) throws -> StoredImage {
-        try decode(BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true))
+    /// - Parameter digester: given the decoded image (or, for a digest of compressed
+    ///   data, each block's stored bytes as it is decoded).
+    public static func decode(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits(),
+                              digester: ImageDigester? = nil) throws -> StoredImage {
+        let image = try decode(BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true), digester: digester)
+        if let digester, !digester.isCompressed { digester.add(image) }
+        return image
     }
 
     /// Decodes any image IFD of `dng`: raw images, and also semantic masks
@@ -53,7 +58,10 @@ public enum RawDecoder {
     ///   fields span the whole image, so no block holds a rectangle of it; `decode` reads
     ///   such images.
     /// - Throws: `RawDecodeError` as `decode` does, or what `body` throws.
+    /// - Parameter digester: given every block's samples as it is decoded, before `body`
+    ///   (the raw-image digest computed within the decoding pass).
     public static func forEachBlock(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits(),
+                                    digester: ImageDigester? = nil,
                                     _ body: @Sendable (_ region: PixelRect, _ samples: UnsafePointer<UInt16>,
                                                        _ rowStride: Int, _ fewBlocks: Bool) throws -> Void) throws -> Bool {
         var plan = try BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true)
@@ -66,9 +74,15 @@ public enum RawDecoder {
             let rowStride = block.width * blockPlan.spp
             try withUnsafeTemporaryAllocation(of: UInt16.self, capacity: rowStride * block.rows) { buffer in
                 let samples = buffer.baseAddress!
+                if let digester, digester.isCompressed {
+                    blockPlan.withBytes(of: block) { digester.addCompressed(block.index, bytes: $0) }
+                }
                 try blockPlan.decode(block, into: UnsafeMutableRawPointer(samples))
                 let region = PixelRect(top: block.y0, left: block.x0, bottom: block.y0 + block.visibleRows,
                                        right: block.x0 + block.visibleWidth)
+                if let digester, !digester.isCompressed {
+                    digester.add(region, samples: UnsafePointer(samples), rowStride: rowStride)
+                }
                 try body(region, UnsafePointer(samples), rowStride, fewBlocks)
             }
             blockPlan.file.releaseResidentPages(offset: block.offset, length: block.length)
@@ -77,16 +91,17 @@ public enum RawDecoder {
         return true
     }
 
-    static func decode(_ plan: BlockPlan) throws -> StoredImage {
+    static func decode(_ plan: BlockPlan, digester: ImageDigester? = nil) throws -> StoredImage {
         let ifd = plan.ifd
         let count = ifd.width * ifd.height * ifd.samplesPerPixel
+        let compressed = digester.flatMap { $0.isCompressed ? $0 : nil }
         switch plan.encoding.storedType {
         case .uint16:
-            return StoredImage(ifd: ifd, samples: .uint16(try decodeBlocks(plan, count: count, as: UInt16.self)))
+            return StoredImage(ifd: ifd, samples: .uint16(try decodeBlocks(plan, count: count, as: UInt16.self, digester: compressed)))
         case .uint32:
-            return StoredImage(ifd: ifd, samples: .uint32(try decodeBlocks(plan, count: count, as: UInt32.self)))
+            return StoredImage(ifd: ifd, samples: .uint32(try decodeBlocks(plan, count: count, as: UInt32.self, digester: compressed)))
         case .float32:
-            return StoredImage(ifd: ifd, samples: .float32(try decodeBlocks(plan, count: count, as: Float.self)))
+            return StoredImage(ifd: ifd, samples: .float32(try decodeBlocks(plan, count: count, as: Float.self, digester: compressed)))
         }
     }
 
@@ -96,12 +111,14 @@ public enum RawDecoder {
     /// sample of its block or fails, and the blocks cover the image, so for JPEG XL the
     /// buffer is not cleared first: its pages are first touched by the decoding threads, in
     /// parallel, instead of by one thread before them.
-    private static func decodeBlocks<T: AdditiveArithmetic & BitwiseCopyable & Sendable>(_ plan: BlockPlan, count: Int, as: T.Type) throws -> ImageBuffer<T> {
+    private static func decodeBlocks<T: AdditiveArithmetic & BitwiseCopyable & Sendable>(_ plan: BlockPlan, count: Int, as: T.Type,
+                                                                                         digester: ImageDigester?) throws -> ImageBuffer<T> {
         var samples = plan.codec == .jpegXL ? LargeBuffer.uninitialized(T.self, count: count)
                                             : [T](repeating: .zero, count: count)
         try samples.withUnsafeMutableBufferPointer { output in
             nonisolated(unsafe) let out = UnsafeMutableRawPointer(output.baseAddress!)
             _ = try Parallel.map(plan.blocks.count) { i in
+                if let digester { plan.withBytes(of: plan.blocks[i]) { digester.addCompressed(i, bytes: $0) } }
                 try plan.decode(plan.blocks[i], into: out)
             }
         }

@@ -16,6 +16,11 @@ extension SceneLinearCommand {
                 prints the same as a JSON document (schema \
                 "scenelinear.info/1", full LinearizationTable included); --tags adds every tag \
                 of every IFD.
+
+                The raw image digest (NewRawImageDigest or RawImageDigest, the MD5 of the raw \
+                data that DNG writers record) is reported as absent or present; with \
+                --verify-digest the raw image is decoded and the digest compared: verified, or \
+                mismatch (then the exit code is 13 after the report).
                 """)
 
         @Argument(help: "The DNG file.")
@@ -27,12 +32,19 @@ extension SceneLinearCommand {
         @Flag(help: "Also list every tag of every IFD.")
         var tags = false
 
+        @Flag(help: "Decode the raw image and compare it with the digest the file records (exit code 13 on a mismatch).")
+        var verifyDigest = false
+
         func run() throws {
+            var mismatch = false
             try reportingFailures(json: json) {
                 let dng = try DNGFile.open(path: file)
-                let report = InfoReport(dng: dng, includeTags: tags)
+                let digest = verifyDigest ? try Pipeline.digestState(dng, verify: true) : nil
+                if case .mismatch = digest { mismatch = true }
+                let report = InfoReport(dng: dng, includeTags: tags, digest: digest)
                 print(json ? try report.json() : report.text)
             }
+            if mismatch { throw ExitCode(FailureCategory.corruptData.exitCode) }
         }
     }
 }

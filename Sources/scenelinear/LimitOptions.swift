@@ -1,7 +1,7 @@
 import ArgumentParser
 import SceneLinearKit
 
-/// Per-file resource limits, shared by the commands that decode DNGs.
+/// Per-file resource limits and the digest check, shared by the commands that decode DNGs.
 struct LimitOptions: ParsableArguments {
     @Option(name: .customLong("max-pixels"), help: ArgumentHelp("Refuse raw images larger than this many pixels (suffix K, M or G for 10³, 10⁶, 10⁹; default 1073741824).", valueName: "n"))
     var maxPixels: String?
@@ -9,7 +9,14 @@ struct LimitOptions: ParsableArguments {
     @Option(name: .customLong("max-memory"), help: ArgumentHelp("Refuse files whose decode would need more memory than this, estimated from the dimensions before decoding (suffix K, M, G for KiB, MiB, GiB; default three quarters of physical memory). Exit code 17.", valueName: "bytes"))
     var maxMemory: String?
 
+    @Flag(help: "Convert a file whose raw data do not match the digest it records (NewRawImageDigest, RawImageDigest, OriginalRawFileDigest) instead of failing with exit code 13; the outputs record 'digest: mismatch, ignored' and both digests.")
+    var ignoreDigest = false
+
+    @Flag(help: "Do not compute the raw-data digest at all (the outputs record 'digest: not checked').")
+    var skipDigest = false
+
     func validate() throws {
+        if ignoreDigest && skipDigest { throw ValidationError("--ignore-digest and --skip-digest exclude each other") }
         if let maxPixels { _ = try Self.parse(maxPixels, base: 1000, what: "--max-pixels") }
         if let maxMemory { _ = try Self.parse(maxMemory, base: 1024, what: "--max-memory") }
     }
@@ -18,6 +25,7 @@ struct LimitOptions: ParsableArguments {
     func apply(to options: inout DevelopOptions) throws {
         if let maxPixels { options.limits.maxPixels = try Self.parse(maxPixels, base: 1000, what: "--max-pixels") }
         if let maxMemory { options.maxMemoryBytes = try Self.parse(maxMemory, base: 1024, what: "--max-memory") }
+        options.digest = skipDigest ? .skip : ignoreDigest ? .ignoreMismatch : .verify
     }
 
     /// "12M" → 12 × base²; a positive whole number with an optional K/M/G suffix.
