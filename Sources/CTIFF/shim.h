@@ -30,7 +30,9 @@ static int ctiff_quiet_handler(TIFF *tif, void *user_data, const char *module, c
     return 1; // warnings (e.g. about tags libtiff does not know) are not errors here
 }
 
-/// Opens a file with errors captured into `errors` and warnings silenced.
+/// Opens a file with errors captured into `errors` and warnings silenced. libtiff keeps
+/// `errors` and writes to it on every later error of this file: it must stay allocated
+/// until TIFFClose has returned.
 static inline TIFF *ctiff_open(const char *path, const char *mode, ctiff_error_buffer *errors) {
     TIFFOpenOptions *o = TIFFOpenOptionsAlloc();
     if (!o) return NULL;
@@ -57,6 +59,7 @@ static const TIFFFieldInfo ctiff_dng_fields[] = {
     {51041, -1, -1, TIFF_DOUBLE, FIELD_CUSTOM, 1, 1, (char *)"NoiseProfile"},
     {51109, 1, 1, TIFF_SRATIONAL, FIELD_CUSTOM, 1, 0, (char *)"BaselineExposureOffset"},
     {51110, 1, 1, TIFF_LONG, FIELD_CUSTOM, 1, 0, (char *)"DefaultBlackRender"},
+    {51111, 16, 16, TIFF_BYTE, FIELD_CUSTOM, 1, 0, (char *)"NewRawImageDigest"},
     {51125, 4, 4, TIFF_RATIONAL, FIELD_CUSTOM, 1, 0, (char *)"DefaultUserCrop"},
     {52525, -3, -3, TIFF_UNDEFINED, FIELD_CUSTOM, 1, 1, (char *)"ProfileGainTableMap"},
     {52526, -1, -1, TIFF_ASCII, FIELD_CUSTOM, 1, 0, (char *)"SemanticName"},

@@ -153,23 +153,18 @@ public enum DNGWriter {
     // MARK: libtiff
 
     static func writeFile(_ d: LinearRawDNG, blocks: [[UInt8]], to temporary: String, reportedPath: String) throws {
-        var errors = ctiff_error_buffer()
-        let mode = d.byteOrder == .littleEndian ? "wl" : "wb"
-        guard let tif = ctiff_open(temporary, mode, &errors) else {
-            throw DNGWriteError(path: reportedPath, reason: "TIFFOpen failed: \(message(&errors))")
-        }
-        var closed = false
-        defer { if !closed { TIFFClose(tif) } }
+        let file = try TIFFFile(path: temporary, mode: d.byteOrder == .littleEndian ? "wl" : "wb", reportedPath: reportedPath)
+        let tif = file.handle
         let t = TagSetter(tif: tif, path: reportedPath)
         guard ctiff_register_dng_fields(tif) == 0 else {
-            throw DNGWriteError(path: reportedPath, reason: "cannot register DNG tags: \(message(&errors))")
+            throw DNGWriteError(path: reportedPath, reason: "cannot register DNG tags: \(file.message)")
         }
         if d.structure == .previewWithRawSubIFD {
             try t.u32(UInt32(TIFFTAG_SUBFILETYPE), 1)
             try writeCameraTags(d, t)
             try writePreview(d, tif: tif, t: t)
             try t.check(ctiff_set_subifd_count(tif, UInt16(1 + d.semanticMasks.count)), "SubIFDs")
-            try t.check(TIFFWriteDirectory(tif), "TIFFWriteDirectory (preview IFD 0): \(message(&errors))")
+            try t.check(TIFFWriteDirectory(tif), "TIFFWriteDirectory (preview IFD 0): \(file.message)")
             try writeRawIFD(d, blocks: blocks, tif: tif, t: t, includeCameraTags: false)
         } else {
             try writeRawIFD(d, blocks: blocks, tif: tif, t: t, includeCameraTags: true)
@@ -177,21 +172,13 @@ public enum DNGWriter {
                 try t.check(ctiff_set_subifd_count(tif, UInt16(d.semanticMasks.count)), "SubIFDs")
             }
         }
-        try t.check(TIFFWriteDirectory(tif), "TIFFWriteDirectory (raw IFD): \(message(&errors))")
+        try t.check(TIFFWriteDirectory(tif), "TIFFWriteDirectory (raw IFD): \(file.message)")
         for (i, mask) in d.semanticMasks.enumerated() {
             try writeMaskIFD(mask, tif: tif, t: t)
-            try t.check(TIFFWriteDirectory(tif), "TIFFWriteDirectory (semantic mask \(i)): \(message(&errors))")
+            try t.check(TIFFWriteDirectory(tif), "TIFFWriteDirectory (semantic mask \(i)): \(file.message)")
         }
-        closed = true
-        TIFFClose(tif)
-        if errors.message.0 != 0 {
-            throw DNGWriteError(path: reportedPath, reason: "libtiff: \(message(&errors))")
-        }
-    }
-
-    static func message(_ e: inout ctiff_error_buffer) -> String {
-        withUnsafeBytes(of: &e.message) { raw in
-            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        if let error = file.close() {
+            throw DNGWriteError(path: reportedPath, reason: "libtiff: \(error)")
         }
     }
 
@@ -220,6 +207,9 @@ public enum DNGWriter {
         if let v = d.fNumber { try t.numbers(33437, [v]) }
         if let v = d.iso { try t.numbers(34855, [Double(v)]) }
         if let v = d.dateTimeOriginal { try t.string(36867, v) }
+        // IFD 0 holds the digest of the main raw image, wherever that is.
+        let digest = newRawImageDigest(d)
+        try t.check(digest.withUnsafeBufferPointer { ctiff_set_bytes(t.tif, 51111, 16, $0.baseAddress) }, "setting NewRawImageDigest")
     }
 
     static func writeRawIFD(_ d: LinearRawDNG, blocks: [[UInt8]], tif: OpaquePointer, t: TagSetter, includeCameraTags: Bool) throws {
@@ -338,6 +328,63 @@ public enum DNGWriter {
             TIFFWriteRawStrip(tif, 0, raw.baseAddress, tmsize_t(raw.count))
         }
         guard written == pixels.count else { throw DNGWriteError(path: t.path, reason: "writing the preview failed") }
+    }
+}
+
+extension DNGWriter {
+    /// The NewRawImageDigest (DNG 1.4+, tag 51111) of the samples written: MD5s of
+    /// 256 × 256 tiles, samples plane by plane as one byte (up to 8 bits, or a
+    /// LinearizationTable of at most 256 entries) or two little-endian bytes.
+    static func newRawImageDigest(_ d: LinearRawDNG) -> MD5Digest.Value {
+        let smallTable = d.linearizationTable.map { $0.count <= 256 } ?? false
+        let digester = ImageDigester(width: d.width, height: d.height, samplesPerPixel: d.samplesPerPixel,
+                                     sampleBytes: d.bitsPerSample <= 8 || smallTable ? 1 : 2, sequential: false)
+        digester.add(ImageBuffer(width: d.width, height: d.height, channels: d.samplesPerPixel, samples: d.samples))
+        return digester.finish()
+    }
+}
+
+/// An open libtiff file: the owner of the TIFF handle and of the error buffer libtiff's
+/// error handler writes to, which lives on the heap for as long as the handle (libtiff
+/// keeps its address from the open to the close).
+final class TIFFFile {
+    let handle: OpaquePointer
+    private let errors: UnsafeMutablePointer<ctiff_error_buffer>
+    private var isOpen = true
+
+    /// - Throws: `DNGWriteError` naming `reportedPath` and libtiff's message.
+    init(path: String, mode: String, reportedPath: String) throws {
+        errors = .allocate(capacity: 1)
+        errors.initialize(to: ctiff_error_buffer())
+        guard let tif = ctiff_open(path, mode, errors) else {
+            let text = Self.text(errors)
+            errors.deallocate()
+            throw DNGWriteError(path: reportedPath, reason: "TIFFOpen failed: \(text)")
+        }
+        handle = tif
+    }
+
+    /// The last error libtiff reported for this file ("" if none).
+    var message: String { Self.text(errors) }
+
+    private static func text(_ errors: UnsafeMutablePointer<ctiff_error_buffer>) -> String {
+        String(cString: UnsafeRawPointer(errors).assumingMemoryBound(to: CChar.self))
+    }
+
+    /// Closes the file (writing what libtiff still holds); returns the error libtiff
+    /// reported on this file, if any.
+    func close() -> String? {
+        if isOpen {
+            isOpen = false
+            TIFFClose(handle)
+        }
+        let text = message
+        return text.isEmpty ? nil : text
+    }
+
+    deinit {
+        if isOpen { TIFFClose(handle) }
+        errors.deallocate()
     }
 }
 

@@ -261,6 +261,9 @@ extension SceneLinearCommand {
                     "masks": image.masks.map { ["name": $0.name, "semanticName": $0.semanticName, "instanceID": $0.instanceID,
                                                 "sourceIFD": $0.sourceIFD] },
                 ]
+                // The digest check: "digest" (verified, absent, not checked, mismatch, ignored) and its details.
+                let digestItems = image.provenance.processing.filter { $0.key.hasPrefix("digest") || $0.key.hasPrefix("originalRawFileDigest") }
+                payload["digest"] = Dictionary(digestItems.map { ($0.key, $0.value.description) }, uniquingKeysWith: { a, _ in a })
                 if timings {
                     let t = d.timings
                     payload["timings"] = ["container": t.container, "hash": t.hash, "stage1": t.stage1, "stage2": t.stage2,
