@@ -94,7 +94,7 @@ let package = Package(
         .testTarget(name: "ImageCoreTests", dependencies: ["ImageCore", "TestSupport"]),
         .testTarget(name: "DNGContainerTests", dependencies: ["DNGContainer", "DNGWriter", "TestSupport", "CTIFF"]),
         .testTarget(name: "LosslessJPEGTests", dependencies: ["LosslessJPEG", "ImageCore", "TestSupport"]),
-        .testTarget(name: "RawDecodeTests", dependencies: ["RawDecode", "DNGWriter", "TestSupport", "LosslessJPEG", "CZlib", "CDeflate"]),
+        .testTarget(name: "RawDecodeTests", dependencies: ["RawDecode", "DNGWriter", "TestSupport", "LosslessJPEG", "CZlib", "CDeflate", "CTIFF"]),
         .testTarget(name: "LinearizeTests", dependencies: ["Linearize", "DNGWriter", "TestSupport"]),
         .testTarget(name: "DemosaicTests", dependencies: ["Demosaic", "TestSupport"]),
         .testTarget(name: "DNGColorTests", dependencies: ["DNGColor", "DNGContainer", "TestSupport"]),

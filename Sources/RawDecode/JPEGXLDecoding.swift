@@ -31,18 +31,16 @@ extension BlockPlan {
             .unsupportedBlock(path: path, ifd: ifd.path, block: name(block), reason: reason)
         }
         MallocThresholds.fixed
-        guard let decoder = JxlDecoderCreate(nil) else { throw corrupt("libjxl could not create a decoder") }
-        defer { JxlDecoderDestroy(decoder) }
+        guard let handle = JXLDecoder() else { throw corrupt("libjxl could not create a decoder") }
+        let decoder = handle.decoder
         let events = Int32(JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_FULL_IMAGE.rawValue)
         guard JxlDecoderSubscribeEvents(decoder, events) == JXL_DEC_SUCCESS,
               JxlDecoderSetKeepOrientation(decoder, 1) == JXL_DEC_SUCCESS else {
             throw corrupt("libjxl rejected the decoder settings")
         }
-        var runner: UnsafeMutableRawPointer?
-        defer { if let runner { JxlThreadParallelRunnerDestroy(runner) } }
         let threads = Parallel.threadCount
         if blocks.count < threads, let pool = JxlThreadParallelRunnerCreate(nil, threads) {
-            runner = pool
+            handle.runner = pool
             guard JxlDecoderSetParallelRunner(decoder, JxlThreadParallelRunner, pool) == JXL_DEC_SUCCESS else {
                 throw corrupt("libjxl rejected its thread pool")
             }
@@ -50,8 +48,6 @@ extension BlockPlan {
         let samples = block.width * block.rows * blockSPP
         let isFloat = encoding.isFloat
         // The output: bytes (8-bit integers), UInt16 or Float, chosen from the basic info.
-        var scratch: UnsafeMutableRawPointer?
-        defer { scratch?.deallocate() }
         var pixels: UnsafeMutableRawPointer?
         var format = JxlPixelFormat(num_channels: UInt32(blockSPP), data_type: JXL_TYPE_UINT16,
                                     endianness: JXL_NATIVE_ENDIAN, align: 0)
@@ -69,6 +65,8 @@ extension BlockPlan {
                 throw corrupt("libjxl rejected the input")
             }
             JxlDecoderCloseInput(decoder)
+            // The input is valid only inside this closure: libjxl lets go of it before it ends.
+            defer { _ = JxlDecoderReleaseInput(decoder) }
             loop: while true {
                 let status = JxlDecoderProcessInput(decoder)
                 switch status {
@@ -124,7 +122,7 @@ extension BlockPlan {
                         buffer = output
                     } else {
                         buffer = .allocate(byteCount: needed, alignment: 64)
-                        scratch = buffer
+                        handle.scratch = buffer
                     }
                     pixels = buffer
                     guard JxlDecoderSetImageOutBuffer(decoder, &format, buffer, needed) == JXL_DEC_SUCCESS else {
@@ -138,7 +136,7 @@ extension BlockPlan {
             }
         }
         guard sawImage, let pixels else { throw corrupt("the stream holds no image frame") }
-        guard scratch != nil else { return }  // decoded in place
+        guard handle.scratch != nil else { return }  // decoded in place
         let rowStride = block.width * blockSPP
         switch format.data_type {
         case JXL_TYPE_FLOAT where isFloat:
@@ -180,5 +178,25 @@ extension BlockPlan {
                 }
             }
         }
+    }
+}
+
+/// One libjxl decoder, the owner of everything libjxl holds a pointer to: its thread pool
+/// and the scratch output buffer. They go away together, the decoder first, so libjxl
+/// never holds the address of memory already freed.
+final class JXLDecoder {
+    let decoder: OpaquePointer
+    var runner: UnsafeMutableRawPointer?
+    var scratch: UnsafeMutableRawPointer?
+
+    init?() {
+        guard let decoder = JxlDecoderCreate(nil) else { return nil }
+        self.decoder = decoder
+    }
+
+    deinit {
+        JxlDecoderDestroy(decoder)
+        if let runner { JxlThreadParallelRunnerDestroy(runner) }
+        scratch?.deallocate()
     }
 }
