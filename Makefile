@@ -9,8 +9,10 @@ RELEASE_BIN := .build/release/scenelinear
 SAMPLE := datasets/sample/chart.dng
 DEMO_OUT := demo-output
 
-# Test suites that read untrusted bytes, run again under AddressSanitizer by `make test-asan`.
-ASAN_SUITES := DNGContainerTests|RunLengthDeflateTests|LosslessJPEGTests|RawDecodeTests|LinearizeTests|OpcodesTests|DemosaicTests|ImageExchangeTests|SemanticMasksTests|MalformedCorpusTests|StreamingDevelopTests|OpcodeList1Tests
+# Test suites run again under AddressSanitizer by `make test-asan`: those that read untrusted
+# bytes, and every one that calls a C library (libtiff, libjxl, libjpeg, HDF5, OpenEXR, zlib,
+# libdeflate, libcrypto) in-process.
+ASAN_SUITES := DNGContainerTests|RunLengthDeflateTests|LosslessJPEGTests|RawDecodeTests|LinearizeTests|OpcodesTests|DemosaicTests|ImageExchangeTests|SemanticMasksTests|MalformedCorpusTests|StreamingDevelopTests|OpcodeList1Tests|SimulationTests|DigestTests|RoundTripTests|BatchTests|EnhancedImageTests|PNGEncoderTests
 FUZZ_SECONDS ?= 30
 SUNSET_REGIONS := --region sky=0.1,0.1,0.28,0.38 --region sun=0.38,0.69,0.46,0.75
 

@@ -113,7 +113,21 @@ public final class ImageDigester: Sendable {
     /// Takes the samples of `region` of the image: `samples` points at its top-left
     /// sample, pixels interleaved (`samplesPerPixel` each), rows `rowStride` samples apart.
     /// Every pixel of the image must be given exactly once before `finish`.
-    public func add<T: DigestSample>(_ region: PixelRect, samples: UnsafePointer<T>, rowStride: Int) {
+    public func add(_ region: PixelRect, samples: UnsafePointer<UInt16>, rowStride: Int) {
+        addSamples(region, samples: samples, rowStride: rowStride)
+    }
+
+    public func add(_ region: PixelRect, samples: UnsafePointer<UInt32>, rowStride: Int) {
+        addSamples(region, samples: samples, rowStride: rowStride)
+    }
+
+    public func add(_ region: PixelRect, samples: UnsafePointer<Float>, rowStride: Int) {
+        addSamples(region, samples: samples, rowStride: rowStride)
+    }
+
+    // (Called only with concrete types from inside this module, so it is specialised for
+    // each: a generic call from another module would go through witness tables per sample.)
+    private func addSamples<T: DigestSample>(_ region: PixelRect, samples: UnsafePointer<T>, rowStride: Int) {
         guard !region.isEmpty else { return }
         let firstRow = region.top / cellHeight, lastRow = (region.bottom - 1) / cellHeight
         let firstColumn = region.left / cellWidth, lastColumn = (region.right - 1) / cellWidth
@@ -234,7 +248,11 @@ public final class ImageDigester: Sendable {
     }
 
     /// Adds a whole image, in parallel bands of digest tiles.
-    public func add<T: DigestSample & Sendable>(_ buffer: ImageBuffer<T>) {
+    public func add(_ buffer: ImageBuffer<UInt16>) { addWhole(buffer) }
+    public func add(_ buffer: ImageBuffer<UInt32>) { addWhole(buffer) }
+    public func add(_ buffer: ImageBuffer<Float>) { addWhole(buffer) }
+
+    private func addWhole<T: DigestSample & Sendable>(_ buffer: ImageBuffer<T>) {
         precondition(buffer.width == width && buffer.height == height && buffer.channels == spp)
         let bandRows = sequential ? cellHeight * 16 : cellHeight
         let bands = (height + bandRows - 1) / bandRows
@@ -243,7 +261,7 @@ public final class ImageDigester: Sendable {
             let rowStride = width * spp, width = width, height = height
             Parallel.forEach(bands) { b in
                 let top = b * bandRows, bottom = min(height, top + bandRows)
-                add(PixelRect(top: top, left: 0, bottom: bottom, right: width), samples: base + top * rowStride, rowStride: rowStride)
+                addSamples(PixelRect(top: top, left: 0, bottom: bottom, right: width), samples: base + top * rowStride, rowStride: rowStride)
             }
         }
     }
