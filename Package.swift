@@ -31,7 +31,9 @@ let package = Package(
 
         // ---- the data flow, one module per stage ----
         // Shared value types: images, rectangles, matrices, errors, provenance, hashing.
-        .target(name: "ImageCore", dependencies: ["CHalf", "CCrypto"]),
+        // MD5 of eight equal-length messages at once (the raw-image digests' tiles).
+        .target(name: "CDigest"),
+        .target(name: "ImageCore", dependencies: ["CHalf", "CCrypto", "CDigest"]),
         // DNG/TIFF structure → typed, validated metadata model.
         .target(name: "DNGContainer", dependencies: ["ImageCore"]),
         // ITU T.81 lossless JPEG (SOF3) decoder and encoder.

@@ -1,3 +1,4 @@
+internal import CDigest
 import Foundation
 import Synchronization
 
@@ -17,9 +18,12 @@ extension Float: DigestSample { @inline(__always) public var digestBits: UInt32 
 
 /// Computes the digest of one image (the raw image or its transparency mask) from pieces
 /// of its Stage 1 samples handed over in any order and from any thread — the blocks of
-/// the decoding pass, as each is decoded. Each digest tile is hashed as soon as all its
-/// pixels have arrived (at once when one block holds it whole), so the work is spread
-/// over the decoding threads and the memory held is only that of tiles still incomplete.
+/// the decoding pass, as each is decoded. A digest tile is laid out for hashing as soon as
+/// all its pixels have arrived (at once when one block holds it whole); complete tiles of
+/// equal size are hashed eight at a time, one per lane of a vector MD5 (`md5_lanes`, about
+/// three times the speed of hashing them one by one), by whichever decoding thread
+/// completes the eighth. The memory held is that of tiles still incomplete or waiting for
+/// their batch, and buffers are reused.
 public final class ImageDigester: Sendable {
     let width: Int, height: Int, spp: Int
     /// Bytes per serialised sample: 1, 2 or 4.
@@ -39,7 +43,14 @@ public final class ImageDigester: Sendable {
         var readyBands: [Int: UInt] = [:]
         var nextBand = 0
         var hasher: MD5Hasher?
+        /// Tiled: complete tiles waiting to be hashed, by their byte count.
+        var waiting: [Int: [(index: Int, address: UInt)]] = [:]
+        /// Tiled: buffers no longer in use, by byte count.
+        var spare: [Int: [UInt]] = [:]
     }
+
+    /// Tiles hashed together (the lanes of `md5_lanes`).
+    static let lanes = 8
 
     private let state: Mutex<State>
     /// Digest-tile size of NewRawImageDigest.
@@ -101,6 +112,47 @@ public final class ImageDigester: Sendable {
         state.withLock { s in
             for (_, p) in s.partial { UnsafeMutableRawPointer(bitPattern: p.address)?.deallocate() }
             for (_, a) in s.readyBands { UnsafeMutableRawPointer(bitPattern: a)?.deallocate() }
+            for (_, list) in s.waiting { for t in list { UnsafeMutableRawPointer(bitPattern: t.address)?.deallocate() } }
+            for (_, list) in s.spare { for a in list { UnsafeMutableRawPointer(bitPattern: a)?.deallocate() } }
+        }
+    }
+
+    /// A buffer of `bytes` bytes: a spare one, or a new one.
+    private func buffer(_ bytes: Int, in s: inout State) -> UInt {
+        if let a = s.spare[bytes]?.popLast() { return a }
+        return UInt(bitPattern: UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64))
+    }
+
+    /// Tile `index` is complete in the buffer at `address`: queue it, and hash a batch of
+    /// eight tiles of its size once there is one.
+    private func complete(_ index: Int, address: UInt, bytes: Int) {
+        let batch = state.withLock { s -> [(index: Int, address: UInt)] in
+            s.waiting[bytes, default: []].append((index, address))
+            guard s.waiting[bytes]!.count >= Self.lanes else { return [] }
+            return s.waiting.removeValue(forKey: bytes)!
+        }
+        if !batch.isEmpty { hash(batch, bytes: bytes) }
+    }
+
+    /// Hashes tiles of `bytes` bytes each, eight at a time, and recycles their buffers.
+    private func hash(_ tiles: [(index: Int, address: UInt)], bytes: Int) {
+        var results: [(Int, MD5Digest.Value)] = []
+        for start in stride(from: 0, to: tiles.count, by: Self.lanes) {
+            let group = tiles[start..<min(tiles.count, start + Self.lanes)]
+            var pointers = group.map { UnsafePointer<UInt8>(bitPattern: $0.address) }
+            var out = [UInt8](repeating: 0, count: 16 * group.count)
+            pointers.withUnsafeMutableBufferPointer { p in
+                out.withUnsafeMutableBytes { o in
+                    md5_lanes(p.baseAddress, group.count, bytes,
+                              o.baseAddress!.assumingMemoryBound(to: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                                                                      UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8).self))
+                }
+            }
+            for (k, t) in group.enumerated() { results.append((t.index, Array(out[(16 * k)..<(16 * k + 16)]))) }
+        }
+        state.withLock { s in
+            for (index, digest) in results { s.digests[index] = digest }
+            s.spare[bytes, default: []] += tiles.map(\.address)
         }
     }
 
@@ -140,18 +192,15 @@ public final class ImageDigester: Sendable {
                 let source = samples + (part.top - region.top) * rowStride + (part.left - region.left) * spp
                 let bytes = tile.width * tile.height * spp * sampleBytes
                 if part == tile && !sequential {
-                    // The whole tile is here: hash it at once.
-                    let digest = withUnsafeTemporaryAllocation(byteCount: bytes, alignment: 16) { buffer in
-                        serialize(source, rowStride: rowStride, part: part, of: tile, into: buffer.baseAddress!)
-                        return MD5Digest.of(UnsafeRawBufferPointer(buffer))
-                    }
-                    state.withLock { $0.digests[index] = digest }
+                    // The whole tile is here: lay it out and queue it for hashing.
+                    let address = state.withLock { s in buffer(bytes, in: &s) }
+                    serialize(source, rowStride: rowStride, part: part, of: tile, into: UnsafeMutableRawPointer(bitPattern: address)!)
+                    self.complete(index, address: address, bytes: bytes)
                     continue
                 }
                 let address = state.withLock { s -> UInt in
                     if let p = s.partial[index] { return p.address }
-                    let p = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 16)
-                    let address = UInt(bitPattern: p)
+                    let address = buffer(bytes, in: &s)
                     s.partial[index] = (address, tile.width * tile.height)
                     return address
                 }
@@ -166,10 +215,7 @@ public final class ImageDigester: Sendable {
                 if sequential {
                     feedBands(index, address: address)
                 } else {
-                    let p = UnsafeMutableRawPointer(bitPattern: address)!
-                    let digest = MD5Digest.of(UnsafeRawBufferPointer(start: p, count: bytes))
-                    p.deallocate()
-                    state.withLock { $0.digests[index] = digest }
+                    self.complete(index, address: address, bytes: bytes)
                 }
             }
         }
@@ -214,16 +260,25 @@ public final class ImageDigester: Sendable {
             }
             return
         }
-        // Planar: plane after plane.
+        // Planar: plane after plane (each source row read once, spread over the planes).
         let planeSize = tile.width * tile.height
-        for p in 0..<spp {
-            for r in 0..<part.height {
-                let src = source + r * rowStride + p
-                let dst = out + p * planeSize + (y0 + r) * tile.width + x0
-                if spp == 1 {
-                    for c in 0..<columns { dst[c] = U(truncatingIfNeeded: src[c].digestBits).littleEndian }
-                } else {
-                    for c in 0..<columns { dst[c] = U(truncatingIfNeeded: src[c * spp].digestBits).littleEndian }
+        for r in 0..<part.height {
+            let src = source + r * rowStride
+            let dst = out + (y0 + r) * tile.width + x0
+            switch spp {
+            case 1:
+                for c in 0..<columns { dst[c] = U(truncatingIfNeeded: src[c].digestBits).littleEndian }
+            case 3:
+                let d1 = dst + planeSize, d2 = dst + 2 * planeSize
+                for c in 0..<columns {
+                    dst[c] = U(truncatingIfNeeded: src[3 * c].digestBits).littleEndian
+                    d1[c] = U(truncatingIfNeeded: src[3 * c + 1].digestBits).littleEndian
+                    d2[c] = U(truncatingIfNeeded: src[3 * c + 2].digestBits).littleEndian
+                }
+            default:
+                for p in 0..<spp {
+                    let d = dst + p * planeSize
+                    for c in 0..<columns { d[c] = U(truncatingIfNeeded: src[c * spp + p].digestBits).littleEndian }
                 }
             }
         }
@@ -231,7 +286,13 @@ public final class ImageDigester: Sendable {
 
     /// The digest, once every pixel has been added. Traps if some are missing (a caller bug).
     public func finish() -> MD5Digest.Value {
-        state.withLock { s in
+        // The tiles still waiting for a full batch.
+        let left = state.withLock { s in
+            defer { s.waiting = [:] }
+            return s.waiting
+        }
+        for (bytes, tiles) in left { hash(tiles, bytes: bytes) }
+        return state.withLock { s in
             if sequential {
                 precondition(s.nextBand == across * down, "digest: image data missing")
                 return s.hasher!.finish()

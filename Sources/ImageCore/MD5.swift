@@ -1,4 +1,5 @@
 internal import CCrypto
+internal import CDigest
 
 /// MD5 digests (OpenSSL libcrypto), the hash DNG uses for its raw-data digests
 /// (RawImageDigest, NewRawImageDigest, OriginalRawFileDigest). Not for security.
@@ -18,6 +19,29 @@ public enum MD5Digest {
     /// The MD5 of `bytes`.
     public static func of(_ bytes: [UInt8]) -> Value {
         bytes.withUnsafeBytes { of($0) }
+    }
+
+    /// The MD5s of up to eight messages of equal length, computed together (one vector
+    /// lane each).
+    public static func lanes(_ messages: [[UInt8]]) -> [Value] {
+        precondition((1...8).contains(messages.count) && messages.allSatisfy { $0.count == messages[0].count })
+        let length = messages[0].count
+        var out = [UInt8](repeating: 0, count: 16 * messages.count)
+        let copies = messages.map { m -> UnsafeMutablePointer<UInt8> in
+            let p = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, length))
+            p.initialize(from: m, count: length)
+            return p
+        }
+        defer { copies.forEach { $0.deallocate() } }
+        var pointers = copies.map { UnsafePointer<UInt8>?($0) }
+        pointers.withUnsafeMutableBufferPointer { p in
+            out.withUnsafeMutableBytes { o in
+                md5_lanes(p.baseAddress, messages.count, length,
+                          o.baseAddress!.assumingMemoryBound(to: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                                                                  UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8).self))
+            }
+        }
+        return (0..<messages.count).map { Array(out[(16 * $0)..<(16 * $0 + 16)]) }
     }
 
     /// Lowercase hex of a digest.
