@@ -80,7 +80,7 @@ func flatInverse(_ m: [[Double]]) -> [Double] { Matrix3(m.flatMap { $0 }).invers
     /// The iPhone 12 Pro profile (two illuminants, no forward matrix): the as-shot neutral
     /// round-trips through the iterative white point, and maps to (1, 1, 1).
     @Test func iPhoneAsShotNeutral() throws {
-        guard let url = TestData.shared("real/iphone12pro_proraw_header_only.dng") else { return }
+        let url = try TestData.shared("real/iphone12pro_proraw_header_only.dng")
         let dng = try DNGFile.open(path: url.path)
         let model = try CameraColorModel(calibration: dng.metadata.calibration, path: url.path)
         let n = dng.metadata.calibration.asShotNeutral!

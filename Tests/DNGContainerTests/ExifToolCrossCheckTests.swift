@@ -10,7 +10,7 @@ import TestSupport
 @Suite struct ExifToolCrossCheckTests {
     @Test(arguments: [DNGByteOrder.littleEndian, .bigEndian])
     func exiftoolAndReaderAgree(order: DNGByteOrder) throws {
-        guard let exiftool = TestData.tool("exiftool") else { return }
+        let exiftool = try TestData.tool("exiftool")
         let dir = TestData.temporaryDirectory("exiftool")
         defer { try? FileManager.default.removeItem(at: dir) }
         var spec = LinearRawDNG(width: 48, height: 32, samples: Array(repeating: 2000, count: 48 * 32 * 3))

@@ -7,7 +7,7 @@ import TestSupport
 /// Metadata of real DNG files nobody on the project wrote, against exiftool's reading.
 @Suite struct RealFileTests {
     @Test func iPhone12ProProRAWHeader() throws {
-        guard let url = TestData.shared("real/iphone12pro_proraw_header_only.dng") else { return }
+        let url = try TestData.shared("real/iphone12pro_proraw_header_only.dng")
         let dng = try DNGFile.open(path: url.path)
         #expect(dng.byteOrder == .bigEndian)
         #expect(dng.metadata.dngVersion == "1.4.0.0")
@@ -61,7 +61,7 @@ import TestSupport
     }
 
     @Test func canonKissX4CFA() throws {
-        guard let url = TestData.shared("real/canon_kissx4_cfa14_uncompressed.dng") else { return }
+        let url = try TestData.shared("real/canon_kissx4_cfa14_uncompressed.dng")
         let dng = try DNGFile.open(path: url.path)
         let raw = try dng.mainRawImage()
         #expect(raw.photometric == Photometric.cfa)
@@ -73,7 +73,7 @@ import TestSupport
     }
 
     @Test func canon350DStripped() throws {
-        guard let url = TestData.shared("real/canon350d_image_data_stripped.dng") else { return }
+        let url = try TestData.shared("real/canon350d_image_data_stripped.dng")
         let dng = try DNGFile.open(path: url.path)
         let raw = try dng.mainRawImage()
         #expect(raw.photometric == Photometric.cfa)
@@ -83,7 +83,7 @@ import TestSupport
     }
 
     @Test func goProVC5() throws {
-        guard let url = TestData.shared("real/gopro_hero6_vc5_compression9.dng") else { return }
+        let url = try TestData.shared("real/gopro_hero6_vc5_compression9.dng")
         let dng = try DNGFile.open(path: url.path)
         let raw = try dng.mainRawImage()
         #expect(raw.compression == 9)

@@ -12,7 +12,7 @@ import TestSupport
 /// demosaicing method.
 @Suite struct DemosaicRealFileTests {
     @Test func canonKissX4() throws {
-        guard let url = TestData.shared("real/canon_kissx4_cfa14_uncompressed.dng") else { return }
+        let url = try TestData.shared("real/canon_kissx4_cfa14_uncompressed.dng")
         guard FileManager.default.fileExists(atPath: url.path) else {
             FileHandle.standardError.write(Data("skipped: \(url.path) not found\n".utf8))
             return

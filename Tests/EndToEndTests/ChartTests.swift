@@ -26,7 +26,7 @@ import TestSupport
     }
 
     /// Pixel counts of a PNG's colours, by Pillow: "w h" then "r,g,b count" lines, most common first.
-    static func colours(_ png: String) throws -> (size: (Int, Int), counts: [([Int], Int)])? {
+    static func colours(_ png: String) throws -> (size: (Int, Int), counts: [([Int], Int)]) {
         let script = """
             import sys
             from PIL import Image
@@ -35,10 +35,10 @@ import TestSupport
             for n, c in sorted(im.getcolors(1 << 24), reverse=True)[:12]:
                 print('%d,%d,%d %d' % (c[0], c[1], c[2], n))
             """
-        guard let r = try TestData.runPython(script, [png]) else { return nil }
+        let r = try TestData.runPython(script, [png])
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n")
-        guard let first = lines.first else { return nil }
+        let first = try #require(lines.first, "no output from the PNG reader")
         let wh = first.split(separator: " ").compactMap { Int($0) }
         let counts = lines.dropFirst().map { line -> ([Int], Int) in
             let parts = line.split(separator: " ")
@@ -55,9 +55,9 @@ import TestSupport
         let dng = dir.appendingPathComponent("parts.dng").path
         try Self.threePartImage(at: dng)
         let map = dir.appendingPathComponent("map.png").path
-        guard let r = try CLI.run(["stats", dng, "--region", "left=4,4,44,28", "--ev-map", map]) else { return }
+        let r = try CLI.run(["stats", dng, "--region", "left=4,4,44,28", "--ev-map", map])
         #expect(r.status == 0, "\(r.stderr)")
-        guard let c = try Self.colours(map) else { return }
+        let c = try Self.colours(map)
         // The same map built in-process gives the layout: scale and EV range of the ramp.
         let image = try Pipeline.develop(path: dng).image
         let layout = AnalysisCharts.evMap(image, title: "parts.dng").layout()
@@ -89,19 +89,19 @@ import TestSupport
         let dng = dir.appendingPathComponent("parts.dng").path
         try Self.threePartImage(at: dng)
         let base = dir.appendingPathComponent("h.png").path
-        guard let r = try CLI.run(["histogram", dng, "--region", "a=0,0,48,32", "--region", "b=0,32,48,64", "--plot", base]) else { return }
+        let r = try CLI.run(["histogram", dng, "--region", "a=0,0,48,32", "--region", "b=0,32,48,64", "--plot", base])
         #expect(r.status == 0, "\(r.stderr)")
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
         #expect(files == ["h-1.png", "h-2.png", "parts.dng"])
-        guard let c = try Self.colours(dir.appendingPathComponent("h-2.png").path) else { return }
+        let c = try Self.colours(dir.appendingPathComponent("h-2.png").path)
         #expect(c.size == (960, 540))
         #expect(c.counts.contains { $0.0 == [255, 255, 255] })
         let svg = dir.appendingPathComponent("h.svg").path
-        let s = try #require(try CLI.run(["histogram", dng, "--plot", svg]))
+        let s = try CLI.run(["histogram", dng, "--plot", svg])
         #expect(s.status == 0, "\(s.stderr)")
         let text = try String(contentsOfFile: svg, encoding: .utf8)
         #expect(text.hasPrefix("<?xml") && text.contains("<svg") && text.contains("white (clipped above)"))
-        let bad = try #require(try CLI.run(["histogram", dng, "--plot", dir.appendingPathComponent("h.jpg").path]))
+        let bad = try CLI.run(["histogram", dng, "--plot", dir.appendingPathComponent("h.jpg").path])
         #expect(bad.status == 16, "\(bad.stderr)")
         #expect(bad.stderr.contains("a plot must end in .png or .svg"))
     }
@@ -117,7 +117,7 @@ import TestSupport
         try Self.threePartImage(at: dng)
         let html = dir.appendingPathComponent("r.html").path
         let regions = ["--region", "left=0,0,48,32", "--region", "dark=24,32,48,64", "--region", "clip=0,32,24,64"]
-        guard let r = try CLI.run(["report", dng, "-o", html] + regions + ["--ratio", "left/dark", "--ratio", "clip/left"]) else { return }
+        let r = try CLI.run(["report", dng, "-o", html] + regions + ["--ratio", "left/dark", "--ratio", "clip/left"])
         #expect(r.status == 0, "\(r.stderr)")
         let text = try String(contentsOfFile: html, encoding: .utf8)
         #expect(text.components(separatedBy: "src=\"data:image/png;base64,").count - 1 == 4)
@@ -129,7 +129,7 @@ import TestSupport
         let garbage = dir.appendingPathComponent("garbage.dng").path
         try Data("not a raw file".utf8).write(to: URL(fileURLWithPath: garbage))
         let md = dir.appendingPathComponent("r.md").path
-        let m = try #require(try CLI.run(["report", dng, garbage, "-o", md, "--region", "left=0,0,48,32"]))
+        let m = try CLI.run(["report", dng, garbage, "-o", md, "--region", "left=0,0,48,32"])
         #expect(m.status == 11, "\(m.stderr)")
         let markdown = try String(contentsOfFile: md, encoding: .utf8)
         #expect(markdown.contains("![EV map of parts.dng](r_files/1-parts-ev-map.png)"))
@@ -145,10 +145,10 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: dir) }
         let sunset = TestData.packageRoot.appendingPathComponent("datasets/sim/sunset.dng").path
         let plot = dir.appendingPathComponent("v.png").path
-        guard let r = try CLI.run(["validate", sunset, "--plot", plot]) else { return }
+        let r = try CLI.run(["validate", sunset, "--plot", plot])
         #expect(r.status == 0, "\(r.stderr)")
         for name in ["v.png", "v-noise.png"] {
-            guard let c = try Self.colours(dir.appendingPathComponent(name).path) else { return }
+            let c = try Self.colours(dir.appendingPathComponent(name).path)
             #expect(c.size == (960, 540), "\(name)")
         }
     }

@@ -45,7 +45,7 @@ import TestSupport
         let dng = dir.appendingPathComponent("enhanced.dng").path
         let npy = dir.appendingPathComponent("expected.npy").path
         let matrix = RawDNG.rec2020CameraMatrix.map { String($0) }.joined(separator: ",")
-        guard let made = try TestData.runPython(Self.script, [dng, matrix, npy]) else { return }
+        let made = try TestData.runPython(Self.script, [dng, matrix, npy])
         #expect(made.status == 0, "\(made.stderr)")
         // The expected planes: [2, 48, 64, 3] float32 after the 128-byte .npy header.
         let data = try Data(contentsOf: URL(fileURLWithPath: npy))
@@ -89,7 +89,7 @@ import TestSupport
         let fallback = try Pipeline.develop(path: chart, options: options)
         #expect(fallback.image.provenance.processingValue("source") == .text("main raw image IFD0/SubIFD0: the file has no enhanced image"))
 
-        guard let cli = try CLI.run(["convert", dng, "-o", dir.appendingPathComponent("e.exr").path, "--source", "enhanced", "--json"]) else { return }
+        let cli = try CLI.run(["convert", dng, "-o", dir.appendingPathComponent("e.exr").path, "--source", "enhanced", "--json"])
         #expect(cli.status == 0, "\(cli.stderr)")
     }
 }

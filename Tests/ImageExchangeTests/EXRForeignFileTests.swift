@@ -49,7 +49,7 @@ struct EXRForeignFileTests {
         print("G", hashlib.sha256(data["G"].astype("<f2").tobytes()).hexdigest())
         print("id", hashlib.sha256(data["id"].astype("<f4").tobytes()).hexdigest())
         """
-        guard let result = try TestData.runPython(script, [path]) else { return }
+        let result = try TestData.runPython(script, [path])
         #expect(result.status == 0, "\(result.stderr)")
         var expected: [String: String] = [:]
         for line in result.stdout.split(separator: "\n") {
@@ -65,7 +65,7 @@ struct EXRForeignFileTests {
         #expect(scan.halfChannels.keys.sorted() == ["G"])
         #expect(try Self.digests(scan) == expected)
 
-        guard let tool = TestData.tool("exrmaketiled") else { return }
+        let tool = try TestData.tool("exrmaketiled")
         for (name, flags) in [("tiled", ["-o", "-t", "16", "16"]), ("mipmap", ["-m", "-t", "8", "8"])] {
             let tiled = dir.appendingPathComponent("\(name).exr").path
             let made = try TestData.run(tool, flags + [path, tiled])
@@ -83,7 +83,7 @@ struct EXRForeignFileTests {
 
     @Test("a tiled copy of a written file (C++ library) reads back as the same scene-linear image")
     func tiledCopyOfOurFile() throws {
-        guard let tool = TestData.tool("exrmaketiled") else { return }
+        let tool = try TestData.tool("exrmaketiled")
         let dir = TestData.temporaryDirectory("exr-tiled-ours")
         defer { try? FileManager.default.removeItem(at: dir) }
         let image = Fixture.image(width: 77, height: 45)

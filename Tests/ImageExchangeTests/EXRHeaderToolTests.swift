@@ -8,7 +8,7 @@ import TestSupport
 struct EXRExternalReaderTests {
     @Test("exrheader (the C++ library) shows Rec.2020 chromaticities, colorInteropID and the provenance")
     func exrheader() throws {
-        guard let tool = TestData.tool("exrheader") else { return }
+        let tool = try TestData.tool("exrheader")
         let dir = TestData.temporaryDirectory("exrheader")
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("h.exr").path

@@ -184,7 +184,7 @@ struct ErrorTests {
                 info = d.id.get_chunk_info(i)
                 print(info.byte_offset, info.size)
         """
-        guard let result = try TestData.runPython(script, [path]) else { return }
+        let result = try TestData.runPython(script, [path])
         #expect(result.status == 0, "\(result.stderr)")
         let chunks = result.stdout.split(separator: "\n").compactMap { line -> (Int, Int)? in
             let f = line.split(separator: " ").compactMap { Int($0) }

@@ -43,7 +43,7 @@ struct ExternalReaderTests {
                 print("colorInteropID", h["colorInteropID"])
                 print("exposureFactor", repr(float(np.asarray(h["sceneLinear:exposureFactor"]).ravel()[0])))
             """
-            guard let result = try TestData.runPython(script, [path]) else { return }
+            let result = try TestData.runPython(script, [path])
             #expect(result.status == 0, "\(result.stderr)")
             let lines = result.stdout.split(separator: "\n").map(String.init)
             for (c, name) in ["R", "G", "B"].enumerated() {
@@ -60,7 +60,7 @@ struct ExternalReaderTests {
 
     @Test("h5dump -H shows /image as 16-bit little-endian floating point [H, W, 3]")
     func h5dump() throws {
-        guard let tool = TestData.tool("h5dump") else { return }
+        let tool = try TestData.tool("h5dump")
         let dir = TestData.temporaryDirectory("h5dump")
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("d.h5").path
@@ -104,7 +104,7 @@ struct ExternalReaderTests {
             print("dng whiteLevel", g.attrs["whiteLevel"].dtype, list(g.attrs["whiteLevel"]))
             print("format_version", int(f.attrs["format_version"]), f.attrs["format"])
         """
-        guard let result = try TestData.runPython(script, [path]) else { return }
+        let result = try TestData.runPython(script, [path])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains("image float16 (71, 203, 3) (16, 203, 3) gzip True"), "\(result.stdout)")

@@ -11,7 +11,7 @@ import TestSupport
 struct Benchmarks {
     @Test("Decode throughput of the shared streams", arguments: ["linearraw.ljp", "dng1.ljp", "dng7.ljp"])
     func decode(name: String) throws {
-        guard let stream = try sharedStream(name) else { return }
+        let stream = try sharedStream(name)
         let frame = try stream.withUnsafeBytes { try LJ92Decoder.readFrame($0) }
         var output = [UInt16](repeating: 0, count: frame.sampleCount)
         let seconds = try stream.withUnsafeBytes { raw in
@@ -26,7 +26,7 @@ struct Benchmarks {
 
     @Test("Encode throughput (ProRAW tile, and a 12 MP image in 64 tiles on all cores)")
     func encode() throws {
-        guard let stream = try sharedStream("linearraw.ljp") else { return }
+        let stream = try sharedStream("linearraw.ljp")
         let (frame, samples) = try LJ92Decoder.decode(stream)
         var encoded: [UInt8] = []
         let seconds = try bestTime(50) {

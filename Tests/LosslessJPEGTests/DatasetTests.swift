@@ -27,16 +27,14 @@ let expectedFrames: [String: (width: Int, height: Int, components: Int, precisio
     "linearraw.ljp": (504, 378, 3, 12, 7),
 ]
 
-/// Reads a file of the shared `lj92` folder, or nil (with a "skipped" line) when absent.
-func sharedStream(_ name: String) throws -> [UInt8]? {
-    guard let url = TestData.shared("lj92/\(name)") else { return nil }
-    return [UInt8](try Data(contentsOf: url))
+/// Reads a file of the shared `lj92` folder (the test is skipped when it is absent).
+func sharedStream(_ name: String) throws -> [UInt8] {
+    [UInt8](try Data(contentsOf: try TestData.shared("lj92/\(name)")))
 }
 
-/// The manifest of the shared `lj92` folder, or nil when the folder is absent.
-func lj92Manifest() throws -> [ManifestEntry]? {
-    guard let url = TestData.shared("lj92/MANIFEST.json") else { return nil }
-    return try JSONDecoder().decode([ManifestEntry].self, from: Data(contentsOf: url))
+/// The manifest of the shared `lj92` folder (the test is skipped when it is absent).
+func lj92Manifest() throws -> [ManifestEntry] {
+    try JSONDecoder().decode([ManifestEntry].self, from: Data(contentsOf: try TestData.shared("lj92/MANIFEST.json")))
 }
 
 @Suite("Decoding the shared lossless-JPEG streams")
@@ -51,14 +49,15 @@ struct DatasetTests {
 
     @Test("The manifest lists every stream the tests expect")
     func manifestIsComplete() throws {
-        guard let manifest = try lj92Manifest() else { return }
+        let manifest = try lj92Manifest()
         #expect(Set(manifest.map(\.stream)) == Set(expectedFrames.keys))
     }
 
     @Test("Bit-exact decode, frame fields, shape, digest and range", arguments: expectedFrames.keys.sorted())
     func decodesBitExact(name: String) throws {
-        guard let manifest = try lj92Manifest(), let stream = try sharedStream(name),
-              let decodedURL = TestData.shared("lj92/\(name).decoded.u16le") else { return }
+        let manifest = try lj92Manifest()
+        let stream = try sharedStream(name)
+        let decodedURL = try TestData.shared("lj92/\(name).decoded.u16le")
         let entry = try #require(manifest.first { $0.stream == name })
         let expected = try #require(expectedFrames[name])
         let reference = try TestData.readU16LE(decodedURL)

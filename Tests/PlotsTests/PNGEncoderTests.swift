@@ -169,7 +169,7 @@ import TestSupport
                 results[name] = entry
             print(json.dumps(results))
             """
-        guard let result = try TestData.runPython(script, [dir.path] + cases.map(\.0)) else { return }
+        let result = try TestData.runPython(script, [dir.path] + cases.map(\.0))
         #expect(result.status == 0, "\(result.stderr)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: [String: Any]])
         for (name, _, _, _, _) in cases {

@@ -124,15 +124,15 @@ struct Benchmarks {
         var tiled = IFDSpec(image: Self.image12MP(bits: 16))
         tiled.compression = 52546
         tiled.tile = (512, 384)
-        guard let streams = try PythonCodecs.jpegXL(tiled.blockPatterns(), dtype: "u2", bitsPerSample: 16, effort: 3,
-                                                     dir: dir)?.streams else { return }
+        let streams = try PythonCodecs.jpegXL(tiled.blockPatterns(), dtype: "u2", bitsPerSample: 16, effort: 3,
+                                                     dir: dir).streams
         tiled.encode = { _, _, _, _, i in streams[i] }
         try Self.time("12 MP JPEG XL lossless, 64 tiles", TestDNG.build([tiled]), repeats: 3)
         var strip = tiled
         strip.tile = nil
         strip.rowsPerStrip = Self.height
-        guard let one = try PythonCodecs.jpegXL(strip.blockPatterns(), dtype: "u2", bitsPerSample: 16, effort: 3,
-                                                 dir: dir)?.streams else { return }
+        let one = try PythonCodecs.jpegXL(strip.blockPatterns(), dtype: "u2", bitsPerSample: 16, effort: 3,
+                                                 dir: dir).streams
         strip.encode = { _, _, _, _, _ in one[0] }
         try Self.time("12 MP JPEG XL lossless, 1 strip", TestDNG.build([strip]), repeats: 3)
     }
@@ -146,7 +146,7 @@ struct Benchmarks {
         var spec = IFDSpec(image: image)
         spec.compression = 34892
         spec.tile = (512, 384)
-        guard let streams = try PythonCodecs.jpeg(spec.blockPatterns(), dir: dir)?.streams else { return }
+        let streams = try PythonCodecs.jpeg(spec.blockPatterns(), dir: dir).streams
         spec.encode = { _, _, _, _, i in streams[i] }
         try Self.time("12 MP lossy JPEG 8-bit", TestDNG.build([spec]))
     }

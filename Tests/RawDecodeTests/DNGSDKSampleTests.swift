@@ -22,7 +22,7 @@ import TestSupport
     static let files = ["03_jxl_bayer_raw_integer.dng", "01_jxl_linear_raw_integer.dng", "02_jxl_linear_raw_float.dng"]
 
     static var available: Bool {
-        files.allSatisfy { TestData.dngSDKSample($0) != nil } && TestData.python != nil
+        files.allSatisfy { TestData.dngSDKSampleIfPresent($0) != nil } && TestData.python != nil
     }
 
     /// Prints a JSON object: the main raw image's size and factors, the SHA-256 of its
@@ -110,8 +110,8 @@ import TestSupport
     @Test(.enabled(if: available, "needs scripts/fetch-dng-sdk-samples.sh and the Python test environment"),
           arguments: files)
     func stage1EqualsAnIndependentDecode(_ name: String) throws {
-        let url = try #require(TestData.dngSDKSample(name))
-        let py = try #require(try TestData.runPython(Self.script, [url.path]))
+        let url = try TestData.dngSDKSample(name)
+        let py = try TestData.runPython(Self.script, [url.path])
         try #require(py.status == 0, "\(py.stderr)")
         let reference = try #require(try JSONSerialization.jsonObject(with: Data(py.stdout.utf8)) as? [String: Any])
         let factors = (reference["rows"] as? Int ?? 0, reference["columns"] as? Int ?? 0)

@@ -11,7 +11,7 @@ import TestSupport
     /// The real Canon EOS Kiss X4 DNG (uncompressed 14-bit packed MSB-first CFA): the stored
     /// samples equal LibRaw's raw buffer (SHA-256 and statistics from the dataset README).
     @Test func canonKissX4StoredSamplesMatchLibRaw() throws {
-        guard let url = TestData.shared("real/canon_kissx4_cfa14_uncompressed.dng") else { return }
+        let url = try TestData.shared("real/canon_kissx4_cfa14_uncompressed.dng")
         let dng = try DNGFile.open(path: url.path)
         let decoded = try RawDecoder.decode(dng, ifd: dng.mainRawImage())
         let stored = try #require(decoded.uint16, "14-bit samples are stored as UInt16")
@@ -64,7 +64,7 @@ import TestSupport
             a.astype('<u2').tofile(sys.argv[2])
             print('ok', tifffile.__version__)
             """
-        guard let py = try TestData.runPython(script, [path, dumped]) else { return }
+        let py = try TestData.runPython(script, [path, dumped])
         #expect(py.status == 0, "\(py.stderr)")
         let theirs = try TestData.readU16LE(URL(fileURLWithPath: dumped))
         let dng = try DNGFile.open(path: path)

@@ -159,7 +159,7 @@ import TestSupport
                 spec.photometric = 32803
                 spec.extra += [t.short(33421, [2, 2]), t.byte(33422, [0, 1, 1, 2])]
             }
-            let (streams, _) = try #require(try PythonCodecs.jpegXL(spec.blockPatterns(), dtype: "u2", bitsPerSample: 16, dir: dir))
+            let (streams, _) = try PythonCodecs.jpegXL(spec.blockPatterns(), dtype: "u2", bitsPerSample: 16, dir: dir)
             spec.encode = { _, _, _, _, index in streams[index] }
             let dng = try TestDNG.open(TestDNG.build([spec]))
             #expect(image.matches(try RawDecoder.decode(dng, ifd: dng.mainRawImage())),

@@ -52,9 +52,9 @@ import TestSupport
         spec.tile = c.tiled ? (32, 16) : nil
         spec.rowsPerStrip = 11
         spec.planar = c.planar
-        guard let (streams, reference) = try PythonCodecs.jpegXL(spec.blockPatterns(), dtype: c.dtype,
+        let (streams, reference) = try PythonCodecs.jpegXL(spec.blockPatterns(), dtype: c.dtype,
                                                                  bitsPerSample: isFloat ? nil : c.streamBits,
-                                                                 container: c.container, dir: dir) else { return }
+                                                                 container: c.container, dir: dir)
         let signature: [UInt8] = c.container ? [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20] : [0xFF, 0x0A]
         #expect(streams.allSatisfy { $0.starts(with: signature) })
         spec.encode = { _, _, _, _, index in streams[index] }
@@ -89,7 +89,7 @@ import TestSupport
         var spec = IFDSpec(image: image)
         spec.compression = 52546
         spec.tile = (32, 32)
-        guard let (streams, reference) = try PythonCodecs.jpegXL(spec.blockPatterns(), dtype: "f2", dir: dir) else { return }
+        let (streams, reference) = try PythonCodecs.jpegXL(spec.blockPatterns(), dtype: "f2", dir: dir)
         spec.encode = { _, _, _, _, _ in streams[0] }
         let stored = try #require(try TestDNG.roundTrip(spec).float32?.samples)
         #expect(stored.map(\.bitPattern) == reference[0].map { TestImage.floatValue($0, bits: 16).bitPattern })
@@ -108,8 +108,8 @@ import TestSupport
         var spec = IFDSpec(image: TestImage(width: w, height: h, spp: 3, bits: 16, isFloat: false, patterns: patterns))
         spec.compression = 52546
         spec.tile = (64, 64)
-        guard let (streams, reference) = try PythonCodecs.jpegXL(spec.blockPatterns(), dtype: "u2", distance: 1.0,
-                                                                 dir: dir) else { return }
+        let (streams, reference) = try PythonCodecs.jpegXL(spec.blockPatterns(), dtype: "u2", distance: 1.0,
+                                                                 dir: dir)
         spec.encode = { _, _, _, _, _ in streams[0] }
         let stored = try #require(try TestDNG.roundTrip(spec).uint16)
         let maxError = zip(stored.samples, patterns).map { abs(Int($0) - Int($1)) }.max() ?? 0
@@ -138,11 +138,11 @@ import TestSupport
         let rgb = TestImage.random(width: 16, height: 16, spp: 3, bits: 16, seed: 3)
         let small = TestImage.random(width: 8, height: 16, spp: 1, bits: 16, seed: 4)
         let half = TestImage.random(width: 16, height: 16, spp: 1, bits: 16, isFloat: true, seed: 5)
-        func stream(_ image: TestImage, _ dtype: String) throws -> [UInt8]? {
-            try PythonCodecs.jpegXL([(image.patterns, image.width, image.height, image.spp)], dtype: dtype, dir: dir)?.streams.first
+        func stream(_ image: TestImage, _ dtype: String) throws -> [UInt8] {
+            try #require(try PythonCodecs.jpegXL([(image.patterns, image.width, image.height, image.spp)], dtype: dtype, dir: dir).streams.first)
         }
-        guard let good = try stream(tile, "u2"), let color = try stream(rgb, "u2"), let narrow = try stream(small, "u2"),
-              let float = try stream(half, "f2") else { return }
+        let good = try stream(tile, "u2"), color = try stream(rgb, "u2"), narrow = try stream(small, "u2")
+        let float = try stream(half, "f2")
 
         // Cut in half: libjxl cannot finish the image.
         let cut = try Self.decodeError(Self.twoTileSpec(streams: [good, Array(good.prefix(good.count / 2))]))
@@ -172,7 +172,7 @@ import TestSupport
         var spec = IFDSpec(image: image)
         spec.compression = 52546
         spec.tile = (32, 32)
-        guard let streams = try PythonCodecs.jpegXL(spec.blockPatterns(), dtype: "u2", dir: dir)?.streams else { return }
+        let streams = try PythonCodecs.jpegXL(spec.blockPatterns(), dtype: "u2", dir: dir).streams
         spec.encode = { _, _, _, _, index in streams[index] }
         #expect(image.matches(try TestDNG.roundTrip(spec)))
     }

@@ -47,7 +47,7 @@ import TestSupport
         spec.tile = c.tiled ? (32, 16) : nil
         spec.rowsPerStrip = 16
         spec.planar = c.planar
-        guard let (streams, decoded) = try PythonCodecs.jpeg(spec.blockPatterns(), dir: dir) else { return }
+        let (streams, decoded) = try PythonCodecs.jpeg(spec.blockPatterns(), dir: dir)
         spec.encode = { _, _, _, _, index in streams[index] }
         let dng = try TestDNG.open(TestDNG.build([spec]))
         let stored = c.photometric == 6 ? try RawDecoder.decodeAnyImage(dng, ifd: dng.images[0])
@@ -70,7 +70,7 @@ import TestSupport
         var spec = IFDSpec(image: image)
         spec.compression = 34892
         spec.tile = (32, 32)
-        guard let (progressive, decoded) = try PythonCodecs.jpeg(spec.blockPatterns(), progressive: true, dir: dir) else { return }
+        let (progressive, decoded) = try PythonCodecs.jpeg(spec.blockPatterns(), progressive: true, dir: dir)
         #expect(progressive.allSatisfy { stream in stream.withUnsafeBytes { JPEGFrameInfo.find(in: $0)?.marker == 0xC2 } })
         var expected = image
         expected.patterns = spec.assemble(decoded.map { $0.map(UInt32.init) })
@@ -80,7 +80,7 @@ import TestSupport
             s.encode = { _, _, _, _, i in progressive[i] }
             #expect(expected.matches(try TestDNG.roundTrip(s)), "progressive, compression \(compression)")
         }
-        guard let (baseline, baselineDecoded) = try PythonCodecs.jpeg(spec.blockPatterns(), dir: dir) else { return }
+        let (baseline, baselineDecoded) = try PythonCodecs.jpeg(spec.blockPatterns(), dir: dir)
         func withMarker(_ stream: [UInt8], _ marker: UInt8) -> [UInt8] {
             var out = stream
             let at = (0..<(out.count - 1)).first { out[$0] == 0xFF && out[$0 + 1] == 0xC0 }!
@@ -122,7 +122,7 @@ import TestSupport
         var spec = IFDSpec(image: image)
         spec.compression = 34892
         spec.tile = (32, 32)
-        guard let (streams, decoded) = try PythonCodecs.jpeg(spec.blockPatterns(), dir: dir) else { return }
+        let (streams, decoded) = try PythonCodecs.jpeg(spec.blockPatterns(), dir: dir)
         // imagecodecs writes the same tables for every tile of the same quality.
         let parts = streams.map(Self.abbreviate)
         #expect(parts[0].tables == parts[1].tables)
@@ -158,7 +158,7 @@ import TestSupport
         mask.rowsPerStrip = 24
         let t = TIFFBuilder()
         mask.extra = [t.ascii(52526, "urn:com:apple:photo:2020:aux:semanticskymatte")]
-        guard let (streams, decoded) = try PythonCodecs.jpeg(mask.blockPatterns(), dir: dir) else { return }
+        let (streams, decoded) = try PythonCodecs.jpeg(mask.blockPatterns(), dir: dir)
         mask.encode = { _, _, _, _, _ in streams[0] }
         let dng = try TestDNG.open(TestDNG.build([raw, mask]))
         let maskIFD = try #require(dng.semanticMasks.first)
@@ -177,8 +177,8 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: dir) }
         let tile = Self.content(width: 16, height: 16, spp: 1, seed: 1)
         let small = Self.content(width: 8, height: 16, spp: 1, seed: 2)
-        guard let good = try PythonCodecs.jpeg([(tile.patterns, 16, 16, 1)], dir: dir)?.streams[0],
-              let narrow = try PythonCodecs.jpeg([(small.patterns, 8, 16, 1)], dir: dir)?.streams[0] else { return }
+        let good = try PythonCodecs.jpeg([(tile.patterns, 16, 16, 1)], dir: dir).streams[0]
+        let narrow = try PythonCodecs.jpeg([(small.patterns, 8, 16, 1)], dir: dir).streams[0]
         func decode(_ streams: [[UInt8]], bits: Int = 8, compression: Int = 34892, spp: Int = 1) throws -> RawDecodeError {
             var image = TestImage.random(width: 32, height: 16, spp: spp, bits: 8, seed: 3)
             image.bits = bits

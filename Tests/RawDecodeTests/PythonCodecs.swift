@@ -30,11 +30,11 @@ enum PythonCodecs {
 
     /// JPEG XL streams made by imagecodecs (lossless by default), one per block, and
     /// imagecodecs' own decode of each stream (same dtype, as patterns: integers or half
-    /// bit patterns); nil when the Python environment is missing. imagecodecs writes 16-bit
+    /// bit patterns); the running test is skipped without the Python environment. imagecodecs writes 16-bit
     /// images in an ISOBMFF container; `container: false` takes the bare codestream out of
     /// it (the jxlc box, or the jxlp boxes in order).
     static func jpegXL(_ blocks: [BlockSamples], dtype: String, bitsPerSample: Int? = nil, container: Bool = false,
-                       distance: Double? = nil, effort: Int? = nil, dir: URL) throws -> (streams: [[UInt8]], decoded: [[UInt32]])? {
+                       distance: Double? = nil, effort: Int? = nil, dir: URL) throws -> (streams: [[UInt8]], decoded: [[UInt32]]) {
         let paths = try writeBlocks(blocks, dtype: dtype, dir: dir)
         let jobs: [[String: Any]] = zip(paths, blocks).map { path, b in
             ["in": path, "out": path + ".jxl", "dec": path + ".dec", "h": b.rows, "w": b.width, "c": b.spp]
@@ -75,8 +75,8 @@ enum PythonCodecs {
                 imagecodecs.jpegxl_decode(data).astype('<' + dtype).tofile(j['dec'])
             print(imagecodecs.jpegxl_version())
             """
-        guard let py = try TestData.runPython(script, [try json(jobs), dtype, String(bitsPerSample ?? 0),
-                                                       container ? "1" : "0", String(distance ?? 0), String(effort ?? 0)]) else { return nil }
+        let py = try TestData.runPython(script, [try json(jobs), dtype, String(bitsPerSample ?? 0),
+                                                       container ? "1" : "0", String(distance ?? 0), String(effort ?? 0)])
         guard py.status == 0 else { throw PythonFailure(stderr: py.stderr) }
         let streams = try jobs.map { [UInt8](try Data(contentsOf: URL(fileURLWithPath: $0["out"] as! String))) }
         let decoded = try jobs.map { job -> [UInt32] in
@@ -91,10 +91,10 @@ enum PythonCodecs {
     }
 
     /// Baseline JPEG streams made by imagecodecs' libjpeg-turbo (or progressive ones made by
-    /// Pillow), and their decoded bytes from imagecodecs' libjpeg-turbo; nil when the Python
-    /// environment is missing.
+    /// Pillow), and their decoded bytes from imagecodecs' libjpeg-turbo; the running test is
+    /// skipped without the Python environment.
     static func jpeg(_ blocks: [BlockSamples], quality: Int = 90, progressive: Bool = false,
-                     dir: URL) throws -> (streams: [[UInt8]], decoded: [[UInt8]])? {
+                     dir: URL) throws -> (streams: [[UInt8]], decoded: [[UInt8]]) {
         let paths = try writeBlocks(blocks, dtype: "u1", dir: dir)
         let jobs: [[String: Any]] = zip(paths, blocks).map { path, b in
             ["in": path, "out": path + ".jpg", "dec": path + ".dec", "h": b.rows, "w": b.width, "c": b.spp]
@@ -117,7 +117,7 @@ enum PythonCodecs {
                 imagecodecs.jpeg8_decode(data).astype('u1').tofile(j['dec'])
             print(imagecodecs.jpeg8_version())
             """
-        guard let py = try TestData.runPython(script, [try json(jobs), String(quality), progressive ? "1" : "0"]) else { return nil }
+        let py = try TestData.runPython(script, [try json(jobs), String(quality), progressive ? "1" : "0"])
         guard py.status == 0 else { throw PythonFailure(stderr: py.stderr) }
         let streams = try jobs.map { [UInt8](try Data(contentsOf: URL(fileURLWithPath: $0["out"] as! String))) }
         let decoded = try jobs.map { [UInt8](try Data(contentsOf: URL(fileURLWithPath: $0["dec"] as! String))) }

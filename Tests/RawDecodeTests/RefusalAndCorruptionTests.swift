@@ -187,14 +187,14 @@ import TestSupport
         var jxl = IFDSpec(image: TestImage.random(width: 48, height: 40, spp: 3, bits: 16, seed: 5))
         jxl.compression = 52546
         jxl.tile = (32, 32)
-        if let streams = try PythonCodecs.jpegXL(jxl.blockPatterns(), dtype: "u2", dir: dir)?.streams {
+        do { let streams = try PythonCodecs.jpegXL(jxl.blockPatterns(), dtype: "u2", dir: dir).streams
             jxl.encode = { _, _, _, _, i in streams[i] }
             add("jxl", jxl)
         }
         var jpeg = IFDSpec(image: LossyJPEGTests.content(width: 48, height: 40, spp: 3, seed: 6))
         jpeg.compression = 34892
         jpeg.tile = (32, 32)
-        if let streams = try PythonCodecs.jpeg(jpeg.blockPatterns(), dir: dir)?.streams {
+        do { let streams = try PythonCodecs.jpeg(jpeg.blockPatterns(), dir: dir).streams
             jpeg.encode = { _, _, _, _, i in streams[i] }
             add("jpeg", jpeg)
         }

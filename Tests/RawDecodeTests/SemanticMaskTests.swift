@@ -58,8 +58,8 @@ import TestSupport
                 try! LJ92Encoder.encode(patterns.map { UInt16($0) }, width: width, height: rows, components: 1, precision: c.bits)
             }
         case 52546:
-            guard let streams = try PythonCodecs.jpegXL(mask.blockPatterns(), dtype: c.isFloat ? "f2" : c.bits == 8 ? "u1" : "u2",
-                                                        dir: dir)?.streams else { return }
+            let streams = try PythonCodecs.jpegXL(mask.blockPatterns(), dtype: c.isFloat ? "f2" : c.bits == 8 ? "u1" : "u2",
+                                                        dir: dir).streams
             mask.encode = { _, _, _, _, index in streams[index] }
         default: break
         }
@@ -98,7 +98,7 @@ import TestSupport
     /// The iPhone 12 Pro ProRAW header (pixel data cut off): its sky matte is 8-bit lossy
     /// JPEG in one strip; decoding it names the truncation, as for the raw tiles.
     @Test func realProRAWSkyMatteIsTruncated() throws {
-        guard let url = TestData.shared("real/iphone12pro_proraw_header_only.dng") else { return }
+        let url = try TestData.shared("real/iphone12pro_proraw_header_only.dng")
         let dng = try DNGFile.open(path: url.path)
         let mask = try #require(dng.semanticMasks.first)
         #expect(mask.compression == 34892 && mask.photometric == 52527 && mask.width == 2016 && mask.height == 1512)

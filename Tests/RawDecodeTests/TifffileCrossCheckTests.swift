@@ -66,7 +66,7 @@ import TestSupport
             json.dump(manifest, open(os.path.join(out, 'manifest.json'), 'w'))
             print(tifffile.__version__)
             """
-        guard let py = try TestData.runPython(script, [dir.path]) else { return }
+        let py = try TestData.runPython(script, [dir.path])
         #expect(py.status == 0, "\(py.stderr)")
         let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("manifest.json"))) as! [[String: Any]]
         #expect(manifest.count == 15)
@@ -127,7 +127,7 @@ import TestSupport
                 a.astype(a.dtype.newbyteorder('<')).tofile(j['file'] + '.raw')
                 print(j['file'], a.dtype, a.shape)
             """
-        guard let py = try TestData.runPython(script, [try PythonCodecs.json(jobs)]) else { return }
+        let py = try TestData.runPython(script, [try PythonCodecs.json(jobs)])
         #expect(py.status == 0, "\(py.stderr)")
         #expect(py.stdout.split(separator: "\n").count == files.count, "\(py.stdout)")
         for f in files {

@@ -128,7 +128,7 @@ import TestSupport
     /// The real iPhone 12 Pro ProRAW header: its sky matte is listed with its geometry, and
     /// decoding it names the truncation and the way around it.
     @Test func realProRAWSkyMatte() throws {
-        guard let url = TestData.shared("real/iphone12pro_proraw_header_only.dng") else { return }
+        let url = try TestData.shared("real/iphone12pro_proraw_header_only.dng")
         let dng = try DNGFile.open(path: url.path)
         let geometry = MaskGeometry.describe(dng)
         #expect(geometry.count == 1)

@@ -189,11 +189,11 @@ import TestSupport
             mine = np.fromfile(ours, dtype='<f4').reshape(x.shape)
             print('shape', x.shape, 'bit-exact', bool(np.array_equal(x.view(np.uint32), mine.view(np.uint32))))
             """
-        guard let py = try TestData.runPython(script, [path, ours]) else { return }
+        let py = try TestData.runPython(script, [path, ours])
         #expect(py.status == 0, "\(py.stderr)")
         #expect(py.stdout.contains("bit-exact True"), "\(py.stdout)")
 
-        if let exiftool = TestData.tool("exiftool") {
+        do { let exiftool = try TestData.tool("exiftool")
             let tags = try TestData.run(exiftool, ["-s", "-s", "-s", "-NoiseProfile", "-ISO", "-ExposureTime", "-BlackLevel", path]).stdout
             let lines = tags.split(separator: "\n").map(String.init)
             #expect(lines.count == 4, "\(tags)")

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// The result of running an external program.
 public struct ProcessResult: Sendable {
@@ -10,25 +11,42 @@ public struct ProcessResult: Sendable {
 extension TestData {
     /// The Python interpreter with the project's test packages (h5py, OpenEXR, numpy,
     /// imagecodecs, ...): `$SCENELINEAR_PYTHON`, else `<package root>/.venv/bin/python`
-    /// (made by `scripts/bootstrap.sh`). `nil` (and a "skipped" line on stderr) when absent.
+    /// (made by `scripts/bootstrap.sh`), or `nil` when absent (for `.enabled(if:)`).
     public static var python: URL? {
+        let url = pythonPath
+        return FileManager.default.isExecutableFile(atPath: url.path) ? url : nil
+    }
+
+    static var pythonPath: URL {
         let env = ProcessInfo.processInfo.environment["SCENELINEAR_PYTHON"]
-        let url = env.map { URL(fileURLWithPath: $0) } ?? packageRoot.appendingPathComponent(".venv/bin/python")
-        guard FileManager.default.isExecutableFile(atPath: url.path) else {
-            FileHandle.standardError.write(Data("skipped: Python test environment not found at \(url.path) (run scripts/bootstrap.sh)\n".utf8))
-            return nil
+        return env.map { URL(fileURLWithPath: $0) } ?? packageRoot.appendingPathComponent(".venv/bin/python")
+    }
+
+    /// The Python interpreter; the running test is skipped (or, in CI, fails) without it.
+    public static func requirePython() throws -> URL {
+        guard let python else {
+            try TestRequirement.unavailable("the Python test environment at \(pythonPath.path) (run scripts/bootstrap.sh)",
+                                            installedByBootstrap: true)
+        }
+        return python
+    }
+
+    /// An executable on PATH (e.g. `exrheader`, `h5dump`); the running test is skipped (or,
+    /// in CI, fails) without it.
+    public static func tool(_ name: String) throws -> URL {
+        guard let url = toolIfPresent(name) else {
+            try TestRequirement.unavailable("\(name) on PATH (run scripts/bootstrap.sh)", installedByBootstrap: true)
         }
         return url
     }
 
-    /// Finds an executable on PATH (e.g. `exrheader`, `h5dump`), or `nil`.
-    public static func tool(_ name: String) -> URL? {
+    /// An executable on PATH, or nil.
+    public static func toolIfPresent(_ name: String) -> URL? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         for dir in path.split(separator: ":") {
             let candidate = URL(fileURLWithPath: String(dir)).appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
         }
-        FileHandle.standardError.write(Data("skipped: \(name) not found on PATH (run scripts/bootstrap.sh)\n".utf8))
         return nil
     }
 
@@ -65,8 +83,8 @@ extension TestData {
     }
 
     /// Runs a Python script (passed on stdin) with the test interpreter and `arguments`.
-    public static func runPython(_ script: String, _ arguments: [String] = []) throws -> ProcessResult? {
-        guard let python else { return nil }
-        return try run(python, ["-"] + arguments, stdin: Data(script.utf8))
+    /// The running test is skipped (or, in CI, fails) without the Python environment.
+    public static func runPython(_ script: String, _ arguments: [String] = []) throws -> ProcessResult {
+        try run(try requirePython(), ["-"] + arguments, stdin: Data(script.utf8))
     }
 }

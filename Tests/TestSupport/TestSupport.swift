@@ -1,5 +1,6 @@
 import Foundation
 import ImageCore
+import Testing
 
 /// Helpers shared by the test targets: the shared dataset folder, temporary directories,
 /// tolerances and a seeded random number generator.
@@ -22,12 +23,12 @@ public enum TestData {
         return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
     }
 
-    /// A file in the shared datasets, or `nil` (and a "skipped" line on stderr) when the
-    /// folder is absent.
-    public static func shared(_ relativePath: String) -> URL? {
+    /// A file in the shared datasets. When the folder is absent the running test is
+    /// skipped (reported as such, with the reason); CI does not install these files.
+    public static func shared(_ relativePath: String) throws -> URL {
         guard let base = sharedDatasets else {
-            FileHandle.standardError.write(Data("skipped: shared datasets not found (set SCENELINEAR_SHARED_DATASETS)\n".utf8))
-            return nil
+            try TestRequirement.unavailable("the shared datasets folder (../shared/datasets or SCENELINEAR_SHARED_DATASETS)",
+                                            installedByBootstrap: false)
         }
         return base.appendingPathComponent(relativePath)
     }
@@ -113,14 +114,42 @@ extension TestData {
         return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/scenelinear/dng-sdk-samples")
     }
 
-    /// A DNG SDK sample file (e.g. `03_jxl_bayer_raw_integer.dng`), or `nil` (and a
-    /// "skipped" line on stderr) when it has not been fetched.
-    public static func dngSDKSample(_ name: String) -> URL? {
-        let url = dngSDKSamples.appendingPathComponent(name)
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            FileHandle.standardError.write(Data("skipped: \(url.path) not found (run scripts/fetch-dng-sdk-samples.sh)\n".utf8))
-            return nil
+    /// A DNG SDK sample file (e.g. `03_jxl_bayer_raw_integer.dng`). When it has not been
+    /// fetched (scripts/fetch-dng-sdk-samples.sh, which needs the network) the running test
+    /// is skipped.
+    public static func dngSDKSample(_ name: String) throws -> URL {
+        guard let url = dngSDKSampleIfPresent(name) else {
+            try TestRequirement.unavailable("\(dngSDKSamples.appendingPathComponent(name).path) (run scripts/fetch-dng-sdk-samples.sh)",
+                                            installedByBootstrap: false)
         }
         return url
+    }
+
+    /// A DNG SDK sample file, or nil when it has not been fetched (for `.enabled(if:)`).
+    public static func dngSDKSampleIfPresent(_ name: String) -> URL? {
+        let url = dngSDKSamples.appendingPathComponent(name)
+        return FileManager.default.fileExists(atPath: url.path) ? url : nil
+    }
+}
+
+/// What a test needs from outside the package: when it is missing, the test is skipped
+/// and reported as skipped with the reason (`Test.cancel`), never passed. With
+/// `SCENELINEAR_REQUIRE_TOOLS=1` (set by `make test`'s CI entry point, `.ci/run`) a
+/// missing tool that `scripts/bootstrap.sh` installs — the Python environment, exrheader,
+/// h5dump, exiftool, the built binary — fails the test instead.
+public enum TestRequirement {
+    /// Whether missing bootstrap-installed tools fail the run.
+    public static let toolsRequired = ProcessInfo.processInfo.environment["SCENELINEAR_REQUIRE_TOOLS"] == "1"
+
+    public struct Missing: Error, CustomStringConvertible {
+        public let what: String
+        public var description: String { "required for this test and installed by scripts/bootstrap.sh, but missing: \(what)" }
+    }
+
+    /// Skips the running test because `what` is missing — or fails it, when CI requires
+    /// what the bootstrap installs.
+    public static func unavailable(_ what: String, installedByBootstrap: Bool) throws -> Never {
+        if installedByBootstrap && toolsRequired { throw Missing(what: what) }
+        try Test.cancel("skipped: \(what) not available")
     }
 }
