@@ -63,9 +63,11 @@ import TestSupport
 
     @Test func histogramBinsAreWhereTheValuesAre() {
         let h = Histogram.compute(Self.image(clipped: false), options: HistogramOptions(binsPerStop: 1, range: -6...0))
-        // R of the left half is 0.2: log2 0.2 = −2.32, bin [−3, −2) is index 3.
+        // Bin [−3, −2) is index 3, R in [0.125, 0.25): the left half (0.2, log2 = −2.32),
+        // 400 pixels, and the ramp columns k/32 with k = 4…7, 4 × 20 = 80 pixels.
         let r = h.counts["R"]!
-        #expect(r[3] >= 400)
+        #expect(r[3] == 480)
+        #expect(r.reduce(0, +) == 800, "every R value (0.2 and 1/32 … 20/32) lies in 2⁻⁶ … 1")
         #expect(h.edges.count == 7 && h.edges.first == -6 && h.edges.last == 0)
     }
 
