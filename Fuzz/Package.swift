@@ -13,5 +13,7 @@ let package = Package(
         .executableTarget(name: "FuzzContainer", dependencies: ["FuzzSupport", .product(name: "SceneLinearKit", package: "scenelinear-root")]),
         .executableTarget(name: "FuzzLosslessJPEG", dependencies: ["FuzzSupport", .product(name: "SceneLinearKit", package: "scenelinear-root")]),
         .executableTarget(name: "FuzzDecode", dependencies: ["FuzzSupport", .product(name: "SceneLinearKit", package: "scenelinear-root")]),
+        .executableTarget(name: "FuzzEXR", dependencies: ["FuzzSupport", .product(name: "SceneLinearKit", package: "scenelinear-root")]),
+        .executableTarget(name: "FuzzHDF5", dependencies: ["FuzzSupport", .product(name: "SceneLinearKit", package: "scenelinear-root")]),
     ]
 )

@@ -1,15 +1,29 @@
 #!/usr/bin/env bash
 # Writes the fuzzers' seed corpus from files the project generates itself (idempotent):
-# small DNGs (LinearRaw and CFA, uncompressed and lossless JPEG, with a GainMap, BigTIFF-free)
+# small EXR and HDF5 files written by `convert`, small DNGs (LinearRaw and CFA, uncompressed and lossless JPEG, with a GainMap, BigTIFF-free)
 # and lossless-JPEG streams cut out of them.
 set -euo pipefail
 cd "$(dirname "$0")"
-[ -f corpus/.done ] && exit 0
-mkdir -p corpus/container corpus/decode corpus/lossless-jpeg
 bin=../.build/debug/scenelinear
-[ -x "$bin" ] || (cd .. && swift build --product scenelinear >/dev/null)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# EXR and HDF5 files as `convert` writes them (the analysis commands' other inputs): small,
+# with and without compression, a clip mask and semantic-mask layers' worth of attributes.
+if [ ! -f corpus/.done-exchange ]; then
+    [ -x "$bin" ] || (cd .. && swift build --product scenelinear >/dev/null)
+    mkdir -p corpus/exr corpus/hdf5
+    $bin testchart -o "$tmp/small.dng" --width 32 --height 24 >/dev/null
+    for c in none zip piz rle; do
+        $bin convert "$tmp/small.dng" -o "corpus/exr/small-$c.exr" --exr-compression $c --exr-clip-mask >/dev/null
+    done
+    $bin convert "$tmp/small.dng" -o corpus/hdf5/small.h5 >/dev/null
+    $bin convert "$tmp/small.dng" -o corpus/hdf5/small-raw.h5 --hdf5-level 0 >/dev/null
+    $bin convert "$tmp/small.dng" -o corpus/hdf5/small-analysis.h5 --analysis >/dev/null
+    touch corpus/.done-exchange
+fi
+[ -f corpus/.done ] && exit 0
+mkdir -p corpus/container corpus/decode corpus/lossless-jpeg
+[ -x "$bin" ] || (cd .. && swift build --product scenelinear >/dev/null)
 $bin testchart -o "$tmp/chart.dng" --width 64 --height 48 >/dev/null
 $bin testchart -o "$tmp/chart-raw.dng" --width 64 --height 48 --uncompressed >/dev/null
 echo '{"lensShading": 0.3, "storage": "lossless-jpeg"}' > "$tmp/shade.json"

@@ -3,19 +3,21 @@
 # for a debug build) and runs one.
 #
 #   Fuzz/run.sh TARGET [SECONDS] [extra libFuzzer flags]
-#   TARGET: container | lossless-jpeg | decode
+#   TARGET: container | lossless-jpeg | decode | exr | hdf5
 #
 # The seed corpus is made by Fuzz/make-corpus.sh from files the project generates itself;
 # crashes land in Fuzz/crashes/<target>/ (each one becomes a regression test).
 set -euo pipefail
 cd "$(dirname "$0")"
-target=${1:?target: container, lossless-jpeg or decode}
+target=${1:?target: container, lossless-jpeg, decode, exr or hdf5}
 seconds=${2:-60}
 shift $(( $# > 1 ? 2 : 1 ))
 case "$target" in
     container) product=FuzzContainer ;;
     lossless-jpeg) product=FuzzLosslessJPEG ;;
     decode) product=FuzzDecode ;;
+    exr) product=FuzzEXR ;;
+    hdf5) product=FuzzHDF5 ;;
     *) echo "unknown target $target" >&2; exit 64 ;;
 esac
 ln -sfn .. scenelinear-root

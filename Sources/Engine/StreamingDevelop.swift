@@ -317,7 +317,7 @@ extension Pipeline {
             let parts = reports[number].map(describe) ?? []
             processing.append(MetadataItem("opcodeList\(number)", .text(parts.isEmpty ? "empty" : parts.joined(separator: "; "))))
         }
-        provenance.processing = processing + plan.processingItems + digestItems
+        provenance.processing = processing + digestItems + plan.processingItems
         var masks: [SemanticMaskLayer] = []
         if options.includeMasks && !dng.maskIFDs.isEmpty {
             let grid = Stage3Grid.pipeline(activeArea: area, binning: binning, width: stage3Width, height: stage3Height)

@@ -6,11 +6,22 @@ public enum Parallel {
     /// The number of worker threads to use: the active processor count, or the value of
     /// the environment variable `SCENELINEAR_THREADS` when set (≥ 1).
     public static var threadCount: Int {
+        if let n = threadCountOverride { return n }
         // getenv rather than ProcessInfo's dictionary: this is read in every parallel loop.
         if let value = getenv("SCENELINEAR_THREADS"), let n = Int(String(cString: value)), n >= 1 {
             return n
         }
         return processors
+    }
+
+    /// A thread count for what runs inside `withThreadCount` on the calling task or thread,
+    /// in place of the environment's.
+    @TaskLocal public static var threadCountOverride: Int?
+
+    /// Runs `body` with `threadCount` set to `n` (≥ 1) for the loops it starts from this
+    /// task or thread, without touching the process environment that other code reads.
+    public static func withThreadCount<T>(_ n: Int, _ body: () throws -> T) rethrows -> T {
+        try $threadCountOverride.withValue(max(1, n)) { try body() }
     }
 
     private static let processors = max(1, ProcessInfo.processInfo.activeProcessorCount)

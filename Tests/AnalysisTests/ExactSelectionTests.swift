@@ -102,7 +102,7 @@ import TestSupport
 
     /// The percentiles of a hard region are numpy's `inverted_cdf` percentiles of the same
     /// values, exactly (an independent implementation of the definition).
-    @Test(.enabled(if: TestData.python != nil, "the Python test environment is needed"))
+    @Test(.enabled(if: TestData.python != nil || TestRequirement.toolsRequired, "the Python test environment is needed"))
     func percentilesEqualNumpyInvertedCDF() throws {
         let image = Self.image("ties", width: 150, height: 90, seed: 3)
         let region = Region(name: "all", shape: .rectangle(PixelRect(width: 150, height: 90)))

@@ -4,20 +4,9 @@ import ImageExchange
 import Testing
 import TestSupport
 
-private let threadCountLock = NSLock()
-
-/// Sets `SCENELINEAR_THREADS` for the duration of `body`. Calls are serialized by a lock,
-/// so two tests cannot change it under each other; tests that only read it meanwhile
-/// merely run at a different speed.
+/// Runs `body` with `n` threads for the parallel loops it starts (no environment change).
 func withThreadCount<T>(_ n: Int, _ body: () throws -> T) rethrows -> T {
-    threadCountLock.lock()
-    defer { threadCountLock.unlock() }
-    let old = ProcessInfo.processInfo.environment["SCENELINEAR_THREADS"]
-    setenv("SCENELINEAR_THREADS", String(n), 1)
-    defer {
-        if let old { setenv("SCENELINEAR_THREADS", old, 1) } else { unsetenv("SCENELINEAR_THREADS") }
-    }
-    return try body()
+    try Parallel.withThreadCount(n, body)
 }
 
 @Suite("EXR parallel encoding", .serialized)

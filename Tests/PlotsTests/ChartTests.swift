@@ -1,5 +1,6 @@
 import Foundation
 import Plots
+import ImageCore
 import Testing
 import TestSupport
 
@@ -249,12 +250,8 @@ import TestSupport
     @Test func sameBytesOnOneThread() {
         let map = Samples.evMap(width: 1500, height: 1000, maxSize: 700)
         let parallel = PlotRenderer.render(map, format: .png)
-        let saved = ProcessInfo.processInfo.environment["SCENELINEAR_THREADS"]
-        setenv("SCENELINEAR_THREADS", "1", 1)
-        let serial = PlotRenderer.render(map, format: .png)
-        setenv("SCENELINEAR_THREADS", "3", 1)
-        let three = PlotRenderer.render(map, format: .png)
-        if let saved { setenv("SCENELINEAR_THREADS", saved, 1) } else { unsetenv("SCENELINEAR_THREADS") }
+        let serial = Parallel.withThreadCount(1) { PlotRenderer.render(map, format: .png) }
+        let three = Parallel.withThreadCount(3) { PlotRenderer.render(map, format: .png) }
         #expect(serial == parallel)
         #expect(three == parallel)
     }

@@ -22,7 +22,7 @@ import TestSupport
     static let files = ["03_jxl_bayer_raw_integer.dng", "01_jxl_linear_raw_integer.dng", "02_jxl_linear_raw_float.dng"]
 
     static var available: Bool {
-        files.allSatisfy { TestData.dngSDKSampleIfPresent($0) != nil } && TestData.python != nil
+        files.allSatisfy { TestData.dngSDKSampleIfPresent($0) != nil } && (TestData.python != nil || TestRequirement.toolsRequired)
     }
 
     /// Prints a JSON object: the main raw image's size and factors, the SHA-256 of its

@@ -143,7 +143,7 @@ import TestSupport
     /// JPEG XL tiles (imagecodecs' libjxl, lossless) of an interleaved CFA image, the way
     /// the Adobe DNG SDK writes Bayer data for JPEG XL, and of interleaved three-sample
     /// images, chunky and planar (the JPEG XL decoder places each tile's fields itself).
-    @Test(.enabled(if: TestData.python != nil, "needs the Python test environment (imagecodecs)"))
+    @Test(.enabled(if: TestData.python != nil || TestRequirement.toolsRequired, "needs the Python test environment (imagecodecs)"))
     func jpegXLTiles() throws {
         let dir = TestData.temporaryDirectory("interleave-jxl")
         defer { try? FileManager.default.removeItem(at: dir) }
