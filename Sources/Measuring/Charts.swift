@@ -94,9 +94,10 @@ public enum AnalysisCharts {
     }
 
     /// Writes chart bytes atomically; the format follows the extension (.png or .svg).
-    public static func write(_ render: (PlotFormat) -> [UInt8], to path: String) throws {
+    public static func write(_ render: (PlotFormat) throws -> [UInt8], to path: String) throws {
         let format = try format(of: path)
-        let bytes = render(format)
+        let bytes: [UInt8]
+        do { bytes = try render(format) } catch { throw OutputError(path: path, reason: "\(error)") }
         try AtomicFile.write(to: path) { temporary in
             guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes)) else {
                 throw OutputError(path: path, reason: "cannot create the file")

@@ -42,13 +42,21 @@ public enum AnalysisReport {
         var request = request
         if request.histogram == nil { request.histogram = HistogramOptions() }
         let store = SharedStore<Int, Charts>()
+        let failures = SharedStore<Int, PNGEncoderError>()
         let regions = request.regions
         let results = Pipeline.analyze(paths, request: request, progress: progress) { i, input, result in
             let name = URL(fileURLWithPath: input.path).lastPathComponent
             let map = AnalysisCharts.evMap(input.image, title: name, regions: regions, maxSize: 1000)
-            let histograms = result.regions.compactMap { AnalysisCharts.histogram(result, region: $0) }
-                .map { PlotRenderer.render($0, format: .png, width: 900, height: 480) }
-            store[i] = Charts(evMap: PlotRenderer.render(map, format: .png), histograms: histograms)
+            do throws(PNGEncoderError) {
+                let histograms = try result.regions.compactMap { AnalysisCharts.histogram(result, region: $0) }
+                    .map { plot throws(PNGEncoderError) in try PlotRenderer.render(plot, format: .png, width: 900, height: 480) }
+                store[i] = Charts(evMap: try PlotRenderer.render(map, format: .png), histograms: histograms)
+            } catch {
+                failures[i] = error
+            }
+        }
+        if let failure = (0..<paths.count).lazy.compactMap({ failures[$0] }).first {
+            throw OutputError(path: path, reason: "\(failure)")
         }
         let charts = (0..<paths.count).map { store[$0] }
         switch format {

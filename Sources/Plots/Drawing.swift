@@ -149,8 +149,8 @@ public struct RasterImage: Sendable, Equatable {
     }
 
     /// The image as a PNG file.
-    public func pngData() -> [UInt8] {
-        PNGEncoder.encode(rgb: rgb, width: width, height: height)
+    public func pngData() throws(PNGEncoderError) -> [UInt8] {
+        try PNGEncoder.encode(rgb: rgb, width: width, height: height)
     }
 }
 
@@ -210,7 +210,7 @@ public struct Drawing: Sendable {
     }
 
     /// The drawing as a PNG file.
-    public func png() -> [UInt8] {
-        rasterize().pngData()
+    public func png() throws(PNGEncoderError) -> [UInt8] {
+        try rasterize().pngData()
     }
 }

@@ -17,9 +17,10 @@ public enum PNGEncoder {
     ///   - rgb: `width × height × 3` bytes, row by row from the top, R G B per pixel.
     ///   - compressionLevel: zlib level 0…9; 6 balances size and speed.
     /// - Returns: the bytes of a complete PNG file.
-    /// - Precondition: `width`, `height` ≥ 1 and `rgb.count == width * height * 3`.
-    public static func encode(rgb: [UInt8], width: Int, height: Int, compressionLevel: Int = 6) -> [UInt8] {
-        encode(samples: rgb, width: width, height: height, channels: 3, level: compressionLevel)
+    /// - Throws: `PNGEncoderError` when the size is impossible or does not match `rgb`, or
+    ///   zlib fails.
+    public static func encode(rgb: [UInt8], width: Int, height: Int, compressionLevel: Int = 6) throws(PNGEncoderError) -> [UInt8] {
+        try encode(samples: rgb, width: width, height: height, channels: 3, level: compressionLevel)
     }
 
     /// Encodes an RGBA image (straight, not premultiplied, alpha).
@@ -27,9 +28,10 @@ public enum PNGEncoder {
     ///   - rgba: `width × height × 4` bytes, row by row from the top, R G B A per pixel.
     ///   - compressionLevel: zlib level 0…9.
     /// - Returns: the bytes of a complete PNG file.
-    /// - Precondition: `width`, `height` ≥ 1 and `rgba.count == width * height * 4`.
-    public static func encode(rgba: [UInt8], width: Int, height: Int, compressionLevel: Int = 6) -> [UInt8] {
-        encode(samples: rgba, width: width, height: height, channels: 4, level: compressionLevel)
+    /// - Throws: `PNGEncoderError` when the size is impossible or does not match `rgba`, or
+    ///   zlib fails.
+    public static func encode(rgba: [UInt8], width: Int, height: Int, compressionLevel: Int = 6) throws(PNGEncoderError) -> [UInt8] {
+        try encode(samples: rgba, width: width, height: height, channels: 4, level: compressionLevel)
     }
 
     /// The PNG filter types (PNG specification, section 9.2).
@@ -37,12 +39,15 @@ public enum PNGEncoder {
         case none = 0, sub = 1, up = 2, average = 3, paeth = 4
     }
 
-    private static func encode(samples: [UInt8], width: Int, height: Int, channels: Int, level: Int) -> [UInt8] {
-        precondition(width >= 1 && height >= 1 && width <= 0x7FFF_FFFF && height <= 0x7FFF_FFFF,
-                     "PNG dimensions must be 1…2³¹−1")
-        precondition(samples.count == width * height * channels, "expected \(width * height * channels) bytes, got \(samples.count)")
+    private static func encode(samples: [UInt8], width: Int, height: Int, channels: Int, level: Int) throws(PNGEncoderError) -> [UInt8] {
+        guard width >= 1 && height >= 1 && width <= 0x7FFF_FFFF && height <= 0x7FFF_FFFF else {
+            throw .invalidSize("\(width)×\(height): PNG dimensions must be 1…2³¹−1")
+        }
+        guard samples.count == width * height * channels else {
+            throw .invalidSize("\(width)×\(height)×\(channels) needs \(width * height * channels) bytes, got \(samples.count)")
+        }
         let filtered = filterScanlines(samples, width: width, height: height, channels: channels)
-        let compressed = deflate(filtered, level: level)
+        let compressed = try deflate(filtered, level: level)
 
         var ihdr = [UInt8]()
         ihdr.reserveCapacity(13)
@@ -140,7 +145,7 @@ public enum PNGEncoder {
     }
 
     /// One zlib stream (RFC 1950) of `data`.
-    static func deflate(_ data: [UInt8], level: Int) -> [UInt8] {
+    static func deflate(_ data: [UInt8], level: Int) throws(PNGEncoderError) -> [UInt8] {
         var capacity = compressBound(uLong(data.count))
         var out = [UInt8](repeating: 0, count: Int(capacity))
         let status = data.withUnsafeBufferPointer { src in
@@ -148,7 +153,7 @@ public enum PNGEncoder {
                 compress2(dst.baseAddress, &capacity, src.baseAddress, uLong(src.count), Int32(min(9, max(0, level))))
             }
         }
-        precondition(status == Z_OK, "zlib compress2 failed with status \(status)")
+        guard status == Z_OK else { throw .zlib(status: Int(status)) }
         out.removeSubrange(Int(capacity)...)
         return out
     }
@@ -167,5 +172,20 @@ public enum PNGEncoder {
 
     private static func appendBigEndian(_ value: UInt32, to out: inout [UInt8]) {
         out += [UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
+    }
+}
+
+/// Why a PNG could not be encoded.
+public enum PNGEncoderError: Error, Equatable, CustomStringConvertible {
+    /// The size is impossible, or does not match the pixels given.
+    case invalidSize(String)
+    /// zlib's compress2 failed (out of memory) with this status.
+    case zlib(status: Int)
+
+    public var description: String {
+        switch self {
+        case .invalidSize(let reason): return "cannot encode a PNG: \(reason)"
+        case .zlib(let status): return "cannot encode a PNG: zlib compress2 failed with status \(status)"
+        }
     }
 }

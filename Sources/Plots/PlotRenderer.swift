@@ -14,25 +14,25 @@ public enum PlotFormat: String, Sendable, CaseIterable {
 /// same bytes.
 public enum PlotRenderer {
     /// A histogram, `width × height` pixels.
-    public static func render(_ plot: HistogramPlot, format: PlotFormat, width: Int = 960, height: Int = 540) -> [UInt8] {
-        encode(plot.drawing(width: width, height: height), format)
+    public static func render(_ plot: HistogramPlot, format: PlotFormat, width: Int = 960, height: Int = 540) throws(PNGEncoderError) -> [UInt8] {
+        try encode(plot.drawing(width: width, height: height), format)
     }
 
     /// An EV map; its size follows from the image and `maxSize`.
-    public static func render(_ map: EVMap, format: PlotFormat) -> [UInt8] {
-        encode(map.drawing(), format)
+    public static func render(_ map: EVMap, format: PlotFormat) throws(PNGEncoderError) -> [UInt8] {
+        try encode(map.drawing(), format)
     }
 
     /// An XY plot, `width × height` pixels.
-    public static func render(_ plot: XYPlot, format: PlotFormat, width: Int = 960, height: Int = 540) -> [UInt8] {
-        encode(plot.drawing(width: width, height: height), format)
+    public static func render(_ plot: XYPlot, format: PlotFormat, width: Int = 960, height: Int = 540) throws(PNGEncoderError) -> [UInt8] {
+        try encode(plot.drawing(width: width, height: height), format)
     }
 
     /// A drawing in the given format.
-    public static func encode(_ drawing: Drawing, _ format: PlotFormat) -> [UInt8] {
+    public static func encode(_ drawing: Drawing, _ format: PlotFormat) throws(PNGEncoderError) -> [UInt8] {
         switch format {
-        case .png: return drawing.png()
-        case .svg: return drawing.svgData()
+        case .png: return try drawing.png()
+        case .svg: return try drawing.svgData()
         }
     }
 }

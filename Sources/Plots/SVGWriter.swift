@@ -19,7 +19,7 @@ extension Drawing {
     /// about the same capital height, fitted (`textLength`) to the width the bitmap font
     /// gives it, so the layout holds whichever font the viewer has; images are embedded as
     /// base64 PNG; clipping uses `<clipPath>`. Paths with a role carry it as their `class`.
-    public func svg() -> String {
+    public func svg() throws(PNGEncoderError) -> String {
         var out = """
             <?xml version="1.0" encoding="UTF-8"?>
             <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" version="1.1" \
@@ -48,7 +48,7 @@ extension Drawing {
             case .text(let text, let at, let style):
                 out += Self.text(text, at: at, style: style)
             case .image(let image, let rect):
-                let png = Data(image.pngData()).base64EncodedString()
+                let png = Data(try image.pngData()).base64EncodedString()
                 out += "<image x=\"\(svgNumber(rect.x))\" y=\"\(svgNumber(rect.y))\" width=\"\(svgNumber(rect.width))\" height=\"\(svgNumber(rect.height))\" "
                 out += "preserveAspectRatio=\"none\" image-rendering=\"pixelated\" style=\"image-rendering:pixelated\" "
                 out += "xlink:href=\"data:image/png;base64,\(png)\"/>\n"
@@ -72,8 +72,8 @@ extension Drawing {
     }
 
     /// The SVG document as UTF-8 bytes.
-    public func svgData() -> [UInt8] {
-        Array(svg().utf8)
+    public func svgData() throws(PNGEncoderError) -> [UInt8] {
+        Array(try svg().utf8)
     }
 
     private static func text(_ text: String, at: PlotPoint, style: TextStyle) -> String {

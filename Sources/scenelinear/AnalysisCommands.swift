@@ -97,7 +97,7 @@ struct AnalysisOptions: ParsableArguments {
         return Pipeline.analyze(files, request: request, progress: progress) { i, input, _ in
             let target = many ? "\(stem)-\(i + 1).\(ext)" : evMap
             let map = AnalysisCharts.evMap(input.image, title: URL(fileURLWithPath: input.path).lastPathComponent, regions: regions)
-            try AnalysisCharts.write({ PlotRenderer.render(map, format: $0) }, to: target)
+            try AnalysisCharts.write({ try PlotRenderer.render(map, format: $0) }, to: target)
         }
     }
 }

@@ -156,11 +156,11 @@ extension SceneLinearCommand {
                 passed = report.passed
                 if let plot {
                     let bias = ValidationCharts.bias(report)
-                    try AnalysisCharts.write({ PlotRenderer.render(bias, format: $0) }, to: plot)
+                    try AnalysisCharts.write({ try PlotRenderer.render(bias, format: $0) }, to: plot)
                     if let noise = ValidationCharts.noise(report) {
                         let url = URL(fileURLWithPath: plot)
                         let target = url.deletingPathExtension().path + "-noise." + url.pathExtension
-                        try AnalysisCharts.write({ PlotRenderer.render(noise, format: $0) }, to: target)
+                        try AnalysisCharts.write({ try PlotRenderer.render(noise, format: $0) }, to: target)
                     }
                 }
             }

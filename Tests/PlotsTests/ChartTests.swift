@@ -46,8 +46,8 @@ import TestSupport
         let image = plot.drawing().rasterize()
         #expect(image.width == 960 && image.height == 540)
         // The PNG is exactly this raster, and says so in its header.
-        let png = PlotRenderer.render(plot, format: .png)
-        #expect(png == image.pngData())
+        let png = try PlotRenderer.render(plot, format: .png)
+        #expect(try png == image.pngData())
         #expect(Array(png[16..<24]) == [0, 0, 0x03, 0xC0, 0, 0, 0x02, 0x1C], "IHDR 960 × 540")
 
         let white = Self.count(image, .white)
@@ -76,7 +76,7 @@ import TestSupport
         #expect(layout.x.pixel(coordinate: -14) == plotArea.minX && layout.x.pixel(coordinate: 2) == plotArea.maxX)
     }
 
-    @Test func histogramStepHeightFollowsTheCountAxis() {
+    @Test func histogramStepHeightFollowsTheCountAxis() throws {
         let plot = HistogramPlot(title: "One bin", binEdges: [0, 1, 2, 3, 4], logarithmic: false,
                                  series: [("counts", [0, 0, 9.5, 0])], logCounts: false)
         let image = plot.drawing().rasterize()
@@ -132,7 +132,7 @@ import TestSupport
         }
     }
 
-    @Test func evMapClippedPixelsAreMagentaAndRegionsAreOutlined() {
+    @Test func evMapClippedPixelsAreMagentaAndRegionsAreOutlined() throws {
         var clipped = [Bool](repeating: false, count: 256 * 64)
         for y in 20..<40 { for x in 100..<120 { clipped[y * 256 + x] = true } }
         let region: [SIMD2<Double>] = [SIMD2(140, 8), SIMD2(230, 8), SIMD2(230, 56), SIMD2(140, 56)]
@@ -160,7 +160,7 @@ import TestSupport
         }
     }
 
-    @Test func evMapAveragesLinearLightWhenReducing() {
+    @Test func evMapAveragesLinearLightWhenReducing() throws {
         // 3000 × 1200: bright (−2 EV) left of x = 1501, dark (−6 EV) from there; one clipped pixel.
         let w = 3000, h = 1200
         var lum = [Float](repeating: exp2f(-6), count: w * h)
@@ -185,7 +185,7 @@ import TestSupport
         }
     }
 
-    @Test func evMapAutomaticRange() {
+    @Test func evMapAutomaticRange() throws {
         // Values from 2^-10 to 2^-2 (uniform in stops), plus clipped pixels at 4 that do not count.
         var values: [Float] = (0..<10_000).map { exp2f(-10 + 8 * Float($0) / 10_000) }
         values += [Float](repeating: 4, count: 50)
@@ -197,7 +197,7 @@ import TestSupport
         #expect(EVMap.automaticRange([0, -1]) == -8...0, "no positive value: a default range")
     }
 
-    @Test func smallMapsAreEnlargedByAWholeFactor() {
+    @Test func smallMapsAreEnlargedByAWholeFactor() throws {
         let map = EVMap(title: "Tiny", width: 40, height: 30, luminance: [Float](repeating: 0.1, count: 1200))
         let layout = map.layout()
         #expect(layout.pixelScale == 12, "480 / 40")
@@ -206,7 +206,7 @@ import TestSupport
 
     // MARK: - XY plot
 
-    @Test func xyPlotPointsLandOnTheirMarkers() {
+    @Test func xyPlotPointsLandOnTheirMarkers() throws {
         let plot = XYPlot(title: "Line", xLabel: "x", yLabel: "y",
                           series: [("a", [(0, 0, nil), (10, 10, 2)]), ("b", [(5, 1, nil), (6, 2, nil)])],
                           referenceLines: [(y: 5, label: "five")])
@@ -226,7 +226,7 @@ import TestSupport
         #expect(grey.count > Int(layout.plotArea.width * 0.4))
     }
 
-    @Test func logAxesDropNonPositiveValues() {
+    @Test func logAxesDropNonPositiveValues() throws {
         let plot = XYPlot(title: "Log", xLabel: "x", yLabel: "y",
                           series: [("s", [(0.001, 1e-4, nil), (0, 1, nil), (1, 0.01, nil), (10, -1, nil)])], logX: true, logY: true)
         let layout = plot.layout()
@@ -237,38 +237,38 @@ import TestSupport
 
     // MARK: - Determinism and sizes
 
-    @Test func sameInputSameBytes() {
+    @Test func sameInputSameBytes() throws {
         for format in PlotFormat.allCases {
-            #expect(PlotRenderer.render(Samples.histogram(), format: format) == PlotRenderer.render(Samples.histogram(), format: format))
-            #expect(PlotRenderer.render(Samples.xyPlot(), format: format) == PlotRenderer.render(Samples.xyPlot(), format: format))
+            #expect(try PlotRenderer.render(Samples.histogram(), format: format) == PlotRenderer.render(Samples.histogram(), format: format))
+            #expect(try PlotRenderer.render(Samples.xyPlot(), format: format) == PlotRenderer.render(Samples.xyPlot(), format: format))
             let map = Samples.evMap(width: 600, height: 400)
-            #expect(PlotRenderer.render(map, format: format) == PlotRenderer.render(map, format: format))
+            #expect(try PlotRenderer.render(map, format: format) == PlotRenderer.render(map, format: format))
         }
     }
 
     /// The parallel parts (reduction, colouring) give the same bytes on any number of threads.
-    @Test func sameBytesOnOneThread() {
+    @Test func sameBytesOnOneThread() throws {
         let map = Samples.evMap(width: 1500, height: 1000, maxSize: 700)
-        let parallel = PlotRenderer.render(map, format: .png)
-        let serial = Parallel.withThreadCount(1) { PlotRenderer.render(map, format: .png) }
-        let three = Parallel.withThreadCount(3) { PlotRenderer.render(map, format: .png) }
+        let parallel = try PlotRenderer.render(map, format: .png)
+        let serial = try Parallel.withThreadCount(1) { try PlotRenderer.render(map, format: .png) }
+        let three = try Parallel.withThreadCount(3) { try PlotRenderer.render(map, format: .png) }
         #expect(serial == parallel)
         #expect(three == parallel)
     }
 
-    @Test func otherSizes() {
+    @Test func otherSizes() throws {
         let image = Samples.histogram().drawing(width: 640, height: 360).rasterize()
         #expect(image.width == 640 && image.height == 360)
         let big = Samples.xyPlot().drawing(width: 1600, height: 900).rasterize()
         #expect(big.width == 1600 && big.height == 900)
     }
 
-    @Test func emptyInputsStillRender() {
+    @Test func emptyInputsStillRender() throws {
         let histogram = HistogramPlot(title: "Nothing", binEdges: [], series: [])
         #expect(histogram.drawing().rasterize().width == 960)
         let xy = XYPlot(title: "Nothing", xLabel: "x", yLabel: "y", series: [])
-        #expect(PlotRenderer.render(xy, format: .png).count > 100)
+        #expect(try PlotRenderer.render(xy, format: .png).count > 100)
         let map = EVMap(title: "Nothing", width: 0, height: 0, luminance: [])
-        #expect(PlotRenderer.render(map, format: .png).count > 100)
+        #expect(try PlotRenderer.render(map, format: .png).count > 100)
     }
 }

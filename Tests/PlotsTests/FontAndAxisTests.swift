@@ -4,7 +4,7 @@ import Testing
 
 /// The bitmap font, the canvas primitives and the axis helpers.
 @Suite struct FontAndAxisTests {
-    @Test func everyPrintableASCIICharacterHasAGlyph() {
+    @Test func everyPrintableASCIICharacterHasAGlyph() throws {
         for code in 32...126 {
             let scalar = Unicode.Scalar(UInt8(code))
             #expect(BitmapFont.hasGlyph(scalar), "\(scalar)")
@@ -20,7 +20,7 @@ import Testing
         #expect(BitmapFont.mask("€").coverage.contains(1), "unknown characters draw a box")
     }
 
-    @Test func glyphShapesAndMetrics() {
+    @Test func glyphShapesAndMetrics() throws {
         // "E" at scale 1: 5 wide; capitals from row 1 to row 9, the baseline below row 9.
         let e = BitmapFont.mask("E")
         #expect(e.width == 5 && e.baseline == 10)
@@ -40,7 +40,7 @@ import Testing
         #expect(BitmapFont.width(of: "0123456789") == 10 * 5 + 9, "tabular digits")
     }
 
-    @Test func enlargedTextKeepsStraightStrokesSharpAndSmoothsDiagonals() {
+    @Test func enlargedTextKeepsStraightStrokesSharpAndSmoothsDiagonals() throws {
         // The minus sign is one straight bar, 10 × 2 pixels at scale 2: full ink except its
         // four outer corners, which the smoothing rounds to 3/4.
         let minus = BitmapFont.mask("\u{2212}", scale: 2)
@@ -54,7 +54,7 @@ import Testing
         #expect(slash.contains(1))
     }
 
-    @Test func canvasLinesAndShapes() {
+    @Test func canvasLinesAndShapes() throws {
         var canvas = Canvas(width: 40, height: 30)
         // A one-pixel line through pixel centres covers exactly one column.
         canvas.stroke([PlotPoint(10.5, 2), PlotPoint(10.5, 12)], LineStyle(color: .black))
@@ -78,7 +78,7 @@ import Testing
         #expect(canvas.pixel(39, 29) == SIMD3(255, 255, 255))
     }
 
-    @Test func clippingLimitsDrawing() {
+    @Test func clippingLimitsDrawing() throws {
         var canvas = Canvas(width: 20, height: 20)
         canvas.setClip(PlotRect(x: 5, y: 5, width: 10, height: 10))
         canvas.fill(PlotRect(x: 0, y: 0, width: 20, height: 20), .black)
@@ -86,7 +86,7 @@ import Testing
         #expect(canvas.pixel(14, 14) == SIMD3(0, 0, 0) && canvas.pixel(15, 14) == SIMD3(255, 255, 255))
     }
 
-    @Test func niceTicks() {
+    @Test func niceTicks() throws {
         #expect(AxisTicks.niceStep(span: 10, target: 5) == 2)
         #expect(AxisTicks.niceStep(span: 1, target: 4) == 0.2)
         #expect(AxisTicks.niceStep(span: 700, target: 3) == 200)
@@ -98,7 +98,7 @@ import Testing
         #expect(AxisTicks.niceRange(0...10.4, target: 5) == 0...12)
     }
 
-    @Test func stopTicks() {
+    @Test func stopTicks() throws {
         // Every stop ticked; labels every stop when there is room, else every 2 or 5.
         let wide = AxisTicks.stops(-4...2, pixelsPerStop: 60, minimumSpacing: 30)
         #expect(wide.map(\.coordinate) == [-4, -3, -2, -1, 0, 1, 2])
@@ -108,7 +108,7 @@ import Testing
         #expect(narrow.compactMap(\.label) == ["\u{2212}10", "\u{2212}5", "0"])
     }
 
-    @Test func logTicks() {
+    @Test func logTicks() throws {
         let ticks = AxisTicks.logarithmic(0...3, maximumLabels: 6)
         #expect(ticks.compactMap(\.label) == ["1", "10", "100", "1k"])
         #expect(ticks.filter { $0.label == nil }.count == 3 * 8, "2…9 in each of three decades")
@@ -118,7 +118,7 @@ import Testing
         #expect(many.compactMap(\.label) == ["1e\u{2212}12", "1e\u{2212}9", "1e\u{2212}6", "0.001", "1"])
     }
 
-    @Test func numberFormats() {
+    @Test func numberFormats() throws {
         #expect(AxisFormat.number(-3, step: 1) == "\u{2212}3")
         #expect(AxisFormat.number(0.25, step: 0.05) == "0.25")
         #expect(AxisFormat.number(-0.0001, step: 0.1) == "0.0", "no negative zero")
@@ -147,7 +147,7 @@ import Testing
         return 0.2104542553 * l + 0.7936177850 * m - 0.0040720468 * s
     }
 
-    @Test func rampIsEvenInLightnessAndAvoidsMagenta() {
+    @Test func rampIsEvenInLightnessAndAvoidsMagenta() throws {
         for i in 0..<EVColorRamp.size {
             let t = Double(i) / Double(EVColorRamp.size - 1)
             let c = EVColorRamp.color(at: t)

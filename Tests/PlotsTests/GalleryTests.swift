@@ -18,11 +18,11 @@ struct GalleryTests {
 
     @Test func examples() throws {
         for format in PlotFormat.allCases {
-            try Self.write(PlotRenderer.render(Samples.histogram(), format: format), "histogram.\(format.rawValue)")
-            try Self.write(PlotRenderer.render(Samples.histogram(logCounts: false), format: format), "histogram-linear.\(format.rawValue)")
-            try Self.write(PlotRenderer.render(Samples.evMap(), format: format), "ev-map.\(format.rawValue)")
-            try Self.write(PlotRenderer.render(Samples.xyPlot(), format: format), "xy-plot.\(format.rawValue)")
-            try Self.write(PlotRenderer.render(Samples.noisePlot(), format: format), "xy-noise.\(format.rawValue)")
+            try Self.write(try PlotRenderer.render(Samples.histogram(), format: format), "histogram.\(format.rawValue)")
+            try Self.write(try PlotRenderer.render(Samples.histogram(logCounts: false), format: format), "histogram-linear.\(format.rawValue)")
+            try Self.write(try PlotRenderer.render(Samples.evMap(), format: format), "ev-map.\(format.rawValue)")
+            try Self.write(try PlotRenderer.render(Samples.xyPlot(), format: format), "xy-plot.\(format.rawValue)")
+            try Self.write(try PlotRenderer.render(Samples.noisePlot(), format: format), "xy-noise.\(format.rawValue)")
         }
     }
 
@@ -39,11 +39,11 @@ struct GalleryTests {
             d.add(.text("Bold: Sunset 12.5 EV (−3.2 %)", at: PlotPoint(10, y), TextStyle(scale: scale, bold: true, vertical: .capTop)))
             y += Double(16 * scale)
         }
-        try Self.write(d.png(), "font.png")
+        try Self.write(try d.png(), "font.png")
         var ramp = Drawing(width: 512, height: 40)
         for i in 0..<512 {
             ramp.add(.rect(PlotRect(x: Double(i), y: 0, width: 1, height: 40), fill: EVColorRamp.color(at: Double(i) / 511)))
         }
-        try Self.write(ramp.png(), "ramp.png")
+        try Self.write(try ramp.png(), "ramp.png")
     }
 }

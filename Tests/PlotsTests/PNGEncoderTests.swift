@@ -58,8 +58,8 @@ import TestSupport
         return out
     }
 
-    @Test func structureRGB() {
-        let png = PNGEncoder.encode(rgb: Self.randomImage(width: 37, height: 23, seed: 1), width: 37, height: 23)
+    @Test func structureRGB() throws {
+        let png = try PNGEncoder.encode(rgb: Self.randomImage(width: 37, height: 23, seed: 1), width: 37, height: 23)
         #expect(Array(png.prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
         let chunks = Self.chunks(png)
         #expect(chunks.first?.type == "IHDR")
@@ -78,24 +78,24 @@ import TestSupport
         #expect((Int(idat[0]) * 256 + Int(idat[1])) % 31 == 0)
     }
 
-    @Test func structureRGBA() {
-        let png = PNGEncoder.encode(rgba: Self.randomImage(width: 5, height: 3, channels: 4, seed: 2), width: 5, height: 3)
+    @Test func structureRGBA() throws {
+        let png = try PNGEncoder.encode(rgba: Self.randomImage(width: 5, height: 3, channels: 4, seed: 2), width: 5, height: 3)
         let chunks = Self.chunks(png)
         #expect(chunks.allSatisfy { $0.crcMatches })
         #expect(Array(chunks[0].data[8..<13]) == [8, 6, 0, 0, 0], "colour type 6 = RGBA")
     }
 
-    @Test func largeImagesSplitIntoSeveralDataChunks() {
+    @Test func largeImagesSplitIntoSeveralDataChunks() throws {
         let width = 700, height = 500
-        let png = PNGEncoder.encode(rgb: Self.randomImage(width: width, height: height, seed: 3), width: width, height: height)
+        let png = try PNGEncoder.encode(rgb: Self.randomImage(width: width, height: height, seed: 3), width: width, height: height)
         let idats = Self.chunks(png).filter { $0.type == "IDAT" }
         #expect(idats.count >= 4, "1 MB of noise needs at least four 256 KiB chunks")
         #expect(idats.dropLast().allSatisfy { $0.data.count == 256 * 1024 })
     }
 
-    @Test func sameInputSameBytes() {
+    @Test func sameInputSameBytes() throws {
         let image = Self.gradientImage(width: 120, height: 80)
-        #expect(PNGEncoder.encode(rgb: image, width: 120, height: 80) == PNGEncoder.encode(rgb: image, width: 120, height: 80))
+        #expect(try PNGEncoder.encode(rgb: image, width: 120, height: 80) == PNGEncoder.encode(rgb: image, width: 120, height: 80))
     }
 
     /// Decodes with Python and compares every pixel; also reports the filter types used.
@@ -110,7 +110,7 @@ import TestSupport
             ("noise-rgba", 19, 11, 4, Self.randomImage(width: 19, height: 11, channels: 4, seed: 5)),
         ]
         for (name, w, h, c, pixels) in cases {
-            let png = c == 3 ? PNGEncoder.encode(rgb: pixels, width: w, height: h) : PNGEncoder.encode(rgba: pixels, width: w, height: h)
+            let png = c == 3 ? try PNGEncoder.encode(rgb: pixels, width: w, height: h) : try PNGEncoder.encode(rgba: pixels, width: w, height: h)
             try Data(png).write(to: dir.appendingPathComponent("\(name).png"))
             try Data(pixels).write(to: dir.appendingPathComponent("\(name).raw"))
         }
@@ -186,5 +186,17 @@ import TestSupport
         #expect(json["flat"]?["filters"] as? [Int] == [1, 2])
         let gradientFilters = json["gradient"]?["filters"] as? [Int] ?? []
         #expect(!gradientFilters.isEmpty && !gradientFilters.contains(0))
+    }
+}
+
+/// The encoder's failures are errors, not traps.
+@Suite struct PNGEncoderErrorTests {
+    @Test func impossibleSizesThrow() {
+        #expect(throws: PNGEncoderError.invalidSize("0×5: PNG dimensions must be 1…2³¹−1")) {
+            try PNGEncoder.encode(rgb: [], width: 0, height: 5)
+        }
+        #expect(throws: PNGEncoderError.invalidSize("2×2×3 needs 12 bytes, got 11")) {
+            try PNGEncoder.encode(rgb: Array(repeating: 0, count: 11), width: 2, height: 2)
+        }
     }
 }

@@ -51,7 +51,7 @@ import FoundationXML
 
     @Test func histogramSVG() throws {
         let plot = Samples.histogram()
-        let svg = try Self.parse(PlotRenderer.render(plot, format: .svg))
+        let svg = try Self.parse(try PlotRenderer.render(plot, format: .svg))
         let root = try #require(svg.elements.first)
         #expect(root.name == "svg")
         #expect(root.attributes["width"] == "960" && root.attributes["height"] == "540")
@@ -75,7 +75,7 @@ import FoundationXML
 
     @Test func evMapSVGEmbedsTheMapAsPNG() throws {
         let map = Samples.evMap(width: 600, height: 400)
-        let svg = try Self.parse(PlotRenderer.render(map, format: .svg))
+        let svg = try Self.parse(try PlotRenderer.render(map, format: .svg))
         let images = svg.elements.filter { $0.name == "image" }
         #expect(images.count == 2, "the map and the legend bar")
         let href = try #require(images[0].attributes["xlink:href"])
@@ -93,7 +93,7 @@ import FoundationXML
 
     @Test func xyPlotSVG() throws {
         let plot = Samples.xyPlot()
-        let svg = try Self.parse(PlotRenderer.render(plot, format: .svg))
+        let svg = try Self.parse(try PlotRenderer.render(plot, format: .svg))
         #expect(svg.count("path", class: "series") == plot.series.count)
         let bars = plot.series.flatMap(\.points).filter { $0.error != nil }.count
         #expect(svg.count("path", class: "error-bar") == bars)
@@ -106,7 +106,7 @@ import FoundationXML
 
     @Test func specialCharactersAreEscaped() throws {
         let plot = XYPlot(title: "a < b & \"c\" > 'd'", xLabel: "x", yLabel: "y", series: [("s<1>", [(0, 0, nil), (1, 1, nil)])])
-        let svg = try Self.parse(PlotRenderer.render(plot, format: .svg))
+        let svg = try Self.parse(try PlotRenderer.render(plot, format: .svg))
         #expect(svg.texts.contains("a < b & \"c\" > 'd'"))
         #expect(svg.texts.contains("s<1>"))
     }

@@ -6,7 +6,7 @@ import Testing
 /// written as PNG. The time is printed; it must stay under one second in a release build
 /// (`swift test -c release --filter PlotsTests`), where it is checked.
 @Suite struct SpeedTests {
-    @Test func twelveMegapixelEVMap() {
+    @Test func twelveMegapixelEVMap() throws {
         let w = 4032, h = 3024
         var lum = [Float](repeating: 0, count: w * h)
         var clipped = [Bool](repeating: false, count: w * h)
@@ -22,7 +22,7 @@ import Testing
         let map = EVMap(title: "12 MP", width: w, height: h, luminance: lum, clipped: clipped,
                         regions: [("a", [SIMD2(100, 100), SIMD2(900, 100), SIMD2(900, 700), SIMD2(100, 700)])], maxSize: 1200)
         let start = DispatchTime.now().uptimeNanoseconds
-        let png = PlotRenderer.render(map, format: .png)
+        let png = try PlotRenderer.render(map, format: .png)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         FileHandle.standardError.write(Data("EV map 4032 × 3024 → 1200 × 900 PNG (\(png.count) bytes): \(String(format: "%.3f", seconds)) s\n".utf8))
         let layout = map.layout()
