@@ -12,7 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 if [ ! -f corpus/.done-exchange ]; then
     [ -x "$bin" ] || (cd .. && swift build --product scenelinear >/dev/null)
     mkdir -p corpus/exr corpus/hdf5
-    $bin testchart -o "$tmp/small.dng" --width 32 --height 24 >/dev/null
+    $bin testchart -o "$tmp/small.dng" --width 64 --height 48 >/dev/null
     for c in none zip piz rle; do
         $bin convert "$tmp/small.dng" -o "corpus/exr/small-$c.exr" --exr-compression $c --exr-clip-mask >/dev/null
     done
