@@ -49,6 +49,8 @@ fuzz-smoke: bootstrap
 	Fuzz/run.sh container $(FUZZ_SECONDS)
 	Fuzz/run.sh lossless-jpeg $(FUZZ_SECONDS)
 	Fuzz/run.sh decode $(FUZZ_SECONDS)
+	Fuzz/run.sh exr $(FUZZ_SECONDS)
+	Fuzz/run.sh hdf5 $(FUZZ_SECONDS)
 
 demo: release
 	@mkdir -p $(DEMO_OUT)
