@@ -27,7 +27,7 @@ public enum Demosaicer {
     /// The method used when none is named: `.rcd`.
     public static let defaultMethod: DemosaicMethod = .rcd
 
-    /// CFA Stage 2 image → 3-plane image (half size for `.superpixel`).
+    /// CFA Stage 2 image → Stage 3, three planes (half size for `.superpixel`).
     ///
     /// The CFA pattern's origin is the top-left pixel of the IFD, not of the ActiveArea:
     /// ActiveArea pixel (r, c) has the colour
@@ -42,7 +42,7 @@ public enum Demosaicer {
     ///   smaller than 2 × 2, or the CFA is not a 2 × 2 red/green/blue Bayer pattern with
     ///   CFALayout 1.
     public static func demosaic(_ image: LinearImage, cfa: CFADescription,
-                                method: DemosaicMethod = defaultMethod) throws(DemosaicError) -> LinearImage {
+                                method: DemosaicMethod = defaultMethod) throws(DemosaicError) -> Stage3Image {
         let ifdPath = image.ifd.path
         guard image.planes == 1 else { throw DemosaicError(ifd: ifdPath, reason: .planeCount(image.planes)) }
         let phase = try phase(cfa: cfa, activeArea: image.mapping.activeArea, width: image.width, height: image.height, ifd: ifdPath)
@@ -54,7 +54,7 @@ public enum Demosaicer {
         case .bilinear: planes = Bilinear.run(mosaic)
         case .rcd: planes = RatioCorrected.run(mosaic)
         }
-        return LinearImage(ifd: image.ifd, values: planes.values, clipMask: planes.clip, mapping: image.mapping)
+        return Stage3Image(planes: LinearImage(ifd: image.ifd, values: planes.values, clipMask: planes.clip, mapping: image.mapping))
     }
 
     /// The Bayer phase of a `width` × `height` mosaic over `activeArea`.

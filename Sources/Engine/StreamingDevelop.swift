@@ -237,6 +237,7 @@ extension Pipeline {
             if !list2Done {
                 trims[2] = try applyOpcodeList(2, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &processing)
             }
+            var stage3: Stage3Image?  // when collected: OpcodeList3 needs all of it, or the image is LinearRaw
             if raw.photometric == Photometric.cfa {
                 guard let cfa else {
                     throw RawDecodeError.inconsistentLayout(path: path, ifd: raw.path, reason: "a CFA image without CFARepeatPatternDim/CFAPattern")
@@ -275,25 +276,29 @@ extension Pipeline {
                     }
                     output = (made, plan)
                 } else {
-                    linear = try StageCollector.collect(width: width, height: height, planes: 3, ifd: raw, mapping: mapping) { stage3 in
-                        try demosaicBands { band, rows in stage3.store(band, rows: rows, columns: 0..<width) }
+                    stage3 = Stage3Image(planes: try StageCollector.collect(width: width, height: height, planes: 3, ifd: raw,
+                                                                            mapping: mapping) { collector in
+                        try demosaicBands { band, rows in collector.store(band, rows: rows, columns: 0..<width) }
                         return true
-                    }!
+                    }!)
                 }
-            } else if spp != 3 {
-                throw RawDecodeError.unsupported(path: path, ifd: raw.path, reason: "LinearRaw with \(spp) samples per pixel (3 supported)")
+            } else {
+                guard let planes = Stage3Image(linearRaw: consume linear) else {
+                    throw RawDecodeError.unsupported(path: path, ifd: raw.path, reason: "LinearRaw with \(spp) samples per pixel (3 supported)")
+                }
+                stage3 = planes
             }
-            if output == nil {
+            if var stage3 = consume stage3 {
                 // Stage 3 collected (LinearRaw's Stage 2, or the demosaiced planes): OpcodeList3 on
                 // all of it unless it acts per pixel, then colour and output band by band.
                 if !list3PerRegion {
-                    trims[3] = try applyOpcodeList(3, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &processing)
+                    trims[3] = try applyOpcodeList3(dng: dng, raw: raw, to: &stage3, clipping: options.opcodeClipping, notes: &processing)
                 }
-                let stage3 = linear
-                let plan = try geometry(width: stage3.width, height: stage3.height)
-                let made = try sink.run(plan: plan, stage3Width: stage3.width, stage3Height: stage3.height,
+                let image = stage3
+                let plan = try geometry(width: image.width, height: image.height)
+                let made = try sink.run(plan: plan, stage3Width: image.width, stage3Height: image.height,
                                         list3: list3PerRegion ? list3 : nil, opcodes: opcodes) { finish in
-                    try forEachBand(of: stage3) { band, rows in try finish.finish(&band, rows: rows, columns: 0..<stage3.width) }
+                    try forEachBand(of: image) { band, rows in try finish.finish(&band, rows: rows, columns: 0..<image.width) }
                 }
                 output = (made, plan)
             }
@@ -330,8 +335,8 @@ extension Pipeline {
         return MetadataItem("opcodeList\(number)", .text(parts.isEmpty ? "empty" : parts.joined(separator: "; ")))
     }
 
-    /// A collected three-plane Stage 3 image band by band (64 rows), in parallel.
-    static func forEachBand(of image: LinearImage, _ body: @Sendable (inout Band, Range<Int>) throws -> Void) throws {
+    /// A collected Stage 3 image band by band (64 rows), in parallel.
+    static func forEachBand(of image: Stage3Image, _ body: @Sendable (inout Band, Range<Int>) throws -> Void) throws {
         let rowsPerBand = 64, width = image.width, planes = image.planes
         try Parallel.forEachChunkThrowing(count: (image.height + rowsPerBand - 1) / rowsPerBand, minimumChunk: 1) { part in
             var band = Band(width: width, channels: planes)

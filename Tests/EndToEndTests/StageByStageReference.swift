@@ -17,19 +17,22 @@ enum StageByStageReference {
         var trims: [Int: PixelRect] = [:]
         trims[2] = try Pipeline.applyOpcodeList(2, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &processing)
         var binning = 1
+        var stage3: Stage3Image
         if raw.photometric == Photometric.cfa {
-            linear = try Demosaicer.demosaic(linear, cfa: raw.cfa!, method: options.demosaic)
+            stage3 = try Demosaicer.demosaic(linear, cfa: raw.cfa!, method: options.demosaic)
             processing.append(MetadataItem("demosaic", .text(options.demosaic.rawValue)))
             if options.demosaic == .superpixel { binning = 2 }
+        } else {
+            stage3 = Stage3Image(linearRaw: linear)!
         }
-        trims[3] = try Pipeline.applyOpcodeList(3, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &processing)
+        trims[3] = try Pipeline.applyOpcodeList3(dng: dng, raw: raw, to: &stage3, clipping: options.opcodeClipping, notes: &processing)
         let color = try ColorTransform.make(metadata: dng.metadata, encoding: options.encoding,
                                             whiteBalance: options.whiteBalance, path: path)
         let exposure = try Pipeline.exposureScaling(options.exposure, metadata: dng.metadata, path: path)
         var provenance = Pipeline.provenance(dng: dng, raw: raw, mapping: linear.mapping, color: color,
                                              sha256: SHA256Digest.hex(of: dng.file.data))
         provenance.processing = processing
-        let converted = ColorConversion.apply(color, exposure: exposure, to: linear, provenance: provenance)
+        let converted = ColorConversion.apply(color, exposure: exposure, to: stage3, provenance: provenance)
         let (geometryIFD, geometryBinning) = Pipeline.geometrySource(raw: raw, main: main, binning: binning)
         let plan = try ImageGeometry.plan(ifd: geometryIFD, orientation: dng.metadata.orientation, width: converted.width,
                                           height: converted.height, binning: geometryBinning, crop: options.crop,
