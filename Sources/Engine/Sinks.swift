@@ -155,3 +155,76 @@ struct BandFinisher<E: BitwiseCopyable & Sendable>: @unchecked Sendable {
         }
     }
 }
+
+/// Where the decoder's strips go: on to the output, into a collector, or into the mosaic window.
+enum StripTarget<E: BitwiseCopyable & Sendable>: Sendable {
+    case finish(BandFinisher<E>)
+    case collect(StageCollector)
+    case window(MosaicWindow)
+}
+
+/// A sink that keeps a window of the Stage 2 mosaic's rows — those the next demosaicing band
+/// reads and those decoded since — instead of the whole mosaic: rows arrive a row of blocks
+/// at a time (`store` from any thread, then `complete`), and `slide` drops the rows no band
+/// will read again.
+final class MosaicWindow: @unchecked Sendable {
+    let width: Int, capacity: Int
+    /// Mosaic row `r` (ActiveArea coordinates) is window row `r − top`.
+    private(set) var top = 0
+    /// Rows `top..<frontier` are complete.
+    private(set) var frontier = 0
+    let values: UnsafeMutablePointer<Float>
+    let clip: UnsafeMutablePointer<UInt8>
+    /// Per mosaic row, once complete: whether it holds a clipped sample.
+    private(set) var rowHasClip: [Bool]
+
+    init(width: Int, height: Int, capacity: Int) {
+        self.width = width
+        self.capacity = capacity
+        values = .allocate(capacity: width * capacity)
+        clip = .allocate(capacity: width * capacity)
+        rowHasClip = [Bool](repeating: false, count: height)
+    }
+
+    deinit {
+        values.deallocate()
+        clip.deallocate()
+    }
+
+    /// Stores a strip: mosaic `rows` × `columns`, one plane.
+    func store(_ band: Band, rows: Range<Int>, columns: Range<Int>) {
+        precondition(rows.lowerBound >= frontier && rows.upperBound - top <= capacity, "a strip outside the mosaic window")
+        let n = columns.count
+        band.values.samples.withUnsafeBufferPointer { v in
+            band.mask.withUnsafeBufferPointer { m in
+                for (i, r) in rows.enumerated() {
+                    let at = (r - top) * width + columns.lowerBound
+                    (values + at).update(from: v.baseAddress! + i * n, count: n)
+                    (clip + at).update(from: m.baseAddress! + i * n, count: n)
+                }
+            }
+        }
+    }
+
+    /// Rows up to `upTo` have been stored.
+    func complete(upTo: Int) {
+        for r in frontier..<upTo {
+            let row = clip + (r - top) * width
+            var any: UInt8 = 0
+            for c in 0..<width { any |= row[c] }
+            rowHasClip[r] = any & 1 != 0
+        }
+        frontier = upTo
+    }
+
+    /// Drops the rows above `newTop` (no band reads them any more).
+    func slide(to newTop: Int) {
+        precondition(newTop >= top && newTop <= frontier)
+        guard newTop > top else { return }
+        let kept = frontier - newTop
+        // The kept rows may overlap their new place: memmove.
+        memmove(values, values + (newTop - top) * width, kept * width * MemoryLayout<Float>.stride)
+        memmove(clip, clip + (newTop - top) * width, kept * width)
+        top = newTop
+    }
+}

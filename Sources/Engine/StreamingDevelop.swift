@@ -169,14 +169,16 @@ extension Pipeline {
         var stage2: LinearImage?  // Stage 2, collected whole for a stage that needs it so
         var list2Done = false     // whether OpcodeList2 ran region by region
 
+        var stage3: Stage3Image?  // Stage 3 collected: OpcodeList3 needs all of it, or Stage 2 was collected
+        var demosaicked = false
+
         if !hasList1 && blockwiseLayout {
             let bounds = PixelRect(width: area.width, height: area.height)
             let perRegion2 = list2PerRegion ? list2 : nil
-            /// The decoder's blocks, a strip of rows at a time, through Stage 2 and OpcodeList2
-            /// (when it acts per pixel) into `finish` or `collector`; false when the storage is
-            /// not decoded block by block.
-            func decodeBlocks(into finish: BandFinisher<E>?, or collector: StageCollector?) throws -> Bool {
-                try RawDecoder.forEachBlock(dng, ifd: raw, limits: options.limits) { region, samples, rowStride, fewBlocks in
+            /// What a decoded block goes through: a strip of rows at a time, Stage 2 and OpcodeList2
+            /// (when it acts per pixel) into `target`.
+            func strips(into target: StripTarget<E>) -> @Sendable (PixelRect, UnsafePointer<UInt16>, Int, Bool) throws -> Void {
+                { @Sendable (region: PixelRect, samples: UnsafePointer<UInt16>, rowStride: Int, fewBlocks: Bool) throws in
                     // The block's pixels inside the ActiveArea, in ActiveArea coordinates.
                     let rows = (max(region.top, area.top) - area.top)..<(min(region.bottom, area.bottom) - area.top)
                     let columns = (max(region.left, area.left) - area.left)..<(min(region.right, area.right) - area.left)
@@ -202,42 +204,105 @@ extension Pipeline {
                                 try applyOpcodes(perRegion2, number: 2, to: &strip.values, bounds: bounds, row: stripRows.lowerBound,
                                                  column: columns.lowerBound, context: opcodes)
                             }
-                            if let finish {
-                                try finish.finish(&strip, rows: stripRows, columns: columns)
-                            } else {
-                                collector?.store(strip, rows: stripRows, columns: columns)
+                            switch target {
+                            case .finish(let finish): try finish.finish(&strip, rows: stripRows, columns: columns)
+                            case .collect(let collector): collector.store(strip, rows: stripRows, columns: columns)
+                            case .window(let window): window.store(strip, rows: stripRows, columns: columns)
                             }
                         }
                     }
                 }
+            }
+            /// The decoder's blocks into `target`; false when the storage is not decoded block by block.
+            func decodeBlocks(into target: StripTarget<E>) throws -> Bool {
+                try RawDecoder.forEachBlock(dng, ifd: raw, limits: options.limits, strips(into: target))
             }
             if cfa == nil && list2PerRegion && list3PerRegion {
                 // Every stage per region: each strip goes from the decoder to the output at once.
                 let plan = try geometry(width: area.width, height: area.height)
                 var decoded = false
                 let made = try sink.run(plan: plan, stage3Width: area.width, stage3Height: area.height, list3: list3,
-                                        opcodes: opcodes) { finish in decoded = try decodeBlocks(into: finish, or: nil) }
+                                        opcodes: opcodes) { finish in decoded = try decodeBlocks(into: .finish(finish)) }
                 if decoded { output = (made, plan) }
+            } else if let cfa, list2PerRegion {
+                // CFA: a window of the mosaic's rows, demosaiced band by band as the rows a band
+                // reads arrive (a row of blocks at a time), then OpcodeList3, colour and output.
+                let bands: DemosaicBands
+                do throws(DemosaicError) {
+                    bands = try DemosaicBands(width: area.width, height: area.height, cfa: cfa, activeArea: area, ifd: raw.path,
+                                              method: options.demosaic)
+                } catch {
+                    throw FileFailure(path: path, error)
+                }
+                let width = bands.outputWidth, height = bands.outputHeight
+                let blockRows = raw.layout?.blockHeight ?? area.height
+                let bandReach = (0..<bands.bandCount).map { bands.inputRows(ofBand: $0).count }.max() ?? 0
+                let window = MosaicWindow(width: area.width, height: area.height,
+                                          capacity: min(area.height, blockRows + 64 + bandReach))
+                /// Decodes the blocks and hands each band of Stage 3 to `body` once the rows it
+                /// reads are in the window.
+                func demosaicBands(_ body: @Sendable (inout Band, Range<Int>) throws -> Void) throws -> Bool {
+                    var nextBand = 0
+                    return try RawDecoder.forEachBlockRow(dng, ifd: raw, limits: options.limits, strips(into: .window(window))) { ifdRows in
+                        let upper = min(ifdRows.upperBound, area.bottom) - area.top
+                        if upper > window.frontier { window.complete(upTo: upper) }
+                        var last = nextBand
+                        while last < bands.bandCount && bands.inputRows(ofBand: last).upperBound <= window.frontier { last += 1 }
+                        guard last > nextBand else { return }
+                        let ready = nextBand..<last
+                        let rowHasClip = RowClipIndex(flags: window.rowHasClip)
+                        try Parallel.forEachChunkThrowing(count: ready.count, minimumChunk: 1) { part in
+                            var band = Band(width: width, channels: 3)
+                            for k in part {
+                                let b = ready.lowerBound + k, rows = bands.rows(ofBand: b)
+                                band.resize(rows: rows.count)
+                                band.values.samples.withUnsafeMutableBufferPointer { v in
+                                    band.mask.withUnsafeMutableBufferPointer { m in
+                                        bands.demosaic(band: b, window: window.values, clip: window.clip, windowTop: window.top,
+                                                       rowHasClip: rowHasClip, into: v.baseAddress!, mask: m.baseAddress!)
+                                    }
+                                }
+                                try body(&band, rows)
+                            }
+                        }
+                        nextBand = last
+                        window.slide(to: nextBand < bands.bandCount ? bands.inputRows(ofBand: nextBand).lowerBound : window.frontier)
+                    }
+                }
+                if list3PerRegion {
+                    let plan = try geometry(width: width, height: height)
+                    var decoded = false
+                    let made = try sink.run(plan: plan, stage3Width: width, stage3Height: height, list3: list3, opcodes: opcodes) { finish in
+                        decoded = try demosaicBands { band, rows in try finish.finish(&band, rows: rows, columns: 0..<width) }
+                    }
+                    if decoded { output = (made, plan) }
+                } else {
+                    stage3 = try StageCollector.collect(width: width, height: height, planes: 3, ifd: raw,
+                                                        mapping: linearization.mapping) { collector in
+                        try demosaicBands { band, rows in collector.store(band, rows: rows, columns: 0..<width) }
+                    }.map { Stage3Image(planes: $0) }
+                }
+                demosaicked = output != nil || stage3 != nil
             } else {
                 stage2 = try StageCollector.collect(width: area.width, height: area.height, planes: spp, ifd: raw,
-                                                    mapping: linearization.mapping) { try decodeBlocks(into: nil, or: $0) }
+                                                    mapping: linearization.mapping) { try decodeBlocks(into: .collect($0)) }
             }
-            list2Done = perRegion2 != nil && (output != nil || stage2 != nil)
+            list2Done = perRegion2 != nil && (output != nil || stage2 != nil || stage3 != nil)
         }
-        if output == nil && stage2 == nil {
+        if output == nil && stage2 == nil && stage3 == nil {
             // The Stage 1 collector: OpcodeList1, or storage not decoded block by block.
             var stored = try RawDecoder.decode(dng, ifd: raw, limits: options.limits)
             try applyOpcodeList1(dng: dng, raw: raw, to: &stored, clipping: options.opcodeClipping, notes: &processing)
             stage2 = try Linearizer.linearize(stored, path: path)
         }
         if list2Done, let report = reports[2] { processing.append(listNote(2, report)) }
+        if demosaicked { processing.append(MetadataItem("demosaic", .text(options.demosaic.rawValue))) }
 
         if var linear = stage2 {
             stage2 = nil
             if !list2Done {
                 trims[2] = try applyOpcodeList(2, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &processing)
             }
-            var stage3: Stage3Image?  // when collected: OpcodeList3 needs all of it, or the image is LinearRaw
             if raw.photometric == Photometric.cfa {
                 guard let cfa else {
                     throw RawDecodeError.inconsistentLayout(path: path, ifd: raw.path, reason: "a CFA image without CFARepeatPatternDim/CFAPattern")
@@ -288,20 +353,20 @@ extension Pipeline {
                 }
                 stage3 = planes
             }
-            if var stage3 = consume stage3 {
-                // Stage 3 collected (LinearRaw's Stage 2, or the demosaiced planes): OpcodeList3 on
-                // all of it unless it acts per pixel, then colour and output band by band.
-                if !list3PerRegion {
-                    trims[3] = try applyOpcodeList3(dng: dng, raw: raw, to: &stage3, clipping: options.opcodeClipping, notes: &processing)
-                }
-                let image = stage3
-                let plan = try geometry(width: image.width, height: image.height)
-                let made = try sink.run(plan: plan, stage3Width: image.width, stage3Height: image.height,
-                                        list3: list3PerRegion ? list3 : nil, opcodes: opcodes) { finish in
-                    try forEachBand(of: image) { band, rows in try finish.finish(&band, rows: rows, columns: 0..<image.width) }
-                }
-                output = (made, plan)
+        }
+        if var stage3 = consume stage3 {
+            // Stage 3 collected (LinearRaw's Stage 2, or the demosaiced planes): OpcodeList3 on
+            // all of it unless it acts per pixel, then colour and output band by band.
+            if !list3PerRegion {
+                trims[3] = try applyOpcodeList3(dng: dng, raw: raw, to: &stage3, clipping: options.opcodeClipping, notes: &processing)
             }
+            let image = stage3
+            let plan = try geometry(width: image.width, height: image.height)
+            let made = try sink.run(plan: plan, stage3Width: image.width, stage3Height: image.height,
+                                    list3: list3PerRegion ? list3 : nil, opcodes: opcodes) { finish in
+                try forEachBand(of: image) { band, rows in try finish.finish(&band, rows: rows, columns: 0..<image.width) }
+            }
+            output = (made, plan)
         }
         if list3PerRegion, list3 != nil, let report = reports[3] { processing.append(listNote(3, report)) }
         guard let (made, plan) = output else { preconditionFailure("every route ends in the output sink") }
