@@ -112,11 +112,8 @@ extension SceneLinearCommand {
 
         @OptionGroup var limits: LimitOptions
 
-        @Flag(help: "Print per-stage timings in seconds. With the streaming conversion Stage 1 to the half conversion are one figure, 'streamed', and the input's hash runs alongside it on a thread of its own.")
+        @Flag(help: "Print timings in seconds: container, develop (Stage 1 to the output samples, region by region in one pass), hash (the input's SHA-256, on a thread of its own alongside develop) and each export.")
         var timings = false
-
-        @Flag(help: "Develop the whole image in memory before converting it, even where the streaming conversion covers the file: the same output bits, more time and memory; with --timings, a time for every stage (container, Stage 1, Stage 2, opcodes, colour, geometry, export).")
-        var noStreaming = false
 
         func validate() throws {
             if let shard, Shard.parse(shard) == nil { throw ValidationError("--shard must be i/n with 0 ≤ i < n") }
@@ -173,7 +170,6 @@ extension SceneLinearCommand {
             options.applyOrientation = !noOrientation
             options.source = source
             options.includeMasks = !noMasks
-            options.allowStreaming = !noStreaming
             try limits.apply(to: &options)
             return options
         }
@@ -255,7 +251,7 @@ extension SceneLinearCommand {
                     "width": image.width, "height": image.height, "colorSpace": image.encoding.rawValue,
                     "exposureScaling": image.exposure.mode.rawValue, "exposureFactor": image.exposure.factor,
                     "whiteBalance": image.provenance.whiteBalanceSource, "whiteXY": image.provenance.whiteXY,
-                    "clippedPixels": d.clippedPixelCount, "outputs": written, "streamed": d.streamed,
+                    "clippedPixels": d.clippedPixelCount, "outputs": written,
                     "crop": [d.geometry.crop.top, d.geometry.crop.left, d.geometry.crop.bottom, d.geometry.crop.right],
                     "orientation": d.geometry.orientation,
                     "masks": image.masks.map { ["name": $0.name, "semanticName": $0.semanticName, "instanceID": $0.instanceID,
@@ -266,9 +262,7 @@ extension SceneLinearCommand {
                 payload["digest"] = Dictionary(digestItems.map { ($0.key, $0.value.description) }, uniquingKeysWith: { a, _ in a })
                 if timings {
                     let t = d.timings
-                    payload["timings"] = ["container": t.container, "hash": t.hash, "stage1": t.stage1, "stage2": t.stage2,
-                                          "demosaic": t.demosaic, "color": t.color, "geometry": t.geometry, "streamed": t.streamed,
-                                          "export": t.export]
+                    payload["timings"] = ["container": t.container, "hash": t.hash, "develop": t.develop, "export": t.export]
                 }
                 if let data = try? JSONSerialization.data(withJSONObject: payload, options: [.prettyPrinted, .sortedKeys]) {
                     print(String(decoding: data, as: UTF8.self))
@@ -285,10 +279,8 @@ extension SceneLinearCommand {
             if timings {
                 let t = d.timings
                 let exports = t.export.sorted { $0.key < $1.key }.map { String(format: "%@ %.3f s", $0.key, $0.value) }.joined(separator: ", ")
-                let stages = d.streamed
-                    ? String(format: "streamed (stage 1, 2, opcodes, colour, geometry, half) %.3f s", t.streamed)
-                    : String(format: "stage 1 %.3f s, stage 2 %.3f s, demosaic %.3f s, colour %.3f s, geometry %.3f s", t.stage1, t.stage2, t.demosaic, t.color, t.geometry)
-                print(String(format: "timings: container %.3f s, hash %.3f s, ", t.container, t.hash) + stages + (exports.isEmpty ? "" : ", " + exports))
+                print(String(format: "timings: container %.3f s, develop %.3f s, hash %.3f s", t.container, t.develop, t.hash)
+                      + (exports.isEmpty ? "" : ", " + exports))
             }
         }
     }

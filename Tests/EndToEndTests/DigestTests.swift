@@ -139,8 +139,7 @@ import TestSupport
         adobeSamples.allSatisfy { FileManager.default.fileExists(atPath: TestData.dngSDKSamples.appendingPathComponent($0).path) }
     }
 
-    /// The writer's NewRawImageDigest is the definition's, and both conversion paths verify
-    /// it; a changed sample is refused with the digest error (both digests named) unless
+    /// The writer's NewRawImageDigest is the definition's, and the conversion verifies it; a changed sample is refused with the digest error (both digests named) unless
     /// ignored, which the output records.
     @Test func writtenDigestVerifiesAndMismatchIsRefused() throws {
         let directory = TestData.temporaryDirectory("digest-written")
@@ -149,9 +148,8 @@ import TestSupport
         let dng = try DNGFile.open(path: url.path)
         let stored = try #require(try RawImageDigest.expectation(dng, raw: try dng.mainRawImage())).stored
         #expect(stored == Self.referenceDigest(spec.samples, width: spec.width, height: spec.height, spp: 3))
-        for streaming in [true, false] {
+        do {
             var options = DevelopOptions()
-            options.allowStreaming = streaming
             let image = try Pipeline.developForOutput(path: url.path, options: options, keepClipMask: false)
             #expect(image.image.provenance.processing.first { $0.key == "digest" }?.value == .text("verified"))
         }
@@ -167,9 +165,8 @@ import TestSupport
         let entry = try #require(changedDNG.structure.ifds[0].entry(51111))
         bytes.replaceSubrange(entry.valueOffset..<(entry.valueOffset + 16), with: stored)
         try bytes.write(to: changedURL)
-        for streaming in [true, false] {
+        do {
             var options = DevelopOptions()
-            options.allowStreaming = streaming
             #expect {
                 _ = try Pipeline.developForOutput(path: changedURL.path, options: options, keepClipMask: false)
             } throws: { error in
@@ -200,9 +197,8 @@ import TestSupport
         bytes[entryStart + 1] = UInt8(50972 >> 8)
         bytes.replaceSubrange(entry.valueOffset..<(entry.valueOffset + 16), with: legacy)
         try bytes.write(to: url)
-        for streaming in [true, false] {
+        do {
             var options = DevelopOptions()
-            options.allowStreaming = streaming
             let image = try Pipeline.developForOutput(path: url.path, options: options, keepClipMask: false)
             let items = image.image.provenance.processing
             #expect(items.first { $0.key == "digest" }?.value == .text("verified"))
