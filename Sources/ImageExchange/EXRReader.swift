@@ -15,15 +15,15 @@ extension EXRFile {
     ///   files: OpenEXRCore reports their chunk table as corrupt), `.truncated` when the
     ///   library reports a short read, `.unsupportedFeature` for deep data or subsampled
     ///   channels.
-    public static func read(_ path: String) throws -> EXRContents {
-        let (planes, attributes, compression) = try readPlanes(path)
+    public static func read(_ path: String, limits: ReadLimits = ReadLimits()) throws -> EXRContents {
+        let (planes, attributes, compression) = try readPlanes(path, limits: limits)
         let (channels, halves) = planes.collect()
         return EXRContents(width: planes.width, height: planes.height, channels: channels, halfChannels: halves,
                            attributes: attributes, compression: compression)
     }
 
     /// The decoded planes of the first part, its attributes and its compression.
-    static func readPlanes(_ path: String) throws -> (EXRChannelPlanes, [String: EXRAttributeValue], EXRCompression?) {
+    static func readPlanes(_ path: String, limits: ReadLimits) throws -> (EXRChannelPlanes, [String: EXRAttributeValue], EXRCompression?) {
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw ExchangeError(path: path, operation: "open", message: "the file does not exist or is not readable",
                                 category: .inputUnreadable)
@@ -52,7 +52,7 @@ extension EXRFile {
         try context.check(exr_get_compression(ctxt, part, &compressionValue), "exr_get_compression")
 
         let attributes = try readAttributes(context, part)
-        let planes = try EXRChannelPlanes(context: context, part: part, width: width, height: height)
+        let planes = try EXRChannelPlanes(context: context, part: part, width: width, height: height, limits: limits)
         try EXRChunkDecoder(context: context, part: part, window: window, storage: storage, planes: planes)
             .run(threads: Parallel.threadCount)
         try context.finish()
@@ -72,8 +72,10 @@ extension EXRFile {
     ///
     /// - Throws: `ExchangeError` as `read`, and `.unsupportedFeature` when R, G or B is
     ///   missing or the colour encoding is unknown.
-    public static func readSceneLinear(_ path: String) throws -> SceneLinearImage {
-        let (planes, attributes, compression) = try readPlanes(path)
+    /// - Parameter limits: the largest image accepted, checked from the header before any
+    ///   pixel buffer is allocated (`.limitExceeded`).
+    public static func readSceneLinear(_ path: String, limits: ReadLimits = ReadLimits()) throws -> SceneLinearImage {
+        let (planes, attributes, compression) = try readPlanes(path, limits: limits)
         // R, G and B go straight from the decoded planes into interleaved Float (no per-channel copies).
         guard let samples = planes.interleaved(["R", "G", "B"]) else {
             throw ExchangeError(path: path, operation: "readSceneLinear",
@@ -184,13 +186,19 @@ final class EXRChannelPlanes: @unchecked Sendable {
     let height: Int
     private(set) var planes: [Plane] = []
 
-    init(context: EXRContext, part: Int32, width: Int, height: Int) throws {
+    init(context: EXRContext, part: Int32, width: Int, height: Int, limits: ReadLimits) throws {
         self.width = width
         self.height = height
         guard let ctxt = context.handle else { return }
         var list: UnsafePointer<exr_attr_chlist_t>?
         try context.check(exr_get_channels(ctxt, part, &list), "exr_get_channels")
         guard let list else { return }
+        // Every plane, and the interleaved Float RGB made from them, before allocating any.
+        var bytesPerPixel = 12
+        for i in 0..<Int(list.pointee.num_channels) {
+            bytesPerPixel += list.pointee.entries[i].pixel_type == EXR_PIXEL_HALF ? 2 : 4
+        }
+        try limits.check(path: context.path, width: width, height: height, bytesPerPixel: bytesPerPixel)
         for i in 0..<Int(list.pointee.num_channels) {
             let entry = list.pointee.entries[i]
             let name = entry.name.str.map { String(cString: $0) } ?? ""

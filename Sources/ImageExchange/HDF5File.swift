@@ -152,11 +152,13 @@ public enum HDF5File {
     /// - Throws: `ExchangeError`: `.inputUnreadable` (missing/unreadable file),
     ///   `.corruptData` (not HDF5, damaged, or not this layout), `.unsupportedVersion`
     ///   (a newer `format_version`).
-    public static func readSceneLinear(_ path: String) throws -> SceneLinearImage {
+    /// - Parameter limits: the largest image accepted, checked from the shape of /image
+    ///   before any pixel buffer is allocated (`.limitExceeded`).
+    public static func readSceneLinear(_ path: String, limits: ReadLimits = ReadLimits()) throws -> SceneLinearImage {
         try HDF5Library.withLock {
             let session = HDF5Session(path: path, writing: false)
             let file = try open(path, session)
-            return try HDF5Reader(session: session, file: file).read()
+            return try HDF5Reader(session: session, file: file, limits: limits).read()
         }
     }
 
@@ -417,6 +419,7 @@ private struct HDF5Writer {
 private struct HDF5Reader {
     let session: HDF5Session
     let file: H5Handle
+    let limits: ReadLimits
 
     func read() throws -> SceneLinearImage {
         let s = session
@@ -436,6 +439,8 @@ private struct HDF5Reader {
         }
         let dataset = try s.handle(H5Dopen2(file.id, "image", chdf5_P_DEFAULT()), "H5Dopen2 (/image)", closer: H5Dclose)
         let (height, width) = try shape(dataset, channels: 3, name: "/image")
+        // Float RGB, the clip mask, and a few mask layers' worth.
+        try limits.check(path: s.path, width: width, height: height, bytesPerPixel: 12 + 1 + 4)
         let samples = try readPixels(dataset, count: width * height * 3)
         let imageAttributes = Dictionary(try s.attributes(dataset), uniquingKeysWith: { a, _ in a })
 

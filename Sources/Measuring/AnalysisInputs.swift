@@ -22,9 +22,11 @@ public struct AnalysisInput: Sendable {
     public static func load(_ path: String, options: DevelopOptions = DevelopOptions()) throws -> AnalysisInput {
         let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
         let image: SceneLinearImage
+        // The same limits as for a DNG (--max-pixels, --max-memory), checked from the header.
+        let limits = ReadLimits(maxPixels: options.limits.maxPixels, maxBytes: Pipeline.memoryLimit(options))
         switch ext {
-        case "exr": image = try EXRFile.readSceneLinear(path)
-        case "h5", "hdf5": image = try HDF5File.readSceneLinear(path)
+        case "exr": image = try EXRFile.readSceneLinear(path, limits: limits)
+        case "h5", "hdf5": image = try HDF5File.readSceneLinear(path, limits: limits)
         default: image = try Pipeline.develop(path: path, options: options).image
         }
         return AnalysisInput(path: path, image: image, noise: noiseModel(for: image))

@@ -209,3 +209,30 @@ struct ErrorTests {
         }
     }
 }
+
+/// The readers refuse an image over the limits from its header, before allocating its
+/// pixels (a crafted 28 KB EXR claiming 64 × 16 777 008 pixels once made the reader ask for
+/// 21 GB).
+@Suite struct ReadLimitTests {
+    @Test func oversizeImagesAreRefusedBeforeReading() throws {
+        let dir = TestData.temporaryDirectory("read-limits")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let image = Fixture.image(width: 97, height: 83)
+        let exr = dir.appendingPathComponent("a.exr").path, h5 = dir.appendingPathComponent("a.h5").path
+        try EXRFile.write(image, to: exr, options: EXROptions(compression: .zip))
+        try HDF5File.write(image, to: h5)
+        for limits in [ReadLimits(maxPixels: 97 * 83 - 1), ReadLimits(maxBytes: 97 * 83 * 12)] {
+            #expect(throws: ExchangeError.self) { _ = try EXRFile.readSceneLinear(exr, limits: limits) }
+            #expect(throws: ExchangeError.self) { _ = try HDF5File.readSceneLinear(h5, limits: limits) }
+            do { _ = try EXRFile.readSceneLinear(exr, limits: limits) } catch let e as ExchangeError {
+                #expect(e.category == .limitExceeded && e.description.contains(exr), "\(e)")
+            }
+            do { _ = try HDF5File.readSceneLinear(h5, limits: limits) } catch let e as ExchangeError {
+                #expect(e.category == .limitExceeded && e.description.contains(h5), "\(e)")
+            }
+        }
+        // At the limit: read.
+        #expect(try EXRFile.readSceneLinear(exr, limits: ReadLimits(maxPixels: 97 * 83)).width == 97)
+        #expect(try HDF5File.readSceneLinear(h5, limits: ReadLimits(maxPixels: 97 * 83)).height == 83)
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+/// How large an image the EXR and HDF5 readers accept. Checked from the header — the data
+/// window, the dataset's shape — before any pixel buffer is allocated, so a small crafted
+/// file cannot make a reader ask for gigabytes.
+public struct ReadLimits: Sendable, Equatable {
+    /// Largest image accepted, in pixels (default 2³⁰, as for DNGs).
+    public var maxPixels: Int
+    /// Largest memory the decoded planes and the image may take together, in bytes
+    /// (default three quarters of physical memory).
+    public var maxBytes: Int
+
+    public init(maxPixels: Int = 1 << 30, maxBytes: Int? = nil) {
+        self.maxPixels = maxPixels
+        self.maxBytes = maxBytes ?? Int(min(ProcessInfo.processInfo.physicalMemory / 4 * 3, UInt64(Int.max)))
+    }
+
+    /// Refuses a `width × height` image needing `bytesPerPixel` bytes per pixel.
+    /// - Throws: `ExchangeError` with category `.limitExceeded` (exit code 17).
+    func check(path: String, width: Int, height: Int, bytesPerPixel: Int) throws {
+        let pixels = width.multipliedReportingOverflow(by: height)
+        if pixels.overflow || pixels.partialValue > maxPixels {
+            throw ExchangeError(path: path, operation: "read",
+                                message: "the image is \(width)×\(height) pixels, more than the limit of \(maxPixels) (--max-pixels)",
+                                category: .limitExceeded)
+        }
+        let bytes = pixels.partialValue.multipliedReportingOverflow(by: bytesPerPixel)
+        if bytes.overflow || bytes.partialValue > maxBytes {
+            throw ExchangeError(path: path, operation: "read",
+                                message: "reading the \(width)×\(height) image needs about \(bytes.overflow ? Int.max : bytes.partialValue) bytes, more than the limit of \(maxBytes) (--max-memory)",
+                                category: .limitExceeded)
+        }
+    }
+}
