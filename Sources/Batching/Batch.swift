@@ -69,6 +69,9 @@ public struct BatchSummary: Sendable {
     public var skipped = 0
     public var failed: [ManifestRecord] = []
     public var manifest: String
+    /// The most memory the files in flight together had reserved (their estimated peaks),
+    /// never above `--max-memory` unless one file alone was allowed to run.
+    public var peakReservedBytes = 0
 }
 
 /// Converts many DNGs into one output directory: outputs written atomically, a manifest
@@ -102,6 +105,8 @@ public struct BatchConverter: Sendable {
         let counter = ProgressCounter(total: mine.count, report: progress)
         let summary = SummaryBox(manifest: manifestPath)
         let job = self
+        // Files in flight together stay within --max-memory together, not each on its own.
+        let budget = MemoryBudget(limit: Pipeline.memoryLimit(develop))
         _ = try? Parallel.map(mine.count) { i -> Int in
             defer { counter.step() }
             let input = mine[i]
@@ -117,12 +122,14 @@ public struct BatchConverter: Sendable {
                                         exitCode: nil, software: SceneLinearVersion.software, finished: "",
                                         shard: job.shard.count > 1 ? job.shard.description : nil)
             do {
-                let developed = try Pipeline.developForOutput(path: input, options: job.develop,
-                                                              keepClipMask: job.export.needsClipMask(targets.map(\.0)))
-                for (format, path) in targets {
-                    try Pipeline.export(developed.image, format: format, to: path, options: job.export)
-                    let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
-                    record.outputs.append(.init(format: format.rawValue, path: path, sha256: SHA256Digest.hex(of: data)))
+                try budget.withReservation(Pipeline.estimatedPeakBytes(path: input, options: job.develop)) {
+                    let developed = try Pipeline.developForOutput(path: input, options: job.develop,
+                                                                  keepClipMask: job.export.needsClipMask(targets.map(\.0)))
+                    for (format, path) in targets {
+                        try Pipeline.export(developed.image, format: format, to: path, options: job.export)
+                        let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
+                        record.outputs.append(.init(format: format.rawValue, path: path, sha256: SHA256Digest.hex(of: data)))
+                    }
                 }
             } catch {
                 let failure = error as? any SceneLinearFailure
@@ -137,7 +144,9 @@ public struct BatchConverter: Sendable {
             return 0
         }
         try writer.close()
-        return summary.result
+        var result = summary.result
+        result.peakReservedBytes = budget.peakReserved
+        return result
     }
 
     /// A record's output still exists and has the recorded digest.

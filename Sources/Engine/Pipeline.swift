@@ -146,16 +146,18 @@ public enum Pipeline {
     }
 
     /// An upper estimate of the memory developing `raw` needs at its peak, in bytes: the
-    /// stored samples (2 bytes each), the Float linear image, for CFA images the demosaiced
+    /// stored samples (2 bytes each up to 16 bits, 4 for wider integers and floats), the Float linear image, for CFA images the demosaiced
     /// planes, the colour-converted and geometry-transformed Float images, the half-float
     /// output and the clip masks. Overflow-safe: saturates at `Int.max`.
     public static func estimatedPeakBytes(_ raw: ImageIFD) -> Int {
         let pixels = raw.width.multipliedReportingOverflow(by: raw.height)
         guard !pixels.overflow else { return .max }
         let spp = max(1, raw.samplesPerPixel)
-        // Per pixel: stored 2·spp, linear 4·spp, demosaiced 12 (CFA), colour 12, geometry 12,
+        // Stage 1 holds up to 16-bit integers as UInt16, wider integers and floats as 4 bytes.
+        let stored = raw.sampleFormat == 3 || (raw.bitsPerSample.first ?? 16) > 16 ? 4 : 2
+        // Per pixel: stored 2·spp or 4·spp, linear 4·spp, demosaiced 12 (CFA), colour 12, geometry 12,
         // half output 6, masks 2.
-        let perPixel = 2 * spp + 4 * spp + (raw.photometric == Photometric.cfa ? 12 : 0) + 12 + 12 + 6 + 2
+        let perPixel = stored * spp + 4 * spp + (raw.photometric == Photometric.cfa ? 12 : 0) + 12 + 12 + 6 + 2
         let total = pixels.partialValue.multipliedReportingOverflow(by: perPixel)
         return total.overflow ? .max : total.partialValue
     }

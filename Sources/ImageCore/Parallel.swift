@@ -1,18 +1,21 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Data-parallel loops over index ranges, using every core.
 public enum Parallel {
     /// The number of worker threads to use: the active processor count, or the value of
     /// the environment variable `SCENELINEAR_THREADS` when set (≥ 1).
     public static var threadCount: Int {
-        if let n = threadCountOverride { return n }
-        // getenv rather than ProcessInfo's dictionary: this is read in every parallel loop.
-        if let value = getenv("SCENELINEAR_THREADS"), let n = Int(String(cString: value)), n >= 1 {
-            return n
-        }
-        return processors
+        threadCountOverride ?? configuredThreads
     }
+
+    /// `SCENELINEAR_THREADS` (≥ 1), else the active processor count: read from the
+    /// environment once, when first needed.
+    private static let configuredThreads: Int = {
+        if let value = ProcessInfo.processInfo.environment["SCENELINEAR_THREADS"], let n = Int(value), n >= 1 { return n }
+        return processors
+    }()
 
     /// A thread count for what runs inside `withThreadCount` on the calling task or thread,
     /// in place of the environment's.
@@ -29,11 +32,20 @@ public enum Parallel {
     /// Calls `body` once for each index in `0..<count`, spread over the worker threads.
     public static func forEach(_ count: Int, _ body: @Sendable (Int) -> Void) {
         guard count > 0 else { return }
-        if count == 1 || threadCount == 1 {
+        let threads = min(count, threadCount)
+        if threads == 1 {
             for i in 0..<count { body(i) }
             return
         }
-        DispatchQueue.concurrentPerform(iterations: count, execute: body)
+        if threads >= processors {
+            DispatchQueue.concurrentPerform(iterations: count, execute: body)
+            return
+        }
+        // Fewer threads than cores: that many workers, each taking the next index.
+        let next = IndexCounter()
+        DispatchQueue.concurrentPerform(iterations: threads) { _ in
+            while case let i = next.take(), i < count { body(i) }
+        }
     }
 
     /// Splits `0..<count` into contiguous chunks of at least `minimumChunk` and calls
@@ -77,67 +89,53 @@ public enum Parallel {
     }
 }
 
-/// Lock-protected result slots for `Parallel.map`.
-private final class ResultBox<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private(set) var results: [Result<T, any Error>?]
+/// The next index of a loop, shared by its workers.
+private final class IndexCounter: Sendable {
+    private let value = Atomic<Int>(0)
+    func take() -> Int { value.add(1, ordering: .relaxed).oldValue }
+}
 
-    init(count: Int) { results = Array(repeating: nil, count: count) }
+/// Result slots for `Parallel.map`, one per index.
+private final class ResultBox<T: Sendable>: Sendable {
+    private let slots: Mutex<[Result<T, any Error>?]>
 
-    func set(_ i: Int, _ r: Result<T, any Error>) {
-        lock.lock()
-        results[i] = r
-        lock.unlock()
+    init(count: Int) { slots = Mutex(Array(repeating: nil, count: count)) }
+
+    func set(_ i: Int, _ r: sending Result<T, any Error>) {
+        slots.withLock { $0[i] = r }
     }
+
+    var results: [Result<T, any Error>?] { slots.withLock { $0 } }
 }
 
 /// A total that the workers of a parallel loop add to.
-public final class SharedCount: @unchecked Sendable {
-    private let lock = NSLock()
-    private var total = 0
+public final class SharedCount: Sendable {
+    private let total = Atomic<Int>(0)
 
     public init() {}
 
     public func add(_ n: Int) {
         guard n != 0 else { return }
-        lock.lock()
-        total += n
-        lock.unlock()
+        total.add(n, ordering: .relaxed)
     }
 
-    public var value: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return total
-    }
+    /// The total; read after the loop (whose end orders the workers' additions before it).
+    public var value: Int { total.load(ordering: .relaxed) }
 }
 
 /// Values the workers of a parallel loop store by key.
-public final class SharedStore<Key: Hashable, Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [Key: Value] = [:]
+public final class SharedStore<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    private let values = Mutex<[Key: Value]>([:])
 
     public init() {}
 
     public subscript(key: Key) -> Value? {
-        get {
-            lock.lock()
-            defer { lock.unlock() }
-            return values[key]
-        }
-        set {
-            lock.lock()
-            values[key] = newValue
-            lock.unlock()
-        }
+        get { values.withLock { $0[key] } }
+        set { values.withLock { $0[key] = newValue } }
     }
 
     /// The keys stored so far.
-    public var keys: [Key] {
-        lock.lock()
-        defer { lock.unlock() }
-        return Array(values.keys)
-    }
+    public var keys: [Key] { values.withLock { Array($0.keys) } }
 }
 
 /// A value computed on a thread of its own while the caller goes on with other work, for

@@ -24,6 +24,27 @@ import TestSupport
         return paths
     }
 
+    /// Files in flight together stay within --max-memory together: with a budget that one
+    /// file's estimated peak fits and two do not, the batch converts every file, one at a
+    /// time; with a budget for two, never more than two.
+    @Test func batchMemoryBudgetBoundsTheFilesInFlight() throws {
+        let root = TestData.temporaryDirectory("batch-budget")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let inputs = try Self.makeInputs(root.appendingPathComponent("in"), count: 6, size: (640, 480))
+        let estimate = Pipeline.estimatedPeakBytes(path: inputs[0], options: DevelopOptions())
+        #expect(estimate == 640 * 480 * (2 * 3 + 4 * 3 + 12 + 12 + 6 + 2), "LinearRaw, 12-bit: 50 bytes per pixel")
+        for (files, name) in [(1, "one"), (2, "two")] {
+            let out = root.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+            var batch = BatchConverter()
+            batch.develop.maxMemoryBytes = files * estimate + estimate / 2
+            let summary = try Parallel.withThreadCount(4) { try batch.run(inputs, into: out.path) }
+            #expect(summary.converted == 6 && summary.failed.isEmpty)
+            #expect(summary.peakReservedBytes <= files * estimate && summary.peakReservedBytes >= estimate,
+                    "\(name): \(summary.peakReservedBytes) bytes reserved at once, \(estimate) per file")
+        }
+    }
+
     @Test func resumeSkipsVerifiedWorkAndRedoesDamagedOutputs() throws {
         let root = TestData.temporaryDirectory("batch")
         defer { try? FileManager.default.removeItem(at: root) }

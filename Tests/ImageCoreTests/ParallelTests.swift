@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 @testable import ImageCore
 
@@ -9,12 +10,34 @@ import Testing
     /// caller sends only after the constructor has returned, which could never arrive if
     /// the body ran inline (it gives up after 10 s and reports it).
     @Test func backgroundValueRunsAlongsideTheCaller() {
-        guard Parallel.threadCount > 1 else { return }  // SCENELINEAR_THREADS=1: computed inline by design
         let go = DispatchSemaphore(value: 0)
-        let value = BackgroundValue { () -> Bool in go.wait(timeout: .now() + 10) == .success }
+        // (With one thread configured it would be computed inline, by design.)
+        let value = Parallel.withThreadCount(2) { BackgroundValue { () -> Bool in go.wait(timeout: .now() + 10) == .success } }
         go.signal()
         #expect(value.wait(), "the body did not see the caller's signal: it did not run concurrently")
         #expect(value.wait(), "a second wait returns the same value at once")
+    }
+
+    /// A loop runs on at most the configured number of threads at once, and visits every
+    /// index exactly once.
+    @Test(arguments: [1, 2, 3])
+    func loopsKeepToTheThreadCount(threads: Int) {
+        final class Probe: Sendable {
+            let running = Atomic<Int>(0), most = Atomic<Int>(0)
+            let visits = Mutex<[Int]>([])
+        }
+        let probe = Probe()
+        Parallel.withThreadCount(threads) {
+            Parallel.forEach(200) { i in
+                let now = probe.running.add(1, ordering: .relaxed).newValue
+                probe.most.max(now, ordering: .relaxed)
+                usleep(200)
+                probe.running.subtract(1, ordering: .relaxed)
+                probe.visits.withLock { $0.append(i) }
+            }
+        }
+        #expect(probe.most.load(ordering: .relaxed) <= threads)
+        #expect(probe.visits.withLock { $0.sorted() } == Array(0..<200))
     }
 
     /// Every wait gets the body's result, from any number of threads.
