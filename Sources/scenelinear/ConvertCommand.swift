@@ -8,11 +8,29 @@ extension EXRCompression: ExpressibleByArgument {}
 extension CropMode: ExpressibleByArgument {}
 extension DemosaicMethod: ExpressibleByArgument {}
 extension ImageSource: ExpressibleByArgument {}
+extension EXRPixelType: ExpressibleByArgument {}
+extension EXRLayout: ExpressibleByArgument {}
+extension HDF5SampleType: ExpressibleByArgument {}
 
 /// The colour output choices of `convert`.
 enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
     case rec2020
+    case acescg
+    case aces20651 = "aces2065-1"
+    case rec709
+    case xyzD65 = "xyz-d65"
     case camera
+
+    var encoding: ColorEncoding {
+        switch self {
+        case .rec2020: return .linearRec2020
+        case .acescg: return .acesCG
+        case .aces20651: return .aces2065
+        case .rec709: return .linearRec709
+        case .xyzD65: return .xyzD65
+        case .camera: return .cameraNative
+        }
+    }
 }
 
 extension SceneLinearCommand {
@@ -68,7 +86,7 @@ extension SceneLinearCommand {
         @Option(help: "Exposure scaling: none (1.0 = sensor white) or baseline (× 2^(BaselineExposure + BaselineExposureOffset)).")
         var exposure: ExposureMode = .none
 
-        @Option(help: "Output colour: rec2020 (extended linear Rec.2020, D65) or camera (white-balanced camera RGB, no matrix).")
+        @Option(help: "Output colour (all linear, scene-referred, never clipped): rec2020 (Rec.2020, D65; lin_rec2020_scene), acescg (ACES AP1; lin_ap1_scene), aces2065-1 (ACES AP0; lin_ap0_scene), rec709 (Rec.709/sRGB primaries, D65; lin_rec709_scene), xyz-d65 (CIE XYZ, D65 white; lin_ciexyzd65_scene) or camera (white-balanced camera RGB, no matrix).")
         var color: ColorChoice = .rec2020
 
         @Option(help: "White balance: as-shot (AsShotNeutral/AsShotWhiteXY), d50, d55, d65, or a chromaticity x,y.")
@@ -86,8 +104,23 @@ extension SceneLinearCommand {
         @Flag(help: "Keep the sensor orientation instead of rotating/mirroring by the Orientation tag.")
         var noOrientation = false
 
-        @Option(help: "EXR compression: \(EXRCompression.allCases.map(\.rawValue).joined(separator: ", ")) (all lossless).")
+        @Option(help: "EXR compression: none, rle, zips, zip, piz, pxr24 (lossless for half), b44, b44a, dwaa, dwab (lossy).")
         var exrCompression: EXRCompression = EXROptions().compression
+
+        @Option(help: "EXR channel type: half (default) or float (32-bit; develops the whole image in memory).")
+        var exrType: EXRPixelType = .half
+
+        @Flag(help: "Write a tiled EXR (tiles of --exr-tile-size pixels) instead of scanlines.")
+        var exrTiled = false
+
+        @Option(help: "Tile size of --exr-tiled, in pixels (default 64).")
+        var exrTileSize: Int = 64
+
+        @Flag(help: "With --exr-tiled: add mip-map levels (each half the size of the one above, 2×2 averages).")
+        var exrMipmaps = false
+
+        @Option(help: "EXR mask channel names: flat (mask_<name>, the default: Blender and other single-layer readers open the file as plain RGB) or layers (mask.<name>.Y, grouped as layers in Nuke).")
+        var exrLayout: EXRLayout = .flat
 
         @Option(help: "Deflate level of EXR zip/zips: 0–12 (libdeflate; 1, the default, is the fastest that compresses; higher levels gain under 1 % in size for 2–3× the time); for pxr24, zlib's 0–9.")
         var exrZipLevel: Int?
@@ -97,6 +130,9 @@ extension SceneLinearCommand {
 
         @Flag(help: "Leave out the DNG's semantic masks (by default each becomes EXR channel mask.<name>.Y and HDF5 dataset /masks/<name>).")
         var noMasks = false
+
+        @Option(help: "HDF5 sample type of /image and /masks: float16 (default) or float32 (for netCDF-4 readers and MATLAB; develops the whole image in memory).")
+        var hdf5Type: HDF5SampleType = .float16
 
         @Option(help: "HDF5 compression of /image: 0 = uncompressed, 1–9 = zlib deflate at that level; default: shuffle + the fast run-length deflate (plain deflate every reader decodes, about 4× faster than zlib level 4 for a file a few percent larger).")
         var hdf5Level: Int?
@@ -124,6 +160,8 @@ extension SceneLinearCommand {
             _ = try parsedWhiteBalance()
             if let exrZipLevel, !(0...12).contains(exrZipLevel) { throw ValidationError("--exr-zip-level must be 0...12") }
             if let hdf5Level, !(0...9).contains(hdf5Level) { throw ValidationError("--hdf5-level must be 0...9") }
+            if !(1...65536).contains(exrTileSize) { throw ValidationError("--exr-tile-size must be 1...65536") }
+            if exrMipmaps && !exrTiled { throw ValidationError("--exr-mipmaps needs --exr-tiled") }
             guard regions.isEmpty || analysis else { throw ValidationError("--region needs --analysis") }
             for r in regions {
                 do { _ = try Region.parse(r) } catch let e as AnalysisError { throw ValidationError(e.reason) }
@@ -166,21 +204,24 @@ extension SceneLinearCommand {
         }
 
         func developOptions() throws -> DevelopOptions {
-            var options = DevelopOptions(exposure: exposure, encoding: color == .rec2020 ? .linearRec2020 : .cameraNative,
-                                         whiteBalance: try parsedWhiteBalance())
+            var options = DevelopOptions(exposure: exposure, encoding: color.encoding, whiteBalance: try parsedWhiteBalance())
             options.crop = crop
             options.demosaic = demosaic
             options.applyOrientation = !noOrientation
             options.source = source
             options.includeMasks = !noMasks
-            options.allowStreaming = !noStreaming
+            // The streaming conversion ends in half floats: 32-bit outputs develop in Float.
+            options.allowStreaming = !noStreaming && exrType == .half && hdf5Type == .float16
             try limits.apply(to: &options)
             return options
         }
 
         var exportOptions: ExportOptions {
-            ExportOptions(exr: EXROptions(compression: exrCompression, zipLevel: exrZipLevel, includeClipMask: exrClipMask),
-                          hdf5: HDF5Options(compression: hdf5Level.map { $0 == 0 ? .none : .deflate(level: $0) } ?? .fastDeflate))
+            ExportOptions(exr: EXROptions(compression: exrCompression, zipLevel: exrZipLevel, includeClipMask: exrClipMask,
+                                          pixelType: exrType, tiling: exrTiled ? EXRTiling(tileSize: exrTileSize, mipmaps: exrMipmaps) : nil,
+                                          layout: exrLayout),
+                          hdf5: HDF5Options(compression: hdf5Level.map { $0 == 0 ? .none : .deflate(level: $0) } ?? .fastDeflate,
+                                            sampleType: hdf5Type))
         }
 
         func runBatch() throws {
