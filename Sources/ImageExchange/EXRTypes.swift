@@ -3,9 +3,10 @@ import ImageCore
 /// The OpenEXR compressions a SceneLinear EXR can be written with.
 ///
 /// `none`, `rle`, `zips`, `zip`, `piz` are lossless for every channel type; `pxr24` is
-/// lossless for HALF channels and rounds FLOAT ones to 24 bits; `b44`, `b44a`, `dwaa` and
-/// `dwab` are lossy (B44 packs 4×4 HALF blocks into a fixed size; DWA is a DCT codec for
-/// compositing plates). Raw values are the names `exrheader` prints.
+/// lossless for HALF channels and rounds FLOAT ones to 24 bits; `b44` and `b44a` are lossy
+/// (4×4 HALF blocks packed into 14 bytes, 3 for flat blocks with B44A; FLOAT channels are
+/// kept as they are). DWAA/DWAB are absent: OpenEXRCore 3.1, the library the writer uses,
+/// cannot encode them. Raw values are the names `exrheader` prints.
 public enum EXRCompression: String, CaseIterable, Sendable {
     /// No compression: largest files, fastest to write and read.
     case none
@@ -23,13 +24,9 @@ public enum EXRCompression: String, CaseIterable, Sendable {
     case b44
     /// B44, with flat blocks stored in 3 bytes.
     case b44a
-    /// Lossy DCT (DreamWorks), 32 scanlines per chunk.
-    case dwaa
-    /// Lossy DCT (DreamWorks), 256 scanlines per chunk.
-    case dwab
 
     /// Whether decoding gives back exactly the values written (for HALF channels).
-    public var isLossless: Bool { ![.b44, .b44a, .dwaa, .dwab].contains(self) }
+    public var isLossless: Bool { ![.b44, .b44a].contains(self) }
 }
 
 /// The sample type of the EXR colour and mask channels.
@@ -84,8 +81,6 @@ public struct EXROptions: Sendable {
     public var tiling: EXRTiling? = nil
     /// Names of the mask channels.
     public var layout: EXRLayout = .flat
-    /// DWAA/DWAB quality (the library's default, 45, when nil).
-    public var dwaQuality: Float? = nil
 
     /// Options for `EXRFile.write`; see the properties for the meaning of each.
     public init(compression: EXRCompression = .zip, zipLevel: Int? = nil, includeClipMask: Bool = false,

@@ -125,9 +125,6 @@ public enum EXRFile {
             // PXR24 deflates with the library's zlib, whose levels stop at 9.
             try context.check(exr_set_zip_compression_level(ctxt, part, Int32(min(level, 9))), "exr_set_zip_compression_level")
         }
-        if let quality = options.dwaQuality {
-            try context.check(exr_set_dwa_compression_level(ctxt, part, quality), "exr_set_dwa_compression_level")
-        }
         let pixelType = options.pixelType == .half ? EXR_PIXEL_HALF : EXR_PIXEL_FLOAT
         for channel in top.planes.channels {
             try context.check(exr_add_channel(ctxt, part, channel.name, pixelType, EXR_PERCEPTUALLY_LOGARITHMIC, 1, 1),
@@ -206,8 +203,6 @@ extension EXRCompression {
         case .pxr24: return EXR_COMPRESSION_PXR24
         case .b44: return EXR_COMPRESSION_B44
         case .b44a: return EXR_COMPRESSION_B44A
-        case .dwaa: return EXR_COMPRESSION_DWAA
-        case .dwab: return EXR_COMPRESSION_DWAB
         }
     }
 

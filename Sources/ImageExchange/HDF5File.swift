@@ -358,6 +358,9 @@ private struct HDF5Writer {
             }
         }
 
+        // Attached before the CLASS attribute is written: H5DSattach_scale reads a dataset's
+        // CLASS as a fixed-length string, and this one is variable-length.
+        try attach(dataset, scales, rank: 3, name: "/image")
         let p = image.provenance
         try s.setString(dataset, "CLASS", "IMAGE")
         try s.setString(dataset, "IMAGE_VERSION", "1.2")
@@ -381,7 +384,6 @@ private struct HDF5Writer {
         try s.setDoubles(dataset, "white_xy", p.whiteXY)
         try s.setDoubles(dataset, "camera_neutral", p.cameraNeutral)
         try s.setDoubles(dataset, "camera_to_output", p.cameraToOutput)
-        try attach(dataset, scales, rank: 3, name: "/image")
         try s.check(dataset.close(), "H5Dclose (/image)")
     }
 

@@ -104,7 +104,7 @@ extension SceneLinearCommand {
         @Flag(help: "Keep the sensor orientation instead of rotating/mirroring by the Orientation tag.")
         var noOrientation = false
 
-        @Option(help: "EXR compression: none, rle, zips, zip, piz, pxr24 (lossless for half), b44, b44a, dwaa, dwab (lossy).")
+        @Option(help: "EXR compression: none, rle, zips, zip, piz, pxr24 (lossless for half), b44, b44a (lossy).")
         var exrCompression: EXRCompression = EXROptions().compression
 
         @Option(help: "EXR channel type: half (default) or float (32-bit; develops the whole image in memory).")
