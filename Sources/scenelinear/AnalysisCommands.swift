@@ -30,7 +30,7 @@ struct SourceOptions: ParsableArguments {
     @Option(help: "Image of DNG inputs to measure: raw, or enhanced (the enhanced image where present; it has no NoiseProfile, so no uncertainties).")
     var source: ImageSource = .raw
 
-    @Flag(name: .shortAndLong, help: "No progress bar.")
+    @Flag(name: .shortAndLong, help: "No progress bar and no 'wrote ...' lines; the results and errors are still printed.")
     var quiet = false
 
     @OptionGroup var limits: LimitOptions
@@ -356,7 +356,7 @@ extension SceneLinearCommand {
                 }
                 let (files, progress) = try source.files()
                 results = try AnalysisReport.write(files, request: request, format: try reportFormat(), to: output, progress: progress)
-                FileHandle.standardError.write(Data("wrote \(output)\n".utf8))
+                if !source.quiet { FileHandle.standardError.write(Data("wrote \(output)\n".utf8)) }
             }
             try exitForFailures(results)
         }

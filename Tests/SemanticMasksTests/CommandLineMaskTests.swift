@@ -40,7 +40,8 @@ enum MaskCLI {
         let dng = try Self.write(MaskFixtures.linearRaw(), dir, "masks.dng")
         guard let r = try MaskCLI.run(["convert", dng, "-o", dir.path + "/", "--format", "exr,hdf5", "--json"]) else { return }
         #expect(r.status == 0, "\(r.stderr)")
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let report = try #require((document["files"] as? [[String: Any]])?.first)
         let masks = try #require(report["masks"] as? [[String: String]])
         #expect(masks.map { $0["name"] } == ["sky", "glasses", "skin_1", "skin_2"])
         #expect(masks[2]["instanceID"] == "1" && masks[0]["semanticName"] == MaskFixtures.skyURN)
