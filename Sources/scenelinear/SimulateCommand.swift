@@ -144,13 +144,13 @@ extension SceneLinearCommand {
         @Flag(name: .shortAndLong, help: "Accepted by every command; validate prints its report (the result) and nothing else.")
         var quiet = false
 
-        @Option(help: ArgumentHelp("Also draw the bias per patch with 95 % intervals (.png or .svg); for a noisy capture, the measured/predicted noise variance goes to <name>-noise.<ext>.", valueName: "path"))
+        @Option(help: ArgumentHelp("Also draw the bias per patch with 95 % intervals (.png, .svg or .pdf); for a noisy capture, the measured/predicted noise variance goes to <name>-noise.<ext>.", valueName: "path"))
         var plot: String?
 
         func validate() throws {
             if let plot {
                 let ext = URL(fileURLWithPath: plot).pathExtension.lowercased()
-                guard ext == "png" || ext == "svg" else { throw ValidationError("--plot must end in .png or .svg") }
+                guard ["png", "svg", "pdf"].contains(ext) else { throw ValidationError("--plot must end in .png, .svg or .pdf") }
             }
         }
 
