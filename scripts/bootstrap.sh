@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(pkg-config libtiff-dev libhdf5-dev libopenexr-dev libssl-dev zlib1g-dev libdeflate-dev libjxl-dev
-          libjpeg62-turbo-dev libcairo2-dev libpango1.0-dev openexr hdf5-tools libtiff-tools libimage-exiftool-perl
+          libjpeg62-turbo-dev libcairo2-dev libpango1.0-dev fonts-dejavu-core openexr hdf5-tools libtiff-tools libimage-exiftool-perl
           poppler-utils blender python3-venv)
 missing=()
 for p in "${packages[@]}"; do
