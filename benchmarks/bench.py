@@ -134,10 +134,6 @@ def scenelinear_commands(binary, all_compressions):
                             [binary, "convert", "{inp}", "-o", "{out}", "--exr-compression", "zip", "--exr-zip-level", "1"],
                             ".exr", "scenelinear", variant="exr-zip-libdeflate",
                             shown="scenelinear convert IN -o OUT.exr --exr-zip-level 1"))
-    commands.append(Command("sl-exr-zip-whole", "scenelinear → EXR zip, --no-streaming (whole image in memory)",
-                            [binary, "convert", "{inp}", "-o", "{out}", "--exr-compression", "zip", "--no-streaming"],
-                            ".exr", "scenelinear", variant="exr-zip-whole",
-                            shown="scenelinear convert IN -o OUT.exr --no-streaming"))
     commands.append(Command("sl-h5-0", "scenelinear → HDF5 uncompressed",
                             [binary, "convert", "{inp}", "-o", "{out}", "--hdf5-level", "0"],
                             ".h5", "scenelinear", variant="h5-0",
@@ -502,7 +498,7 @@ def build_report(data):
     add("")
     add("## Where scenelinear's time goes (per stage, seconds)")
     add("")
-    stage_fields = ["container", "hash", "stage1", "stage2", "opcodes", "demosaic", "color", "geometry"]
+    stage_fields = ["container", "hash", "develop"]
     for inp in data["inputs"]:
         key = inp["key"]
         stages = data["stages"][key]
@@ -518,16 +514,16 @@ def build_report(data):
                 continue
             s = stages[c["key"]]
             export = sum(v for f, v in s.items() if f.startswith("export:"))
-            # The streaming conversion hashes the input on a thread of its own while it
-            # decodes (inline with one thread), so its hash is not added to the sum.
-            concurrent_hash = s.get("streamed", 0) > 0 and c.get("threads") != 1
+            # The conversion hashes the input on a thread of its own while it decodes
+            # (inline with one thread), so its hash is not added to the sum.
+            concurrent_hash = c.get("threads") != 1
             total = sum(v for f, v in s.items() if f != "wall" and not (concurrent_hash and f == "hash"))
             cells = [f"{s.get(f, 0):.3f}" for f in present + extra]
             add(f"| {c['label']} | " + " | ".join(cells) + f" | {export:.3f} | {total:.3f} | {s['wall']:.3f} | "
                 f"{s['wall'] - total:.3f} |")
         add("")
-    add("With the streaming conversion on two threads the input is hashed alongside the decoding, so `hash` "
-        "is not part of the sum of stages there.")
+    add("On two threads the input is hashed alongside the decoding, so `hash` is not part of the sum of "
+        "stages there.")
     add("")
     add("## One thread against two")
     add("")
@@ -657,16 +653,6 @@ def evaluate_targets(data):
             bad = [f"{key} {variant}{ident['note']}" for key, variant, ident in entries
                    if not ident["contentIdentical"]]
             add(f"{name} outputs identical between 1 and 2 threads", False, "; ".join(bad))
-    streamed_vs_whole = []
-    for key, res in data["results"].items():
-        if "sl-exr-zip-whole" in res:
-            hashes = set(res["sl-exr-zip"]["sha256"]) | set(res["sl-exr-zip-whole"]["sha256"])
-            streamed_vs_whole.append((key, len(hashes) == 1, len(hashes)))
-    if streamed_vs_whole:
-        add("EXR from the streaming conversion identical to the whole-image path (--no-streaming)",
-            all(ok for _, ok, _ in streamed_vs_whole),
-            "; ".join(f"{key}: {'one SHA-256' if ok else f'{n} distinct SHA-256'} over every timed run"
-                      for key, ok, n in streamed_vs_whole))
     return targets
 
 

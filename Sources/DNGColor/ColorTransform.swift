@@ -118,9 +118,8 @@ public enum ColorConversion {
     }
 
     /// `output = factor · matrix · camera` for every pixel; nothing is clipped.
-    public static func apply(_ transform: ColorTransform, exposure: ExposureScaling, to image: LinearImage,
+    public static func apply(_ transform: ColorTransform, exposure: ExposureScaling, to image: Stage3Image,
                              provenance: ImageProvenance) -> SceneLinearImage {
-        precondition(image.planes == 3, "colour conversion needs three planes")
         let m = floatMatrix(transform, exposure: exposure)
         let count = image.width * image.height
         var out = [Float](repeating: 0, count: count * 3)

@@ -106,8 +106,11 @@ enum Bilinear {
 
 /// Which rows of the mosaic hold at least one clipped sample (bit 0 of the clip mask), so
 /// that the mask kernels can skip the common case of rows far from any highlight.
-struct RowClipIndex: Sendable {
+public struct RowClipIndex: Sendable {
     private let flags: [Bool]
+
+    /// Per mosaic row: whether it holds a clipped sample (bit 0 of its clip bytes).
+    public init(flags: [Bool]) { self.flags = flags }
 
     init(_ mosaic: Mosaic) {
         let w = mosaic.width, h = mosaic.height

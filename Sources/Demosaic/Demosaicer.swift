@@ -27,7 +27,7 @@ public enum Demosaicer {
     /// The method used when none is named: `.rcd`.
     public static let defaultMethod: DemosaicMethod = .rcd
 
-    /// CFA Stage 2 image → 3-plane image (half size for `.superpixel`).
+    /// CFA Stage 2 image → Stage 3, three planes (half size for `.superpixel`).
     ///
     /// The CFA pattern's origin is the top-left pixel of the IFD, not of the ActiveArea:
     /// ActiveArea pixel (r, c) has the colour
@@ -42,7 +42,7 @@ public enum Demosaicer {
     ///   smaller than 2 × 2, or the CFA is not a 2 × 2 red/green/blue Bayer pattern with
     ///   CFALayout 1.
     public static func demosaic(_ image: LinearImage, cfa: CFADescription,
-                                method: DemosaicMethod = defaultMethod) throws(DemosaicError) -> LinearImage {
+                                method: DemosaicMethod = defaultMethod) throws(DemosaicError) -> Stage3Image {
         let ifdPath = image.ifd.path
         guard image.planes == 1 else { throw DemosaicError(ifd: ifdPath, reason: .planeCount(image.planes)) }
         let phase = try phase(cfa: cfa, activeArea: image.mapping.activeArea, width: image.width, height: image.height, ifd: ifdPath)
@@ -54,7 +54,7 @@ public enum Demosaicer {
         case .bilinear: planes = Bilinear.run(mosaic)
         case .rcd: planes = RatioCorrected.run(mosaic)
         }
-        return LinearImage(ifd: image.ifd, values: planes.values, clipMask: planes.clip, mapping: image.mapping)
+        return Stage3Image(planes: LinearImage(ifd: image.ifd, values: planes.values, clipMask: planes.clip, mapping: image.mapping))
     }
 
     /// The Bayer phase of a `width` × `height` mosaic over `activeArea`.
@@ -108,25 +108,85 @@ extension Mosaic {
     }
 }
 
-/// Stage 3 band by band, for a pipeline that holds the Stage 2 mosaic and wants the three
-/// planes a band of rows at a time (so that no full-size three-plane image exists): each
-/// band is what `Demosaicer.demosaic` gives for those rows, bit for bit, since every method
-/// reads the whole mosaic and writes only its own rows (RCD in its own 64-row bands).
+/// How a demosaicing method cuts a `width` × `height` mosaic into bands of output rows, the
+/// mosaic rows each band reads, and the demosaicing of one band from a window of the
+/// mosaic's rows that holds them — for a pipeline that keeps only a window of the mosaic.
+/// Each band is what `Demosaicer.demosaic` gives for those rows, bit for bit, since every
+/// method reads the mosaic around its rows and writes only its own (RCD in its own 64-row
+/// bands).
+public struct DemosaicBands: Sendable {
+    public let width: Int, height: Int
+    public let method: DemosaicMethod
+    let phase: BayerPhase
+
+    /// - Parameters: the mosaic's size and `activeArea`, its place in the IFD (for the Bayer phase).
+    /// - Throws: `DemosaicError` as `Demosaicer.demosaic`.
+    public init(width: Int, height: Int, cfa: CFADescription, activeArea: PixelRect, ifd: String,
+                method: DemosaicMethod) throws(DemosaicError) {
+        phase = try Demosaicer.phase(cfa: cfa, activeArea: activeArea, width: width, height: height, ifd: ifd)
+        self.width = width
+        self.height = height
+        self.method = method
+    }
+
+    /// The size of the three-plane output (half of the mosaic's for `.superpixel`).
+    public var outputWidth: Int { method == .superpixel ? width / 2 : width }
+    public var outputHeight: Int { method == .superpixel ? height / 2 : height }
+
+    /// Output rows per band.
+    public var bandRows: Int { method == .rcd ? RatioCorrected.bandHeight : 32 }
+    public var bandCount: Int { (outputHeight + bandRows - 1) / bandRows }
+    public func rows(ofBand b: Int) -> Range<Int> { (b * bandRows)..<min(outputHeight, (b + 1) * bandRows) }
+
+    /// The mosaic rows band `b` reads: its own and, but for superpixels, the kernel's reach
+    /// around them (RCD 10 rows, bilinear 1; mirrored rows at the edges lie inside these).
+    public func inputRows(ofBand b: Int) -> Range<Int> {
+        let rows = rows(ofBand: b)
+        switch method {
+        case .superpixel: return (2 * rows.lowerBound)..<min(height, 2 * rows.upperBound)
+        case .bilinear: return max(0, rows.lowerBound - 1)..<min(height, rows.upperBound + 1)
+        case .rcd: return max(0, rows.lowerBound - RatioCorrected.margin)..<min(height, rows.upperBound + RatioCorrected.margin)
+        }
+    }
+
+    /// Demosaics band `b` into `values` (its rows × `outputWidth` × 3 interleaved planes) and
+    /// `mask` (clip bits per pixel, as `Demosaicer.demosaic` sets them), reading a window of
+    /// the mosaic: mosaic row `r` at `window + (r − windowTop) · width` (and its clip bytes,
+    /// bit 0 used, likewise in `clip`), for at least the rows `inputRows(ofBand: b)`.
+    /// `rowHasClip` says, for those rows, whether they hold a clipped sample.
+    public func demosaic(band b: Int, window: UnsafePointer<Float>, clip: UnsafePointer<UInt8>, windowTop: Int,
+                         rowHasClip: RowClipIndex, into values: UnsafeMutablePointer<Float>, mask: UnsafeMutablePointer<UInt8>) {
+        let rows = rows(ofBand: b)
+        // The kernels address the mosaic by image row: shift the window's origin to row 0.
+        let io = KernelBuffers(src: window - windowTop * width, clipIn: clip - windowTop * width, dst: values, mask: mask)
+        switch method {
+        case .superpixel:
+            Superpixel.band(io, outputTop: rows.lowerBound, rows: rows, width: width, phase: phase)
+        case .bilinear:
+            Bilinear.band(io, outputTop: rows.lowerBound, rows: rows, width: width, height: height, phase: phase,
+                          rowHasClip: rowHasClip)
+        case .rcd:
+            RatioCorrected.band(io, outputTop: rows.lowerBound, y0: rows.lowerBound, rows: rows.count, width: width,
+                                height: height, phase: phase, rowHasClip: rowHasClip)
+        }
+    }
+}
+
+/// Stage 3 band by band from a whole Stage 2 mosaic (see `DemosaicBands`).
 public struct BandDemosaicer: Sendable {
     let mosaic: Mosaic
-    public let method: DemosaicMethod
-    let rowHasClip: RowClipIndex?
+    public let bands: DemosaicBands
+    let rowHasClip: RowClipIndex
 
     /// - Parameters: the Stage 2 mosaic over the ActiveArea (`values`, and `clip` with bit 0
     ///   set at clipped samples), `activeArea` its place in the IFD (for the Bayer phase).
     /// - Throws: `DemosaicError` as `Demosaicer.demosaic`.
     public init(values: [Float], clip: [UInt8], width: Int, height: Int, cfa: CFADescription, activeArea: PixelRect,
                 ifd: String, method: DemosaicMethod) throws(DemosaicError) {
-        let phase = try Demosaicer.phase(cfa: cfa, activeArea: activeArea, width: width, height: height, ifd: ifd)
+        bands = try DemosaicBands(width: width, height: height, cfa: cfa, activeArea: activeArea, ifd: ifd, method: method)
         precondition(values.count == width * height && clip.count == width * height)
-        mosaic = Mosaic(values: values, clip: clip, width: width, height: height, phase: phase)
-        self.method = method
-        rowHasClip = method == .superpixel ? nil : RowClipIndex(mosaic)
+        mosaic = Mosaic(values: values, clip: clip, width: width, height: height, phase: bands.phase)
+        rowHasClip = method == .superpixel ? RowClipIndex(flags: []) : RowClipIndex(mosaic)
     }
 
     /// Whether `cfa` is a pattern the demosaicing methods take (a 2×2 red/green/blue Bayer
@@ -135,32 +195,20 @@ public struct BandDemosaicer: Sendable {
         (try? BayerPhase(cfa: cfa, top: activeArea.top, left: activeArea.left, ifd: "")) != nil
     }
 
-    /// The size of the three-plane output (half of the mosaic's for `.superpixel`).
-    public var outputWidth: Int { method == .superpixel ? mosaic.width / 2 : mosaic.width }
-    public var outputHeight: Int { method == .superpixel ? mosaic.height / 2 : mosaic.height }
-
-    /// Output rows per band.
-    public var bandRows: Int { method == .rcd ? RatioCorrected.bandHeight : 32 }
-    public var bandCount: Int { (outputHeight + bandRows - 1) / bandRows }
-    public func rows(ofBand b: Int) -> Range<Int> { (b * bandRows)..<min(outputHeight, (b + 1) * bandRows) }
+    public var method: DemosaicMethod { bands.method }
+    public var outputWidth: Int { bands.outputWidth }
+    public var outputHeight: Int { bands.outputHeight }
+    public var bandRows: Int { bands.bandRows }
+    public var bandCount: Int { bands.bandCount }
+    public func rows(ofBand b: Int) -> Range<Int> { bands.rows(ofBand: b) }
 
     /// Demosaics band `b` into `values` (its rows × `outputWidth` × 3 interleaved planes) and
     /// `mask` (clip bits per pixel, as `Demosaicer.demosaic` sets them).
     public func demosaic(band b: Int, into values: UnsafeMutablePointer<Float>, mask: UnsafeMutablePointer<UInt8>) {
-        let rows = rows(ofBand: b)
         mosaic.values.withUnsafeBufferPointer { src in
             mosaic.clip.withUnsafeBufferPointer { clip in
-                let io = KernelBuffers(src: src.baseAddress!, clipIn: clip.baseAddress!, dst: values, mask: mask)
-                switch method {
-                case .superpixel:
-                    Superpixel.band(io, outputTop: rows.lowerBound, rows: rows, width: mosaic.width, phase: mosaic.phase)
-                case .bilinear:
-                    Bilinear.band(io, outputTop: rows.lowerBound, rows: rows, width: mosaic.width, height: mosaic.height,
-                                  phase: mosaic.phase, rowHasClip: rowHasClip!)
-                case .rcd:
-                    RatioCorrected.band(io, outputTop: rows.lowerBound, y0: rows.lowerBound, rows: rows.count, width: mosaic.width,
-                                        height: mosaic.height, phase: mosaic.phase, rowHasClip: rowHasClip!)
-                }
+                bands.demosaic(band: b, window: src.baseAddress!, clip: clip.baseAddress!, windowTop: 0, rowHasClip: rowHasClip,
+                               into: values, mask: mask)
             }
         }
     }

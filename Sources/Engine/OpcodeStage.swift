@@ -122,4 +122,17 @@ extension Pipeline {
         notes.append(MetadataItem("opcodeList\(number)", .text(parts.isEmpty ? "empty" : parts.joined(separator: "; "))))
         return applied
     }
+
+    /// OpcodeList3 on a collected Stage 3 image (see `applyOpcodeList`).
+    @discardableResult
+    static func applyOpcodeList3(dng: DNGFile, raw: ImageIFD, to image: inout Stage3Image, clipping: ClippingPolicy,
+                                 notes: inout [MetadataItem]) throws -> PixelRect? {
+        var stage = image.stage
+        // Release `image`'s reference, so that the list writes the planes in place.
+        image = Stage3Image(planes: LinearImage(ifd: stage.ifd, values: ImageBuffer(width: 0, height: 0, channels: 3, samples: []),
+                                                clipMask: [], mapping: stage.mapping))
+        let trim = try applyOpcodeList(3, dng: dng, raw: raw, to: &stage, clipping: clipping, notes: &notes)
+        image = Stage3Image(planes: stage)
+        return trim
+    }
 }

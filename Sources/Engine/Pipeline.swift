@@ -44,10 +44,6 @@ public struct DevelopOptions: Sendable {
     public var maxMemoryBytes: Int?
     /// Decode the DNG's semantic masks (sky, skin, ...) onto the output grid as `image.masks`.
     public var includeMasks = true
-    /// Let `Pipeline.develop` and `Pipeline.developForOutput` use the streaming conversion
-    /// where it covers the file (the same bits, less memory and time). False develops the
-    /// whole image stage by stage, which gives `StageTimings` a figure for every stage.
-    public var allowStreaming = true
 
     public init(exposure: ExposureMode = .none, encoding: ColorEncoding = .linearRec2020, whiteBalance: WhiteBalance = .asShot) {
         self.exposure = exposure
@@ -72,18 +68,15 @@ public struct LimitError: SceneLinearFailure, Equatable {
     }
 }
 
-/// Wall-clock time spent in each stage, in seconds.
+/// Wall-clock time spent in each part of a conversion, in seconds.
 public struct StageTimings: Sendable, Codable {
+    /// Opening and parsing the DNG container.
     public var container = 0.0
+    /// The input's SHA-256 (on a thread of its own, alongside `develop`).
     public var hash = 0.0
-    public var stage1 = 0.0
-    public var stage2 = 0.0
-    public var demosaic = 0.0
-    public var color = 0.0
-    public var geometry = 0.0
-    /// The streaming conversion: Stage 1, Stage 2, opcodes, colour, geometry and half
-    /// conversion band by band, in one figure (0 when `develop` ran instead).
-    public var streamed = 0.0
+    /// Stage 1 to the output samples: decoding, Stage 2, the opcode lists, demosaicing,
+    /// colour, crop, scale and orientation, region by region in one pass.
+    public var develop = 0.0
     public var export: [String: Double] = [:]
 
     public init() {}
@@ -104,83 +97,27 @@ public struct DevelopedImage: Sendable {
 /// The whole data flow: DNG container → Stage 1 → Stage 2 → colour → scene-linear image,
 /// and the hand-off to EXR and HDF5.
 public enum Pipeline {
-    /// Decodes the main raw image of the DNG at `path` into scene-linear light.
+    /// Decodes the main raw image of the DNG at `path` into scene-linear light, in `Float`
+    /// (what the measurements use), by the one conversion `convert` runs.
     ///
     /// - Throws: a `SceneLinearFailure` naming the file and the problem: `ContainerError`,
-    ///   `RawDecodeError`, `LinearizeError`, `ColorError`.
+    ///   `RawDecodeError`, `LinearizeError`, `OpcodeError`, `ColorError`, `GeometryError`.
     public static func develop(path: String, options: DevelopOptions = DevelopOptions()) throws -> DevelopedImage {
         var timings = StageTimings()
         let dng = try measure(&timings.container) { try DNGFile.open(path: path) }
         return try develop(dng, options: options, timings: timings)
     }
 
-    /// `developWholeImage` of the DNG at `path`.
-    public static func developWholeImage(path: String, options: DevelopOptions = DevelopOptions()) throws -> DevelopedImage {
-        var timings = StageTimings()
-        let dng = try measure(&timings.container) { try DNGFile.open(path: path) }
-        return try developWholeImage(dng, options: options, timings: timings)
-    }
-
-    /// Decodes the main raw image of a DNG already parsed (e.g. from bytes in memory): by the
-    /// streaming conversion where it covers the file and `options.allowStreaming` is set
-    /// (the same values, a fraction of the time and memory), else stage by stage over the
-    /// whole image (`developWholeImage`).
+    /// `develop` of a DNG already parsed (e.g. from bytes in memory).
     public static func develop(_ dng: DNGFile, options: DevelopOptions = DevelopOptions(),
-                               timings initial: StageTimings = StageTimings()) throws -> DevelopedImage {
-        if options.allowStreaming, let streamed = try developStreaming(dng, options: options, timings: initial) {
-            return streamed
-        }
-        return try developWholeImage(dng, options: options, timings: initial)
-    }
-
-    /// Decodes the main raw image stage by stage, each stage over the whole image (CFA
-    /// images, OpcodeList1, area opcodes, DefaultScale, samples over 16 bits or planar).
-    public static func developWholeImage(_ dng: DNGFile, options: DevelopOptions = DevelopOptions(),
-                                         timings initial: StageTimings = StageTimings()) throws -> DevelopedImage {
-        var timings = initial
-        let path = dng.path
-        let (raw, main, notes) = try selectImage(dng, options: options)
-        var processing = notes
-        try checkLimits(raw, path: path, options: options)
-        // Stages 1 and 2 run for any raw image, so damaged data is reported as such.
-        var stored = try measure(&timings.stage1) { try RawDecoder.decode(dng, ifd: raw, limits: options.limits) }
-        try applyOpcodeList1(dng: dng, raw: raw, to: &stored, clipping: options.opcodeClipping, notes: &processing)
-        var linear = try measure(&timings.stage2) { try Linearizer.linearize(stored, path: path) }
-        var trims: [Int: PixelRect] = [:]  // what a TrimBounds of OpcodeList2/3 cropped Stage 2/3 to
-        trims[2] = try applyOpcodeList(2, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &processing)
-        var binning = 1
-        if raw.photometric == Photometric.cfa {
-            guard let cfa = raw.cfa else {
-                throw RawDecodeError.inconsistentLayout(path: path, ifd: raw.path, reason: "a CFA image without CFARepeatPatternDim/CFAPattern")
-            }
-            do {
-                linear = try measure(&timings.demosaic) { try Demosaicer.demosaic(linear, cfa: cfa, method: options.demosaic) }
-            } catch let error as DemosaicError {
-                throw FileFailure(path: path, error)
-            }
-            processing.append(MetadataItem("demosaic", .text(options.demosaic.rawValue)))
-            if options.demosaic == .superpixel { binning = 2 }
-        } else if raw.samplesPerPixel != 3 {
-            throw RawDecodeError.unsupported(path: path, ifd: raw.path, reason: "LinearRaw with \(raw.samplesPerPixel) samples per pixel (3 supported)")
-        }
-        trims[3] = try applyOpcodeList(3, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &processing)
-        let color = try ColorTransform.make(metadata: dng.metadata, encoding: options.encoding,
-                                            whiteBalance: options.whiteBalance, path: path)
-        let exposure = try exposureScaling(options.exposure, metadata: dng.metadata, path: path)
-        let sha = measure(&timings.hash) { SHA256Digest.hex(of: dng.file.data) }
-        var provenance = Self.provenance(dng: dng, raw: raw, mapping: linear.mapping, color: color, sha256: sha)
-        provenance.processing = processing
-        let converted = measure(&timings.color) {
-            ColorConversion.apply(color, exposure: exposure, to: linear, provenance: provenance)
-        }
-        let (geometryIFD, geometryBinning) = geometrySource(raw: raw, main: main, binning: binning)
-        let plan = try ImageGeometry.plan(ifd: geometryIFD, orientation: dng.metadata.orientation, width: converted.width,
-                                          height: converted.height, binning: geometryBinning, crop: options.crop,
-                                          applyOrientation: options.applyOrientation, path: path)
-        var image = measure(&timings.geometry) { ImageGeometry.apply(plan, to: converted) }
-        if options.includeMasks { image.masks = try semanticMasks(dng, raw: raw, stage3: converted, binning: binning, trims: trims, plan: plan, options: options) }
-        return DevelopedImage(image: image, dng: dng, rawIFD: raw, mapping: linear.mapping, color: color,
-                              geometry: plan, timings: timings)
+                               timings: StageTimings = StageTimings()) throws -> DevelopedImage {
+        let s = try stream(dng, options: options, keepClipMask: true, timings: timings, as: Float.self,
+                           convert: { source, target in _ = target.initialize(from: source) })
+        let image = SceneLinearImage(pixels: ImageBuffer(width: s.width, height: s.height, channels: 3, samples: s.pixels),
+                                     clipMask: s.clipMask, encoding: s.color.encoding, exposure: s.exposure, provenance: s.provenance,
+                                     masks: s.masks)
+        return DevelopedImage(image: image, dng: dng, rawIFD: s.raw, mapping: s.mapping, color: s.color, geometry: s.geometry,
+                              timings: s.timings)
     }
 
     /// The IFD to develop (the main raw image, or the enhanced image when asked for and

@@ -2,8 +2,8 @@ import Foundation
 import Opcodes
 import SemanticMasks
 
-/// The result of the streaming conversion: the output image in half floats and what
-/// `convert` reports about it.
+/// The result of the conversion into half floats: the output image and what `convert`
+/// reports about it.
 public struct HalfDevelopedImage: Sendable {
     public let image: HalfSceneLinearImage
     public let rawIFD: ImageIFD
@@ -12,101 +12,73 @@ public struct HalfDevelopedImage: Sendable {
     public var timings: StageTimings
 }
 
-/// An image ready for the writers, from either conversion path.
+/// An image ready for the writers: in half floats (`developForOutput`), or in `Float` when
+/// the measurements need it too (`develop`, for `convert --analysis`).
 public struct ConvertedImage: Sendable {
     public let image: any SceneLinearRaster
     public let rawIFD: ImageIFD
     public let geometry: GeometryPlan
     public var timings: StageTimings
     public let clippedPixelCount: Int
-    /// True when the streaming conversion made it (`developForExport`), false for `develop`.
-    public let streamed: Bool
 
     /// The result of `develop`.
     public init(_ d: DevelopedImage) {
         self.init(image: d.image, rawIFD: d.rawIFD, geometry: d.geometry, timings: d.timings,
-                  clippedPixelCount: d.image.clippedPixelCount, streamed: false)
+                  clippedPixelCount: d.image.clippedPixelCount)
     }
 
-    init(image: any SceneLinearRaster, rawIFD: ImageIFD, geometry: GeometryPlan, timings: StageTimings,
-         clippedPixelCount: Int, streamed: Bool) {
+    init(image: any SceneLinearRaster, rawIFD: ImageIFD, geometry: GeometryPlan, timings: StageTimings, clippedPixelCount: Int) {
         self.image = image
         self.rawIFD = rawIFD
         self.geometry = geometry
         self.timings = timings
         self.clippedPixelCount = clippedPixelCount
-        self.streamed = streamed
     }
 }
 
 extension Pipeline {
-    /// Rows per strip of the streaming conversion: a strip of a 256-pixel tile in floats
-    /// (48 KiB) stays in a core's cache from Stage 2 to the half conversion.
+    /// Rows per strip from a decoded block: a strip of a 256-pixel tile in floats (48 KiB)
+    /// stays in a core's cache from Stage 2 to the output samples.
     static let streamingStripRows = 16
 
-    /// The image `convert` writes: from the streaming conversion when it covers the file
-    /// (less memory, same bits), else from `develop`.
+    /// The image `convert` writes, in half floats.
     /// - Parameter keepClipMask: whether the outputs need the clip mask (HDF5, or EXR with
     ///   the clip-mask channel).
     public static func developForOutput(path: String, options: DevelopOptions = DevelopOptions(),
                                         keepClipMask: Bool) throws -> ConvertedImage {
-        var timings = StageTimings()
-        let dng = try measure(&timings.container) { try DNGFile.open(path: path) }
-        if options.allowStreaming,
-           let h = try developForExport(dng, options: options, keepClipMask: keepClipMask, timings: timings) {
-            return ConvertedImage(image: h.image, rawIFD: h.rawIFD, geometry: h.geometry, timings: h.timings,
-                                  clippedPixelCount: h.image.clippedPixelCount, streamed: true)
-        }
-        return ConvertedImage(try developWholeImage(dng, options: options, timings: timings))
+        let h = try developForExport(path: path, options: options, keepClipMask: keepClipMask)
+        return ConvertedImage(image: h.image, rawIFD: h.rawIFD, geometry: h.geometry, timings: h.timings,
+                              clippedPixelCount: h.image.clippedPixelCount)
     }
 
-    /// Develops a DNG straight into the half-float output image, tile by tile, without any
-    /// full-size intermediate: the blocks (tiles or strips) are decoded in parallel, each
-    /// into a buffer of its own, and each block goes, a strip of rows at a time, through
-    /// Stage 2, the opcode lists, the colour matrix and the conversion to half floats, into
-    /// its place in the cropped and oriented output; the input is hashed meanwhile on a
-    /// thread of its own. The values are bit for bit those of `develop` followed by the
-    /// writers' half conversion (tested); the peak memory is the output, one block per
-    /// core and the part of the input file being read.
-    ///
-    /// It covers the common case and returns nil otherwise, so the caller uses `develop`:
-    /// LinearRaw images of up to 16-bit integer samples, no OpcodeList1, OpcodeList2/3 made
-    /// only of opcodes that act on each pixel by its position (GainMap, MapTable,
-    /// MapPolynomial, Delta/ScalePerRow/Column, FixVignetteRadial; warps, which are never
-    /// applied, are reported as skipped), and no DefaultScale resampling.
+    /// Develops a DNG straight into the half-float output image, region by region, without
+    /// a full-size intermediate where no stage needs one: the blocks (tiles or strips) are
+    /// decoded in parallel, each into a buffer of its own, and each block goes, a strip of
+    /// rows at a time, through Stage 2, the opcode lists, the colour matrix and the
+    /// conversion to half floats, into its place in the cropped and oriented output; the
+    /// input is hashed meanwhile on a thread of its own. Stages that need more than a region
+    /// collect it first (see `stream`). The values are bit for bit those of `develop`
+    /// followed by the writers' half conversion.
     ///
     /// - Parameter keepClipMask: whether to keep the full clip mask (the count of clipped
     ///   pixels is always kept).
     /// - Throws: the same errors as `develop` (for a damaged tile, that of the
     ///   lowest-numbered damaged one).
     public static func developForExport(path: String, options: DevelopOptions = DevelopOptions(),
-                                        keepClipMask: Bool) throws -> HalfDevelopedImage? {
+                                        keepClipMask: Bool) throws -> HalfDevelopedImage {
         var timings = StageTimings()
         let dng = try measure(&timings.container) { try DNGFile.open(path: path) }
         return try developForExport(dng, options: options, keepClipMask: keepClipMask, timings: timings)
     }
 
     public static func developForExport(_ dng: DNGFile, options: DevelopOptions = DevelopOptions(), keepClipMask: Bool,
-                                        timings: StageTimings = StageTimings()) throws -> HalfDevelopedImage? {
-        guard let s = try stream(dng, options: options, keepClipMask: keepClipMask, timings: timings, as: Float16.self,
-                                 convert: { HalfConversion.convert($0, to: $1) }) else { return nil }
+                                        timings: StageTimings = StageTimings()) throws -> HalfDevelopedImage {
+        let s = try stream(dng, options: options, keepClipMask: keepClipMask, timings: timings, as: Float16.self,
+                           convert: { HalfConversion.convert($0, to: $1) })
         let image = HalfSceneLinearImage(pixels: ImageBuffer(width: s.width, height: s.height, channels: 3, samples: s.pixels),
                                          clipMask: s.clipMask, clippedPixelCount: s.clippedPixelCount, encoding: s.color.encoding,
                                          exposure: s.exposure, provenance: s.provenance, masks: s.masks)
         return HalfDevelopedImage(image: image, rawIFD: s.raw, color: s.color, geometry: s.geometry, timings: s.timings)
-    }
-
-    /// `develop` by the streaming conversion, into `Float` (what the measurements use): the
-    /// same values as the whole-image path, with no full-size intermediate; nil when the
-    /// streaming conversion does not cover the file.
-    static func developStreaming(_ dng: DNGFile, options: DevelopOptions, timings: StageTimings) throws -> DevelopedImage? {
-        guard let s = try stream(dng, options: options, keepClipMask: true, timings: timings, as: Float.self,
-                                 convert: { source, target in _ = target.initialize(from: source) }) else { return nil }
-        let image = SceneLinearImage(pixels: ImageBuffer(width: s.width, height: s.height, channels: 3, samples: s.pixels),
-                                     clipMask: s.clipMask, encoding: s.color.encoding, exposure: s.exposure, provenance: s.provenance,
-                                     masks: s.masks)
-        return DevelopedImage(image: image, dng: dng, rawIFD: s.raw, mapping: s.mapping, color: s.color, geometry: s.geometry,
-                              timings: s.timings)
     }
 
     /// What the streaming conversion made, in output samples of type `E`.
@@ -125,48 +97,50 @@ extension Pipeline {
         var timings: StageTimings
     }
 
-    /// The streaming conversion into output samples of type `E`, made from each strip's
-    /// `Float` values by `convert` (a row of RGB values into as many output samples).
+    /// The conversion into output samples of type `E`, made from each band's `Float` values
+    /// by `convert` (a row of RGB values into as many output samples).
+    ///
+    /// Regions flow from the decoder's blocks through fused stages into the output sink. A
+    /// stage that needs more than its region collects what comes before it and hands it on
+    /// band by band: a CFA image's demosaicing (the Stage 2 mosaic), opcodes that read their
+    /// neighbours or crop (FixBadPixelsConstant/List, TrimBounds: their stage), OpcodeList1
+    /// and Stage 1 storage that is not decoded block by block (32-bit and floating-point
+    /// samples, planar or interleaved fields: Stage 1), DefaultScale resampling (the
+    /// colour-converted image). See `docs/pipeline.md`.
     static func stream<E: BitwiseCopyable & Sendable>(
         _ dng: DNGFile, options: DevelopOptions, keepClipMask: Bool, timings initial: StageTimings, as _: E.Type,
         convert: @escaping @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void
-    ) throws -> Streamed<E>? {
+    ) throws -> Streamed<E> {
         var timings = initial
         let path = dng.path
         let (raw, main, notes) = try selectImage(dng, options: options)
-        // LinearRaw with three samples per pixel, or a 2×2 Bayer CFA (anything else, and
-        // every error those checks would raise, is left to the whole-image path).
-        let cfa = raw.photometric == Photometric.cfa ? raw.cfa : nil
-        guard raw.photometric == Photometric.linearRaw ? raw.samplesPerPixel == 3
-                : (raw.samplesPerPixel == 1 && cfa.map { BandDemosaicer.supports(cfa: $0, activeArea: raw.activeArea) } == true),
-              raw.sampleFormat == 1, raw.planarConfiguration == 1, raw.bitsPerSample.allSatisfy({ $0 <= 16 }),
-              try dng.opcodeListBytes(1, of: raw) == nil else { return nil }
-        let spp = raw.samplesPerPixel
-        var lists: [(Int, OpcodeList)] = []
-        for number in [2, 3] {
-            guard let bytes = try dng.opcodeListBytes(number, of: raw) else { continue }
-            let list: OpcodeList
-            do { list = try OpcodeList.parse(bytes, list: number == 2 ? .list2 : .list3) } catch { throw error.inFile(path) }
-            guard list.entries.allSatisfy({ isPositionwise($0.opcode) }) else { return nil }
-            lists.append((number, list))
-        }
         try checkLimits(raw, path: path, options: options)
-        let opcodeLists = lists
+        let cfa = raw.photometric == Photometric.cfa ? raw.cfa : nil
+        let spp = raw.samplesPerPixel
+        // A layout the decoder's blocks go on from: LinearRaw with three samples per pixel, or a
+        // 2×2 Bayer CFA. Anything else takes the Stage 1 collector, so that damaged data is
+        // reported as such before the layout is refused.
+        let blockwiseLayout = raw.photometric == Photometric.linearRaw ? spp == 3
+            : (spp == 1 && cfa.map { BandDemosaicer.supports(cfa: $0, activeArea: raw.activeArea) } == true)
+        let hasList1 = try dng.opcodeListBytes(1, of: raw) != nil
+        let list2 = try parseOpcodeList(2, dng: dng, raw: raw), list3 = try parseOpcodeList(3, dng: dng, raw: raw)
+        // Lists whose opcodes all act on a pixel by its value and position run on every region.
+        let list2PerRegion = list2.map { $0.entries.allSatisfy { isPositionwise($0.opcode) } } ?? true
+        let list3PerRegion = list3.map { $0.entries.allSatisfy { isPositionwise($0.opcode) } } ?? true
 
         let linearization = try LinearizationPlan(ifd: raw, path: path)
         let area = raw.activeArea
         let color = try ColorTransform.make(metadata: dng.metadata, encoding: options.encoding,
                                             whiteBalance: options.whiteBalance, path: path)
         let exposure = try exposureScaling(options.exposure, metadata: dng.metadata, path: path)
-        // Stage 3's size: the ActiveArea, or half of it for 2×2 superpixels.
+        // Stage 3 is the ActiveArea (less any TrimBounds), or half of it for 2×2 superpixels.
         let binning = cfa != nil && options.demosaic == .superpixel ? 2 : 1
-        let stage3Width = area.width / binning, stage3Height = area.height / binning
         let (geometryIFD, geometryBinning) = geometrySource(raw: raw, main: main, binning: binning)
-        let plan = try ImageGeometry.plan(ifd: geometryIFD, orientation: dng.metadata.orientation, width: stage3Width,
-                                          height: stage3Height, binning: geometryBinning, crop: options.crop,
-                                          applyOrientation: options.applyOrientation, path: path)
-        guard plan.scaledWidth == plan.crop.width, plan.scaledHeight == plan.crop.height else { return nil }
-        let bayerPhase = cfa == nil ? nil : activeAreaBayerPhase(raw)
+        func geometry(width: Int, height: Int) throws -> GeometryPlan {
+            try ImageGeometry.plan(ifd: geometryIFD, orientation: dng.metadata.orientation, width: width, height: height,
+                                   binning: geometryBinning, crop: options.crop, applyOrientation: options.applyOrientation,
+                                   path: path)
+        }
 
         // The hash reads the whole file on a thread of its own while the tiles are decoded
         // (it is needed only for the provenance record); each tile's pages leave resident
@@ -183,145 +157,270 @@ extension Pipeline {
         // However this function ends, the hashing thread is done before it returns (it reads
         // the file's mapping, which must outlive it, and the process must not exit under it).
         defer { _ = hashing.wait() }
-        let matrix = ColorConversion.floatMatrix(color, exposure: exposure)
-        let crop = plan.crop, orientation = plan.orientation
-        let outWidth = plan.outputWidth, outHeight = plan.outputHeight
-        // Every output pixel is written by `place` exactly once, so the output is not cleared
-        // first (and its pages are touched only as the tiles arrive).
-        var output = LargeBuffer.uninitialized(E.self, count: outWidth * outHeight * 3)
-        var mask = [UInt8](repeating: 0, count: keepClipMask ? outWidth * outHeight : 0)
-        let clipped = SharedCount()
+        let sink = OutputSink<E>(matrix: ColorConversion.floatMatrix(color, exposure: exposure), keepClipMask: keepClipMask,
+                                 convert: convert)
         let reports = SharedStore<Int, OpcodeReport>()
-        let clipping = options.opcodeClipping
+        let opcodes = StreamingOpcodes(path: path, clipping: options.opcodeClipping,
+                                       bayerPhase: cfa == nil ? nil : activeAreaBayerPhase(raw), reports: reports)
         let start = DispatchTime.now().uptimeNanoseconds
-        let covered = try output.withUnsafeMutableBufferPointer { outAll in
-            try mask.withUnsafeMutableBufferPointer { maskAll in
-                nonisolated(unsafe) let out = outAll.baseAddress!
-                nonisolated(unsafe) let maskOut = keepClipMask ? maskAll.baseAddress : nil  // an empty array still has a base address
-                let areaBounds = PixelRect(width: area.width, height: area.height)
-                let opcodes = StreamingOpcodes(path: path, clipping: clipping, bayerPhase: bayerPhase, reports: reports)
-                let list2 = opcodeLists.first { $0.0 == 2 }?.1, list3 = opcodeLists.first { $0.0 == 3 }?.1
+        var processing = notes
+        var trims: [Int: PixelRect] = [:]  // what a TrimBounds of OpcodeList2/3 cropped Stage 2/3 to
+        var output: (SinkOutput<E>, GeometryPlan)?
+        var stage2: LinearImage?  // Stage 2, collected whole for a stage that needs it so
+        var list2Done = false     // whether OpcodeList2 ran region by region
 
-                // A CFA image's Stage 2 mosaic is gathered whole (one Float and one clip byte per
-                // sample); LinearRaw tiles go on through every step at once.
-                var mosaic = cfa == nil ? [] : LargeBuffer.uninitialized(Float.self, count: area.width * area.height)
-                var mosaicClip = [UInt8](repeating: 0, count: cfa == nil ? 0 : area.width * area.height)
-                let decoded = try mosaic.withUnsafeMutableBufferPointer { mosaicAll in
-                    try mosaicClip.withUnsafeMutableBufferPointer { mosaicClipAll in
-                        // (nil for LinearRaw: an empty array still has a base address)
-                        nonisolated(unsafe) let mosaicOut = cfa == nil ? nil : mosaicAll.baseAddress
-                        nonisolated(unsafe) let mosaicClipOut = cfa == nil ? nil : mosaicClipAll.baseAddress
-                        return try RawDecoder.forEachBlock(dng, ifd: raw, limits: options.limits) { region, samples, rowStride, fewBlocks in
-                            // The block's pixels inside the ActiveArea, in ActiveArea coordinates.
-                            let rows = (max(region.top, area.top) - area.top)..<(min(region.bottom, area.bottom) - area.top)
-                            let columns = (max(region.left, area.left) - area.left)..<(min(region.right, area.right) - area.left)
-                            guard !rows.isEmpty, !columns.isEmpty else { return }
-                            nonisolated(unsafe) let first = samples + (rows.lowerBound + area.top - region.top) * rowStride
-                                + (columns.lowerBound + area.left - region.left) * spp
-                            // Strips of a few rows, so that each stays in the core's cache through
-                            // every step; spread over the cores when there are too few blocks to be.
-                            let stripCount = (rows.count + streamingStripRows - 1) / streamingStripRows
-                            try Parallel.forEachChunkThrowing(count: fewBlocks ? stripCount : 1, minimumChunk: 1) { part in
-                                let strips = fewBlocks ? part : 0..<stripCount
-                                var values = ImageBuffer<Float>(width: columns.count, height: 0, channels: spp, samples: [])
-                                var stripMask: [UInt8] = []
-                                for k in strips {
-                                    let top = rows.lowerBound + k * streamingStripRows
-                                    let strip = top..<min(rows.upperBound, top + streamingStripRows)
-                                    if values.height != strip.count {
-                                        values = ImageBuffer(width: columns.count, height: strip.count, channels: spp, repeating: 0)
-                                        stripMask = [UInt8](repeating: 0, count: columns.count * strip.count)
-                                    }
-                                    values.samples.withUnsafeMutableBufferPointer { v in
-                                        stripMask.withUnsafeMutableBufferPointer { m in
-                                            linearization.linearize(first + (top - rows.lowerBound) * rowStride, rowStride: rowStride,
-                                                                    rows: strip, columns: columns, into: v.baseAddress!, mask: m.baseAddress!)
-                                        }
-                                    }
-                                    if let list2 {
-                                        try applyOpcodes(list2, number: 2, to: &values, bounds: areaBounds, row: strip.lowerBound,
-                                                         column: columns.lowerBound, context: opcodes)
-                                    }
-                                    guard let mosaicOut, let mosaicClipOut else {
-                                        if let list3 {
-                                            try applyOpcodes(list3, number: 3, to: &values, bounds: areaBounds, row: strip.lowerBound,
-                                                             column: columns.lowerBound, context: opcodes)
-                                        }
-                                        convertColor(&values, matrix)
-                                        place(values, mask: stripMask, rows: strip, columns: columns, crop: crop, orientation: orientation,
-                                              outWidth: outWidth, into: out, maskInto: maskOut, clipped: clipped, convert: convert)
-                                        continue
-                                    }
-                                    values.samples.withUnsafeBufferPointer { v in
-                                        for (i, r) in strip.enumerated() {
-                                            let at = r * area.width + columns.lowerBound
-                                            (mosaicOut + at).update(from: v.baseAddress! + i * columns.count, count: columns.count)
-                                            for c in 0..<columns.count { mosaicClipOut[at + c] = stripMask[i * columns.count + c] }
-                                        }
-                                    }
+        var stage3: Stage3Image?  // Stage 3 collected: OpcodeList3 needs all of it, or Stage 2 was collected
+        var demosaicked = false
+
+        if !hasList1 && blockwiseLayout {
+            let bounds = PixelRect(width: area.width, height: area.height)
+            let perRegion2 = list2PerRegion ? list2 : nil
+            /// What a decoded block goes through: a strip of rows at a time, Stage 2 and OpcodeList2
+            /// (when it acts per pixel) into `target`.
+            func strips(into target: StripTarget<E>) -> @Sendable (PixelRect, UnsafePointer<UInt16>, Int, Bool) throws -> Void {
+                { @Sendable (region: PixelRect, samples: UnsafePointer<UInt16>, rowStride: Int, fewBlocks: Bool) throws in
+                    // The block's pixels inside the ActiveArea, in ActiveArea coordinates.
+                    let rows = (max(region.top, area.top) - area.top)..<(min(region.bottom, area.bottom) - area.top)
+                    let columns = (max(region.left, area.left) - area.left)..<(min(region.right, area.right) - area.left)
+                    guard !rows.isEmpty, !columns.isEmpty else { return }
+                    nonisolated(unsafe) let first = samples + (rows.lowerBound + area.top - region.top) * rowStride
+                        + (columns.lowerBound + area.left - region.left) * spp
+                    // Strips of a few rows, so that each stays in the core's cache through every
+                    // step; spread over the cores when there are too few blocks to be.
+                    let stripCount = (rows.count + streamingStripRows - 1) / streamingStripRows
+                    try Parallel.forEachChunkThrowing(count: fewBlocks ? stripCount : 1, minimumChunk: 1) { part in
+                        var strip = Band(width: columns.count, channels: spp)
+                        for k in fewBlocks ? part : 0..<stripCount {
+                            let top = rows.lowerBound + k * streamingStripRows
+                            let stripRows = top..<min(rows.upperBound, top + streamingStripRows)
+                            strip.resize(rows: stripRows.count)
+                            strip.values.samples.withUnsafeMutableBufferPointer { v in
+                                strip.mask.withUnsafeMutableBufferPointer { m in
+                                    linearization.linearize(first + (top - rows.lowerBound) * rowStride, rowStride: rowStride,
+                                                            rows: stripRows, columns: columns, into: v.baseAddress!, mask: m.baseAddress!)
                                 }
+                            }
+                            if let perRegion2 {
+                                try applyOpcodes(perRegion2, number: 2, to: &strip.values, bounds: bounds, row: stripRows.lowerBound,
+                                                 column: columns.lowerBound, context: opcodes)
+                            }
+                            switch target {
+                            case .finish(let finish): try finish.finish(&strip, rows: stripRows, columns: columns)
+                            case .collect(let collector): collector.store(strip, rows: stripRows, columns: columns)
+                            case .window(let window): window.store(strip, rows: stripRows, columns: columns)
                             }
                         }
                     }
                 }
-                guard decoded, let cfa else { return decoded }
-
-                // Stage 3 of a CFA image, band by band: demosaic, OpcodeList3, colour, output.
-                let bands: BandDemosaicer
+            }
+            /// The decoder's blocks into `target`; false when the storage is not decoded block by block.
+            func decodeBlocks(into target: StripTarget<E>) throws -> Bool {
+                try RawDecoder.forEachBlock(dng, ifd: raw, limits: options.limits, strips(into: target))
+            }
+            if cfa == nil && list2PerRegion && list3PerRegion {
+                // Every stage per region: each strip goes from the decoder to the output at once.
+                let plan = try geometry(width: area.width, height: area.height)
+                var decoded = false
+                let made = try sink.run(plan: plan, stage3Width: area.width, stage3Height: area.height, list3: list3,
+                                        opcodes: opcodes) { finish in decoded = try decodeBlocks(into: .finish(finish)) }
+                if decoded { output = (made, plan) }
+            } else if let cfa, list2PerRegion {
+                // CFA: a window of the mosaic's rows, demosaiced band by band as the rows a band
+                // reads arrive (a row of blocks at a time), then OpcodeList3, colour and output.
+                let bands: DemosaicBands
                 do throws(DemosaicError) {
-                    bands = try BandDemosaicer(values: mosaic, clip: mosaicClip, width: area.width, height: area.height, cfa: cfa,
-                                               activeArea: area, ifd: raw.path, method: options.demosaic)
+                    bands = try DemosaicBands(width: area.width, height: area.height, cfa: cfa, activeArea: area, ifd: raw.path,
+                                              method: options.demosaic)
                 } catch {
                     throw FileFailure(path: path, error)
                 }
-                let stage3Bounds = PixelRect(width: stage3Width, height: stage3Height)
-                try Parallel.forEachChunkThrowing(count: bands.bandCount, minimumChunk: 1) { part in
-                    var values = ImageBuffer<Float>(width: stage3Width, height: 0, channels: 3, samples: [])
-                    var bandMask: [UInt8] = []
-                    for b in part {
-                        let rows = bands.rows(ofBand: b)
-                        if values.height != rows.count {
-                            values = ImageBuffer(width: stage3Width, height: rows.count, channels: 3, repeating: 0)
-                            bandMask = [UInt8](repeating: 0, count: stage3Width * rows.count)
+                let width = bands.outputWidth, height = bands.outputHeight
+                let blockRows = raw.layout?.blockHeight ?? area.height
+                let bandReach = (0..<bands.bandCount).map { bands.inputRows(ofBand: $0).count }.max() ?? 0
+                let window = MosaicWindow(width: area.width, height: area.height,
+                                          capacity: min(area.height, blockRows + 64 + bandReach))
+                /// Decodes the blocks and hands each band of Stage 3 to `body` once the rows it
+                /// reads are in the window.
+                func demosaicBands(_ body: @Sendable (inout Band, Range<Int>) throws -> Void) throws -> Bool {
+                    var nextBand = 0
+                    return try RawDecoder.forEachBlockRow(dng, ifd: raw, limits: options.limits, strips(into: .window(window))) { ifdRows in
+                        let upper = min(ifdRows.upperBound, area.bottom) - area.top
+                        if upper > window.frontier { window.complete(upTo: upper) }
+                        var last = nextBand
+                        while last < bands.bandCount && bands.inputRows(ofBand: last).upperBound <= window.frontier { last += 1 }
+                        guard last > nextBand else { return }
+                        let ready = nextBand..<last
+                        let rowHasClip = RowClipIndex(flags: window.rowHasClip)
+                        try Parallel.forEachChunkThrowing(count: ready.count, minimumChunk: 1) { part in
+                            var band = Band(width: width, channels: 3)
+                            for k in part {
+                                let b = ready.lowerBound + k, rows = bands.rows(ofBand: b)
+                                band.resize(rows: rows.count)
+                                band.values.samples.withUnsafeMutableBufferPointer { v in
+                                    band.mask.withUnsafeMutableBufferPointer { m in
+                                        bands.demosaic(band: b, window: window.values, clip: window.clip, windowTop: window.top,
+                                                       rowHasClip: rowHasClip, into: v.baseAddress!, mask: m.baseAddress!)
+                                    }
+                                }
+                                try body(&band, rows)
+                            }
                         }
-                        values.samples.withUnsafeMutableBufferPointer { v in
-                            bandMask.withUnsafeMutableBufferPointer { m in bands.demosaic(band: b, into: v.baseAddress!, mask: m.baseAddress!) }
-                        }
-                        if let list3 {
-                            try applyOpcodes(list3, number: 3, to: &values, bounds: stage3Bounds, row: rows.lowerBound, column: 0,
-                                             context: opcodes)
-                        }
-                        convertColor(&values, matrix)
-                        place(values, mask: bandMask, rows: rows, columns: 0..<stage3Width, crop: crop, orientation: orientation,
-                              outWidth: outWidth, into: out, maskInto: maskOut, clipped: clipped, convert: convert)
+                        nextBand = last
+                        window.slide(to: nextBand < bands.bandCount ? bands.inputRows(ofBand: nextBand).lowerBound : window.frontier)
                     }
                 }
-                return true
+                if list3PerRegion {
+                    let plan = try geometry(width: width, height: height)
+                    var decoded = false
+                    let made = try sink.run(plan: plan, stage3Width: width, stage3Height: height, list3: list3, opcodes: opcodes) { finish in
+                        decoded = try demosaicBands { band, rows in try finish.finish(&band, rows: rows, columns: 0..<width) }
+                    }
+                    if decoded { output = (made, plan) }
+                } else {
+                    stage3 = try StageCollector.collect(width: width, height: height, planes: 3, ifd: raw,
+                                                        mapping: linearization.mapping) { collector in
+                        try demosaicBands { band, rows in collector.store(band, rows: rows, columns: 0..<width) }
+                    }.map { Stage3Image(planes: $0) }
+                }
+                demosaicked = output != nil || stage3 != nil
+            } else {
+                stage2 = try StageCollector.collect(width: area.width, height: area.height, planes: spp, ifd: raw,
+                                                    mapping: linearization.mapping) { try decodeBlocks(into: .collect($0)) }
+            }
+            list2Done = perRegion2 != nil && (output != nil || stage2 != nil || stage3 != nil)
+        }
+        if output == nil && stage2 == nil && stage3 == nil {
+            // The Stage 1 collector: OpcodeList1, or storage not decoded block by block.
+            var stored = try RawDecoder.decode(dng, ifd: raw, limits: options.limits)
+            try applyOpcodeList1(dng: dng, raw: raw, to: &stored, clipping: options.opcodeClipping, notes: &processing)
+            stage2 = try Linearizer.linearize(stored, path: path)
+        }
+        if list2Done, let report = reports[2] { processing.append(listNote(2, report)) }
+        if demosaicked { processing.append(MetadataItem("demosaic", .text(options.demosaic.rawValue))) }
+
+        if var linear = stage2 {
+            stage2 = nil
+            if !list2Done {
+                trims[2] = try applyOpcodeList(2, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &processing)
+            }
+            if raw.photometric == Photometric.cfa {
+                guard let cfa else {
+                    throw RawDecodeError.inconsistentLayout(path: path, ifd: raw.path, reason: "a CFA image without CFARepeatPatternDim/CFAPattern")
+                }
+                let bands: BandDemosaicer
+                do throws(DemosaicError) {
+                    bands = try BandDemosaicer(values: linear.values.samples, clip: linear.clipMask, width: linear.width,
+                                               height: linear.height, cfa: cfa, activeArea: linear.mapping.activeArea,
+                                               ifd: raw.path, method: options.demosaic)
+                } catch {
+                    throw FileFailure(path: path, error)
+                }
+                processing.append(MetadataItem("demosaic", .text(options.demosaic.rawValue)))
+                let width = bands.outputWidth, height = bands.outputHeight
+                let mapping = linear.mapping
+                linear = LinearImage(ifd: raw, values: ImageBuffer(width: 0, height: 0, channels: 1, samples: []), clipMask: [],
+                                     mapping: mapping)  // the mosaic lives on in `bands` only
+                /// The demosaiced planes band by band, in parallel.
+                func demosaicBands(_ body: @Sendable (inout Band, Range<Int>) throws -> Void) throws {
+                    try Parallel.forEachChunkThrowing(count: bands.bandCount, minimumChunk: 1) { part in
+                        var band = Band(width: width, channels: 3)
+                        for b in part {
+                            let rows = bands.rows(ofBand: b)
+                            band.resize(rows: rows.count)
+                            band.values.samples.withUnsafeMutableBufferPointer { v in
+                                band.mask.withUnsafeMutableBufferPointer { m in bands.demosaic(band: b, into: v.baseAddress!, mask: m.baseAddress!) }
+                            }
+                            try body(&band, rows)
+                        }
+                    }
+                }
+                if list3PerRegion {
+                    let plan = try geometry(width: width, height: height)
+                    let made = try sink.run(plan: plan, stage3Width: width, stage3Height: height, list3: list3, opcodes: opcodes) { finish in
+                        try demosaicBands { band, rows in try finish.finish(&band, rows: rows, columns: 0..<width) }
+                    }
+                    output = (made, plan)
+                } else {
+                    stage3 = Stage3Image(planes: try StageCollector.collect(width: width, height: height, planes: 3, ifd: raw,
+                                                                            mapping: mapping) { collector in
+                        try demosaicBands { band, rows in collector.store(band, rows: rows, columns: 0..<width) }
+                        return true
+                    }!)
+                }
+            } else {
+                guard let planes = Stage3Image(linearRaw: consume linear) else {
+                    throw RawDecodeError.unsupported(path: path, ifd: raw.path, reason: "LinearRaw with \(spp) samples per pixel (3 supported)")
+                }
+                stage3 = planes
             }
         }
-        guard covered else { return nil }
-        timings.streamed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        if var stage3 = consume stage3 {
+            // Stage 3 collected (LinearRaw's Stage 2, or the demosaiced planes): OpcodeList3 on
+            // all of it unless it acts per pixel, then colour and output band by band.
+            if !list3PerRegion {
+                trims[3] = try applyOpcodeList3(dng: dng, raw: raw, to: &stage3, clipping: options.opcodeClipping, notes: &processing)
+            }
+            let image = stage3
+            let plan = try geometry(width: image.width, height: image.height)
+            let made = try sink.run(plan: plan, stage3Width: image.width, stage3Height: image.height,
+                                    list3: list3PerRegion ? list3 : nil, opcodes: opcodes) { finish in
+                try forEachBand(of: image) { band, rows in try finish.finish(&band, rows: rows, columns: 0..<image.width) }
+            }
+            output = (made, plan)
+        }
+        if list3PerRegion, list3 != nil, let report = reports[3] { processing.append(listNote(3, report)) }
+        guard let (made, plan) = output else { preconditionFailure("every route ends in the output sink") }
+        timings.develop = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         let (sha, hashSeconds) = hashing.wait()
         timings.hash = hashSeconds
         dng.file.releaseResidentPages()
         let mapping = linearization.mapping
         var provenance = Self.provenance(dng: dng, raw: raw, mapping: mapping, color: color, sha256: sha)
-        var processing = notes
-        for number in [2, 3] {
-            if number == 3 && cfa != nil { processing.append(MetadataItem("demosaic", .text(options.demosaic.rawValue))) }
-            guard lists.contains(where: { $0.0 == number }) else { continue }
-            let parts = reports[number].map(describe) ?? []
-            processing.append(MetadataItem("opcodeList\(number)", .text(parts.isEmpty ? "empty" : parts.joined(separator: "; "))))
-        }
         provenance.processing = processing + plan.processingItems
         var masks: [SemanticMaskLayer] = []
         if options.includeMasks && !dng.maskIFDs.isEmpty {
-            let grid = Stage3Grid.pipeline(activeArea: area, binning: binning, width: stage3Width, height: stage3Height)
+            let grid = Stage3Grid.pipeline(activeArea: area, binning: binning, width: made.stage3Width, height: made.stage3Height,
+                                           trim2: trims[2], trim3: trims[3])
             masks = try SemanticMasks.layers(dng, grid: grid, plan: plan, limits: options.limits)
         }
-        return Streamed(pixels: output, width: outWidth, height: outHeight, clipMask: keepClipMask ? mask : nil,
-                        clippedPixelCount: clipped.value, raw: raw, mapping: mapping, color: color, exposure: exposure, geometry: plan,
-                        provenance: provenance, masks: masks, timings: timings)
+        return Streamed(pixels: made.pixels, width: made.width, height: made.height, clipMask: keepClipMask ? made.mask : nil,
+                        clippedPixelCount: made.clippedPixelCount, raw: raw, mapping: mapping, color: color, exposure: exposure,
+                        geometry: plan, provenance: provenance, masks: masks, timings: timings)
+    }
+
+    /// Opcode list `number` (2 or 3) of the raw IFD, parsed; nil when the file has none.
+    static func parseOpcodeList(_ number: Int, dng: DNGFile, raw: ImageIFD) throws -> OpcodeList? {
+        guard let bytes = try dng.opcodeListBytes(number, of: raw) else { return nil }
+        do { return try OpcodeList.parse(bytes, list: number == 2 ? .list2 : .list3) } catch { throw error.inFile(dng.path) }
+    }
+
+    /// The processing note of opcode list `number` that ran region by region.
+    static func listNote(_ number: Int, _ report: OpcodeReport) -> MetadataItem {
+        let parts = describe(report)
+        return MetadataItem("opcodeList\(number)", .text(parts.isEmpty ? "empty" : parts.joined(separator: "; ")))
+    }
+
+    /// A collected Stage 3 image band by band (64 rows), in parallel.
+    static func forEachBand(of image: Stage3Image, _ body: @Sendable (inout Band, Range<Int>) throws -> Void) throws {
+        let rowsPerBand = 64, width = image.width, planes = image.planes
+        try Parallel.forEachChunkThrowing(count: (image.height + rowsPerBand - 1) / rowsPerBand, minimumChunk: 1) { part in
+            var band = Band(width: width, channels: planes)
+            for b in part {
+                let rows = (b * rowsPerBand)..<min(image.height, (b + 1) * rowsPerBand)
+                band.resize(rows: rows.count)
+                image.values.samples.withUnsafeBufferPointer { v in
+                    band.values.samples.withUnsafeMutableBufferPointer {
+                        $0.baseAddress!.update(from: v.baseAddress! + rows.lowerBound * width * planes, count: rows.count * width * planes)
+                    }
+                }
+                image.clipMask.withUnsafeBufferPointer { m in
+                    band.mask.withUnsafeMutableBufferPointer {
+                        $0.baseAddress!.update(from: m.baseAddress! + rows.lowerBound * width, count: rows.count * width)
+                    }
+                }
+                try body(&band, rows)
+            }
+        }
     }
 
     /// What applying an opcode list to a part of the image needs besides the part.
@@ -364,7 +463,7 @@ extension Pipeline {
 
     /// Converts a strip of the colour-converted image (ActiveArea `rows` × `columns`) to output
     /// samples with `convert` and puts it where crop and orientation send it; counts clipped pixels.
-    private static func place<E: BitwiseCopyable>(_ values: ImageBuffer<Float>, mask: [UInt8], rows: Range<Int>, columns: Range<Int>,
+    static func place<E: BitwiseCopyable>(_ values: ImageBuffer<Float>, mask: [UInt8], rows: Range<Int>, columns: Range<Int>,
                                                   crop: PixelRect, orientation: Int, outWidth: Int, into out: UnsafeMutablePointer<E>,
                                                   maskInto maskOut: UnsafeMutablePointer<UInt8>?, clipped: SharedCount,
                                                   convert: (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void) {

@@ -69,3 +69,43 @@ extension LinearImage {
         return out
     }
 }
+
+/// Stage 3: three planes of linear reference values per pixel — a LinearRaw image's Stage 2,
+/// or a CFA mosaic after demosaicing. It is the only input the colour conversion takes, so a
+/// one-plane mosaic cannot reach the colour matrix: the type is made only by
+/// `init?(linearRaw:)` (three planes), by demosaicing, or inside the package from planes a
+/// demosaicing kernel wrote.
+public struct Stage3Image: Sendable {
+    /// The planes, with their clip mask, IFD and mapping (always three planes).
+    public private(set) var stage: LinearImage
+
+    /// A LinearRaw image's Stage 2 as Stage 3; nil unless it has three planes.
+    public init?(linearRaw image: LinearImage) {
+        guard image.planes == 3 else { return nil }
+        stage = image
+    }
+
+    /// Planes a demosaicing kernel (or OpcodeList3 on Stage 3) wrote.
+    package init(planes image: LinearImage) {
+        precondition(image.planes == 3, "Stage 3 has three planes")
+        stage = image
+    }
+
+    /// The interleaved planes; a new value must keep three planes.
+    public var values: ImageBuffer<Float> {
+        get { stage.values }
+        set {
+            precondition(newValue.channels == 3, "Stage 3 has three planes")
+            stage.values = newValue
+        }
+    }
+    public var clipMask: [UInt8] { stage.clipMask }
+    public var ifd: ImageIFD { stage.ifd }
+    public var mapping: LinearizationMapping { stage.mapping }
+    public var width: Int { stage.width }
+    public var height: Int { stage.height }
+    public var planes: Int { 3 }
+
+    /// The same image restricted to `rect` (e.g. after a TrimBounds opcode of OpcodeList3).
+    public func cropped(to rect: PixelRect) -> Stage3Image { Stage3Image(planes: stage.cropped(to: rect)) }
+}

@@ -56,22 +56,61 @@ public enum RawDecoder {
     public static func forEachBlock(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits(),
                                     _ body: @Sendable (_ region: PixelRect, _ samples: UnsafePointer<UInt16>,
                                                        _ rowStride: Int, _ fewBlocks: Bool) throws -> Void) throws -> Bool {
+        try forEachBlock(dng, ifd: ifd, limits: limits, body, rowsDone: nil)
+    }
+
+    /// `forEachBlock`, top to bottom: the blocks a row of blocks at a time (rows of blocks
+    /// taken together until they span at least 64 image rows), each group in parallel, and
+    /// after each group `rowsDone` on the calling thread with the image rows it completed —
+    /// for a consumer that needs whole rows (demosaicing) and keeps only a window of them.
+    /// A failing group stops the decoding; its lowest-numbered failing block's error is
+    /// thrown (the lowest-numbered of the image, as the groups go in block order).
+    public static func forEachBlockRow(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits(),
+                                       _ body: @Sendable (_ region: PixelRect, _ samples: UnsafePointer<UInt16>,
+                                                          _ rowStride: Int, _ fewBlocks: Bool) throws -> Void,
+                                       rowsDone: (Range<Int>) throws -> Void) throws -> Bool {
+        try withoutActuallyEscaping(rowsDone) { try forEachBlock(dng, ifd: ifd, limits: limits, body, rowsDone: $0) }
+    }
+
+    private static func forEachBlock(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits,
+                                     _ body: @Sendable (_ region: PixelRect, _ samples: UnsafePointer<UInt16>,
+                                                        _ rowStride: Int, _ fewBlocks: Bool) throws -> Void,
+                                     rowsDone: ((Range<Int>) throws -> Void)?) throws -> Bool {
         var plan = try BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true)
         guard plan.encoding.storedType == .uint16, !plan.planar, plan.interleave.isNone else { return false }
         plan.outputIsBlock = true
         let blockPlan = plan
-        let fewBlocks = plan.blocks.count < 2 * Parallel.threadCount
-        _ = try Parallel.map(plan.blocks.count) { i in
-            let block = blockPlan.blocks[i]
-            let rowStride = block.width * blockPlan.spp
-            try withUnsafeTemporaryAllocation(of: UInt16.self, capacity: rowStride * block.rows) { buffer in
-                let samples = buffer.baseAddress!
-                try blockPlan.decode(block, into: UnsafeMutableRawPointer(samples))
-                let region = PixelRect(top: block.y0, left: block.x0, bottom: block.y0 + block.visibleRows,
-                                       right: block.x0 + block.visibleWidth)
-                try body(region, UnsafePointer(samples), rowStride, fewBlocks)
+        // Groups of consecutive blocks: all of them at once, or rows of blocks.
+        var groups: [Range<Int>] = []
+        if rowsDone == nil || plan.blocks.isEmpty {
+            groups = [0..<plan.blocks.count]
+        } else {
+            var start = 0
+            for i in 1...plan.blocks.count where i == plan.blocks.count || plan.blocks[i].y0 != plan.blocks[i - 1].y0 {
+                if i == plan.blocks.count || plan.blocks[i].y0 - plan.blocks[start].y0 >= 64 {
+                    groups.append(start..<i)
+                    start = i
+                }
             }
-            blockPlan.file.releaseResidentPages(offset: block.offset, length: block.length)
+        }
+        for group in groups where !group.isEmpty {
+            let fewBlocks = group.count < 2 * Parallel.threadCount
+            _ = try Parallel.map(group.count) { k in
+                let block = blockPlan.blocks[group.lowerBound + k]
+                let rowStride = block.width * blockPlan.spp
+                try withUnsafeTemporaryAllocation(of: UInt16.self, capacity: rowStride * block.rows) { buffer in
+                    let samples = buffer.baseAddress!
+                    try blockPlan.decode(block, into: UnsafeMutableRawPointer(samples))
+                    let region = PixelRect(top: block.y0, left: block.x0, bottom: block.y0 + block.visibleRows,
+                                           right: block.x0 + block.visibleWidth)
+                    try body(region, UnsafePointer(samples), rowStride, fewBlocks)
+                }
+                blockPlan.file.releaseResidentPages(offset: block.offset, length: block.length)
+            }
+            if let rowsDone {
+                let blocks = group.map { blockPlan.blocks[$0] }
+                try rowsDone(blocks.map(\.y0).min()!..<blocks.map { $0.y0 + $0.visibleRows }.max()!)
+            }
         }
         if plan.codec == .jpegXL { MallocThresholds.releaseFreeHeap() }
         return true

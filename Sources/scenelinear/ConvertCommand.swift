@@ -107,7 +107,7 @@ extension SceneLinearCommand {
         @Option(help: "EXR compression: none, rle, zips, zip, piz, pxr24 (lossless for half), b44, b44a (lossy).")
         var exrCompression: EXRCompression = EXROptions().compression
 
-        @Option(help: "EXR channel type: half (default) or float (32-bit; develops the whole image in memory).")
+        @Option(help: "EXR channel type: half (default) or float (32-bit: the pipeline's Float values, about twice the memory).")
         var exrType: EXRPixelType = .half
 
         @Flag(help: "Write a tiled EXR (tiles of --exr-tile-size pixels) instead of scanlines.")
@@ -131,7 +131,7 @@ extension SceneLinearCommand {
         @Flag(help: "Leave out the DNG's semantic masks (by default each becomes EXR channel mask.<name>.Y and HDF5 dataset /masks/<name>).")
         var noMasks = false
 
-        @Option(help: "HDF5 sample type of /image and /masks: float16 (default) or float32 (for netCDF-4 readers and MATLAB; develops the whole image in memory).")
+        @Option(help: "HDF5 sample type of /image and /masks: float16 (default) or float32 (for netCDF-4 readers and MATLAB; the pipeline's Float values, about twice the memory).")
         var hdf5Type: HDF5SampleType = .float16
 
         @Option(help: "HDF5 compression of /image: 0 = uncompressed, 1–9 = zlib deflate at that level; default: shuffle + the fast run-length deflate (plain deflate every reader decodes, about 4× faster than zlib level 4 for a file a few percent larger).")
@@ -151,11 +151,8 @@ extension SceneLinearCommand {
 
         @OptionGroup var limits: LimitOptions
 
-        @Flag(help: "Print per-stage timings in seconds. With the streaming conversion Stage 1 to the half conversion are one figure, 'streamed', and the input's hash runs alongside it on a thread of its own.")
+        @Flag(help: "Print timings in seconds: container, develop (Stage 1 to the output samples, region by region in one pass), hash (the input's SHA-256, on a thread of its own alongside develop) and each export.")
         var timings = false
-
-        @Flag(help: "Develop the whole image in memory before converting it, even where the streaming conversion covers the file: the same output bits, more time and memory; with --timings, a time for every stage (container, Stage 1, Stage 2, opcodes, colour, geometry, export).")
-        var noStreaming = false
 
         func validate() throws {
             if let shard, Shard.parse(shard) == nil { throw ValidationError("--shard must be i/n with 0 ≤ i < n") }
@@ -214,8 +211,6 @@ extension SceneLinearCommand {
             options.applyOrientation = !noOrientation
             options.source = source
             options.includeMasks = !noMasks
-            // The streaming conversion ends in half floats: 32-bit outputs develop in Float.
-            options.allowStreaming = !noStreaming && exrType == .half && hdf5Type == .float16
             try limits.apply(to: &options)
             return options
         }
@@ -331,6 +326,9 @@ extension SceneLinearCommand {
                         let input = AnalysisInput(path: file, image: d.image, noise: AnalysisInput.noiseModel(for: d.image))
                         groups.append(AnalysisOutput.hdf5Group(try Pipeline.analyze(input, request: request)))
                         developed = ConvertedImage(d)
+                    } else if export.needsFloat(targets.map(\.0)) {
+                        // 32-bit outputs: the Float image, not the half-float one.
+                        developed = ConvertedImage(try Pipeline.develop(path: file, options: try developOptions()))
                     } else {
                         developed = try Pipeline.developForOutput(path: file, options: try developOptions(),
                                                                   keepClipMask: export.needsClipMask(targets.map(\.0)))
@@ -393,7 +391,7 @@ extension SceneLinearCommand {
                     "colorInteropID": image.encoding.colorInteropID,
                     "exposureScaling": image.exposure.mode.rawValue, "exposureFactor": image.exposure.factor,
                     "whiteBalance": image.provenance.whiteBalanceSource, "whiteXY": image.provenance.whiteXY,
-                    "clippedPixels": d.clippedPixelCount, "streamed": d.streamed,
+                    "clippedPixels": d.clippedPixelCount,
                     "crop": [d.geometry.crop.top, d.geometry.crop.left, d.geometry.crop.bottom, d.geometry.crop.right],
                     "orientation": d.geometry.orientation,
                     "masks": image.masks.map { ["name": $0.name, "semanticName": $0.semanticName, "instanceID": $0.instanceID,
@@ -401,9 +399,7 @@ extension SceneLinearCommand {
                 ]
                 if timings {
                     let t = d.timings
-                    entry["timings"] = ["container": t.container, "hash": t.hash, "stage1": t.stage1, "stage2": t.stage2,
-                                        "demosaic": t.demosaic, "color": t.color, "geometry": t.geometry, "streamed": t.streamed,
-                                        "export": t.export]
+                    entry["timings"] = ["container": t.container, "hash": t.hash, "develop": t.develop, "export": t.export]
                 }
                 printConvertDocument(files: [entry], converted: 1, skipped: 0, failed: 0, manifest: nil, shard: nil)
                 return
@@ -419,10 +415,8 @@ extension SceneLinearCommand {
             if timings {
                 let t = d.timings
                 let exports = t.export.sorted { $0.key < $1.key }.map { String(format: "%@ %.3f s", $0.key, $0.value) }.joined(separator: ", ")
-                let stages = d.streamed
-                    ? String(format: "streamed (stage 1, 2, opcodes, colour, geometry, half) %.3f s", t.streamed)
-                    : String(format: "stage 1 %.3f s, stage 2 %.3f s, demosaic %.3f s, colour %.3f s, geometry %.3f s", t.stage1, t.stage2, t.demosaic, t.color, t.geometry)
-                print(String(format: "timings: container %.3f s, hash %.3f s, ", t.container, t.hash) + stages + (exports.isEmpty ? "" : ", " + exports))
+                print(String(format: "timings: container %.3f s, develop %.3f s, hash %.3f s", t.container, t.develop, t.hash)
+                      + (exports.isEmpty ? "" : ", " + exports))
             }
         }
     }

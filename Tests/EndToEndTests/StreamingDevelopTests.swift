@@ -9,21 +9,21 @@ import SceneLinearKit
 @testable import SimulationCheck
 import TestSupport
 
-/// The streaming conversion gives, bit for bit, what the whole-image path followed by the
-/// writers' half conversion gives (and, into Float, what it gives before that) — pixels, clip mask, clipped count and processing notes — for
-/// every orientation, crops, lossless-JPEG tiles and strips, and position-dependent opcodes.
+/// The engine gives, bit for bit, what the stages composed one after the other over the
+/// whole image give (`StageByStageReference`), into Float and, through the writers' half
+/// conversion, into half floats — pixels, clip mask, clipped count, processing notes and
+/// semantic masks — for every orientation, crops, lossless-JPEG tiles and strips, CFA
+/// demosaicing, position-dependent and area opcodes, TrimBounds, OpcodeList1, DefaultScale
+/// and every Stage 1 storage, with tile seams at many positions.
 @Suite struct StreamingDevelopTests {
     static func compare(_ path: String, options: DevelopOptions = DevelopOptions(), _ label: String) throws {
-        var whole = options
-        whole.allowStreaming = false
-        let reference = try Pipeline.developWholeImage(path: path, options: options)
-        // `develop` streams into Float (what the measurements read): the same values.
+        let reference = try StageByStageReference.develop(path: path, options: options)
+        // `develop` into Float (what the measurements read): the same values.
         let floats = try Pipeline.develop(path: path, options: options)
         #expect(floats.image.pixels.samples.map(\.bitPattern) == reference.image.pixels.samples.map(\.bitPattern), "\(label): Float pixels differ")
         #expect(floats.image.clipMask == reference.image.clipMask && floats.image.masks == reference.image.masks, "\(label)")
         #expect(floats.image.provenance == reference.image.provenance, "\(label): provenance differs")
-        #expect(try Pipeline.develop(path: path, options: whole).image.pixels.samples == reference.image.pixels.samples, "\(label)")
-        let streamed = try #require(try Pipeline.developForExport(path: path, options: options, keepClipMask: true), "\(label): not streamed")
+        let streamed = try Pipeline.developForExport(path: path, options: options, keepClipMask: true)
         let a = HalfConversion.halves(reference.image.pixels.samples), b = streamed.image.pixels.samples
         #expect(streamed.image.width == reference.image.width && streamed.image.height == reference.image.height, "\(label)")
         #expect(a.map(\.bitPattern) == b.map(\.bitPattern), "\(label): pixels differ")
@@ -33,7 +33,7 @@ import TestSupport
         #expect(streamed.image.provenance.dng == reference.image.provenance.dng, "\(label)")
         #expect(streamed.image.masks == reference.image.masks, "\(label): masks differ")
         // Without the clip mask (EXR outputs): the same pixels, the count still kept.
-        let lean = try #require(try Pipeline.developForExport(path: path, options: options, keepClipMask: false))
+        let lean = try Pipeline.developForExport(path: path, options: options, keepClipMask: false)
         #expect(lean.image.clipMask == nil && lean.image.clippedPixelCount == reference.image.clippedPixelCount, "\(label)")
         #expect(lean.image.pixels.samples.map(\.bitPattern) == b.map(\.bitPattern), "\(label): pixels differ without mask")
     }
@@ -130,15 +130,70 @@ import TestSupport
         #expect(notes.map(\.key).filter { $0.hasPrefix("opcodeList") || $0 == "demosaic" } == ["opcodeList2", "demosaic", "opcodeList3"])
     }
 
-    /// Files the streaming conversion does not cover are left to the whole-image path.
-    @Test func fallsBackWhenNotCovered() throws {
-        let dir = TestData.temporaryDirectory("streaming-fallback")
+    /// A big-endian opcode list of (ID, LONG parameters) records, version 1.3.0.0.
+    static func longList(_ opcodes: [(id: UInt32, parameters: [UInt32])]) -> [UInt8] {
+        var out: [UInt8] = []
+        func u32(_ v: UInt32) { out += [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)] }
+        u32(UInt32(opcodes.count))
+        for op in opcodes {
+            u32(op.id); u32(0x0103_0000); u32(0); u32(UInt32(4 * op.parameters.count))
+            op.parameters.forEach(u32)
+        }
+        return out
+    }
+
+    /// Stages that need more than a region — FixBadPixelsList and FixBadPixelsConstant (which
+    /// read their neighbours), TrimBounds, OpcodeList1, DefaultScale resampling — collect
+    /// what comes before them: the same bits as the stage-by-stage reference with tile seams
+    /// at many positions (bad points and a bad rectangle on the seams of a 16-pixel grid).
+    @Test(arguments: [DemosaicMethod.rcd, .bilinear, .superpixel])
+    func collectingStagesSameBits(method: DemosaicMethod) throws {
+        let dir = TestData.temporaryDirectory("streaming-collect-\(method)")
         defer { try? FileManager.default.removeItem(at: dir) }
-        var chart = try TestChart.make(width: 64, height: 48, tileSize: (32, 32)).dng
-        chart.defaultScale = [2, 1]
-        let scaled = dir.appendingPathComponent("scaled.dng").path
-        try DNGWriter.write(chart, to: scaled)
-        #expect(try Pipeline.developForExport(path: scaled, keepClipMask: false) == nil)
+        var camera = CameraModel()
+        camera.layout = "cfa"
+        camera.seed = 3
+        camera.exposureTime = 0.04
+        let scene = try RenderedScene(BuiltInScene.sunset.description(width: 130, height: 98))
+        var capture = try Simulator.capture(scene, camera: camera).dng
+        var options = DevelopOptions()
+        options.demosaic = method
+        let phase = UInt32(Pipeline.activeAreaBayerPhase(try DNGFile.open(path: {
+            let p = dir.appendingPathComponent("probe.dng").path
+            try DNGWriter.write(capture, to: p)
+            return p
+        }()).mainRawImage())!)
+        // Bad points on tile seams (rows/columns 15, 16, 31, 32, 47, 48) and a rectangle across one.
+        let points: [UInt32] = [15, 16, 16, 31, 31, 32, 32, 47, 47, 48, 48, 15, 63, 64]
+        let badList = (id: UInt32(5), parameters: [phase, UInt32(points.count / 2), 1] + points + [30, 28, 35, 37])
+        let cases: [(String, [Int: [UInt8]], (Int, Int))] = [
+            ("bad pixels in OpcodeList2", [2: Self.longList([badList])], (16, 16)),
+            ("bad pixels and TrimBounds in OpcodeList2", [2: Self.longList([badList, (6, [2, 4, 94, 124])])], (48, 32)),
+            ("FixBadPixelsConstant in OpcodeList1, TrimBounds in OpcodeList3",
+             [1: Self.longList([(4, [0, phase])]), 3: Self.longList([(6, method == .superpixel ? [3, 1, 40, 60] : [3, 1, 60, 97])])], (32, 48)),
+        ]
+        for (label, lists, tile) in cases {
+            capture.tileSize = tile
+            capture.opcodeLists = lists
+            let path = dir.appendingPathComponent("c.dng").path
+            try DNGWriter.write(capture, to: path)
+            try Self.compare(path, options: options, "CFA \(method): \(label), tiles \(tile)")
+            let notes = try Pipeline.develop(path: path, options: options).image.provenance.processing
+            if lists[2] != nil {
+                #expect(notes.contains { $0.key == "opcodeList2" && "\($0.value)".contains("FixBadPixelsList ×1 applied") }, "\(label)")
+            }
+        }
+        // LinearRaw: DefaultScale resampling and TrimBounds in both lists, over several tile grids.
+        for (k, tile) in [(16, 16), (48, 16), (16, 48)].enumerated() {
+            var chart = try TestChart.make(width: 96, height: 80, tileSize: tile).dng
+            chart.defaultScale = [[2, 1], [1, 1], [1, 1.5]][k]
+            chart.orientation = [1, 6, 3][k]
+            chart.opcodeLists = k == 2 ? [2: Self.longList([(6, [1, 2, 77, 93])]), 3: Self.longList([(6, [4, 0, 70, 90])])]
+                : k == 1 ? [3: Self.longList([(6, [0, 5, 80, 96])])] : [:]
+            let path = dir.appendingPathComponent("l\(k).dng").path
+            try DNGWriter.write(chart, to: path)
+            try Self.compare(path, options: options, "LinearRaw scale \(chart.defaultScale) tiles \(tile)")
+        }
     }
 
     /// Adds DeltaPerRow (ID 10: +0.001 per row over the whole image), ScalePerColumn (ID 13:

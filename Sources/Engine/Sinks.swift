@@ -1,0 +1,230 @@
+import Foundation
+import Opcodes
+
+/// A band of rows of one stage: `channels` interleaved values and one clip-mask byte per pixel.
+struct Band {
+    var values: ImageBuffer<Float>
+    var mask: [UInt8]
+
+    init(width: Int, channels: Int) {
+        values = ImageBuffer(width: width, height: 0, channels: channels, samples: [])
+        mask = []
+    }
+
+    /// Makes room for `rows` rows (the contents are for the caller to write).
+    mutating func resize(rows: Int) {
+        guard values.height != rows else { return }
+        values = ImageBuffer(width: values.width, height: rows, channels: values.channels, repeating: 0)
+        mask = [UInt8](repeating: 0, count: values.width * rows)
+    }
+}
+
+/// A sink that collects the bands of a stage into one image, for a stage that needs more
+/// than a band (demosaicing, area opcodes, TrimBounds). Bands from any thread write their
+/// own rows; each pixel must be written once.
+struct StageCollector: @unchecked Sendable {
+    private let values: UnsafeMutablePointer<Float>
+    private let mask: UnsafeMutablePointer<UInt8>
+    private let width: Int, planes: Int
+
+    /// Runs `body` with a collector over a `width` × `height` image of `planes` planes and
+    /// returns the image and its clip mask, or nil when `body` returns false (nothing was
+    /// collected).
+    static func collect(width: Int, height: Int, planes: Int,
+                        _ body: (StageCollector) throws -> Bool) rethrows -> (values: ImageBuffer<Float>, mask: [UInt8])? {
+        // Every sample is written by a band, so the values are not cleared first.
+        var values = LargeBuffer.uninitialized(Float.self, count: width * height * planes)
+        var mask = [UInt8](repeating: 0, count: width * height)
+        let complete = try values.withUnsafeMutableBufferPointer { v in
+            try mask.withUnsafeMutableBufferPointer { m in
+                try body(StageCollector(values: v.baseAddress!, mask: m.baseAddress!, width: width, planes: planes))
+            }
+        }
+        guard complete else { return nil }
+        return (ImageBuffer(width: width, height: height, channels: planes, samples: values), mask)
+    }
+
+    /// `collect` into a Stage 2 or 3 image of `ifd`.
+    static func collect(width: Int, height: Int, planes: Int, ifd: ImageIFD, mapping: LinearizationMapping,
+                        _ body: (StageCollector) throws -> Bool) rethrows -> LinearImage? {
+        try collect(width: width, height: height, planes: planes, body).map {
+            LinearImage(ifd: ifd, values: $0.values, clipMask: $0.mask, mapping: mapping)
+        }
+    }
+
+    /// Stores `band`, the image's `rows` × `columns`.
+    func store(_ band: Band, rows: Range<Int>, columns: Range<Int>) {
+        let n = columns.count
+        band.values.samples.withUnsafeBufferPointer { v in
+            band.mask.withUnsafeBufferPointer { m in
+                for (i, r) in rows.enumerated() {
+                    let at = r * width + columns.lowerBound
+                    (values + at * planes).update(from: v.baseAddress! + i * n * planes, count: n * planes)
+                    (mask + at).update(from: m.baseAddress! + i * n, count: n)
+                }
+            }
+        }
+    }
+}
+
+/// What the output sink made: the output samples (cropped, scaled, oriented), the clip mask
+/// on the same grid, and the size of the Stage 3 image it came from.
+struct SinkOutput<E: Sendable>: Sendable {
+    var pixels: [E]
+    var mask: [UInt8]
+    var width: Int, height: Int
+    var clippedPixelCount: Int
+    var stage3Width: Int, stage3Height: Int
+}
+
+/// The end of every route: Stage 3 bands through OpcodeList3 (when it acts per pixel) and
+/// the colour matrix into output samples of type `E`, placed where crop and orientation
+/// send them; with DefaultScale resampling, the colour-converted image is collected and
+/// resampled whole.
+struct OutputSink<E: BitwiseCopyable & Sendable>: Sendable {
+    let matrix: [Float]
+    let keepClipMask: Bool
+    let convert: @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void
+
+    /// Allocates the output of `plan` for a `stage3Width` × `stage3Height` Stage 3 image and
+    /// runs `body`, which must hand every Stage 3 pixel to the finisher once.
+    func run(plan: GeometryPlan, stage3Width: Int, stage3Height: Int, list3: OpcodeList?, opcodes: Pipeline.StreamingOpcodes,
+             _ body: (BandFinisher<E>) throws -> Void) throws -> SinkOutput<E> {
+        let bounds = PixelRect(width: stage3Width, height: stage3Height)
+        if plan.scaledWidth != plan.crop.width || plan.scaledHeight != plan.crop.height {
+            // DefaultScale: the colour-converted Stage 3 image whole, then crop, resample, orient.
+            let converted = try StageCollector.collect(width: stage3Width, height: stage3Height, planes: 3) { collector in
+                try body(BandFinisher(list3: list3, bounds: bounds, opcodes: opcodes, matrix: matrix, target: .collect(collector)))
+                return true
+            }!
+            let moved = ImageGeometry.apply(plan, to: converted.values)
+            let movedMask = ImageGeometry.apply(plan, toMask: ImageBuffer(width: stage3Width, height: stage3Height, channels: 1,
+                                                                           samples: converted.mask)).samples
+            var out = LargeBuffer.uninitialized(E.self, count: moved.samples.count)
+            moved.samples.withUnsafeBufferPointer { s in out.withUnsafeMutableBufferPointer { convert(s, $0) } }
+            return SinkOutput(pixels: out, mask: movedMask, width: moved.width, height: moved.height,
+                              clippedPixelCount: movedMask.reduce(0) { $0 + ($1 != 0 ? 1 : 0) },
+                              stage3Width: stage3Width, stage3Height: stage3Height)
+        }
+        let outWidth = plan.outputWidth, outHeight = plan.outputHeight
+        // Every output pixel is written exactly once, so the output is not cleared first (and
+        // its pages are touched only as the bands arrive).
+        var out = LargeBuffer.uninitialized(E.self, count: outWidth * outHeight * 3)
+        var mask = [UInt8](repeating: 0, count: keepClipMask ? outWidth * outHeight : 0)
+        let clipped = SharedCount()
+        try out.withUnsafeMutableBufferPointer { o in
+            try mask.withUnsafeMutableBufferPointer { m in
+                let target = BandFinisher<E>.Target.output(out: o.baseAddress!, mask: keepClipMask ? m.baseAddress : nil,
+                                                           plan: plan, clipped: clipped, convert: convert)
+                try body(BandFinisher(list3: list3, bounds: bounds, opcodes: opcodes, matrix: matrix, target: target))
+            }
+        }
+        return SinkOutput(pixels: out, mask: mask, width: outWidth, height: outHeight, clippedPixelCount: clipped.value,
+                          stage3Width: stage3Width, stage3Height: stage3Height)
+    }
+}
+
+/// Finishes Stage 3 bands for the output sink (see `OutputSink`); safe to call from any
+/// thread, each band once.
+struct BandFinisher<E: BitwiseCopyable & Sendable>: @unchecked Sendable {
+    enum Target {
+        case output(out: UnsafeMutablePointer<E>, mask: UnsafeMutablePointer<UInt8>?, plan: GeometryPlan, clipped: SharedCount,
+                    convert: @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void)
+        case collect(StageCollector)
+    }
+    let list3: OpcodeList?
+    let bounds: PixelRect
+    let opcodes: Pipeline.StreamingOpcodes
+    let matrix: [Float]
+    let target: Target
+
+    /// OpcodeList3 (when given), colour, and the output of `band`: Stage 3 `rows` × `columns`.
+    func finish(_ band: inout Band, rows: Range<Int>, columns: Range<Int>) throws {
+        if let list3 {
+            try Pipeline.applyOpcodes(list3, number: 3, to: &band.values, bounds: bounds, row: rows.lowerBound,
+                                      column: columns.lowerBound, context: opcodes)
+        }
+        Pipeline.convertColor(&band.values, matrix)
+        switch target {
+        case .collect(let collector):
+            collector.store(band, rows: rows, columns: columns)
+        case .output(let out, let mask, let plan, let clipped, let convert):
+            Pipeline.place(band.values, mask: band.mask, rows: rows, columns: columns, crop: plan.crop,
+                           orientation: plan.orientation, outWidth: plan.outputWidth, into: out, maskInto: mask, clipped: clipped,
+                           convert: convert)
+        }
+    }
+}
+
+/// Where the decoder's strips go: on to the output, into a collector, or into the mosaic window.
+enum StripTarget<E: BitwiseCopyable & Sendable>: Sendable {
+    case finish(BandFinisher<E>)
+    case collect(StageCollector)
+    case window(MosaicWindow)
+}
+
+/// A sink that keeps a window of the Stage 2 mosaic's rows — those the next demosaicing band
+/// reads and those decoded since — instead of the whole mosaic: rows arrive a row of blocks
+/// at a time (`store` from any thread, then `complete`), and `slide` drops the rows no band
+/// will read again.
+final class MosaicWindow: @unchecked Sendable {
+    let width: Int, capacity: Int
+    /// Mosaic row `r` (ActiveArea coordinates) is window row `r − top`.
+    private(set) var top = 0
+    /// Rows `top..<frontier` are complete.
+    private(set) var frontier = 0
+    let values: UnsafeMutablePointer<Float>
+    let clip: UnsafeMutablePointer<UInt8>
+    /// Per mosaic row, once complete: whether it holds a clipped sample.
+    private(set) var rowHasClip: [Bool]
+
+    init(width: Int, height: Int, capacity: Int) {
+        self.width = width
+        self.capacity = capacity
+        values = .allocate(capacity: width * capacity)
+        clip = .allocate(capacity: width * capacity)
+        rowHasClip = [Bool](repeating: false, count: height)
+    }
+
+    deinit {
+        values.deallocate()
+        clip.deallocate()
+    }
+
+    /// Stores a strip: mosaic `rows` × `columns`, one plane.
+    func store(_ band: Band, rows: Range<Int>, columns: Range<Int>) {
+        precondition(rows.lowerBound >= frontier && rows.upperBound - top <= capacity, "a strip outside the mosaic window")
+        let n = columns.count
+        band.values.samples.withUnsafeBufferPointer { v in
+            band.mask.withUnsafeBufferPointer { m in
+                for (i, r) in rows.enumerated() {
+                    let at = (r - top) * width + columns.lowerBound
+                    (values + at).update(from: v.baseAddress! + i * n, count: n)
+                    (clip + at).update(from: m.baseAddress! + i * n, count: n)
+                }
+            }
+        }
+    }
+
+    /// Rows up to `upTo` have been stored.
+    func complete(upTo: Int) {
+        for r in frontier..<upTo {
+            let row = clip + (r - top) * width
+            var any: UInt8 = 0
+            for c in 0..<width { any |= row[c] }
+            rowHasClip[r] = any & 1 != 0
+        }
+        frontier = upTo
+    }
+
+    /// Drops the rows above `newTop` (no band reads them any more).
+    func slide(to newTop: Int) {
+        precondition(newTop >= top && newTop <= frontier)
+        guard newTop > top else { return }
+        let kept = frontier - newTop
+        // The kept rows may overlap their new place: memmove.
+        memmove(values, values + (newTop - top) * width, kept * width * MemoryLayout<Float>.stride)
+        memmove(clip, clip + (newTop - top) * width, kept * width)
+        top = newTop
+    }
+}
