@@ -30,7 +30,7 @@ struct SourceOptions: ParsableArguments {
     @Option(help: "Image of DNG inputs to measure: raw, or enhanced (the enhanced image where present; it has no NoiseProfile, so no uncertainties).")
     var source: ImageSource = .raw
 
-    @Flag(name: .shortAndLong, help: "No progress bar.")
+    @Flag(name: .shortAndLong, help: "No progress bar and no 'wrote ...' lines; the results and errors are still printed.")
     var quiet = false
 
     @OptionGroup var limits: LimitOptions
@@ -73,14 +73,14 @@ struct AnalysisOptions: ParsableArguments {
     @Flag(help: "Print CSV.")
     var csv = false
 
-    @Option(name: .customLong("ev-map"), help: ArgumentHelp("Also draw a false-colour map of luminance in stops with the regions outlined and clipped pixels in magenta (.png or .svg); with several files the name gets -<n> suffixes in input order.", valueName: "path"))
+    @Option(name: .customLong("ev-map"), help: ArgumentHelp("Also draw a false-colour map of luminance in stops with the regions outlined and clipped pixels in magenta (.png, .svg or .pdf); with several files the name gets -<n> suffixes in input order.", valueName: "path"))
     var evMap: String?
 
     func validate() throws {
         guard !(json && csv) else { throw ValidationError("--json and --csv exclude each other") }
         if let evMap {
             let ext = URL(fileURLWithPath: evMap).pathExtension.lowercased()
-            guard ext == "png" || ext == "svg" else { throw ValidationError("--ev-map must end in .png or .svg") }
+            guard ["png", "svg", "pdf"].contains(ext) else { throw ValidationError("--ev-map must end in .png, .svg or .pdf") }
         }
     }
 
@@ -186,7 +186,7 @@ extension SceneLinearCommand {
         @Option(help: "Binned range: low,high (EV, or values with --linear); default automatic.")
         var range: String?
 
-        @Option(help: "Also draw the histogram (.png or .svg); with several files or regions the name gets -<n> suffixes.")
+        @Option(help: "Also draw the histogram (.png, .svg or .pdf); with several files or regions the name gets -<n> suffixes.")
         var plot: String?
 
         func parsedRange() throws -> ClosedRange<Double>? {
@@ -356,7 +356,7 @@ extension SceneLinearCommand {
                 }
                 let (files, progress) = try source.files()
                 results = try AnalysisReport.write(files, request: request, format: try reportFormat(), to: output, progress: progress)
-                FileHandle.standardError.write(Data("wrote \(output)\n".utf8))
+                if !source.quiet { FileHandle.standardError.write(Data("wrote \(output)\n".utf8)) }
             }
             try exitForFailures(results)
         }

@@ -11,14 +11,14 @@ extension SceneLinearCommand {
                 image, previews, semantic masks, ...), layout and compression, and the Stage 2 \
                 tags of raw images (LinearizationTable, BlackLevel, WhiteLevel, ActiveArea, \
                 NoiseProfile), and for each semantic mask the layer name `convert` gives it \
-                (mask.<name>.Y, /masks/<name>), its MaskSubArea and how it maps onto the \
+                (EXR channel mask_<name>, HDF5 /masks/<name>), its MaskSubArea and how it maps onto the \
                 output (the ActiveArea it covers, the output size and orientation). --json \
                 prints the same as a JSON document (schema \
                 "scenelinear.info/1", full LinearizationTable included); --tags adds every tag \
                 of every IFD.
                 """)
 
-        @Argument(help: "The DNG file.")
+        @Argument(help: "The DNG file, or - to read it from standard input.")
         var file: String
 
         @Flag(help: "Print JSON instead of text.")
@@ -27,9 +27,18 @@ extension SceneLinearCommand {
         @Flag(help: "Also list every tag of every IFD.")
         var tags = false
 
+        @Flag(name: .shortAndLong, help: "Accepted by every command; info has no progress or summary lines to leave out.")
+        var quiet = false
+
         func run() throws {
             try reportingFailures(json: json) {
-                let dng = try DNGFile.open(path: file)
+                let dng: DNGFile
+                if file == "-" {
+                    let data = FileHandle.standardInput.readDataToEndOfFile()
+                    dng = try DNGFile(file: FileBytes(data: data, path: "<stdin>"))
+                } else {
+                    dng = try DNGFile.open(path: file)
+                }
                 let report = InfoReport(dng: dng, includeTags: tags)
                 print(json ? try report.json() : report.text)
             }

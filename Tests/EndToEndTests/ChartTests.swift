@@ -100,10 +100,15 @@ import TestSupport
         let s = try #require(try CLI.run(["histogram", dng, "--plot", svg]))
         #expect(s.status == 0, "\(s.stderr)")
         let text = try String(contentsOfFile: svg, encoding: .utf8)
-        #expect(text.hasPrefix("<?xml") && text.contains("<svg") && text.contains("white (clipped above)"))
+        #expect(text.hasPrefix("<?xml") && text.contains("<svg") && text.contains("viewBox=\"0 0 960 540\""))
+        // The same chart as PDF: a PDF file whose title is the chart's.
+        let pdf = dir.appendingPathComponent("h.pdf").path
+        let p = try #require(try CLI.run(["histogram", dng, "--plot", pdf]))
+        #expect(p.status == 0, "\(p.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: pdf)).prefix(5) == Data("%PDF-".utf8))
         let bad = try #require(try CLI.run(["histogram", dng, "--plot", dir.appendingPathComponent("h.jpg").path]))
         #expect(bad.status == 16, "\(bad.stderr)")
-        #expect(bad.stderr.contains("a plot must end in .png or .svg"))
+        #expect(bad.stderr.contains("a plot must end in .png, .svg or .pdf"))
     }
 
     /// `report` as HTML is one self-contained file with the map, a histogram per region, the

