@@ -271,6 +271,15 @@ enum CairoRenderer {
                 cairo_paint(cr)
                 cairo_restore(cr)
                 cairo_surface_destroy(surface)
+            case .drawing(let inner, let rect):
+                guard inner.width > 0, inner.height > 0, rect.width > 0, rect.height > 0 else { continue }
+                cairo_save(cr)
+                cairo_translate(cr, rect.x, rect.y)
+                cairo_scale(cr, rect.width / Double(inner.width), rect.height / Double(inner.height))
+                cairo_rectangle(cr, 0, 0, Double(inner.width), Double(inner.height))
+                cairo_clip(cr)
+                draw(inner, on: cr)
+                cairo_restore(cr)
             case .clip(let rect):
                 cairo_reset_clip(cr)
                 if let rect {

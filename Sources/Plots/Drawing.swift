@@ -169,6 +169,9 @@ public enum DrawItem: Sendable {
     case image(RasterImage, in: PlotRect)
     /// Clips what follows to a rectangle, up to the next `.clip`; `nil` ends clipping.
     case clip(PlotRect?)
+    /// Another drawing, scaled to fill `in` (its own background and items, clipped to it):
+    /// charts placed on the pages of a report.
+    indirect case drawing(Drawing, in: PlotRect)
 }
 
 /// A chart as a list of drawing items, drawn by Cairo (with Pango for the text) to pixels

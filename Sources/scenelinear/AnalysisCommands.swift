@@ -279,7 +279,7 @@ extension SceneLinearCommand {
 extension SceneLinearCommand {
     struct Report: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Write an HTML or Markdown report: EV map with regions, statistics, dynamic range, ratios with intervals, histograms.",
+            abstract: "Write an HTML, Markdown or PDF report: EV map with regions, statistics, dynamic range, ratios with intervals, histograms.",
             discussion: """
                 One section per input file: its provenance (path, SHA-256, size, colour encoding, \
                 exposure scaling, whether a NoiseProfile gives uncertainties), a false-colour map of \
@@ -287,18 +287,20 @@ extension SceneLinearCommand {
                 of R, G, B and Y statistics per region, the dynamic range of Y, the radiance ratios \
                 (with 95 % intervals, or marked as a bound when a region holds clipped pixels) and \
                 a histogram chart per region in EV bins. An HTML report is one self-contained file \
-                (charts embedded); a Markdown report puts its charts in <name>_files/ beside it. \
-                The format follows the extension (.html, .md) unless --format says otherwise. A \
+                (charts embedded); a Markdown report puts its charts in <name>_files/ beside it; a \
+                PDF report is A4 pages with the charts as vector drawings and the text in embedded \
+                fonts (wide tables are split across several). The format follows the extension \
+                (.html, .md, .pdf) unless --format says otherwise. A \
                 file that cannot be measured appears in the report with its error, and the exit \
                 code is that of the first failure once the report is written.
                 """)
 
         @OptionGroup var source: SourceOptions
 
-        @Option(name: .shortAndLong, help: "The report file (.html or .md).")
+        @Option(name: .shortAndLong, help: "The report file (.html, .md or .pdf).")
         var output: String
 
-        @Option(help: "html or markdown (default: from the extension of --output).")
+        @Option(help: "html, markdown or pdf (default: from the extension of --output).")
         var format: String?
 
         @Option(help: "A ratio numerator/denominator of region names (repeatable; default: the first two regions, when there are two or more).")
@@ -321,11 +323,12 @@ extension SceneLinearCommand {
                 switch format.lowercased() {
                 case "html": return .html
                 case "markdown", "md": return .markdown
-                default: throw ValidationError("--format must be html or markdown")
+                case "pdf": return .pdf
+                default: throw ValidationError("--format must be html, markdown or pdf")
                 }
             }
             guard let f = AnalysisReport.Format(path: output) else {
-                throw ValidationError("cannot tell the report format from \(output): use .html or .md, or --format")
+                throw ValidationError("cannot tell the report format from \(output): use .html, .md or .pdf, or --format")
             }
             return f
         }

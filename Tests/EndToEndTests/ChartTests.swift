@@ -144,6 +144,35 @@ import TestSupport
         #expect(!(try FileManager.default.contentsOfDirectory(atPath: dir.path)).contains { $0.contains("partial") })
     }
 
+    /// `report` as PDF: A4 pages (pdfinfo) whose text (pdftotext) holds the same statistics
+    /// and ratio as the HTML report, with the map and histograms as drawings; an unknown
+    /// report extension is a usage error.
+    @Test(.enabled(if: TestData.tool("pdftotext") != nil && TestData.tool("pdfinfo") != nil))
+    func pdfReport() throws {
+        let dir = TestData.temporaryDirectory("report-pdf")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let dng = dir.appendingPathComponent("parts.dng").path
+        try Self.threePartImage(at: dng)
+        let pdf = dir.appendingPathComponent("r.pdf").path
+        let regions = ["--region", "left=0,0,48,32", "--region", "dark=24,32,48,64", "--region", "clip=0,32,24,64"]
+        let r = try #require(try CLI.run(["report", dng, "-o", pdf, "-q"] + regions + ["--ratio", "left/dark", "--ratio", "clip/left"]))
+        #expect(r.status == 0, "\(r.stderr)")
+        let info = try TestData.run(try #require(TestData.tool("pdfinfo")), [pdf]).stdout
+        let pages = info.split(separator: "\n").first { $0.hasPrefix("Pages:") }.flatMap { Int($0.split(separator: " ").last ?? "") }
+        #expect((pages ?? 0) >= 2, "\(info)")
+        #expect(info.contains("595 x 842 pts"), "A4 pages: \(info)")
+        #expect(info.contains("Title:") && info.contains("SceneLinear measurement report"))
+        let text = try TestData.run(try #require(TestData.tool("pdftotext")), ["-layout", pdf, "-"]).stdout
+        #expect(text.contains("left / dark"), "\(text)")
+        #expect(text.range(of: #"left / dark\s+Y mean\s+4\s"#, options: .regularExpression) != nil, "\(text)")
+        #expect(text.contains("lower bound"))
+        #expect(text.contains("Region clip: 768 pixels, 768 clipped (100.000 %)"), "\(text)")
+        #expect(text.contains("region left") && text.contains("region dark"), "the histogram charts' titles")
+
+        let bad = try #require(try CLI.run(["report", dng, "-o", dir.appendingPathComponent("r.docx").path] + regions))
+        #expect(bad.status == 64 && bad.stderr.contains(".pdf"), "\(bad.stderr)")
+    }
+
     /// `validate --plot` on the bundled sunset draws the bias and the noise charts.
     @Test func validationPlots() throws {
         let dir = TestData.temporaryDirectory("valplot")
