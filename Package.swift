@@ -26,6 +26,8 @@ let package = Package(
         // the module map links libjxl directly and the headers are on the default path.
         .systemLibrary(name: "CJXL", providers: [.apt(["libjxl-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        // Cairo + Pango for the charts (PNG, SVG, PDF); the .pc adds -pthread, which SwiftPM drops with a warning.
+        .systemLibrary(name: "CCairo", pkgConfig: "pangocairo", providers: [.apt(["libcairo2-dev", "libpango1.0-dev"])]),
         // ---- plain C: run-time dispatched F16C half-float conversion ----
         .target(name: "CHalf"),
 
@@ -63,8 +65,8 @@ let package = Package(
         .target(name: "Analysis", dependencies: ["ImageCore"]),
         // Simulated captures with known ground-truth radiance.
         .target(name: "CaptureSimulation", dependencies: ["ImageCore", "DNGWriter", "Opcodes"]),
-        // Charts (histograms, false-colour EV maps, XY plots) rendered to PNG and SVG.
-        .target(name: "Plots", dependencies: ["ImageCore", "CZlib"]),
+        // Charts (histograms, false-colour EV maps, XY plots) drawn with Cairo and Pango to PNG, SVG and PDF.
+        .target(name: "Plots", dependencies: ["ImageCore", "CCairo"]),
         // The engine: one streaming develop for every input and command (and the
         // whole-image path for what it does not cover), export, file inspection.
         .target(

@@ -123,10 +123,13 @@ public struct BatchConverter: Sendable {
                                         shard: job.shard.count > 1 ? job.shard.description : nil)
             do {
                 try budget.withReservation(Pipeline.estimatedPeakBytes(path: input, options: job.develop)) {
-                    let developed = try Pipeline.developForOutput(path: input, options: job.develop,
-                                                                  keepClipMask: job.export.needsClipMask(targets.map(\.0)))
+                    // 32-bit outputs are written from the Float image, the others from the half one.
+                    let image: any SceneLinearRaster = job.export.needsFloat(targets.map(\.0))
+                        ? try Pipeline.develop(path: input, options: job.develop).image
+                        : try Pipeline.developForOutput(path: input, options: job.develop,
+                                                        keepClipMask: job.export.needsClipMask(targets.map(\.0))).image
                     for (format, path) in targets {
-                        try Pipeline.export(developed.image, format: format, to: path, options: job.export)
+                        try Pipeline.export(image, format: format, to: path, options: job.export)
                         let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
                         record.outputs.append(.init(format: format.rawValue, path: path, sha256: SHA256Digest.hex(of: data)))
                     }

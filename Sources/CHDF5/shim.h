@@ -4,6 +4,7 @@
 // "constants" are macros that call H5open(); Swift cannot import them, so they are
 // evaluated here.
 #include <hdf5.h>
+#include <H5DSpublic.h>   // dimension scales (libhdf5_hl)
 
 static inline hid_t chdf5_NATIVE_FLOAT(void)   { return H5T_NATIVE_FLOAT; }
 static inline hid_t chdf5_NATIVE_DOUBLE(void)  { return H5T_NATIVE_DOUBLE; }

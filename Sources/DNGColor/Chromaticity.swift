@@ -102,34 +102,11 @@ public enum Chromaticity {
     }
 }
 
-/// Linear Bradford chromatic adaptation (von Kries with Bradford cone primaries).
-public enum Bradford {
-    static let cone = Matrix3([0.8951, 0.2664, -0.1614, -0.7502, 1.7135, 0.0367, 0.0389, -0.0685, 1.0296])
-
-    /// The matrix adapting XYZ seen under white `from` to XYZ under white `to`. Cone
-    /// gains are limited to 0.1 ... 10, so a nonsense white cannot blow up the result.
-    public static func adaptation(from: SIMD2<Double>, to: SIMD2<Double>) -> Matrix3 {
-        let w1 = cone * Chromaticity.xyz(from)
-        let w2 = cone * Chromaticity.xyz(to)
-        var gains = SIMD3<Double>()
-        for i in 0..<3 {
-            let a = max(w1[i], 0), b = max(w2[i], 0)
-            gains[i] = min(max(a > 0 ? b / a : 10, 0.1), 10)
-        }
-        return cone.inverse! * Matrix3.diagonal(gains) * cone
-    }
-}
-
 extension Rec2020 {
     /// The matrix from linear Rec.2020 RGB to CIE XYZ (D65, Y of white = 1), derived
     /// from the primaries and white point.
-    public static var toXYZ: Matrix3 {
-        let r = Chromaticity.xyz(red), g = Chromaticity.xyz(green), b = Chromaticity.xyz(blue)
-        let primaries = Matrix3(rows: r, g, b).transposed     // columns are the primaries
-        let s = primaries.inverse! * Chromaticity.xyz(white)   // primary scales that sum to white
-        return primaries * Matrix3.diagonal(s)
-    }
+    public static var toXYZ: Matrix3 { RGBColorSpace.rec2020.toXYZ }
 
     /// The matrix from CIE XYZ (D65) to linear Rec.2020 RGB.
-    public static var fromXYZ: Matrix3 { toXYZ.inverse! }
+    public static var fromXYZ: Matrix3 { RGBColorSpace.rec2020.fromXYZ }
 }

@@ -26,7 +26,8 @@ public struct ColorTransform: Sendable, Equatable {
 
     /// Builds the conversion for a three-plane (LinearRaw or demosaiced) image.
     ///
-    /// `.linearRec2020`: `Rec2020.fromXYZ · Bradford(D50 → D65) · CameraToPCS(white)`.
+    /// A colorimetric encoding: `space.fromXYZ · Bradford(D50 → space white) · CameraToPCS(white)`
+    /// (for `.linearRec2020`, `Rec2020.fromXYZ · Bradford(D50 → D65) · CameraToPCS(white)`).
     /// `.cameraNative`: `diag(1 / cameraNeutral)`, white-balanced camera RGB with no matrix.
     /// Either way a neutral surface whose brightest camera channel reads 1.0 comes out as
     /// (1, 1, 1).
@@ -59,10 +60,13 @@ public struct ColorTransform: Sendable, Equatable {
         case .cameraNative:
             return ColorTransform(encoding: .cameraNative, matrix: Matrix3.diagonal(1 / neutral), whiteXY: xy,
                                   cameraNeutral: neutral, whiteBalanceSource: source)
-        case .linearRec2020:
+        default:
+            // One matrix from camera values to the output: camera → XYZ (D50) by the DNG
+            // model, Bradford D50 → the space's white, XYZ → the space's RGB.
+            guard let space = encoding.colorSpace else { preconditionFailure("\(encoding) has a colour space") }
             let toPCS = try model.cameraToPCS(white: xy)
-            let matrix = Rec2020.fromXYZ * Bradford.adaptation(from: Chromaticity.d50, to: Rec2020.white) * toPCS
-            return ColorTransform(encoding: .linearRec2020, matrix: matrix, whiteXY: xy, cameraNeutral: neutral,
+            let matrix = space.fromXYZ * Bradford.adaptation(from: Chromaticity.d50, to: space.adoptedWhite) * toPCS
+            return ColorTransform(encoding: encoding, matrix: matrix, whiteXY: xy, cameraNeutral: neutral,
                                   whiteBalanceSource: source)
         }
     }

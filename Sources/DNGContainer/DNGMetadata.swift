@@ -45,7 +45,14 @@ public struct ColorCalibration: Sendable, Codable, Equatable {
 /// Capture settings from EXIF / TIFF-EP tags (IFD 0 or the EXIF IFD).
 public struct CaptureSettings: Sendable, Codable, Equatable {
     public init(exposureTime: Double? = nil, fNumber: Double? = nil, iso: Double? = nil, focalLength: Double? = nil,
-                dateTimeOriginal: String? = nil, lensModel: String? = nil) {
+                dateTimeOriginal: String? = nil, lensModel: String? = nil, offsetTimeOriginal: String? = nil,
+                artist: String? = nil, copyright: String? = nil, imageDescription: String? = nil,
+                cameraSerialNumber: String? = nil) {
+        self.offsetTimeOriginal = offsetTimeOriginal
+        self.artist = artist
+        self.copyright = copyright
+        self.imageDescription = imageDescription
+        self.cameraSerialNumber = cameraSerialNumber
         self.exposureTime = exposureTime
         self.fNumber = fNumber
         self.iso = iso
@@ -65,6 +72,15 @@ public struct CaptureSettings: Sendable, Codable, Equatable {
     /// "YYYY:MM:DD HH:MM:SS" (tag 36867).
     public var dateTimeOriginal: String?
     public var lensModel: String?
+    /// The time zone of DateTimeOriginal, "±HH:MM" (EXIF tag 36881).
+    public var offsetTimeOriginal: String?
+    /// Artist (315), Copyright (33432), ImageDescription (270): descriptive text; a damaged
+    /// value is left out rather than failing the file.
+    public var artist: String?
+    public var copyright: String?
+    public var imageDescription: String?
+    /// CameraSerialNumber (50735), else EXIF BodySerialNumber (42033).
+    public var cameraSerialNumber: String?
 }
 
 /// The camera-level metadata of a DNG (IFD 0).

@@ -94,7 +94,11 @@ struct MetadataBuilder {
         let capture = CaptureSettings(
             exposureTime: try exifDouble(Tag.exposureTime), fNumber: try exifDouble(Tag.fNumber),
             iso: try exifDouble(Tag.isoSpeedRatings), focalLength: try exifDouble(Tag.focalLength),
-            dateTimeOriginal: try exifString(Tag.dateTimeOriginal), lensModel: try exifString(Tag.lensModel))
+            dateTimeOriginal: try exifString(Tag.dateTimeOriginal), lensModel: try exifString(Tag.lensModel),
+            offsetTimeOriginal: (try? exifString(Tag.offsetTimeOriginal)) ?? nil,
+            artist: (try? string(ifd0, Tag.artist)) ?? nil, copyright: (try? string(ifd0, Tag.copyright)) ?? nil,
+            imageDescription: (try? string(ifd0, Tag.imageDescription)) ?? nil,
+            cameraSerialNumber: ((try? string(ifd0, Tag.cameraSerialNumber)) ?? nil) ?? ((try? exifString(Tag.bodySerialNumber)) ?? nil))
 
         return DNGMetadata(
             dngVersion: version.map(String.init).joined(separator: "."),

@@ -39,6 +39,11 @@ public enum Tag {
     public static let dateTimeOriginal: UInt16 = 36867
     public static let focalLength: UInt16 = 37386
     public static let lensModel: UInt16 = 42036
+    public static let imageDescription: UInt16 = 270
+    public static let artist: UInt16 = 315
+    public static let copyright: UInt16 = 33432
+    public static let offsetTimeOriginal: UInt16 = 36881
+    public static let bodySerialNumber: UInt16 = 42033
     // DNG
     public static let dngVersion: UInt16 = 50706
     public static let dngBackwardVersion: UInt16 = 50707

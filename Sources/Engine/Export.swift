@@ -35,6 +35,12 @@ public struct ExportOptions: Sendable {
         formats.contains(.hdf5) || (formats.contains(.exr) && exr.includeClipMask)
     }
 
+    /// Whether writing `formats` needs the Float image (32-bit EXR channels or HDF5 samples),
+    /// rather than the half-float one the output conversion makes.
+    public func needsFloat(_ formats: [OutputFormat]) -> Bool {
+        (formats.contains(.exr) && exr.pixelType == .float) || (formats.contains(.hdf5) && hdf5.sampleType == .float32)
+    }
+
     public init(exr: EXROptions = EXROptions(), hdf5: HDF5Options = HDF5Options()) {
         self.exr = exr
         self.hdf5 = hdf5

@@ -182,10 +182,12 @@ extension Pipeline {
             /// (when it acts per pixel) into `target`.
             func strips(into target: StripTarget<E>) -> @Sendable (PixelRect, UnsafePointer<UInt16>, Int, Bool) throws -> Void {
                 { @Sendable (region: PixelRect, samples: UnsafePointer<UInt16>, rowStride: Int, fewBlocks: Bool) throws in
-                    // The block's pixels inside the ActiveArea, in ActiveArea coordinates.
-                    let rows = (max(region.top, area.top) - area.top)..<(min(region.bottom, area.bottom) - area.top)
-                    let columns = (max(region.left, area.left) - area.left)..<(min(region.right, area.right) - area.left)
-                    guard !rows.isEmpty, !columns.isEmpty else { return }
+                    // The block's pixels inside the ActiveArea, in ActiveArea coordinates (none for a
+                    // block wholly in the masked border).
+                    let top = max(region.top, area.top), bottom = min(region.bottom, area.bottom)
+                    let left = max(region.left, area.left), right = min(region.right, area.right)
+                    guard top < bottom, left < right else { return }
+                    let rows = (top - area.top)..<(bottom - area.top), columns = (left - area.left)..<(right - area.left)
                     nonisolated(unsafe) let first = samples + (rows.lowerBound + area.top - region.top) * rowStride
                         + (columns.lowerBound + area.left - region.left) * spp
                     // Strips of a few rows, so that each stays in the core's cache through every

@@ -47,10 +47,15 @@ public protocol SceneLinearRaster: Sendable {
     var provenance: ImageProvenance { get }
     /// RGB, interleaved, row-major, rounded to binary16.
     func halfPixels() -> [Float16]
+    /// RGB, interleaved, row-major, as Float (a half image widened exactly).
+    func floatPixels() -> [Float]
 }
 
-extension HalfSceneLinearImage: SceneLinearRaster {}
+extension HalfSceneLinearImage: SceneLinearRaster {
+    public func floatPixels() -> [Float] { pixels.samples.map { Float($0) } }
+}
 
 extension SceneLinearImage: SceneLinearRaster {
     public func halfPixels() -> [Float16] { HalfConversion.halves(pixels.samples) }
+    public func floatPixels() -> [Float] { pixels.samples }
 }

@@ -3,13 +3,25 @@ public enum ColorEncoding: String, Sendable, Codable, CaseIterable {
     /// Extended linear Rec.2020 (ITU-R BT.2020 primaries, D65 white), scene-referred:
     /// the ASWF colour interop ID `lin_rec2020_scene`, OCIO's "Linear Rec.2020".
     case linearRec2020 = "lin_rec2020_scene"
+    /// ACEScg: linear ACES AP1 primaries, ACES white (`lin_ap1_scene`).
+    case acesCG = "lin_ap1_scene"
+    /// ACES2065-1: linear ACES AP0 primaries, ACES white (`lin_ap0_scene`).
+    case aces2065 = "lin_ap0_scene"
+    /// Linear Rec.709 / sRGB primaries, D65 (`lin_rec709_scene`).
+    case linearRec709 = "lin_rec709_scene"
+    /// CIE 1931 XYZ, adapted to a D65 white (`lin_ciexyzd65_scene`); R, G, B hold X, Y, Z.
+    case xyzD65 = "lin_ciexyzd65_scene"
     /// White-balanced camera-native RGB: the camera's own primaries, no matrix applied.
     case cameraNative = "camera_native_white_balanced"
 
-    /// The name a colour-managed tool shows for this encoding.
+    /// The name a colour-managed tool shows for this encoding (OCIO's built-in configs).
     public var displayName: String {
         switch self {
         case .linearRec2020: return "Linear Rec.2020"
+        case .acesCG: return "ACEScg"
+        case .aces2065: return "ACES2065-1"
+        case .linearRec709: return "Linear Rec.709 (sRGB)"
+        case .xyzD65: return "CIE XYZ-D65 - Scene-referred"
         case .cameraNative: return "white-balanced camera RGB"
         }
     }

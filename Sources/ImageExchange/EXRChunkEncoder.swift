@@ -127,49 +127,37 @@ struct EXRChunkEncoder {
     private func directSources(_ ctxt: exr_context_t) -> [EXRZipCompressor.ChannelSource]? {
         var list: UnsafePointer<exr_attr_chlist_t>?
         guard exr_get_channels(ctxt, part, &list) == exrSuccess, let list, list.pointee.num_channels > 0 else { return nil }
+        guard planes.bytesPerSample == 2 else { return nil }
         var sources: [EXRZipCompressor.ChannelSource] = []
         for c in 0..<Int(list.pointee.num_channels) {
             let entry = list.pointee.entries[c]
             guard entry.pixel_type == EXR_PIXEL_HALF, entry.x_sampling == 1, entry.y_sampling == 1,
-                  let str = entry.name.str else { return nil }
-            let name = String(cString: str)
-            switch name {
-            case "R", "G", "B":
-                let component = name == "R" ? 0 : name == "G" ? 1 : 2
-                sources.append(.init(first: planes.rgb.assumingMemoryBound(to: UInt16.self) + component, pixelStride: 3))
-            default:
-                guard let plane = planes.extra.first(where: { $0.name == name })?.plane else { return nil }
-                sources.append(.init(first: plane.assumingMemoryBound(to: UInt16.self), pixelStride: 1))
-            }
+                  let str = entry.name.str, let source = planes.channel(String(cString: str)) else { return nil }
+            sources.append(.init(first: source.first.assumingMemoryBound(to: UInt16.self), pixelStride: source.pixelStride))
         }
         return sources
     }
 
     /// Points the pipeline's channels at the rows of the chunk starting at row `y`.
     private func point(_ pipe: UnsafeMutablePointer<exr_encode_pipeline_t>, at y: Int) {
-        let halfSize = MemoryLayout<Float16>.stride
+        EXRSourcePlanes.point(pipe, at: planes, x: 0, y: y)
+    }
+}
+
+extension EXRSourcePlanes {
+    /// Points the pipeline's channels at the block of `planes` whose top-left pixel is (x, y).
+    static func point(_ pipe: UnsafeMutablePointer<exr_encode_pipeline_t>, at planes: EXRSourcePlanes, x: Int, y: Int) {
+        let size = planes.bytesPerSample
         for c in 0..<Int(pipe.pointee.channel_count) {
             let channel = pipe.pointee.channels + c
             let name = String(cString: channel.pointee.channel_name)
-            let source: UnsafeRawPointer
-            let pixelStride: Int
-            switch name {
-            case "R", "G", "B":
-                let component = name == "R" ? 0 : name == "G" ? 1 : 2
-                source = planes.rgb + ((y * planes.width) * 3 + component) * halfSize
-                pixelStride = 3 * halfSize
-            default:
-                guard let plane = planes.extra.first(where: { $0.name == name })?.plane else {
-                    preconditionFailure("unexpected channel \(name)")
-                }
-                source = plane + y * planes.width * halfSize
-                pixelStride = halfSize
-            }
-            channel.pointee.encode_from_ptr = source.assumingMemoryBound(to: UInt8.self)
-            channel.pointee.user_pixel_stride = Int32(pixelStride)
-            channel.pointee.user_line_stride = Int32(pixelStride * planes.width)
-            channel.pointee.user_bytes_per_element = Int16(halfSize)
-            channel.pointee.user_data_type = UInt16(EXR_PIXEL_HALF.rawValue)
+            guard let source = planes.channel(name) else { preconditionFailure("unexpected channel \(name)") }
+            let start = source.first + (y * planes.width + x) * source.pixelStride * size
+            channel.pointee.encode_from_ptr = start.assumingMemoryBound(to: UInt8.self)
+            channel.pointee.user_pixel_stride = Int32(source.pixelStride * size)
+            channel.pointee.user_line_stride = Int32(source.pixelStride * size * planes.width)
+            channel.pointee.user_bytes_per_element = Int16(size)
+            channel.pointee.user_data_type = UInt16((size == 2 ? EXR_PIXEL_HALF : EXR_PIXEL_FLOAT).rawValue)
         }
     }
 }

@@ -3,16 +3,6 @@ import ImageCore
 /// The text written as the `units` of every output (EXR `sceneLinear:units`, HDF5 `units`).
 let sceneLinearUnits = "DNG linear reference value x exposureFactor (1.0 = sensor white level after black subtraction)"
 
-/// The colour interop ID (ASWF) of each encoding, written as EXR `colorInteropID`.
-extension ColorEncoding {
-    var colorInteropID: String {
-        switch self {
-        case .linearRec2020: return "lin_rec2020_scene"
-        case .cameraNative: return "unknown"
-        }
-    }
-}
-
 /// Maps a `SceneLinearImage`'s description (encoding, exposure, provenance) to EXR header
 /// attributes and back.
 ///
@@ -31,14 +21,18 @@ enum EXRMetadata {
     static let dngPrefix = "dng:"
     static let processingPrefix = "processing:"
 
-    static func attributes(for image: some SceneLinearRaster) -> [(String, EXRAttributeValue)] {
+    /// `acesContainer`: the file meets SMPTE ST 2065-4 (ACES2065-1, uncompressed half
+    /// scanline R, G, B[, A] only), so `acesImageContainerFlag` is set.
+    static func attributes(for image: some SceneLinearRaster, acesContainer: Bool = false) -> [(String, EXRAttributeValue)] {
         var out: [(String, EXRAttributeValue)] = []
         let p = image.provenance
-        if image.encoding == .linearRec2020 {
-            let c = [Rec2020.red, Rec2020.green, Rec2020.blue, Rec2020.white].flatMap { [Float($0.x), Float($0.y)] }
-            out.append(("chromaticities", .chromaticities(c)))
+        if let space = image.encoding.colorSpace {
+            // The chromaticities and the interop ID always name the same space.
+            out.append(("chromaticities", .chromaticities(space.chromaticities.map(Float.init))))
+            out.append(("adoptedNeutral", .v2f([Float(space.adoptedWhite.x), Float(space.adoptedWhite.y)])))
         }
         out.append(("colorInteropID", .string(image.encoding.colorInteropID)))
+        if acesContainer { out.append(("acesImageContainerFlag", .int(1))) }
         out.append((prefix + "sourceFile", .string(p.sourceFile)))
         out.append((prefix + "sourceSHA256", .string(p.sourceSHA256)))
         out.append((prefix + "software", .string(p.software)))
@@ -71,8 +65,34 @@ enum EXRMetadata {
         if let v = firstNumber(p.dngValue("iso")) { out.append(("isoSpeed", .float(Float(v)))) }
         if case .text(let date)? = p.dngValue("dateTimeOriginal"), isEXRDate(date) {
             out.append(("capDate", .string(date)))
+            if case .text(let offset)? = p.dngValue("offsetTimeOriginal"), let seconds = utcOffsetSeconds(offset) {
+                out.append(("utcOffset", .float(Float(seconds))))
+            }
         }
+        // OpenEXR's standard camera and lens attributes (ImfStandardAttributes).
+        if case .text(let s)? = p.dngValue("make") { out.append(("cameraMake", .string(s))) }
+        if case .text(let s)? = p.dngValue("model") { out.append(("cameraModel", .string(s))) }
+        if case .text(let s)? = p.dngValue("cameraSerialNumber") { out.append(("cameraSerialNumber", .string(s))) }
+        if case .text(let s)? = p.dngValue("lensModel") { out.append(("lensModel", .string(s))) }
+        if let v = firstNumber(p.dngValue("focalLength")) { out.append(("nominalFocalLength", .float(Float(v)))) }
+        let owner = [p.dngValue("copyright"), p.dngValue("artist")].compactMap { v -> String? in
+            if case .text(let s)? = v { return s }
+            return nil
+        }.first
+        if let owner { out.append(("owner", .string(owner))) }
+        if case .text(let s)? = p.dngValue("imageDescription") { out.append(("comments", .string(s))) }
         return out
+    }
+
+    /// OpenEXR's `utcOffset` (UTC minus local time, in seconds) of an EXIF offset such as
+    /// "+02:00" (local = UTC + 2 h → −7200); nil when the text is not ±HH:MM.
+    static func utcOffsetSeconds(_ offset: String) -> Double? {
+        let c = Array(offset.utf8)
+        guard c.count == 6, c[0] == 43 || c[0] == 45, c[3] == 58,
+              let h = Int(String(decoding: c[1...2], as: UTF8.self)), let m = Int(String(decoding: c[4...5], as: UTF8.self)),
+              h <= 14, m < 60 else { return nil }
+        let local = Double(h * 3600 + m * 60) * (c[0] == 45 ? -1 : 1)
+        return -local
     }
 
     /// Appends one attribute per item (text → string, number → double, integer → int,
@@ -126,23 +146,35 @@ enum EXRMetadata {
         return true
     }
 
-    /// The semantic mask layers of a file: every HALF/FLOAT channel `mask.<name>.Y` except
-    /// the clip mask, in the order of `sceneLinear:masks` (others after it, by name), with
-    /// the URN, instance ID and source IFD from `sceneLinear:mask.<name>[.instanceID|.sourceIFD]`.
+    /// The semantic mask layers of a file: every channel `mask_<name>` or `mask.<name>.Y`
+    /// except the clip mask, and `A` as the `transparency` layer when `sceneLinear:masks`
+    /// lists it, in the order of `sceneLinear:masks` (others after it, by name), with the
+    /// URN, instance ID and source IFD from `sceneLinear:mask.<name>[.instanceID|.sourceIFD]`.
     static func maskLayers(_ contents: EXRContents) -> [SemanticMaskLayer] {
         func string(_ name: String) -> String? {
             if case .string(let s)? = contents.attributes[name] { return s }
             return nil
         }
-        var names = contents.channels.keys.filter {
-            $0.hasPrefix("mask.") && $0.hasSuffix(".Y") && $0 != EXRFile.clipMaskChannel && $0.count > 7
-        }.map { String($0.dropFirst(5).dropLast(2)) }.sorted()
-        if let listed = string(prefix + "masks")?.split(separator: ",").map(String.init) {
+        let listed = string(prefix + "masks")?.split(separator: ",").map(String.init)
+        var channelOf: [String: String] = [:]
+        for channel in contents.channels.keys {
+            if channel == EXRFile.clipMaskChannel(.flat) || channel == EXRFile.clipMaskChannel(.layers) { continue }
+            if channel.hasPrefix("mask_"), channel.count > 5 {
+                channelOf[String(channel.dropFirst(5))] = channel
+            } else if channel.hasPrefix("mask."), channel.hasSuffix(".Y"), channel.count > 7 {
+                channelOf[String(channel.dropFirst(5).dropLast(2))] = channel
+            }
+        }
+        if contents.channels["A"] != nil, listed?.contains(EXRFile.alphaLayer) == true {
+            channelOf[EXRFile.alphaLayer] = "A"
+        }
+        var names = channelOf.keys.sorted()
+        if let listed {
             let present = Set(names)
             names = listed.filter(present.contains) + names.filter { !listed.contains($0) }
         }
         return names.compactMap { name in
-            guard let values = contents.channels[EXRFile.maskChannel(name)] else { return nil }
+            guard let channel = channelOf[name], let values = contents.channels[channel] else { return nil }
             return SemanticMaskLayer(name: name, semanticName: string(prefix + "mask." + name) ?? "",
                                      instanceID: string(prefix + "mask." + name + ".instanceID") ?? "",
                                      sourceIFD: string(prefix + "mask." + name + ".sourceIFD") ?? "",
@@ -173,11 +205,11 @@ enum EXRMetadata {
         let encoding: ColorEncoding
         if let s = string(prefix + "colorSpace"), let e = ColorEncoding(rawValue: s) {
             encoding = e
-        } else if string("colorInteropID") == ColorEncoding.linearRec2020.colorInteropID {
-            encoding = .linearRec2020
+        } else if let id = string("colorInteropID"), let e = ColorEncoding(rawValue: id), e != .cameraNative {
+            encoding = e
         } else if case .chromaticities(let c)? = attributes["chromaticities"],
-                  c == [Rec2020.red, Rec2020.green, Rec2020.blue, Rec2020.white].flatMap({ [Float($0.x), Float($0.y)] }) {
-            encoding = .linearRec2020
+                  let e = ColorEncoding.allCases.first(where: { $0.colorSpace.map { $0.chromaticities.map(Float.init) == c } ?? false }) {
+            encoding = e
         } else {
             throw ExchangeError(path: path, operation: "readSceneLinear",
                                 message: "the header names no colour encoding (no \(prefix)colorSpace, colorInteropID or Rec.2020 chromaticities)",

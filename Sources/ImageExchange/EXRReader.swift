@@ -66,9 +66,10 @@ extension EXRFile {
     /// provenance from the `sceneLinear:`/`dng:` attributes (see `write`). The clip mask is
     /// the `mask.clipped.Y` channel, 1 where it is non-zero (the EXR keeps only whether a
     /// pixel clipped, not which camera channels), or nil without that channel. The semantic
-    /// masks are the other `mask.<name>.Y` channels (see `write`). Files from
-    /// other writers are accepted when `colorInteropID` or the chromaticities say linear
-    /// Rec.2020; missing provenance fields are empty.
+    /// masks are the other `mask_<name>` or `mask.<name>.Y` channels, and `A` the
+    /// transparency layer (see `write`). Files from other writers are accepted when
+    /// `colorInteropID` or the chromaticities name one of the colour encodings; missing
+    /// provenance fields are empty.
     ///
     /// - Throws: `ExchangeError` as `read`, and `.unsupportedFeature` when R, G or B is
     ///   missing or the colour encoding is unknown.
@@ -86,7 +87,8 @@ extension EXRFile {
         let contents = EXRContents(width: planes.width, height: planes.height, channels: others, halfChannels: halves,
                                    attributes: attributes, compression: compression)
         let (encoding, exposure, provenance) = try EXRMetadata.describe(contents.attributes, path: path)
-        let mask = contents.channels[clipMaskChannel].map { $0.map { $0 != 0 ? UInt8(1) : 0 } }
+        let clip = contents.channels[clipMaskChannel(.flat)] ?? contents.channels[clipMaskChannel(.layers)]
+        let mask = clip.map { $0.map { $0 != 0 ? UInt8(1) : 0 } }
         return SceneLinearImage(
             pixels: ImageBuffer(width: contents.width, height: contents.height, channels: 3, samples: samples),
             clipMask: mask, encoding: encoding, exposure: exposure, provenance: provenance,

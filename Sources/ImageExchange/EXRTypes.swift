@@ -1,9 +1,12 @@
 import ImageCore
 
-/// The lossless OpenEXR compressions a SceneLinear EXR can be written with.
+/// The OpenEXR compressions a SceneLinear EXR can be written with.
 ///
-/// All of them are lossless for HALF data (PXR24 is lossy only for FLOAT channels, which
-/// the writer never produces). Raw values are the names `exrheader` prints.
+/// `none`, `rle`, `zips`, `zip`, `piz` are lossless for every channel type; `pxr24` is
+/// lossless for HALF channels and rounds FLOAT ones to 24 bits; `b44` and `b44a` are lossy
+/// (4×4 HALF blocks packed into 14 bytes, 3 for flat blocks with B44A; FLOAT channels are
+/// kept as they are). DWAA/DWAB are absent: OpenEXRCore 3.1, the library the writer uses,
+/// cannot encode them. Raw values are the names `exrheader` prints.
 public enum EXRCompression: String, CaseIterable, Sendable {
     /// No compression: largest files, fastest to write and read.
     case none
@@ -17,6 +20,42 @@ public enum EXRCompression: String, CaseIterable, Sendable {
     case piz
     /// 24-bit float truncation + zlib; lossless for HALF channels.
     case pxr24
+    /// Lossy: 4×4 blocks of HALF values in 14 bytes (FLOAT channels are stored as they are).
+    case b44
+    /// B44, with flat blocks stored in 3 bytes.
+    case b44a
+
+    /// Whether decoding gives back exactly the values written (for HALF channels).
+    public var isLossless: Bool { ![.b44, .b44a].contains(self) }
+}
+
+/// The sample type of the EXR colour and mask channels.
+public enum EXRPixelType: String, CaseIterable, Sendable {
+    /// IEEE binary16: the default; values beyond ±65504 become ±infinity.
+    case half
+    /// IEEE binary32: the pipeline's own precision, twice the size.
+    case float
+}
+
+/// How the extra layers (clip mask, semantic masks) are named in the EXR.
+public enum EXRLayout: String, CaseIterable, Sendable {
+    /// One part; the masks are channels `mask_<name>` (no layer dots), so readers that
+    /// treat any layered file as multi-layer (Blender 3.x) open it as a plain RGB(A) image.
+    case flat
+    /// One part; the masks are layers `mask.<name>.Y` (Nuke and OIIO group them by layer).
+    case layers
+}
+
+/// Tiled output: square tiles of `tileSize` pixels, optionally with mip-map levels
+/// (each level half the size of the one above, rounded down, by 2×2 averaging).
+public struct EXRTiling: Sendable, Equatable {
+    public var tileSize: Int
+    public var mipmaps: Bool
+
+    public init(tileSize: Int = 64, mipmaps: Bool = false) {
+        self.tileSize = tileSize
+        self.mipmaps = mipmaps
+    }
 }
 
 /// How `EXRFile.write` encodes an image.
@@ -33,15 +72,25 @@ public struct EXROptions: Sendable {
     /// for `.pxr24`, zlib's 0–9 (higher values count as 9). `nil`: `RunLengthDeflater` for
     /// ZIP/ZIPS, the library's default (zlib's 6) for PXR24.
     public var zipLevel: Int?
-    /// Adds a HALF channel `mask.clipped.Y`: 1 where `clipMask != 0`, else 0 (all 0 when
-    /// the image has no clip mask).
+    /// Adds the clip mask channel (`mask_clipped`, or `mask.clipped.Y` with the `layers`
+    /// layout): 1 where `clipMask != 0`, else 0 (all 0 when the image has no clip mask).
     public var includeClipMask: Bool = false
+    /// HALF (default) or FLOAT channels.
+    public var pixelType: EXRPixelType = .half
+    /// Scanline (nil, the default) or tiled output.
+    public var tiling: EXRTiling? = nil
+    /// Names of the mask channels.
+    public var layout: EXRLayout = .flat
 
     /// Options for `EXRFile.write`; see the properties for the meaning of each.
-    public init(compression: EXRCompression = .zip, zipLevel: Int? = nil, includeClipMask: Bool = false) {
+    public init(compression: EXRCompression = .zip, zipLevel: Int? = nil, includeClipMask: Bool = false,
+                pixelType: EXRPixelType = .half, tiling: EXRTiling? = nil, layout: EXRLayout = .flat) {
         self.compression = compression
         self.zipLevel = zipLevel
         self.includeClipMask = includeClipMask
+        self.pixelType = pixelType
+        self.tiling = tiling
+        self.layout = layout
     }
 }
 
@@ -59,8 +108,7 @@ public struct EXRContents: Sendable {
     /// Every header attribute by name (including the required ones such as
     /// `dataWindow`, `channels`, `compression`).
     public var attributes: [String: EXRAttributeValue]
-    /// The part's compression, or `nil` when it is not one of `EXRCompression`
-    /// (B44, DWA, ...).
+    /// The part's compression, or `nil` when it is not one of `EXRCompression`.
     public var compression: EXRCompression?
 
     /// Creates contents; used by the reader and by tests.

@@ -4,24 +4,29 @@ import ImageCore
 
 /// OpenEXR output and input through OpenEXRCore, the C API of OpenEXR 3.
 public enum EXRFile {
-    /// The name of the optional clip-mask channel.
-    public static let clipMaskChannel = "mask.clipped.Y"
-
-    /// Writes `image` as a single-part scanline EXR with HALF channels R, G, B.
+    /// Writes `image` as a single-part EXR with channels R, G, B.
     ///
     /// The layout: data window = display window = (0, 0)–(w−1, h−1), channels `R`, `G`,
-    /// `B` (and `mask.clipped.Y` with `options.includeClipMask`, and `mask.<name>.Y` for
-    /// each semantic mask layer, described by `sceneLinear:mask.<name>` attributes) as HALF with pLinear 0,
-    /// increasing-Y line order. The floats are rounded to half once (round to nearest
-    /// even; beyond ±65504 they become ±infinity, NaN stays NaN). Header attributes:
-    /// `chromaticities` (Rec.2020) and `colorInteropID` for the colour encoding, the
-    /// `sceneLinear:` provenance record, one `dng:` attribute per DNG item and the standard
-    /// `expTime`/`aperture`/`isoSpeed`/`capDate` when those items exist (see
+    /// `B` (HALF, or FLOAT with `options.pixelType`), `A` from the transparency mask (the
+    /// mask layer named `transparency`) when the image has one, then the clip mask with
+    /// `options.includeClipMask` and one channel per other semantic mask layer, named
+    /// `mask_<name>` (`options.layout` `.flat`, the default: no layer dots, so Blender opens
+    /// the file as a plain image) or `mask.<name>.Y` (`.layers`), each described by
+    /// `sceneLinear:mask.<name>` attributes; pLinear 0, increasing-Y line order, scanline
+    /// or (`options.tiling`) tiled with optional mip-maps. The floats are rounded to half
+    /// once for HALF (round to nearest even; beyond ±65504 they become ±infinity, NaN stays
+    /// NaN). Header attributes: `chromaticities`, `adoptedNeutral` and `colorInteropID` of
+    /// the colour encoding (and `acesImageContainerFlag` for an ACES2065-1 file that meets
+    /// SMPTE ST 2065-4), the `sceneLinear:` provenance record, one `dng:` attribute per DNG
+    /// item and the standard `expTime`, `aperture`, `isoSpeed`, `capDate`, `utcOffset`,
+    /// `cameraMake`, `cameraModel`, `cameraSerialNumber`, `lensModel`,
+    /// `nominalFocalLength`, `owner` and `comments` when those items exist (see
     /// `EXRFile.readSceneLinear` for the inverse).
     ///
-    /// Chunks are compressed on all `Parallel.threadCount` threads, each with its own
+    /// Scanline chunks are compressed on all `Parallel.threadCount` threads, each with its own
     /// OpenEXRCore encode pipeline, and written in increasing chunk order, so the file is
-    /// byte-identical whatever the thread count (see `EXROptions` for timings).
+    /// byte-identical whatever the thread count (see `EXROptions` for timings). Tiled files
+    /// are encoded tile by tile on one thread.
     ///
     /// The file is written to a temporary name and renamed into place, so a failure leaves
     /// nothing behind.
@@ -39,67 +44,108 @@ public enum EXRFile {
             throw ExchangeError(path: path, operation: "EXRFile.write",
                                 message: "zip level \(level) is outside 0...12", category: .outputFailure)
         }
-        let rgb = image.halfPixels()
-        // Single-channel planes after R, G, B, all in one allocation: the clip mask (when
-        // asked for), then each semantic mask layer.
+        if let t = options.tiling, !(1...65536).contains(t.tileSize) {
+            throw ExchangeError(path: path, operation: "EXRFile.write",
+                                message: "tile size \(t.tileSize) is outside 1...65536", category: .outputFailure)
+        }
+        // Single-channel planes after R, G, B: alpha, the clip mask (when asked for), then
+        // each other semantic mask layer.
         var extraNames: [String] = []
-        var extra: [Float16] = []
+        var extraPlanes: [[Float]] = []
+        if let alpha = image.masks.first(where: { $0.name == alphaLayer }) {
+            extraNames.append("A")
+            extraPlanes.append(alpha.values.samples)
+        }
         if options.includeClipMask {
-            extraNames.append(clipMaskChannel)
-            extra += (image.clipMask ?? [UInt8](repeating: 0, count: width * height)).map { $0 != 0 ? 1 : 0 }
+            extraNames.append(clipMaskChannel(options.layout))
+            extraPlanes.append((image.clipMask ?? [UInt8](repeating: 0, count: width * height)).map { $0 != 0 ? 1 : 0 })
         }
-        for layer in image.masks {
-            extraNames.append(maskChannel(layer.name))
-            extra += HalfConversion.halves(layer.values.samples)
+        for layer in image.masks where layer.name != alphaLayer {
+            extraNames.append(maskChannel(layer.name, layout: options.layout))
+            extraPlanes.append(layer.values.samples)
         }
+        let acesContainer = image.encoding == .aces2065 && options.compression == .none && options.pixelType == .half
+            && options.tiling == nil && extraNames.allSatisfy { $0 == "A" }
+        let attributes = EXRMetadata.attributes(for: image, acesContainer: acesContainer)
         try AtomicFile.write(to: path) { temporary in
             try reportingDestination(path) {
-                try rgb.withUnsafeBufferPointer { rgbBuffer in
-                    try extra.withUnsafeBufferPointer { extraBuffer in
-                        var planes = EXRSourcePlanes(width: width, height: height, rgb: UnsafeRawPointer(rgbBuffer.baseAddress!))
-                        for (k, name) in extraNames.enumerated() {
-                            planes.extra.append((name, UnsafeRawPointer(extraBuffer.baseAddress! + k * width * height)))
+                var levels: [EXRPixelStore]
+                if options.pixelType == .half && options.tiling?.mipmaps != true {
+                    levels = [EXRPixelStore(width: width, height: height, rgbHalves: image.halfPixels(),
+                                            extra: extraPlanes, names: extraNames)]
+                } else {
+                    let base = EXRPixelStore(width: width, height: height, rgbFloats: image.floatPixels(), extra: extraPlanes,
+                                             names: extraNames, type: options.pixelType)
+                    levels = [base]
+                    if options.tiling?.mipmaps == true {
+                        while let last = levels.last, last.width > 1 || last.height > 1 {
+                            levels.append(last.halved(type: options.pixelType))
                         }
-                        try writeHalfFile(temporary, planes: planes, image: image, options: options)
                     }
                 }
+                try writeFile(temporary, levels: levels, attributes: attributes, options: options)
             }
         }
     }
 
-    /// The channel of a semantic mask layer: `mask.<name>.Y`.
-    public static func maskChannel(_ name: String) -> String { "mask.\(name).Y" }
+    /// The layer whose values become the alpha channel `A`: the DNG transparency mask.
+    public static let alphaLayer = "transparency"
 
-    private static func writeHalfFile(_ path: String, planes: EXRSourcePlanes, image: some SceneLinearRaster,
-                                      options: EXROptions) throws {
+    /// The clip-mask channel of the default (`.flat`) layout.
+    public static let clipMaskChannel = "mask_clipped"
+
+    /// The clip-mask channel of `layout`: `mask_clipped` or `mask.clipped.Y`.
+    public static func clipMaskChannel(_ layout: EXRLayout) -> String {
+        layout == .flat ? clipMaskChannel : "mask.clipped.Y"
+    }
+
+    /// The channel of a semantic mask layer: `mask_<name>` (`.flat`) or `mask.<name>.Y` (`.layers`).
+    public static func maskChannel(_ name: String, layout: EXRLayout = .flat) -> String {
+        layout == .flat ? "mask_\(name)" : "mask.\(name).Y"
+    }
+
+    private static func writeFile(_ path: String, levels: [EXRPixelStore], attributes: [(String, EXRAttributeValue)],
+                                  options: EXROptions) throws {
         let context = try EXRContext.create(path)
         guard let ctxt = context.handle else { return }
+        let top = levels[0]
         var part: Int32 = 0
-        try context.check(exr_add_part(ctxt, nil, EXR_STORAGE_SCANLINE, &part), "exr_add_part")
-        try context.check(exr_initialize_required_attr_simple(ctxt, part, Int32(planes.width), Int32(planes.height),
+        try context.check(exr_add_part(ctxt, nil, options.tiling == nil ? EXR_STORAGE_SCANLINE : EXR_STORAGE_TILED, &part),
+                          "exr_add_part")
+        try context.check(exr_initialize_required_attr_simple(ctxt, part, Int32(top.width), Int32(top.height),
                                                               options.compression.exrValue),
                           "exr_initialize_required_attr_simple")
+        if let tiling = options.tiling {
+            try context.check(exr_set_tile_descriptor(ctxt, part, UInt32(tiling.tileSize), UInt32(tiling.tileSize),
+                                                      tiling.mipmaps ? EXR_TILE_MIPMAP_LEVELS : EXR_TILE_ONE_LEVEL,
+                                                      EXR_TILE_ROUND_DOWN),
+                              "exr_set_tile_descriptor")
+        }
         if let level = options.zipLevel {
             // PXR24 deflates with the library's zlib, whose levels stop at 9.
             try context.check(exr_set_zip_compression_level(ctxt, part, Int32(min(level, 9))), "exr_set_zip_compression_level")
         }
-        let channels = ["R", "G", "B"] + planes.extra.map(\.name)
-        for name in channels {
-            try context.check(exr_add_channel(ctxt, part, name, EXR_PIXEL_HALF, EXR_PERCEPTUALLY_LOGARITHMIC, 1, 1),
+        let pixelType = options.pixelType == .half ? EXR_PIXEL_HALF : EXR_PIXEL_FLOAT
+        for channel in top.planes.channels {
+            try context.check(exr_add_channel(ctxt, part, channel.name, pixelType, EXR_PERCEPTUALLY_LOGARITHMIC, 1, 1),
                               "exr_add_channel")
         }
-        let attributes = EXRMetadata.attributes(for: image)
-        if attributes.contains(where: { $0.0.utf8.count > 31 }) {
+        if attributes.contains(where: { $0.0.utf8.count > 31 }) || top.planes.channels.contains(where: { $0.name.utf8.count > 31 }) {
             try context.check(exr_set_longname_support(ctxt, 1), "exr_set_longname_support")
         }
         for (name, value) in attributes {
             try setAttribute(context, part, name, value)
         }
         try context.check(exr_write_header(ctxt), "exr_write_header")
-        let usesDeflate = options.compression == .zip || options.compression == .zips
-        try EXRChunkEncoder(context: context, part: part, planes: planes,
-                            zip: usesDeflate ? options.zipLevel.map { .libdeflate(level: $0) } ?? .runLength : nil)
-            .run(threads: Parallel.threadCount)
+        if options.tiling != nil {
+            try EXRTileEncoder(context: context, part: part, levels: levels.map(\.planes)).run()
+        } else {
+            let usesDeflate = options.compression == .zip || options.compression == .zips
+            try EXRChunkEncoder(context: context, part: part, planes: top.planes,
+                                zip: usesDeflate ? options.zipLevel.map { .libdeflate(level: $0) } ?? .runLength : nil)
+                .run(threads: Parallel.threadCount)
+        }
+        withExtendedLifetime(levels) {}
         try context.finish()
     }
 
@@ -111,6 +157,11 @@ public enum EXRFile {
         case .string(let s): rv = exr_attr_set_string(ctxt, part, name, s)
         case .int(let i): rv = exr_attr_set_int(ctxt, part, name, Int32(i))
         case .float(let f): rv = exr_attr_set_float(ctxt, part, name, f)
+        case .v2f(let a):
+            var v = exr_attr_v2f_t()
+            v.x = a[0]
+            v.y = a[1]
+            rv = exr_attr_set_v2f(ctxt, part, name, &v)
         case .double(let d): rv = exr_attr_set_double(ctxt, part, name, d)
         case .floatVector(let a): rv = exr_attr_set_float_vector(ctxt, part, name, Int32(a.count), a)
         case .chromaticities(let c):
@@ -150,6 +201,8 @@ extension EXRCompression {
         case .zip: return EXR_COMPRESSION_ZIP
         case .piz: return EXR_COMPRESSION_PIZ
         case .pxr24: return EXR_COMPRESSION_PXR24
+        case .b44: return EXR_COMPRESSION_B44
+        case .b44a: return EXR_COMPRESSION_B44A
         }
     }
 
@@ -159,13 +212,116 @@ extension EXRCompression {
     }
 }
 
-/// The half-float source of a write: interleaved RGB and single-channel planes (clip mask,
-/// semantic masks) by channel name.
+/// The source of a write: the channels of one level, each a first sample and a pixel
+/// stride (in samples) over `width × height` row-major pixels of `bytesPerSample` bytes.
 struct EXRSourcePlanes: @unchecked Sendable {
+    struct Channel {
+        var name: String
+        var first: UnsafeRawPointer
+        var pixelStride: Int
+    }
     var width: Int
     var height: Int
-    /// `width * height * 3` interleaved `Float16`.
-    var rgb: UnsafeRawPointer
-    /// Channel name and `width * height` `Float16` each.
-    var extra: [(name: String, plane: UnsafeRawPointer)] = []
+    var bytesPerSample: Int
+    var channels: [Channel] = []
+
+    func channel(_ name: String) -> Channel? { channels.first { $0.name == name } }
+}
+
+/// The pixels of one level of an EXR being written, owned: interleaved RGB then one plane
+/// per extra channel, as HALF or FLOAT.
+final class EXRPixelStore: @unchecked Sendable {
+    let width: Int
+    let height: Int
+    let type: EXRPixelType
+    private let storage: UnsafeMutableRawBufferPointer
+    /// Level-0 Float values kept for building the next mip-map level (nil for HALF scanline files).
+    private var floats: [Float]?
+    let names: [String]
+    private(set) var planes: EXRSourcePlanes
+
+    private init(width: Int, height: Int, type: EXRPixelType, names: [String]) {
+        self.width = width
+        self.height = height
+        self.type = type
+        self.names = names
+        let bytes = type == .half ? 2 : 4
+        storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, width * height * (3 + names.count) * bytes),
+                                                         alignment: 16)
+        var planes = EXRSourcePlanes(width: width, height: height, bytesPerSample: bytes)
+        let base = UnsafeRawPointer(storage.baseAddress!)
+        for (c, name) in ["R", "G", "B"].enumerated() {
+            planes.channels.append(.init(name: name, first: base + c * bytes, pixelStride: 3))
+        }
+        for (k, name) in names.enumerated() {
+            planes.channels.append(.init(name: name, first: base + (3 + k) * width * height * bytes, pixelStride: 1))
+        }
+        self.planes = planes
+    }
+
+    /// HALF pixels: `rgbHalves` as they are, the extra planes rounded to half.
+    convenience init(width: Int, height: Int, rgbHalves: [Float16], extra: [[Float]], names: [String]) {
+        self.init(width: width, height: height, type: .half, names: names)
+        let n = width * height
+        let out = storage.baseAddress!.assumingMemoryBound(to: Float16.self)
+        rgbHalves.withUnsafeBufferPointer { out.update(from: $0.baseAddress!, count: 3 * n) }
+        for (k, plane) in extra.enumerated() {
+            let halves = HalfConversion.halves(plane)
+            halves.withUnsafeBufferPointer { (out + (3 + k) * n).update(from: $0.baseAddress!, count: n) }
+        }
+    }
+
+    /// Pixels from Float values, stored as `type`.
+    convenience init(width: Int, height: Int, rgbFloats: [Float], extra: [[Float]], names: [String], type: EXRPixelType) {
+        self.init(width: width, height: height, type: type, names: names)
+        var all = rgbFloats
+        for plane in extra { all += plane }
+        fill(all)
+        floats = all
+    }
+
+    private func fill(_ all: [Float]) {
+        if type == .half {
+            let halves = HalfConversion.halves(all)
+            halves.withUnsafeBytes { storage.copyMemory(from: $0) }
+        } else {
+            all.withUnsafeBytes { storage.copyMemory(from: $0) }
+        }
+    }
+
+    /// The next mip-map level (ROUND_DOWN): each pixel the mean of a 2×2 block of this one
+    /// (a 1-pixel dimension stays 1).
+    func halved(type: EXRPixelType) -> EXRPixelStore {
+        let src = floats ?? []
+        let w2 = max(1, width / 2), h2 = max(1, height / 2)
+        let fx = width > 1 ? 2 : 1, fy = height > 1 ? 2 : 1
+        let next = EXRPixelStore(width: w2, height: h2, type: type, names: names)
+        var out = [Float](repeating: 0, count: w2 * h2 * (3 + names.count))
+        let n = width * height, n2 = w2 * h2
+        // Interleaved RGB.
+        for y in 0..<h2 {
+            for x in 0..<w2 {
+                for c in 0..<3 {
+                    var sum: Float = 0
+                    for dy in 0..<fy { for dx in 0..<fx { sum += src[((y * fy + dy) * width + x * fx + dx) * 3 + c] } }
+                    out[(y * w2 + x) * 3 + c] = sum / Float(fx * fy)
+                }
+            }
+        }
+        for k in 0..<names.count {
+            let from = 3 * n + k * n, to = 3 * n2 + k * n2
+            for y in 0..<h2 {
+                for x in 0..<w2 {
+                    var sum: Float = 0
+                    for dy in 0..<fy { for dx in 0..<fx { sum += src[from + (y * fy + dy) * width + x * fx + dx] } }
+                    out[to + y * w2 + x] = sum / Float(fx * fy)
+                }
+            }
+        }
+        next.fill(out)
+        next.floats = out
+        return next
+    }
+
+    deinit { storage.deallocate() }
 }

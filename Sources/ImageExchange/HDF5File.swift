@@ -29,6 +29,9 @@ public struct HDF5Options: Sendable {
     /// Rows per chunk of `/image` and `/clip_mask` (a chunk is `chunkRows × W × 3`);
     /// `nil` uses `HDF5File.defaultChunkRows`.
     public var chunkRows: Int?
+    /// The sample type of `/image` and `/masks/*`: IEEE binary16 (the default) or binary32
+    /// (for readers without float16, such as the netCDF-C library and MATLAB's `h5read`).
+    public var sampleType: HDF5SampleType = .float16
 
     /// The zlib level HDF5's own filter uses for `/clip_mask` and `/masks`: the level of
     /// `.deflate`, else 4.
@@ -38,11 +41,19 @@ public struct HDF5Options: Sendable {
     }
 
     /// Options for `HDF5File.write`; see the properties for the meaning of each.
-    public init(compression: HDF5Compression = .fastDeflate, shuffle: Bool = true, chunkRows: Int? = nil) {
+    public init(compression: HDF5Compression = .fastDeflate, shuffle: Bool = true, chunkRows: Int? = nil,
+                sampleType: HDF5SampleType = .float16) {
         self.compression = compression
         self.shuffle = shuffle
         self.chunkRows = chunkRows
+        self.sampleType = sampleType
     }
+}
+
+/// The floating-point type of the HDF5 image and mask datasets.
+public enum HDF5SampleType: String, CaseIterable, Sendable {
+    case float16
+    case float32
 }
 
 /// An extra group written into an HDF5 output (e.g. `/analysis`): attributes and small
@@ -106,7 +117,7 @@ public enum HDF5File {
     /// The `format` attribute of the root group.
     public static let formatName = "SceneLinear"
     /// The layout version this module writes and reads.
-    public static let formatVersion: Int32 = 1
+    public static let formatVersion: Int32 = 2
     /// Rows per chunk when `HDF5Options.chunkRows` is nil.
     public static let defaultChunkRows = 16
 
@@ -133,12 +144,12 @@ public enum HDF5File {
             throw ExchangeError(path: path, operation: "HDF5File.write",
                                 message: "an image of \(image.width)×\(image.height) has no chunks", category: .outputFailure)
         }
-        let halves = image.halfPixels()
+        let pixels: HDF5Samples = options.sampleType == .float16 ? .halves(image.halfPixels()) : .floats(image.floatPixels())
         try AtomicFile.write(to: path) { temporary in
             try reportingDestination(path) {
                 try HDF5Library.withLock {
                     try HDF5Writer(session: HDF5Session(path: temporary, writing: true), image: image, options: options,
-                                   groups: groups).write(halves)
+                                   groups: groups).write(pixels)
                 }
             }
         }
@@ -194,6 +205,28 @@ public enum HDF5File {
     }
 }
 
+/// The samples of an image or mask dataset, in the file's type.
+enum HDF5Samples {
+    case halves([Float16])
+    case floats([Float])
+
+    init(_ values: [Float], as type: HDF5SampleType) {
+        self = type == .float16 ? .halves(HalfConversion.halves(values)) : .floats(values)
+    }
+
+    var elementSize: Int {
+        if case .halves = self { return 2 }
+        return 4
+    }
+
+    func withUnsafeBytes<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        switch self {
+        case .halves(let a): return try a.withUnsafeBytes(body)
+        case .floats(let a): return try a.withUnsafeBytes(body)
+        }
+    }
+}
+
 /// Writes one image in the `HDF5File` layout.
 private struct HDF5Writer {
     let session: HDF5Session
@@ -201,7 +234,7 @@ private struct HDF5Writer {
     let options: HDF5Options
     let groups: [HDF5Group]
 
-    func write(_ halves: [Float16]) throws {
+    func write(_ pixels: HDF5Samples) throws {
         let s = session
         // The HDF5 1.8 file format: the superblock (v2) and object headers (v2) carry
         // checksums, so damaged metadata is reported rather than followed (the earliest
@@ -225,9 +258,11 @@ private struct HDF5Writer {
         try s.setString(root, "created", formatter.string(from: Date()))
         root.close()
 
-        try writeImage(file, halves)
-        if let mask = image.clipMask { try writeClipMask(file, mask) }
-        if !image.masks.isEmpty { try writeMasks(file) }
+        let scales = try writeDimensionScales(file)
+        try writeImage(file, pixels, scales: scales)
+        if let mask = image.clipMask { try writeClipMask(file, mask, scales: scales) }
+        if !image.masks.isEmpty { try writeMasks(file, scales: scales) }
+        for scale in scales { try s.check(scale.close(), "H5Dclose (dimension scale)") }
         try writeItems(image.provenance.dng, group: "dng", in: file)
         if !image.provenance.processing.isEmpty {
             try writeItems(image.provenance.processing, group: "processing", in: file)
@@ -238,16 +273,67 @@ private struct HDF5Writer {
 
     private var rows: Int { min(options.chunkRows ?? HDF5File.defaultChunkRows, image.height) }
 
-    private func writeImage(_ file: H5Handle, _ halves: [Float16]) throws {
+    /// The file type of the image and mask samples.
+    private func sampleType() throws -> H5Handle {
+        options.sampleType == .float16 ? try session.type(chdf5_create_float16_le(), "H5Tcopy (float16)")
+            : try session.type(H5Tcopy(chdf5_IEEE_F32LE()), "H5Tcopy (float32)")
+    }
+
+    /// The netCDF-4 / CF view of the file: dimension-scale datasets `/y` and `/x` (pixel
+    /// row and column indices, int32) and `/channel` (the strings "R", "G", "B"), attached
+    /// to `/image` [y, x, channel], `/clip_mask` and every `/masks/<name>` [y, x].
+    private func writeDimensionScales(_ file: H5Handle) throws -> [H5Handle] {
         let s = session
-        let f16 = try s.type(chdf5_create_float16_le(), "H5Tcopy (float16)")
+        var out: [H5Handle] = []
+        for (name, count, description) in [("y", image.height, "output pixel row, top to bottom"),
+                                           ("x", image.width, "output pixel column, left to right")] {
+            let space = try s.dataspace([count])
+            let d = try s.handle(H5Dcreate2(file.id, name, chdf5_STD_I32LE(), space.id, chdf5_P_DEFAULT(), chdf5_P_DEFAULT(),
+                                            chdf5_P_DEFAULT()), "H5Dcreate2 (/\(name))", closer: H5Dclose)
+            let values = (0..<count).map { Int32($0) }
+            try values.withUnsafeBytes { raw in
+                try s.check(H5Dwrite(d.id, chdf5_NATIVE_INT32(), chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), raw.baseAddress),
+                            "H5Dwrite (/\(name))")
+            }
+            try s.check(H5DSset_scale(d.id, name), "H5DSset_scale (/\(name))")
+            try s.setString(d, "long_name", description)
+            try s.setString(d, "units", "pixel")
+            out.append(d)
+        }
+        let t = try s.utf8StringType()
+        let space = try s.dataspace([3])
+        let channel = try s.handle(H5Dcreate2(file.id, "channel", t.id, space.id, chdf5_P_DEFAULT(), chdf5_P_DEFAULT(),
+                                              chdf5_P_DEFAULT()), "H5Dcreate2 (/channel)", closer: H5Dclose)
+        let names: [String] = ["R", "G", "B"]
+        let pointers = names.map { strdup($0) }
+        defer { pointers.forEach { free($0) } }
+        try pointers.withUnsafeBufferPointer { buffer in
+            try s.check(H5Dwrite(channel.id, t.id, chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), buffer.baseAddress),
+                        "H5Dwrite (/channel)")
+        }
+        try s.check(H5DSset_scale(channel.id, "channel"), "H5DSset_scale (/channel)")
+        try s.setString(channel, "long_name", "colour channel of /image (\(image.encoding.displayName))")
+        out.append(channel)
+        return out
+    }
+
+    /// Attaches the `y`, `x` (and `channel` for rank 3) scales to the dimensions of `dataset`.
+    private func attach(_ dataset: H5Handle, _ scales: [H5Handle], rank: Int, name: String) throws {
+        for dim in 0..<rank {
+            try session.check(H5DSattach_scale(dataset.id, scales[dim].id, UInt32(dim)), "H5DSattach_scale (\(name), \(dim))")
+        }
+    }
+
+    private func writeImage(_ file: H5Handle, _ pixels: HDF5Samples, scales: [H5Handle]) throws {
+        let s = session
+        let f16 = try sampleType()
         let space = try s.dataspace([image.height, image.width, 3])
         let dcpl = try s.plist(H5Pcreate(chdf5_P_DATASET_CREATE()), "H5Pcreate")
         try s.check(H5Pset_chunk(dcpl.id, 3, [hsize_t(rows), hsize_t(image.width), 3]), "H5Pset_chunk")
         // An explicit fill value 0 makes HDF5 pad the edge chunk with zeros (with no fill
         // value it would store whatever its buffer held), as the parallel path does.
-        var zero = Float16(0)
-        try s.check(H5Pset_fill_value(dcpl.id, f16.id, &zero), "H5Pset_fill_value")
+        var zero = Float(0)
+        try s.check(H5Pset_fill_value(dcpl.id, chdf5_NATIVE_FLOAT(), &zero), "H5Pset_fill_value")
         try s.check(H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_IFSET), "H5Pset_fill_time")
         // Chunks compressed here (in parallel; always for the run-length deflate, which
         // HDF5's own filter cannot do) rather than by HDF5's filter pipeline.
@@ -258,13 +344,13 @@ private struct HDF5Writer {
             // The filter's level is only a note for readers of the pipeline; decoding ignores it.
             try s.check(H5Pset_deflate(dcpl.id, UInt32(level ?? 1)), "H5Pset_deflate")
             if level == nil || Parallel.threadCount > 1 {
-                compressor = HDF5ChunkCompressor(session: s, level: level, shuffle: options.shuffle, elementSize: 2,
-                                                 elementsPerPixel: 3)
+                compressor = HDF5ChunkCompressor(session: s, level: level, shuffle: options.shuffle,
+                                                 elementSize: pixels.elementSize, elementsPerPixel: 3)
             }
         }
         let dataset = try s.handle(H5Dcreate2(file.id, "image", f16.id, space.id, chdf5_P_DEFAULT(), dcpl.id,
                                               chdf5_P_DEFAULT()), "H5Dcreate2 (/image)", closer: H5Dclose)
-        try halves.withUnsafeBytes { raw in
+        try pixels.withUnsafeBytes { raw in
             if let compressor {
                 try compressor.write(dataset, data: raw, totalRows: image.height, rowElements: image.width * 3,
                                      chunkRows: rows, rank: 3)
@@ -274,6 +360,9 @@ private struct HDF5Writer {
             }
         }
 
+        // Attached before the CLASS attribute is written: H5DSattach_scale reads a dataset's
+        // CLASS as a fixed-length string, and this one is variable-length.
+        try attach(dataset, scales, rank: 3, name: "/image")
         let p = image.provenance
         try s.setString(dataset, "CLASS", "IMAGE")
         try s.setString(dataset, "IMAGE_VERSION", "1.2")
@@ -281,11 +370,12 @@ private struct HDF5Writer {
         try s.setString(dataset, "INTERLACE_MODE", "INTERLACE_PIXEL")
         try s.setString(dataset, "color_space", image.encoding.rawValue)
         try s.setString(dataset, "color_space_name", image.encoding.displayName)
-        if image.encoding == .linearRec2020 {
-            let primaries = [Rec2020.red, Rec2020.green, Rec2020.blue].flatMap { [$0.x, $0.y] }
-            try s.setDoubles(dataset, "primaries", primaries, dims: [3, 2])
-            try s.setDoubles(dataset, "white_point", [Rec2020.white.x, Rec2020.white.y])
-            let w = Rec2020.luminanceWeights
+        if let space = image.encoding.colorSpace, let w = image.encoding.luminanceWeights {
+            // 1-D attributes only: the netCDF-C library refuses multi-dimensional ones.
+            try s.setString(dataset, "color_interop_id", image.encoding.colorInteropID)
+            try s.setDoubles(dataset, "primaries", Array(space.chromaticities.prefix(6)))
+            try s.setDoubles(dataset, "white_point", [space.white.x, space.white.y])
+            try s.setDoubles(dataset, "adopted_white", [space.adoptedWhite.x, space.adoptedWhite.y])
             try s.setDoubles(dataset, "luminance_weights", [w.x, w.y, w.z])
         }
         try s.setStrings(dataset, "channel_names", ["R", "G", "B"])
@@ -295,11 +385,11 @@ private struct HDF5Writer {
         try s.setString(dataset, "white_balance_source", p.whiteBalanceSource)
         try s.setDoubles(dataset, "white_xy", p.whiteXY)
         try s.setDoubles(dataset, "camera_neutral", p.cameraNeutral)
-        try s.setDoubles(dataset, "camera_to_output", p.cameraToOutput, dims: p.cameraToOutput.count == 9 ? [3, 3] : nil)
+        try s.setDoubles(dataset, "camera_to_output", p.cameraToOutput)
         try s.check(dataset.close(), "H5Dclose (/image)")
     }
 
-    private func writeClipMask(_ file: H5Handle, _ mask: [UInt8]) throws {
+    private func writeClipMask(_ file: H5Handle, _ mask: [UInt8], scales: [H5Handle]) throws {
         let s = session
         let space = try s.dataspace([image.height, image.width])
         let dcpl = try s.plist(H5Pcreate(chdf5_P_DATASET_CREATE()), "H5Pcreate")
@@ -316,37 +406,38 @@ private struct HDF5Writer {
         }
         try s.setString(dataset, "description",
                         "bit c set: camera channel c was at or above its white level (value is a lower bound)")
+        try attach(dataset, scales, rank: 2, name: "/clip_mask")
         try s.check(dataset.close(), "H5Dclose (/clip_mask)")
     }
 
     /// Writes `/masks/<name>` (float16 [H, W], chunked, shuffle + deflate) for each semantic
     /// mask layer, with attributes `semantic_name`, `instance_id`, `source_ifd`; the group's
     /// attribute `layers` lists the names in order.
-    private func writeMasks(_ file: H5Handle) throws {
+    private func writeMasks(_ file: H5Handle, scales: [H5Handle]) throws {
         let s = session
         let group = try s.handle(H5Gcreate2(file.id, "masks", chdf5_P_DEFAULT(), chdf5_P_DEFAULT(), chdf5_P_DEFAULT()),
                                  "H5Gcreate2 (/masks)", closer: H5Gclose)
         try s.setStrings(group, "layers", image.masks.map(\.name))
         try s.setString(group, "description",
                         "semantic masks of the DNG (SemanticName URNs), resampled onto this image's pixels: weight 0...1 per pixel")
-        let f16 = try s.type(chdf5_create_float16_le(), "H5Tcopy (float16)")
+        let f16 = try sampleType()
         let level = options.maskDeflateLevel
         for layer in image.masks {
             let name = "/masks/\(layer.name)"
             let space = try s.dataspace([image.height, image.width])
             let dcpl = try s.plist(H5Pcreate(chdf5_P_DATASET_CREATE()), "H5Pcreate")
             try s.check(H5Pset_chunk(dcpl.id, 2, [hsize_t(rows), hsize_t(image.width)]), "H5Pset_chunk")
-            var zero = Float16(0)
-            try s.check(H5Pset_fill_value(dcpl.id, f16.id, &zero), "H5Pset_fill_value")
+            var zero = Float(0)
+            try s.check(H5Pset_fill_value(dcpl.id, chdf5_NATIVE_FLOAT(), &zero), "H5Pset_fill_value")
             try s.check(H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_IFSET), "H5Pset_fill_time")
             try s.check(H5Pset_shuffle(dcpl.id), "H5Pset_shuffle")
             try s.check(H5Pset_deflate(dcpl.id, UInt32(level)), "H5Pset_deflate")
             let dataset = try s.handle(H5Dcreate2(group.id, layer.name, f16.id, space.id, chdf5_P_DEFAULT(), dcpl.id,
                                                   chdf5_P_DEFAULT()), "H5Dcreate2 (\(name))", closer: H5Dclose)
-            let halves = HalfConversion.halves(layer.values.samples)
-            try halves.withUnsafeBytes { raw in
+            let samples = HDF5Samples(layer.values.samples, as: options.sampleType)
+            try samples.withUnsafeBytes { raw in
                 if Parallel.threadCount > 1 {
-                    let compressor = HDF5ChunkCompressor(session: s, level: level, shuffle: true, elementSize: 2)
+                    let compressor = HDF5ChunkCompressor(session: s, level: level, shuffle: true, elementSize: samples.elementSize)
                     try compressor.write(dataset, data: raw, totalRows: image.height, rowElements: image.width,
                                          chunkRows: rows, rank: 2)
                 } else {
@@ -357,6 +448,7 @@ private struct HDF5Writer {
             try s.setString(dataset, "semantic_name", layer.semanticName)
             try s.setString(dataset, "instance_id", layer.instanceID)
             try s.setString(dataset, "source_ifd", layer.sourceIFD)
+            try attach(dataset, scales, rank: 2, name: name)
             try s.check(dataset.close(), "H5Dclose (\(name))")
         }
         try s.check(group.close(), "H5Gclose (/masks)")

@@ -29,7 +29,27 @@ public struct AnalysisInput: Sendable {
         case "h5", "hdf5": image = try HDF5File.readSceneLinear(path, limits: limits)
         default: image = try Pipeline.develop(path: path, options: options).image
         }
-        return AnalysisInput(path: path, image: image, noise: noiseModel(for: image))
+        let measured = inRec2020(image)
+        return AnalysisInput(path: path, image: measured, noise: noiseModel(for: measured))
+    }
+
+    /// The image in linear Rec.2020, the encoding the measurements (luminance weights, noise
+    /// model) are defined in: files written in another colour space (ACEScg, ACES2065-1,
+    /// Rec.709, XYZ) are converted by one exact 3×3 matrix, and `cameraToOutput` with them.
+    /// Camera RGB is measured as it is.
+    public static func inRec2020(_ image: SceneLinearImage) -> SceneLinearImage {
+        guard image.encoding != .linearRec2020, let m = image.encoding.conversion(to: .linearRec2020) else { return image }
+        var out = image
+        let f = m.floatEntries
+        out.pixels.samples.withUnsafeMutableBufferPointer { p in
+            let base = p.baseAddress!
+            ColorConversion.convert(f, base, to: base, pixels: image.width * image.height)
+        }
+        if image.provenance.cameraToOutput.count == 9 {
+            out.provenance.cameraToOutput = (m * Matrix3(image.provenance.cameraToOutput)).e
+        }
+        out.encoding = .linearRec2020
+        return out
     }
 
     /// The noise model of an image from its provenance.

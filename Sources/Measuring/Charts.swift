@@ -93,11 +93,10 @@ public enum AnalysisCharts {
         }
     }
 
-    /// Writes chart bytes atomically; the format follows the extension (.png or .svg).
-    public static func write(_ render: (PlotFormat) throws -> [UInt8], to path: String) throws {
+    /// Writes chart bytes atomically; the format follows the extension (.png, .svg or .pdf).
+    public static func write(_ render: (PlotFormat) -> [UInt8], to path: String) throws {
         let format = try format(of: path)
-        let bytes: [UInt8]
-        do { bytes = try render(format) } catch { throw OutputError(path: path, reason: "\(error)") }
+        let bytes = render(format)
         try AtomicFile.write(to: path) { temporary in
             guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes)) else {
                 throw OutputError(path: path, reason: "cannot create the file")
@@ -106,12 +105,13 @@ public enum AnalysisCharts {
     }
 
     /// The chart format named by a path's extension.
-    /// - Throws: `OutputError` for anything but .png and .svg.
+    /// - Throws: `OutputError` for anything but .png, .svg and .pdf.
     public static func format(of path: String) throws -> PlotFormat {
         switch URL(fileURLWithPath: path).pathExtension.lowercased() {
         case "png": return .png
         case "svg": return .svg
-        default: throw OutputError(path: path, reason: "a plot must end in .png or .svg")
+        case "pdf": return .pdf
+        default: throw OutputError(path: path, reason: "a plot must end in .png, .svg or .pdf")
         }
     }
 

@@ -10,26 +10,28 @@ import Foundation
 ///
 /// HTML reports are one self-contained file (charts embedded as PNG data URIs, no external
 /// style sheet or script). Markdown reports are a `.md` file with the charts as PNG files in
-/// a folder beside it named `<stem>_files/`. Both are written atomically: a failed run
-/// leaves neither a partial report nor a partial folder.
+/// a folder beside it named `<stem>_files/`. PDF reports are A4 pages with the charts as
+/// vector drawings and the text in embedded fonts (`ReportPages`). All are written
+/// atomically: a failed run leaves neither a partial report nor a partial folder.
 public enum AnalysisReport {
     public enum Format: String, Sendable, CaseIterable {
-        case html, markdown
+        case html, markdown, pdf
 
-        /// The format named by a path's extension (.html/.htm or .md/.markdown).
+        /// The format named by a path's extension (.html/.htm, .md/.markdown or .pdf).
         public init?(path: String) {
             switch URL(fileURLWithPath: path).pathExtension.lowercased() {
             case "html", "htm": self = .html
             case "md", "markdown": self = .markdown
+            case "pdf": self = .pdf
             default: return nil
             }
         }
     }
 
-    /// The charts of one file, as PNG bytes.
+    /// The charts of one file.
     struct Charts: Sendable {
-        var evMap: [UInt8]
-        var histograms: [[UInt8]]
+        var evMap: Drawing
+        var histograms: [Drawing]
     }
 
     /// Analyses `paths` and writes the report to `path`.
@@ -42,41 +44,42 @@ public enum AnalysisReport {
         var request = request
         if request.histogram == nil { request.histogram = HistogramOptions() }
         let store = SharedStore<Int, Charts>()
-        let failures = SharedStore<Int, PNGEncoderError>()
         let regions = request.regions
         let results = Pipeline.analyze(paths, request: request, progress: progress) { i, input, result in
             let name = URL(fileURLWithPath: input.path).lastPathComponent
             let map = AnalysisCharts.evMap(input.image, title: name, regions: regions, maxSize: 1000)
-            do throws(PNGEncoderError) {
-                let histograms = try result.regions.compactMap { AnalysisCharts.histogram(result, region: $0) }
-                    .map { plot throws(PNGEncoderError) in try PlotRenderer.render(plot, format: .png, width: 900, height: 480) }
-                store[i] = Charts(evMap: try PlotRenderer.render(map, format: .png), histograms: histograms)
-            } catch {
-                failures[i] = error
-            }
-        }
-        if let failure = (0..<paths.count).lazy.compactMap({ failures[$0] }).first {
-            throw OutputError(path: path, reason: "\(failure)")
+            let histograms = result.regions.compactMap { AnalysisCharts.histogram(result, region: $0) }
+                .map { $0.drawing(width: 900, height: 480) }
+            store[i] = Charts(evMap: map.drawing(), histograms: histograms)
         }
         let charts = (0..<paths.count).map { store[$0] }
         switch format {
         case .html:
-            let html = document(results, charts: charts, request: request, format: .html) { _, bytes in
-                "data:image/png;base64," + Data(bytes).base64EncodedString()
+            var out = TextBuilder(format: .html) { _, drawing in
+                "data:image/png;base64," + Data(drawing.png()).base64EncodedString()
             }
-            try writeText(html, to: path)
+            try document(results, charts: charts, request: request, into: &out)
+            try writeText(out.text, to: path)
         case .markdown:
             try writeMarkdown(results, charts: charts, request: request, to: path)
+        case .pdf:
+            var out = ReportPages()
+            try document(results, charts: charts, request: request, into: &out)
+            let bytes = out.pdf()
+            try AtomicFile.write(to: path) { temporary in
+                guard !bytes.isEmpty, FileManager.default.createFile(atPath: temporary, contents: Data(bytes)) else {
+                    throw OutputError(path: path, reason: "cannot create the file")
+                }
+            }
         }
         return results
     }
 
     // MARK: document
 
-    /// The report text; `image` turns (file name, PNG bytes) into an image reference.
-    static func document(_ results: [FileAnalysis], charts: [Charts?], request: AnalysisRequest, format: Format,
-                         image: (String, [UInt8]) throws -> String) rethrows -> String {
-        var out = TextBuilder(format: format)
+    /// The report's content, written into `out` (HTML or Markdown text, or PDF pages).
+    static func document<W: ReportWriter>(_ results: [FileAnalysis], charts: [Charts?], request: AnalysisRequest,
+                                          into out: inout W) throws {
         out.begin(title: "SceneLinear measurement report")
         out.heading(1, "SceneLinear measurement report")
         out.paragraph("\(SceneLinearVersion.software), \(timestamp()). Values are scene-linear: 1.0 is sensor white after black subtraction, times the exposure factor. Y is luminance with Rec.2020 weights (0.2627 R + 0.6780 G + 0.0593 B). Standard errors and 95 % intervals come from the DNG NoiseProfile propagated through the colour matrix; clipped pixels (a camera channel at white) make means lower bounds and ratios bounds.")
@@ -97,7 +100,7 @@ public enum AnalysisReport {
             ], header: false)
             let stem = (name as NSString).deletingPathExtension
             if let c = charts[i] {
-                out.image(try image("\(i + 1)-\(stem)-ev-map.png", c.evMap), alt: "EV map of \(name)")
+                try out.chart("\(i + 1)-\(stem)-ev-map.png", c.evMap, alt: "EV map of \(name)")
             }
             out.heading(3, "Statistics")
             for r in f.regions {
@@ -143,14 +146,13 @@ public enum AnalysisReport {
             }
             if let c = charts[i], !c.histograms.isEmpty {
                 out.heading(3, "Histograms")
-                for (k, bytes) in c.histograms.enumerated() {
+                for (k, drawing) in c.histograms.enumerated() {
                     let region = k < f.regions.count ? f.regions[k].name : "\(k + 1)"
-                    out.image(try image("\(i + 1)-\(stem)-histogram-\(k + 1).png", bytes), alt: "histogram of region \(region)")
+                    try out.chart("\(i + 1)-\(stem)-histogram-\(k + 1).png", drawing, alt: "histogram of region \(region)")
                 }
             }
         }
         out.end()
-        return out.text
     }
 
     static func g(_ v: Double) -> String { v.isFinite ? String(format: "%.5g", v) : "—" }
@@ -191,14 +193,15 @@ public enum AnalysisReport {
             throw OutputError(path: staging.path, reason: "cannot create the chart folder")
         }
         do {
-            let text = try document(results, charts: charts, request: request, format: .markdown) { name, bytes in
+            var out = TextBuilder(format: .markdown) { name, drawing in
                 let file = staging.appendingPathComponent(name)
-                guard FileManager.default.createFile(atPath: file.path, contents: Data(bytes)) else {
+                guard FileManager.default.createFile(atPath: file.path, contents: Data(drawing.png())) else {
                     throw OutputError(path: file.path, reason: "cannot create the file")
                 }
                 return "\(folderName)/\(name)"
             }
-            try writeText(text, to: path)
+            try document(results, charts: charts, request: request, into: &out)
+            try writeText(out.text, to: path)
             try? FileManager.default.removeItem(at: folder)
             guard rename(staging.path, folder.path) == 0 else {
                 throw OutputError(path: folder.path, reason: "rename failed: \(String(cString: strerror(errno)))")
@@ -210,10 +213,38 @@ public enum AnalysisReport {
     }
 }
 
+/// What the report's content is written into: text (`TextBuilder`) or pages (`ReportPages`).
+protocol ReportWriter {
+    mutating func begin(title: String)
+    mutating func heading(_ level: Int, _ s: String)
+    /// A paragraph; `**bold**` spans are bold.
+    mutating func paragraph(_ s: String)
+    mutating func table(_ header: [String], _ rows: [[String]], header showHeader: Bool)
+    /// A chart; `name` is its file name where the format keeps charts as files.
+    mutating func chart(_ name: String, _ drawing: Drawing, alt: String) throws
+    mutating func end()
+}
+
+extension ReportWriter {
+    mutating func table(_ header: [String], _ rows: [[String]]) { table(header, rows, header: true) }
+}
+
 /// Headings, paragraphs, tables and images in HTML or Markdown.
-struct TextBuilder {
-    let format: AnalysisReport.Format
+struct TextBuilder: ReportWriter {
+    enum Kind { case html, markdown }
+    let format: Kind
     var text = ""
+    /// Turns a chart (file name, drawing) into the reference an image element points at.
+    let store: (String, Drawing) throws -> String
+
+    init(format: Kind, store: @escaping (String, Drawing) throws -> String) {
+        self.format = format
+        self.store = store
+    }
+
+    mutating func chart(_ name: String, _ drawing: Drawing, alt: String) throws {
+        image(try store(name, drawing), alt: alt)
+    }
 
     mutating func begin(title: String) {
         guard format == .html else { return }
@@ -258,7 +289,7 @@ struct TextBuilder {
         }
     }
 
-    mutating func table(_ header: [String], _ rows: [[String]], header showHeader: Bool = true) {
+    mutating func table(_ header: [String], _ rows: [[String]], header showHeader: Bool) {
         switch format {
         case .html:
             text += "<table>\n"

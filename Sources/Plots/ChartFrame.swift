@@ -78,7 +78,7 @@ struct CartesianFrame {
         self.width = width
         self.height = height
         let m = Self.margin
-        titleBaseline = (m + Double(BitmapFont.capHeight * 2)).rounded()
+        titleBaseline = (m + PlotFont.capHeight(scale: 2)).rounded()
         subtitleBaseline = hasSubtitle ? titleBaseline + 20 : nil
         let top = (subtitleBaseline ?? titleBaseline) + 24
         let bottom = Double(height) - m - 38
@@ -99,10 +99,10 @@ struct CartesianFrame {
         var w = 0.0
         for e in entries {
             switch e.kind {
-            case .line, .swatch: w = max(w, swatchLength + 8 + Double(BitmapFont.width(of: e.label)))
-            case .heading: w = max(w, Double(BitmapFont.width(of: e.label, bold: true)))
+            case .line, .swatch: w = max(w, swatchLength + 8 + PlotFont.width(of: e.label))
+            case .heading: w = max(w, PlotFont.width(of: e.label, bold: true))
             case .note(let value):
-                w = max(w, Double(BitmapFont.width(of: e.label)), Double(BitmapFont.width(of: value, bold: true)) + 8)
+                w = max(w, PlotFont.width(of: e.label), PlotFont.width(of: value, bold: true) + 8)
             case .gap: break
             }
         }
@@ -111,9 +111,9 @@ struct CartesianFrame {
 
     /// `text` shortened with "…" to fit `width` pixels at scale 1.
     static func fit(_ text: String, width: Double, bold: Bool = false) -> String {
-        if Double(BitmapFont.width(of: text, bold: bold)) <= width { return text }
+        if PlotFont.width(of: text, bold: bold) <= width { return text }
         var s = text
-        while !s.isEmpty && Double(BitmapFont.width(of: s + "…", bold: bold)) > width { s.removeLast() }
+        while !s.isEmpty && PlotFont.width(of: s + "…", bold: bold) > width { s.removeLast() }
         return s + "…"
     }
 
@@ -182,7 +182,7 @@ struct CartesianFrame {
         let textX = panel.x + Self.swatchLength + 8
         for e in entries {
             guard y + Self.rowHeight <= plot.maxY + 12 else { break }
-            let mid = y + Double(BitmapFont.capHeight) / 2
+            let mid = y + PlotFont.capHeight(scale: 1) / 2
             switch e.kind {
             case .line(let style, let marker, let fill):
                 if let fill {

@@ -66,13 +66,15 @@ public enum PlotPalette {
     /// The white-level (clip) marker in histograms: a darker magenta than `RGBColor.clipped`, readable as text.
     public static let clipLine = RGBColor(hex: 0xC2189F)
 
-    /// Colours for series named after a quantity: "R" red, "G" green, "B" blue, "Y" (luminance) near black.
+    /// Colours for series named after a quantity, from the Okabe–Ito set so that they stay
+    /// apart with the common colour-vision deficiencies: "R" vermillion, "G" bluish green,
+    /// "B" blue, "Y" (luminance) near black.
     public static func quantityColor(_ name: String) -> RGBColor? {
         let key = name.split(separator: " ").first.map(String.init)?.uppercased() ?? ""
         switch key {
-        case "R", "RED": return RGBColor(hex: 0xE0201B)
-        case "G", "GREEN": return RGBColor(hex: 0x16A02E)
-        case "B", "BLUE": return RGBColor(hex: 0x1F5FE0)
+        case "R", "RED": return RGBColor(hex: 0xD55E00)
+        case "G", "GREEN": return RGBColor(hex: 0x009E73)
+        case "B", "BLUE": return RGBColor(hex: 0x0072B2)
         case "Y", "L", "LUMINANCE": return RGBColor(hex: 0x1A1A1A)
         default: return nil
         }

@@ -79,7 +79,7 @@ public struct TextStyle: Sendable, Hashable {
 
     /// Colour of the glyphs.
     public var color: RGBColor
-    /// Integer enlargement of `BitmapFont` (1 = 9-pixel capitals).
+    /// Size step: capitals are `PlotFont.capHeight(scale:)` = 9·scale pixels tall.
     public var scale: Int
     /// Heavier strokes (titles, headings, values).
     public var bold: Bool
@@ -107,7 +107,6 @@ public struct TextStyle: Sendable, Hashable {
 
     /// Offset from the anchor to the left end of the baseline, along and across the text.
     func baselineOffset(width: Double) -> (along: Double, across: Double) {
-        let s = Double(max(1, scale))
         let along: Double
         switch horizontal {
         case .start: along = 0
@@ -117,8 +116,8 @@ public struct TextStyle: Sendable, Hashable {
         let across: Double
         switch vertical {
         case .baseline: across = 0
-        case .capMiddle: across = Double(BitmapFont.capHeight) * s / 2
-        case .capTop: across = Double(BitmapFont.capHeight) * s
+        case .capMiddle: across = PlotFont.capHeight(scale: scale) / 2
+        case .capTop: across = PlotFont.capHeight(scale: scale)
         }
         return (along, across)
     }
@@ -148,9 +147,9 @@ public struct RasterImage: Sendable, Equatable {
         return SIMD3(rgb[i], rgb[i + 1], rgb[i + 2])
     }
 
-    /// The image as a PNG file.
-    public func pngData() throws(PNGEncoderError) -> [UInt8] {
-        try PNGEncoder.encode(rgb: rgb, width: width, height: height)
+    /// The image as a PNG file (written by Cairo).
+    public func pngData() -> [UInt8] {
+        CairoRenderer.png(rgb: rgb, width: width, height: height)
     }
 }
 
@@ -170,12 +169,17 @@ public enum DrawItem: Sendable {
     case image(RasterImage, in: PlotRect)
     /// Clips what follows to a rectangle, up to the next `.clip`; `nil` ends clipping.
     case clip(PlotRect?)
+    /// Another drawing, scaled to fill `in` (its own background and items, clipped to it):
+    /// charts placed on the pages of a report.
+    indirect case drawing(Drawing, in: PlotRect)
 }
 
-/// A chart as a list of drawing items, rendered to pixels (`rasterize`) or to SVG (`svg`).
+/// A chart as a list of drawing items, drawn by Cairo (with Pango for the text) to pixels
+/// (`rasterize`, `png`), SVG (`svgData`) or PDF (`pdfData`).
 ///
-/// Both renderers draw exactly the same items in the same order, so the PNG and the SVG of
-/// a chart match; the SVG keeps text as text and embeds images as PNG.
+/// The three outputs come from the same drawing code, so they show the same chart; SVG and
+/// PDF are vector files (text as glyph outlines in SVG, as embedded fonts in PDF, images at
+/// their own resolution).
 public struct Drawing: Sendable {
     /// Width in pixels.
     public var width: Int
@@ -202,15 +206,28 @@ public struct Drawing: Sendable {
         items.append(item)
     }
 
-    /// Renders the drawing to pixels.
+    /// Renders the drawing to pixels (anti-aliased).
     public func rasterize() -> RasterImage {
-        var canvas = Canvas(width: width, height: height, background: background)
-        for item in items { canvas.draw(item) }
-        return canvas.image
+        CairoRenderer.raster(self)
     }
 
-    /// The drawing as a PNG file.
-    public func png() throws(PNGEncoderError) -> [UInt8] {
-        try rasterize().pngData()
+    /// The drawing as a PNG file (8-bit RGB).
+    public func png() -> [UInt8] {
+        CairoRenderer.render([self], .png)
+    }
+
+    /// The drawing as an SVG 1.1 file, one unit per pixel.
+    public func svgData() -> [UInt8] {
+        CairoRenderer.render([self], .svg)
+    }
+
+    /// The drawing as a one-page PDF, one point per pixel.
+    public func pdfData() -> [UInt8] {
+        CairoRenderer.render([self], .pdf)
+    }
+
+    /// Several drawings as the pages of one PDF, each page the size of its drawing.
+    public static func pdf(pages: [Drawing]) -> [UInt8] {
+        CairoRenderer.render(pages, .pdf)
     }
 }

@@ -211,10 +211,10 @@ extension EVMap {
         let legendRows = 3.0
         let barHeight = max(120, shownH - legendRows * 18 - 28)
         let bar = PlotRect(x: mapArea.maxX + 26, y: top + 10, width: 18, height: barHeight - 10)
-        let labelWidth = Double(legendLabels(range: range, barHeight: bar.height).map { BitmapFont.width(of: $0.1) }.max() ?? 40)
-        let legendWidth = Double(["clipped (≥ white)", "Y ≤ 0 (no log)", "region"].map { BitmapFont.width(of: $0) }.max()!) + 26
+        let labelWidth = Double(legendLabels(range: range, barHeight: bar.height).map { PlotFont.width(of: $0.1) }.max() ?? 40)
+        let legendWidth = Double(["clipped (≥ white)", "Y ≤ 0 (no log)", "region"].map { PlotFont.width(of: $0) }.max()!) + 26
         var totalWidth = bar.maxX + 10 + max(labelWidth, legendWidth - 28) + m
-        totalWidth = max(totalWidth, 2 * m + Double(BitmapFont.width(of: title, scale: 2, bold: true)))
+        totalWidth = max(totalWidth, 2 * m + PlotFont.width(of: title, scale: 2, bold: true))
         let footnoteBaseline = max(mapArea.maxY, bar.maxY + legendRows * 18 + 20) + 22
         let totalHeight = footnoteBaseline + 6 + m
         let layout = EVMapLayout(width: Int(totalWidth.rounded(.up)), height: Int(totalHeight.rounded(.up)), mapArea: mapArea,
@@ -257,10 +257,10 @@ extension EVMap {
         d.add(.clip(nil))
         // Names at twice the text size on maps large enough for it.
         let labelScale = min(map.width, map.height) >= 300 ? 2 : 1
-        let capHeight = Double(BitmapFont.capHeight * labelScale)
+        let capHeight = PlotFont.capHeight(scale: labelScale)
         for (i, points) in outlines.enumerated() where !points.isEmpty && !regions[i].name.isEmpty {
             let name = regions[i].name
-            let textWidth = Double(BitmapFont.width(of: name, scale: labelScale, bold: true))
+            let textWidth = PlotFont.width(of: name, scale: labelScale, bold: true)
             // Above the topmost vertex (leftmost of ties); below the region when that leaves
             // the map; inside the map in any case.
             let anchor = points.min { ($0.y, $0.x) < ($1.y, $1.x) }!

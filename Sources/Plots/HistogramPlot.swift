@@ -102,7 +102,7 @@ extension HistogramPlot {
             let largest = ticks.last?.coordinate ?? yDomain.upperBound
             yTicks = ticks.map { AxisTick($0.coordinate, AxisFormat.count($0.coordinate, step: step, largest: largest)) }
         }
-        let yLabelWidth = Double(yTicks.compactMap { $0.label.map { BitmapFont.width(of: $0) } }.max() ?? 10)
+        let yLabelWidth = Double(yTicks.compactMap { $0.label.map { PlotFont.width(of: $0) } }.max() ?? 10)
 
         // Side panel: legend, clip marker, notes.
         var entries: [PanelEntry] = []
@@ -127,8 +127,8 @@ extension HistogramPlot {
 
         let xTicks: [AxisTick]
         if logarithmic {
-            let widest = Double(max(BitmapFont.width(of: AxisFormat.stops(xDomain.lowerBound.rounded(.up))),
-                                    BitmapFont.width(of: AxisFormat.stops(xDomain.upperBound.rounded(.down)))))
+            let widest = Double(max(PlotFont.width(of: AxisFormat.stops(xDomain.lowerBound.rounded(.up))),
+                                    PlotFont.width(of: AxisFormat.stops(xDomain.upperBound.rounded(.down)))))
             let span = xDomain.upperBound - xDomain.lowerBound
             xTicks = AxisTicks.stops(xDomain, pixelsPerStop: plot.width / max(1e-9, span), minimumSpacing: widest + 14)
         } else {
@@ -180,7 +180,7 @@ extension HistogramPlot {
         if let clipX, clipX >= plot.minX - 1, clipX <= plot.maxX + 1 {
             let cx = clipX.rounded(.down) + 0.5
             let text = "white (clipped above)"
-            let textWidth = Double(BitmapFont.width(of: text))
+            let textWidth = PlotFont.width(of: text)
             let leftSide = cx - plot.minX > textWidth + 12
             d.add(.text(text, at: PlotPoint(leftSide ? cx - 7 : cx + 7, plot.minY + 8),
                         TextStyle(color: PlotPalette.clipLine, horizontal: leftSide ? .end : .start, vertical: .capTop,

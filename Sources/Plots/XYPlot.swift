@@ -94,7 +94,7 @@ extension XYPlot {
 
         let yTarget = max(2, Int((Double(height) - 140) / 55))
         let yTicks = logY ? AxisTicks.logarithmic(yDomain, maximumLabels: yTarget) : AxisTicks.linear(yDomain, target: yTarget)
-        let yLabelWidth = Double(yTicks.compactMap { $0.label.map { BitmapFont.width(of: $0) } }.max() ?? 10)
+        let yLabelWidth = Double(yTicks.compactMap { $0.label.map { PlotFont.width(of: $0) } }.max() ?? 10)
 
         var entries: [PanelEntry] = []
         for (i, s) in series.enumerated() {
@@ -160,7 +160,7 @@ extension XYPlot {
         for r in referenceLines.sorted(by: { $0.y > $1.y }) {
             guard let py = y.pixel(r.y), py >= plot.minY, py <= plot.maxY else { continue }
             let row = py.rounded(.down)
-            let w = Double(BitmapFont.width(of: r.label)), h = Double(BitmapFont.capHeight)
+            let w = PlotFont.width(of: r.label), h = PlotFont.capHeight(scale: 1)
             let candidates: [(PlotPoint, TextStyle.HorizontalAnchor, PlotRect)] = [
                 (PlotPoint(plot.maxX - 6, row - 4), .end, PlotRect(x: plot.maxX - 6 - w, y: row - 4 - h, width: w, height: h)),
                 (PlotPoint(plot.maxX - 6, row + 5 + h), .end, PlotRect(x: plot.maxX - 6 - w, y: row + 5, width: w, height: h)),

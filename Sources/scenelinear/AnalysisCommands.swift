@@ -30,7 +30,7 @@ struct SourceOptions: ParsableArguments {
     @Option(help: "Image of DNG inputs to measure: raw, or enhanced (the enhanced image where present; it has no NoiseProfile, so no uncertainties).")
     var source: ImageSource = .raw
 
-    @Flag(name: .shortAndLong, help: "No progress bar.")
+    @Flag(name: .shortAndLong, help: "No progress bar and no 'wrote ...' lines; the results and errors are still printed.")
     var quiet = false
 
     @OptionGroup var limits: LimitOptions
@@ -73,14 +73,14 @@ struct AnalysisOptions: ParsableArguments {
     @Flag(help: "Print CSV.")
     var csv = false
 
-    @Option(name: .customLong("ev-map"), help: ArgumentHelp("Also draw a false-colour map of luminance in stops with the regions outlined and clipped pixels in magenta (.png or .svg); with several files the name gets -<n> suffixes in input order.", valueName: "path"))
+    @Option(name: .customLong("ev-map"), help: ArgumentHelp("Also draw a false-colour map of luminance in stops with the regions outlined and clipped pixels in magenta (.png, .svg or .pdf); with several files the name gets -<n> suffixes in input order.", valueName: "path"))
     var evMap: String?
 
     func validate() throws {
         guard !(json && csv) else { throw ValidationError("--json and --csv exclude each other") }
         if let evMap {
             let ext = URL(fileURLWithPath: evMap).pathExtension.lowercased()
-            guard ext == "png" || ext == "svg" else { throw ValidationError("--ev-map must end in .png or .svg") }
+            guard ["png", "svg", "pdf"].contains(ext) else { throw ValidationError("--ev-map must end in .png, .svg or .pdf") }
         }
     }
 
@@ -97,7 +97,7 @@ struct AnalysisOptions: ParsableArguments {
         return Pipeline.analyze(files, request: request, progress: progress) { i, input, _ in
             let target = many ? "\(stem)-\(i + 1).\(ext)" : evMap
             let map = AnalysisCharts.evMap(input.image, title: URL(fileURLWithPath: input.path).lastPathComponent, regions: regions)
-            try AnalysisCharts.write({ try PlotRenderer.render(map, format: $0) }, to: target)
+            try AnalysisCharts.write({ PlotRenderer.render(map, format: $0) }, to: target)
         }
     }
 }
@@ -186,7 +186,7 @@ extension SceneLinearCommand {
         @Option(help: "Binned range: low,high (EV, or values with --linear); default automatic.")
         var range: String?
 
-        @Option(help: "Also draw the histogram (.png or .svg); with several files or regions the name gets -<n> suffixes.")
+        @Option(help: "Also draw the histogram (.png, .svg or .pdf); with several files or regions the name gets -<n> suffixes.")
         var plot: String?
 
         func parsedRange() throws -> ClosedRange<Double>? {
@@ -279,7 +279,7 @@ extension SceneLinearCommand {
 extension SceneLinearCommand {
     struct Report: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Write an HTML or Markdown report: EV map with regions, statistics, dynamic range, ratios with intervals, histograms.",
+            abstract: "Write an HTML, Markdown or PDF report: EV map with regions, statistics, dynamic range, ratios with intervals, histograms.",
             discussion: """
                 One section per input file: its provenance (path, SHA-256, size, colour encoding, \
                 exposure scaling, whether a NoiseProfile gives uncertainties), a false-colour map of \
@@ -287,18 +287,20 @@ extension SceneLinearCommand {
                 of R, G, B and Y statistics per region, the dynamic range of Y, the radiance ratios \
                 (with 95 % intervals, or marked as a bound when a region holds clipped pixels) and \
                 a histogram chart per region in EV bins. An HTML report is one self-contained file \
-                (charts embedded); a Markdown report puts its charts in <name>_files/ beside it. \
-                The format follows the extension (.html, .md) unless --format says otherwise. A \
+                (charts embedded); a Markdown report puts its charts in <name>_files/ beside it; a \
+                PDF report is A4 pages with the charts as vector drawings and the text in embedded \
+                fonts (wide tables are split across several). The format follows the extension \
+                (.html, .md, .pdf) unless --format says otherwise. A \
                 file that cannot be measured appears in the report with its error, and the exit \
                 code is that of the first failure once the report is written.
                 """)
 
         @OptionGroup var source: SourceOptions
 
-        @Option(name: .shortAndLong, help: "The report file (.html or .md).")
+        @Option(name: .shortAndLong, help: "The report file (.html, .md or .pdf).")
         var output: String
 
-        @Option(help: "html or markdown (default: from the extension of --output).")
+        @Option(help: "html, markdown or pdf (default: from the extension of --output).")
         var format: String?
 
         @Option(help: "A ratio numerator/denominator of region names (repeatable; default: the first two regions, when there are two or more).")
@@ -321,11 +323,12 @@ extension SceneLinearCommand {
                 switch format.lowercased() {
                 case "html": return .html
                 case "markdown", "md": return .markdown
-                default: throw ValidationError("--format must be html or markdown")
+                case "pdf": return .pdf
+                default: throw ValidationError("--format must be html, markdown or pdf")
                 }
             }
             guard let f = AnalysisReport.Format(path: output) else {
-                throw ValidationError("cannot tell the report format from \(output): use .html or .md, or --format")
+                throw ValidationError("cannot tell the report format from \(output): use .html, .md or .pdf, or --format")
             }
             return f
         }
@@ -356,7 +359,7 @@ extension SceneLinearCommand {
                 }
                 let (files, progress) = try source.files()
                 results = try AnalysisReport.write(files, request: request, format: try reportFormat(), to: output, progress: progress)
-                FileHandle.standardError.write(Data("wrote \(output)\n".utf8))
+                if !source.quiet { FileHandle.standardError.write(Data("wrote \(output)\n".utf8)) }
             }
             try exitForFailures(results)
         }

@@ -8,11 +8,29 @@ extension EXRCompression: ExpressibleByArgument {}
 extension CropMode: ExpressibleByArgument {}
 extension DemosaicMethod: ExpressibleByArgument {}
 extension ImageSource: ExpressibleByArgument {}
+extension EXRPixelType: ExpressibleByArgument {}
+extension EXRLayout: ExpressibleByArgument {}
+extension HDF5SampleType: ExpressibleByArgument {}
 
 /// The colour output choices of `convert`.
 enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
     case rec2020
+    case acescg
+    case aces20651 = "aces2065-1"
+    case rec709
+    case xyzD65 = "xyz-d65"
     case camera
+
+    var encoding: ColorEncoding {
+        switch self {
+        case .rec2020: return .linearRec2020
+        case .acescg: return .acesCG
+        case .aces20651: return .aces2065
+        case .rec709: return .linearRec709
+        case .xyzD65: return .xyzD65
+        case .camera: return .cameraNative
+        }
+    }
 }
 
 extension SceneLinearCommand {
@@ -59,7 +77,7 @@ extension SceneLinearCommand {
         @Flag(help: "Batch: convert every input again, even those the manifest records as done.")
         var noResume = false
 
-        @Option(name: .shortAndLong, help: "Output file or directory (default: the current directory).")
+        @Option(name: .shortAndLong, help: "Output file, directory (created when missing for a batch or a name ending in /), or - for one EXR on standard output (default: the current directory).")
         var output: String?
 
         @Option(help: "Comma-separated output formats: exr, hdf5 (default: from the output name, else exr).")
@@ -68,7 +86,7 @@ extension SceneLinearCommand {
         @Option(help: "Exposure scaling: none (1.0 = sensor white) or baseline (× 2^(BaselineExposure + BaselineExposureOffset)).")
         var exposure: ExposureMode = .none
 
-        @Option(help: "Output colour: rec2020 (extended linear Rec.2020, D65) or camera (white-balanced camera RGB, no matrix).")
+        @Option(help: "Output colour (all linear, scene-referred, never clipped): rec2020 (Rec.2020, D65; lin_rec2020_scene), acescg (ACES AP1; lin_ap1_scene), aces2065-1 (ACES AP0; lin_ap0_scene), rec709 (Rec.709/sRGB primaries, D65; lin_rec709_scene), xyz-d65 (CIE XYZ, D65 white; lin_ciexyzd65_scene) or camera (white-balanced camera RGB, no matrix).")
         var color: ColorChoice = .rec2020
 
         @Option(help: "White balance: as-shot (AsShotNeutral/AsShotWhiteXY), d50, d55, d65, or a chromaticity x,y.")
@@ -86,8 +104,23 @@ extension SceneLinearCommand {
         @Flag(help: "Keep the sensor orientation instead of rotating/mirroring by the Orientation tag.")
         var noOrientation = false
 
-        @Option(help: "EXR compression: \(EXRCompression.allCases.map(\.rawValue).joined(separator: ", ")) (all lossless).")
+        @Option(help: "EXR compression: none, rle, zips, zip, piz, pxr24 (lossless for half), b44, b44a (lossy).")
         var exrCompression: EXRCompression = EXROptions().compression
+
+        @Option(help: "EXR channel type: half (default) or float (32-bit: the pipeline's Float values, about twice the memory).")
+        var exrType: EXRPixelType = .half
+
+        @Flag(help: "Write a tiled EXR (tiles of --exr-tile-size pixels) instead of scanlines.")
+        var exrTiled = false
+
+        @Option(help: "Tile size of --exr-tiled, in pixels (default 64).")
+        var exrTileSize: Int = 64
+
+        @Flag(help: "With --exr-tiled: add mip-map levels (each half the size of the one above, 2×2 averages).")
+        var exrMipmaps = false
+
+        @Option(help: "EXR mask channel names: flat (mask_<name>, the default: Blender and other single-layer readers open the file as plain RGB) or layers (mask.<name>.Y, grouped as layers in Nuke).")
+        var exrLayout: EXRLayout = .flat
 
         @Option(help: "Deflate level of EXR zip/zips: 0–12 (libdeflate; 1, the default, is the fastest that compresses; higher levels gain under 1 % in size for 2–3× the time); for pxr24, zlib's 0–9.")
         var exrZipLevel: Int?
@@ -98,6 +131,9 @@ extension SceneLinearCommand {
         @Flag(help: "Leave out the DNG's semantic masks (by default each becomes EXR channel mask.<name>.Y and HDF5 dataset /masks/<name>).")
         var noMasks = false
 
+        @Option(help: "HDF5 sample type of /image and /masks: float16 (default) or float32 (for netCDF-4 readers and MATLAB; the pipeline's Float values, about twice the memory).")
+        var hdf5Type: HDF5SampleType = .float16
+
         @Option(help: "HDF5 compression of /image: 0 = uncompressed, 1–9 = zlib deflate at that level; default: shuffle + the fast run-length deflate (plain deflate every reader decodes, about 4× faster than zlib level 4 for a file a few percent larger).")
         var hdf5Level: Int?
 
@@ -107,8 +143,11 @@ extension SceneLinearCommand {
         @Option(name: .customLong("region"), help: ArgumentHelp("With --analysis: a region name=top,left,bottom,right or name=poly:x,y,... (output pixels), or name=mask:<mask> (a semantic mask as weights). Repeatable.", valueName: "name=spec"))
         var regions: [String] = []
 
-        @Flag(help: "Print what was written as JSON.")
+        @Flag(help: "Print what was written as JSON (schema scenelinear.convert/1, the same document for one file and a batch; see docs/cli.md).")
         var json = false
+
+        @Flag(name: .shortAndLong, help: "Print nothing but errors (and the --json document): no progress bar, no summary.")
+        var quiet = false
 
         @OptionGroup var limits: LimitOptions
 
@@ -121,6 +160,9 @@ extension SceneLinearCommand {
             _ = try parsedWhiteBalance()
             if let exrZipLevel, !(0...12).contains(exrZipLevel) { throw ValidationError("--exr-zip-level must be 0...12") }
             if let hdf5Level, !(0...9).contains(hdf5Level) { throw ValidationError("--hdf5-level must be 0...9") }
+            if !(1...65536).contains(exrTileSize) { throw ValidationError("--exr-tile-size must be 1...65536") }
+            if exrMipmaps && !exrTiled { throw ValidationError("--exr-mipmaps needs --exr-tiled") }
+            if output == "-" && json { throw ValidationError("-o - writes the image to standard output; --json cannot share it") }
             guard regions.isEmpty || analysis else { throw ValidationError("--region needs --analysis") }
             for r in regions {
                 do { _ = try Region.parse(r) } catch let e as AnalysisError { throw ValidationError(e.reason) }
@@ -163,8 +205,7 @@ extension SceneLinearCommand {
         }
 
         func developOptions() throws -> DevelopOptions {
-            var options = DevelopOptions(exposure: exposure, encoding: color == .rec2020 ? .linearRec2020 : .cameraNative,
-                                         whiteBalance: try parsedWhiteBalance())
+            var options = DevelopOptions(exposure: exposure, encoding: color.encoding, whiteBalance: try parsedWhiteBalance())
             options.crop = crop
             options.demosaic = demosaic
             options.applyOrientation = !noOrientation
@@ -175,15 +216,31 @@ extension SceneLinearCommand {
         }
 
         var exportOptions: ExportOptions {
-            ExportOptions(exr: EXROptions(compression: exrCompression, zipLevel: exrZipLevel, includeClipMask: exrClipMask),
-                          hdf5: HDF5Options(compression: hdf5Level.map { $0 == 0 ? .none : .deflate(level: $0) } ?? .fastDeflate))
+            ExportOptions(exr: EXROptions(compression: exrCompression, zipLevel: exrZipLevel, includeClipMask: exrClipMask,
+                                          pixelType: exrType, tiling: exrTiled ? EXRTiling(tileSize: exrTileSize, mipmaps: exrMipmaps) : nil,
+                                          layout: exrLayout),
+                          hdf5: HDF5Options(compression: hdf5Level.map { $0 == 0 ? .none : .deflate(level: $0) } ?? .fastDeflate,
+                                            sampleType: hdf5Type))
+        }
+
+        /// Creates the output directory when `-o` names one (a batch, or a path ending in "/").
+        func createOutputDirectory(_ path: String) throws {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) { return }
+            do {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            } catch {
+                throw OutputError(path: path, reason: "cannot create the output directory: \(error.localizedDescription)")
+            }
         }
 
         func runBatch() throws {
             var summary: BatchSummary?
             try reportingFailures(json: json) {
                 guard !analysis else { throw ValidationError("--analysis converts one file at a time") }
+                guard output != "-" else { throw ValidationError("-o - (standard output) takes one input file") }
                 let output = output ?? FileManager.default.currentDirectoryPath
+                try createOutputDirectory(output)
                 var batch = BatchConverter()
                 batch.develop = try developOptions()
                 batch.export = exportOptions
@@ -192,66 +249,149 @@ extension SceneLinearCommand {
                 batch.resume = !noResume
                 let inputs = try AnalysisInput.expand(files).filter { URL(fileURLWithPath: $0).pathExtension.lowercased() == "dng" }
                 guard !inputs.isEmpty else { throw AnalysisError(reason: "no .dng files among the inputs") }
-                let showProgress = !json && isatty(STDERR_FILENO) == 1
+                let showProgress = !json && !quiet && isatty(STDERR_FILENO) == 1
                 let result = try batch.run(inputs, into: output, progress: showProgress ? progressBar : nil)
                 summary = result
+                for f in result.failed {
+                    FileHandle.standardError.write(Data("scenelinear: error: \(f.error ?? f.input)\n".utf8))
+                }
                 if json {
-                    let payload: [String: Any] = ["converted": result.converted, "skipped": result.skipped,
-                                                  "failed": result.failed.map { ["input": $0.input, "error": $0.error ?? "", "exitCode": $0.exitCode ?? 1] },
-                                                  "manifest": result.manifest, "shard": batch.shard.description]
-                    if let data = try? JSONSerialization.data(withJSONObject: payload, options: [.prettyPrinted, .sortedKeys]) {
-                        print(String(decoding: data, as: UTF8.self))
+                    let records = BatchConverter.readManifest(result.manifest)
+                    let failed = Dictionary(result.failed.map { ($0.input, $0) }, uniquingKeysWith: { a, _ in a })
+                    let entries: [[String: Any]] = inputs.compactMap { input in
+                        guard let r = failed[input] ?? records[input] else { return nil }
+                        var e: [String: Any] = ["input": r.input, "status": r.status == "ok" ? "ok" : "failed",
+                                                "outputs": r.outputs.map { ["format": $0.format, "path": $0.path, "sha256": $0.sha256] }]
+                        if !r.inputSHA256.isEmpty { e["sourceSHA256"] = r.inputSHA256 }
+                        if let error = r.error { e["error"] = error }
+                        if let c = r.errorCategory { e["errorCategory"] = c }
+                        if let code = r.exitCode { e["exitCode"] = Int(code) }
+                        return e
                     }
-                } else {
+                    printConvertDocument(files: entries, converted: result.converted, skipped: result.skipped,
+                                         failed: result.failed.count, manifest: result.manifest, shard: batch.shard.description)
+                } else if !quiet {
                     print("batch \(batch.shard): \(result.converted) converted, \(result.skipped) already done, \(result.failed.count) failed; manifest \(result.manifest)")
-                    for f in result.failed { print("failed: \(f.error ?? f.input)") }
                 }
             }
             if let first = summary?.failed.first { throw ExitCode(first.exitCode ?? 1) }
         }
 
+        /// Prints the `scenelinear.convert/1` document: the same shape for one file and a batch.
+        func printConvertDocument(files: [[String: Any]], converted: Int, skipped: Int, failed: Int, manifest: String?,
+                                  shard: String?) {
+            var payload: [String: Any] = ["schema": "scenelinear.convert/1", "software": SceneLinearVersion.software,
+                                          "files": files, "converted": converted, "skipped": skipped, "failed": failed]
+            payload["manifest"] = manifest ?? NSNull()
+            payload["shard"] = shard ?? NSNull()
+            if let data = try? JSONSerialization.data(withJSONObject: payload, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
+                print(String(decoding: data, as: UTF8.self))
+            }
+        }
+
         func run() throws {
             if isBatch { return try runBatch() }
-            try reportingFailures(json: json) {
-                let targets = try Pipeline.outputPaths(input: file, output: output ?? FileManager.default.currentDirectoryPath,
-                                                       formats: try parsedFormats())
-                let export = exportOptions
-                var developed: ConvertedImage
-                var groups: [HDF5Group] = []
-                if analysis {
-                    // The analysis needs the Float image, which only `develop` keeps.
-                    let d = try Pipeline.develop(path: file, options: try developOptions())
-                    var request = AnalysisRequest()
-                    request.regions = [Region(name: "image", shape: .rectangle(PixelRect(width: d.image.width, height: d.image.height)))]
-                        + (try regions.map { try Region.parse($0) })
-                    request.histogram = HistogramOptions()
-                    let input = AnalysisInput(path: file, image: d.image, noise: AnalysisInput.noiseModel(for: d.image))
-                    groups.append(AnalysisOutput.hdf5Group(try Pipeline.analyze(input, request: request)))
-                    developed = ConvertedImage(d)
-                } else {
-                    developed = try Pipeline.developForOutput(path: file, options: try developOptions(),
-                                                              keepClipMask: export.needsClipMask(targets.map(\.0)))
+            let toStdout = output == "-"
+            var failure: (any SceneLinearFailure)?
+            do {
+                try reportingFailures(json: json) { do {
+                    var formats = try parsedFormats()
+                    var outputPath = output ?? FileManager.default.currentDirectoryPath
+                    var stdoutTemporary: String?
+                    if toStdout {
+                        // One EXR, written to a temporary file first (nothing reaches standard
+                        // output unless the whole file was written), then copied.
+                        guard formats == nil || formats == [.exr] else {
+                            throw ValidationError("-o - writes one EXR to standard output; HDF5 needs a seekable file")
+                        }
+                        formats = [.exr]
+                        let temporary = NSTemporaryDirectory() + "scenelinear-stdout-\(getpid()).exr"
+                        stdoutTemporary = temporary
+                        outputPath = temporary
+                    } else if (formats?.count ?? 1) > 1 && !FileManager.default.fileExists(atPath: outputPath) {
+                        outputPath += outputPath.hasSuffix("/") ? "" : "/"   // several formats: a directory
+                    }
+                    defer { if let stdoutTemporary { try? FileManager.default.removeItem(atPath: stdoutTemporary) } }
+                    let targets = try Pipeline.outputPaths(input: file, output: outputPath, formats: formats)
+                    let export = exportOptions
+                    var developed: ConvertedImage
+                    var groups: [HDF5Group] = []
+                    if analysis {
+                        // The analysis needs the Float image, which only `develop` keeps.
+                        let d = try Pipeline.develop(path: file, options: try developOptions())
+                        var request = AnalysisRequest()
+                        request.regions = [Region(name: "image", shape: .rectangle(PixelRect(width: d.image.width, height: d.image.height)))]
+                            + (try regions.map { try Region.parse($0) })
+                        request.histogram = HistogramOptions()
+                        let input = AnalysisInput(path: file, image: d.image, noise: AnalysisInput.noiseModel(for: d.image))
+                        groups.append(AnalysisOutput.hdf5Group(try Pipeline.analyze(input, request: request)))
+                        developed = ConvertedImage(d)
+                    } else if export.needsFloat(targets.map(\.0)) {
+                        // 32-bit outputs: the Float image, not the half-float one.
+                        developed = ConvertedImage(try Pipeline.develop(path: file, options: try developOptions()))
+                    } else {
+                        developed = try Pipeline.developForOutput(path: file, options: try developOptions(),
+                                                                  keepClipMask: export.needsClipMask(targets.map(\.0)))
+                    }
+                    // A directory named by -o is created now, once there is something to put in it.
+                    if outputPath.hasSuffix("/") { try createOutputDirectory(outputPath) }
+                    var written: [[String: String]] = []
+                    for (format, path) in targets {
+                        let start = DispatchTime.now().uptimeNanoseconds
+                        try Pipeline.export(developed.image, format: format, to: path, options: export, hdf5Groups: groups)
+                        developed.timings.export[format.rawValue] = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+                        written.append(["format": format.rawValue, "path": toStdout ? "-" : path])
+                    }
+                    if let stdoutTemporary {
+                        try copyToStandardOutput(stdoutTemporary)
+                        return
+                    }
+                    report(developed, written: written)
+                } catch let f as any SceneLinearFailure {
+                    failure = f
+                    throw f
+                } }
+            } catch let error as ExitCode {
+                if json && !toStdout {
+                    // The same document as on success, with the failed file (the error is also on stderr).
+                    var entry: [String: Any] = ["input": file, "status": "failed", "outputs": [[String: String]](),
+                                                "exitCode": Int(error.rawValue)]
+                    if let failure {
+                        entry["error"] = failure.description
+                        entry["errorCategory"] = failure.category.name
+                    }
+                    printConvertDocument(files: [entry], converted: 0, skipped: 0, failed: 1, manifest: nil, shard: nil)
                 }
-                var written: [[String: String]] = []
-                for (format, path) in targets {
-                    let start = DispatchTime.now().uptimeNanoseconds
-                    try Pipeline.export(developed.image, format: format, to: path, options: export, hdf5Groups: groups)
-                    developed.timings.export[format.rawValue] = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-                    written.append(["format": format.rawValue, "path": path])
+                throw error
+            }
+        }
+
+        /// Copies a finished file to standard output in 1 MiB pieces.
+        func copyToStandardOutput(_ path: String) throws {
+            guard let input = FileHandle(forReadingAtPath: path) else {
+                throw OutputError(path: "-", reason: "cannot reopen the written file \(path)")
+            }
+            defer { try? input.close() }
+            while true {
+                let chunk = input.readData(ofLength: 1 << 20)
+                if chunk.isEmpty { break }
+                do { try FileHandle.standardOutput.write(contentsOf: chunk) } catch {
+                    throw OutputError(path: "-", reason: "standard output: \(error.localizedDescription)")
                 }
-                report(developed, written: written)
             }
         }
 
         func report(_ d: ConvertedImage, written: [[String: String]]) {
             let image = d.image
             if json {
-                var payload: [String: Any] = [
-                    "source": file, "sourceSHA256": image.provenance.sourceSHA256, "rawIFD": d.rawIFD.path,
+                var entry: [String: Any] = [
+                    "input": file, "status": "ok", "outputs": written, "sourceSHA256": image.provenance.sourceSHA256,
+                    "rawIFD": d.rawIFD.path,
                     "width": image.width, "height": image.height, "colorSpace": image.encoding.rawValue,
+                    "colorInteropID": image.encoding.colorInteropID,
                     "exposureScaling": image.exposure.mode.rawValue, "exposureFactor": image.exposure.factor,
                     "whiteBalance": image.provenance.whiteBalanceSource, "whiteXY": image.provenance.whiteXY,
-                    "clippedPixels": d.clippedPixelCount, "outputs": written,
+                    "clippedPixels": d.clippedPixelCount,
                     "crop": [d.geometry.crop.top, d.geometry.crop.left, d.geometry.crop.bottom, d.geometry.crop.right],
                     "orientation": d.geometry.orientation,
                     "masks": image.masks.map { ["name": $0.name, "semanticName": $0.semanticName, "instanceID": $0.instanceID,
@@ -259,16 +399,15 @@ extension SceneLinearCommand {
                 ]
                 // The digest check: "digest" (verified, absent, not checked, mismatch, ignored) and its details.
                 let digestItems = image.provenance.processing.filter { $0.key.hasPrefix("digest") || $0.key.hasPrefix("originalRawFileDigest") }
-                payload["digest"] = Dictionary(digestItems.map { ($0.key, $0.value.description) }, uniquingKeysWith: { a, _ in a })
+                entry["digest"] = Dictionary(digestItems.map { ($0.key, $0.value.description) }, uniquingKeysWith: { a, _ in a })
                 if timings {
                     let t = d.timings
-                    payload["timings"] = ["container": t.container, "hash": t.hash, "develop": t.develop, "export": t.export]
+                    entry["timings"] = ["container": t.container, "hash": t.hash, "develop": t.develop, "export": t.export]
                 }
-                if let data = try? JSONSerialization.data(withJSONObject: payload, options: [.prettyPrinted, .sortedKeys]) {
-                    print(String(decoding: data, as: UTF8.self))
-                }
+                printConvertDocument(files: [entry], converted: 1, skipped: 0, failed: 0, manifest: nil, shard: nil)
                 return
             }
+            if quiet { return }
             let clipped = d.clippedPixelCount
             let percent = 100 * Double(clipped) / Double(max(1, image.width * image.height))
             print("\(file): \(d.rawIFD.path) \(image.width)×\(image.height) → \(image.encoding.displayName), exposure \(image.exposure.mode.rawValue) (×\(String(format: "%.6g", image.exposure.factor))), white \(image.provenance.whiteBalanceSource) xy (\(String(format: "%.4f", image.provenance.whiteXY[0])), \(String(format: "%.4f", image.provenance.whiteXY[1]))), \(clipped) clipped pixels (\(String(format: "%.3f", percent)) %)")

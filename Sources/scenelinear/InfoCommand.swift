@@ -11,7 +11,7 @@ extension SceneLinearCommand {
                 image, previews, semantic masks, ...), layout and compression, and the Stage 2 \
                 tags of raw images (LinearizationTable, BlackLevel, WhiteLevel, ActiveArea, \
                 NoiseProfile), and for each semantic mask the layer name `convert` gives it \
-                (mask.<name>.Y, /masks/<name>), its MaskSubArea and how it maps onto the \
+                (EXR channel mask_<name>, HDF5 /masks/<name>), its MaskSubArea and how it maps onto the \
                 output (the ActiveArea it covers, the output size and orientation). --json \
                 prints the same as a JSON document (schema \
                 "scenelinear.info/1", full LinearizationTable included); --tags adds every tag \
@@ -23,7 +23,7 @@ extension SceneLinearCommand {
                 mismatch (then the exit code is 13 after the report).
                 """)
 
-        @Argument(help: "The DNG file.")
+        @Argument(help: "The DNG file, or - to read it from standard input.")
         var file: String
 
         @Flag(help: "Print JSON instead of text.")
@@ -35,10 +35,19 @@ extension SceneLinearCommand {
         @Flag(help: "Decode the raw image and compare it with the digest the file records (exit code 13 on a mismatch).")
         var verifyDigest = false
 
+        @Flag(name: .shortAndLong, help: "Accepted by every command; info has no progress or summary lines to leave out.")
+        var quiet = false
+
         func run() throws {
             var mismatch = false
             try reportingFailures(json: json) {
-                let dng = try DNGFile.open(path: file)
+                let dng: DNGFile
+                if file == "-" {
+                    let data = FileHandle.standardInput.readDataToEndOfFile()
+                    dng = try DNGFile(file: FileBytes(data: data, path: "<stdin>"))
+                } else {
+                    dng = try DNGFile.open(path: file)
+                }
                 let digest = verifyDigest ? try Pipeline.digestState(dng, verify: true) : nil
                 if case .mismatch = digest { mismatch = true }
                 let report = InfoReport(dng: dng, includeTags: tags, digest: digest)

@@ -18,6 +18,9 @@ extension SceneLinearCommand {
         @Option(name: .shortAndLong, help: "Write the merged manifest here.")
         var output: String?
 
+        @Flag(name: .shortAndLong, help: "Print nothing but errors: no summary.")
+        var quiet = false
+
         func run() throws {
             try reportingFailures {
                 var files: [String] = []
@@ -36,8 +39,10 @@ extension SceneLinearCommand {
                 }
                 let records = BatchConverter.mergeManifests(files)
                 let ok = records.filter { $0.status == "ok" }.count
-                print("\(files.count) manifest(s), \(records.count) inputs: \(ok) converted, \(records.count - ok) failed")
-                for r in records where r.status != "ok" { print("failed: \(r.error ?? r.input)") }
+                if !quiet { print("\(files.count) manifest(s), \(records.count) inputs: \(ok) converted, \(records.count - ok) failed") }
+                for r in records where r.status != "ok" {
+                    FileHandle.standardError.write(Data("failed: \(r.error ?? r.input)\n".utf8))
+                }
                 if let output {
                     let encoder = JSONEncoder()
                     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -51,7 +56,7 @@ extension SceneLinearCommand {
                             throw OutputError(path: output, reason: "cannot create the file")
                         }
                     }
-                    print("wrote \(output)")
+                    if !quiet { print("wrote \(output)") }
                 }
             }
         }

@@ -14,7 +14,7 @@ enum PlotOutput {
         let stem = url.deletingPathExtension().path, ext = url.pathExtension
         for (i, plot) in plots.enumerated() {
             let target = plots.count == 1 ? path : "\(stem)-\(i + 1).\(ext)"
-            try AnalysisCharts.write({ try PlotRenderer.render(plot, format: $0) }, to: target)
+            try AnalysisCharts.write({ PlotRenderer.render(plot, format: $0) }, to: target)
             FileHandle.standardError.write(Data("wrote \(target) (\(plot.title))\n".utf8))
         }
     }

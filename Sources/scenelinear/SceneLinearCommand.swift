@@ -9,14 +9,20 @@ struct SceneLinearCommand: ParsableCommand {
         abstract: "Decode DNG raw photos (Apple ProRAW first) into scene-referred linear light.",
         discussion: """
             Output values are DNG linear reference values (1.0 = the sensor white level after \
-            black subtraction) in extended linear Rec.2020 (D65): negatives and values above 1 \
+            black subtraction) in extended linear Rec.2020 (D65) by default, or ACEScg, \
+            ACES2065-1, linear Rec.709, CIE XYZ (D65) or camera RGB: negatives and values above 1 \
             are kept; only samples at or above the sensor's white level are set to white and \
-            flagged in a clip mask. Exposure scaling and camera-native colour are options, and \
+            flagged in a clip mask. Exposure scaling and the colour space are options, and \
             every output file records what was applied. See docs/ for the maths and file formats.
+
+            Every command takes -q (no progress bar or summary lines); --json documents carry a \
+            "schema" field (docs/cli.md, docs/schemas/); errors go to stderr.
 
             Exit codes: 0 success; 1 internal error; 10 input missing or unreadable; 11 not a \
             TIFF/DNG file; 12 truncated file; 13 corrupt data; 14 unsupported feature; \
-            15 unsupported DNG version; 16 output cannot be written; 64 usage error.
+            15 unsupported DNG version; 16 output cannot be written; 17 over a resource limit \
+            (--max-pixels, --max-memory); 20 validate: the capture does not match its truth; \
+            64 usage error.
             """,
         version: SceneLinearVersion.version,
         subcommands: [Info.self, Convert.self, Stats.self, HistogramCommand.self, Ratio.self, Report.self, Simulate.self, Validate.self, Manifest.self,

@@ -25,8 +25,11 @@ extension SceneLinearCommand {
         @Option(help: "Camera description (.json).")
         var camera: String?
 
-        @Option(name: .shortAndLong, help: "Output directory.")
+        @Option(name: .shortAndLong, help: "Output directory (created when missing).")
         var output: String = "."
+
+        @Flag(name: .shortAndLong, help: "Print nothing but errors: no list of the files written.")
+        var quiet = false
 
         @Option(help: "Base name of the files (default: the scene's name).")
         var name: String?
@@ -75,12 +78,19 @@ extension SceneLinearCommand {
                 let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
                 let rendered = try loadScene(width: parts[0], height: parts[1])
                 var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory), isDirectory.boolValue else {
-                    throw OutputError(path: output, reason: "not an existing directory")
+                if !FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory) {
+                    do {
+                        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+                        isDirectory = true
+                    } catch {
+                        throw OutputError(path: output, reason: "cannot create the directory: \(error.localizedDescription)")
+                    }
                 }
+                guard isDirectory.boolValue else { throw OutputError(path: output, reason: "not a directory") }
                 let result = try Pipeline.simulate(scene: rendered, camera: model, name: name ?? rendered.description.name,
                                                    directory: output)
                 let c = result.record.camera
+                if quiet { return }
                 print("simulated \(rendered.description.name) \(rendered.radiance.width)×\(rendered.radiance.height), \(c.layout), \(c.noise ? "noise seed \(c.seed)" : "no noise"), radiance × \(String(format: "%.6g", result.record.radianceToOutput)) = output")
                 for role in ["dng", "truth-exr", "truth-hdf5", "expected-hdf5", "record"] {
                     if let path = result.files[role] { print("wrote \(path) (\(role))") }
@@ -131,13 +141,16 @@ extension SceneLinearCommand {
         @Flag(help: "Print JSON (schema scenelinear.validation/1).")
         var json = false
 
-        @Option(help: ArgumentHelp("Also draw the bias per patch with 95 % intervals (.png or .svg); for a noisy capture, the measured/predicted noise variance goes to <name>-noise.<ext>.", valueName: "path"))
+        @Flag(name: .shortAndLong, help: "Accepted by every command; validate prints its report (the result) and nothing else.")
+        var quiet = false
+
+        @Option(help: ArgumentHelp("Also draw the bias per patch with 95 % intervals (.png, .svg or .pdf); for a noisy capture, the measured/predicted noise variance goes to <name>-noise.<ext>.", valueName: "path"))
         var plot: String?
 
         func validate() throws {
             if let plot {
                 let ext = URL(fileURLWithPath: plot).pathExtension.lowercased()
-                guard ext == "png" || ext == "svg" else { throw ValidationError("--plot must end in .png or .svg") }
+                guard ["png", "svg", "pdf"].contains(ext) else { throw ValidationError("--plot must end in .png, .svg or .pdf") }
             }
         }
 
@@ -156,11 +169,11 @@ extension SceneLinearCommand {
                 passed = report.passed
                 if let plot {
                     let bias = ValidationCharts.bias(report)
-                    try AnalysisCharts.write({ try PlotRenderer.render(bias, format: $0) }, to: plot)
+                    try AnalysisCharts.write({ PlotRenderer.render(bias, format: $0) }, to: plot)
                     if let noise = ValidationCharts.noise(report) {
                         let url = URL(fileURLWithPath: plot)
                         let target = url.deletingPathExtension().path + "-noise." + url.pathExtension
-                        try AnalysisCharts.write({ try PlotRenderer.render(noise, format: $0) }, to: target)
+                        try AnalysisCharts.write({ PlotRenderer.render(noise, format: $0) }, to: target)
                     }
                 }
             }

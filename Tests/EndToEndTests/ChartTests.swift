@@ -97,13 +97,18 @@ import TestSupport
         #expect(c.size == (960, 540))
         #expect(c.counts.contains { $0.0 == [255, 255, 255] })
         let svg = dir.appendingPathComponent("h.svg").path
-        let s = try CLI.run(["histogram", dng, "--plot", svg])
+        let s = try #require(try CLI.run(["histogram", dng, "--plot", svg]))
         #expect(s.status == 0, "\(s.stderr)")
         let text = try String(contentsOfFile: svg, encoding: .utf8)
-        #expect(text.hasPrefix("<?xml") && text.contains("<svg") && text.contains("white (clipped above)"))
-        let bad = try CLI.run(["histogram", dng, "--plot", dir.appendingPathComponent("h.jpg").path])
+        #expect(text.hasPrefix("<?xml") && text.contains("<svg") && text.contains("viewBox=\"0 0 960 540\""))
+        // The same chart as PDF: a PDF file whose title is the chart's.
+        let pdf = dir.appendingPathComponent("h.pdf").path
+        let p = try #require(try CLI.run(["histogram", dng, "--plot", pdf]))
+        #expect(p.status == 0, "\(p.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: pdf)).prefix(5) == Data("%PDF-".utf8))
+        let bad = try #require(try CLI.run(["histogram", dng, "--plot", dir.appendingPathComponent("h.jpg").path]))
         #expect(bad.status == 16, "\(bad.stderr)")
-        #expect(bad.stderr.contains("a plot must end in .png or .svg"))
+        #expect(bad.stderr.contains("a plot must end in .png, .svg or .pdf"))
     }
 
     /// `report` as HTML is one self-contained file with the map, a histogram per region, the
@@ -129,7 +134,7 @@ import TestSupport
         let garbage = dir.appendingPathComponent("garbage.dng").path
         try Data("not a raw file".utf8).write(to: URL(fileURLWithPath: garbage))
         let md = dir.appendingPathComponent("r.md").path
-        let m = try CLI.run(["report", dng, garbage, "-o", md, "--region", "left=0,0,48,32"])
+        let m = try #require(try CLI.run(["report", dng, garbage, "-o", md, "--region", "left=0,0,48,32"]))
         #expect(m.status == 11, "\(m.stderr)")
         let markdown = try String(contentsOfFile: md, encoding: .utf8)
         #expect(markdown.contains("![EV map of parts.dng](r_files/1-parts-ev-map.png)"))
@@ -137,6 +142,35 @@ import TestSupport
         let assets = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("r_files").path).sorted()
         #expect(assets == ["1-parts-ev-map.png", "1-parts-histogram-1.png"])
         #expect(!(try FileManager.default.contentsOfDirectory(atPath: dir.path)).contains { $0.contains("partial") })
+    }
+
+    /// `report` as PDF: A4 pages (pdfinfo) whose text (pdftotext) holds the same statistics
+    /// and ratio as the HTML report, with the map and histograms as drawings; an unknown
+    /// report extension is a usage error.
+    @Test(.enabled(if: (TestData.toolIfPresent("pdftotext") != nil && TestData.toolIfPresent("pdfinfo") != nil) || TestRequirement.toolsRequired))
+    func pdfReport() throws {
+        let dir = TestData.temporaryDirectory("report-pdf")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let dng = dir.appendingPathComponent("parts.dng").path
+        try Self.threePartImage(at: dng)
+        let pdf = dir.appendingPathComponent("r.pdf").path
+        let regions = ["--region", "left=0,0,48,32", "--region", "dark=24,32,48,64", "--region", "clip=0,32,24,64"]
+        let r = try #require(try CLI.run(["report", dng, "-o", pdf, "-q"] + regions + ["--ratio", "left/dark", "--ratio", "clip/left"]))
+        #expect(r.status == 0, "\(r.stderr)")
+        let info = try TestData.run(try TestData.tool("pdfinfo"), [pdf]).stdout
+        let pages = info.split(separator: "\n").first { $0.hasPrefix("Pages:") }.flatMap { Int($0.split(separator: " ").last ?? "") }
+        #expect((pages ?? 0) >= 2, "\(info)")
+        #expect(info.contains("595 x 842 pts"), "A4 pages: \(info)")
+        #expect(info.contains("Title:") && info.contains("SceneLinear measurement report"))
+        let text = try TestData.run(try TestData.tool("pdftotext"), ["-layout", pdf, "-"]).stdout
+        #expect(text.contains("left / dark"), "\(text)")
+        #expect(text.range(of: #"left / dark\s+Y mean\s+4\s"#, options: .regularExpression) != nil, "\(text)")
+        #expect(text.contains("lower bound"))
+        #expect(text.contains("Region clip: 768 pixels, 768 clipped (100.000 %)"), "\(text)")
+        #expect(text.contains("region left") && text.contains("region dark"), "the histogram charts' titles")
+
+        let bad = try #require(try CLI.run(["report", dng, "-o", dir.appendingPathComponent("r.docx").path] + regions))
+        #expect(bad.status == 64 && bad.stderr.contains(".pdf"), "\(bad.stderr)")
     }
 
     /// `validate --plot` on the bundled sunset draws the bias and the noise charts.

@@ -161,7 +161,8 @@ enum CLI {
         #expect(made.status == 0)
         let r = try CLI.run(["convert", chart, "-o", dir.path, "--format", "exr,hdf5", "--exposure", "baseline", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let report = try #require((document["files"] as? [[String: Any]])?.first)
         #expect(abs((report["exposureFactor"] as? Double ?? 0) - pow(2, -0.5)) < 1e-9)
         #expect((report["outputs"] as? [[String: String]])?.count == 2)
 
@@ -193,7 +194,8 @@ enum CLI {
         func convert(_ name: String, _ extra: [String]) throws -> [String: Any] {
             let r = try CLI.run(["convert", chart, "-o", dir.appendingPathComponent(name).path, "--json", "--timings"] + extra)
             #expect(r.status == 0, "\(r.stderr)")
-            return try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            return try #require((document["files"] as? [[String: Any]])?.first)
         }
         let first = try convert("a.exr", [])
         let t = try #require(first["timings"] as? [String: Any])

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// The notebooks in `notebooks/` run (nbclient's jupyter-execute) against outputs the test
-/// makes, and their own assertions hold.
+/// makes, their own assertions hold, and their plots are shown inline.
 @Suite struct NotebookTests {
     /// jupyter-execute of the Python environment; the test is skipped (or, in CI, fails)
     /// without it.
@@ -54,8 +54,14 @@ import TestSupport
             expectedOutput = "validation.png"
         }
         let notebook = TestData.packageRoot.appendingPathComponent("notebooks/\(name).ipynb").path
-        let result = try TestData.run(URL(fileURLWithPath: "/usr/bin/env"), environment + [execute.path, notebook])
+        let executed = dir.appendingPathComponent("executed.ipynb").path
+        let result = try TestData.run(URL(fileURLWithPath: "/usr/bin/env"), environment + [execute.path, notebook, "--output=" + executed])
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        // The plots are shown inline: the executed notebook holds at least one PNG output.
+        let run = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: executed))) as? [String: Any]
+        let outputs = (run?["cells"] as? [[String: Any]] ?? []).flatMap { $0["outputs"] as? [[String: Any]] ?? [] }
+        let inline = outputs.filter { ($0["data"] as? [String: Any])?["image/png"] != nil }
+        #expect(!inline.isEmpty, "\(name) shows no plot inline")
         let plot = dir.appendingPathComponent(expectedOutput).path
         #expect(FileManager.default.fileExists(atPath: plot), "the notebook saves \(expectedOutput)")
         let size = (try? FileManager.default.attributesOfItem(atPath: plot)[.size] as? Int) ?? 0

@@ -130,6 +130,40 @@ import TestSupport
         #expect(notes.map(\.key).filter { $0.hasPrefix("opcodeList") || $0 == "demosaic" } == ["opcodeList2", "demosaic", "opcodeList3"])
     }
 
+    /// The mosaic window: blocks arrive a row of blocks at a time (rows of short blocks taken
+    /// together until they span 64 rows) and each demosaicing band runs once the rows it
+    /// reads are in, so block-row boundaries must be tried at every offset against the bands
+    /// and their reach (RCD: 64-row bands reading 10 rows more on each side; bilinear and
+    /// superpixel: 32-row bands, bilinear reading 1 more): 16-row tiles under an ActiveArea
+    /// moved down by 0 to 15 rows (boundaries at every row offset modulo 64), tile heights up
+    /// to 144, and strips of 1, 7, 63, 64 and 65 rows — the same bits as the stage-by-stage
+    /// reference each time.
+    @Test(arguments: [DemosaicMethod.rcd, .bilinear, .superpixel])
+    func mosaicWindowAtEveryBoundary(method: DemosaicMethod) throws {
+        let dir = TestData.temporaryDirectory("streaming-window-\(method)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var camera = CameraModel()
+        camera.layout = "cfa"
+        camera.seed = 5
+        camera.exposureTime = 0.04
+        let scene = try RenderedScene(BuiltInScene.sunset.description(width: 64, height: 302))
+        var capture = try Simulator.capture(scene, camera: camera).dng
+        var options = DevelopOptions()
+        options.demosaic = method
+        let layouts: [(top: Int, tile: (Int, Int)?, rowsPerStrip: Int)] = (0..<16).map { ($0, (32, 16), 64) }
+            + stride(from: 32, through: 144, by: 16).map { (1, (32, $0), 64) }
+            + [1, 7, 63, 64, 65].map { (3, nil, $0) }
+        for layout in layouts {
+            capture.activeArea = PixelRect(top: layout.top, left: 2, bottom: layout.top + 286, right: 64)
+            capture.tileSize = layout.tile
+            capture.rowsPerStrip = layout.rowsPerStrip
+            let path = dir.appendingPathComponent("w.dng").path
+            try DNGWriter.write(capture, to: path)
+            try Self.compare(path, options: options, "CFA \(method), ActiveArea top \(layout.top), "
+                             + (layout.tile.map { "tiles \($0)" } ?? "strips of \(layout.rowsPerStrip)"))
+        }
+    }
+
     /// A big-endian opcode list of (ID, LONG parameters) records, version 1.3.0.0.
     static func longList(_ opcodes: [(id: UInt32, parameters: [UInt32])]) -> [UInt8] {
         var out: [UInt8] = []
@@ -183,11 +217,14 @@ import TestSupport
                 #expect(notes.contains { $0.key == "opcodeList2" && "\($0.value)".contains("FixBadPixelsList ×1 applied") }, "\(label)")
             }
         }
-        // LinearRaw: DefaultScale resampling and TrimBounds in both lists, over several tile grids.
+        // LinearRaw: DefaultScale resampling and TrimBounds in both lists, over several tile grids,
+        // and an ActiveArea with whole tiles outside it.
         for (k, tile) in [(16, 16), (48, 16), (16, 48)].enumerated() {
             var chart = try TestChart.make(width: 96, height: 80, tileSize: tile).dng
             chart.defaultScale = [[2, 1], [1, 1], [1, 1.5]][k]
             chart.orientation = [1, 6, 3][k]
+            // Whole tiles in the masked border above, left of and below the ActiveArea.
+            chart.activeArea = k == 0 ? PixelRect(top: 17, left: 16, bottom: 60, right: 90) : nil
             chart.opcodeLists = k == 2 ? [2: Self.longList([(6, [1, 2, 77, 93])]), 3: Self.longList([(6, [4, 0, 70, 90])])]
                 : k == 1 ? [3: Self.longList([(6, [0, 5, 80, 96])])] : [:]
             let path = dir.appendingPathComponent("l\(k).dng").path

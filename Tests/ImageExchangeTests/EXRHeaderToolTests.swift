@@ -25,7 +25,7 @@ struct EXRExternalReaderTests {
         #expect(out.contains("dataWindow (type box2i): (0 0) - (60 36)"))
         #expect(out.contains("displayWindow (type box2i): (0 0) - (60 36)"))
         #expect(out.contains("R, 16-bit floating-point, sampling 1 1"))
-        #expect(out.contains("mask.clipped.Y, 16-bit floating-point, sampling 1 1"))
+        #expect(out.contains("mask_clipped, 16-bit floating-point, sampling 1 1"))
         #expect(out.contains("sceneLinear:sourceFile (type string): \"IMG_0042.dng\""))
         #expect(out.contains("capDate (type string): \"2024:05:17 14:03:22\""))
     }

@@ -6,7 +6,7 @@ import TestSupport
 
 @Suite("EXR round trip")
 struct EXRRoundTripTests {
-    @Test("pixels, attributes and provenance survive every compression", arguments: EXRCompression.allCases)
+    @Test("pixels, attributes and provenance survive every lossless compression", arguments: EXRCompression.allCases.filter(\.isLossless))
     func roundTrip(_ compression: EXRCompression) throws {
         let dir = TestData.temporaryDirectory("exr-rt")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -96,5 +96,53 @@ struct EXRRoundTripTests {
         #expect(back.exposure == .none)
         #expect(back.clipMask == nil)
         #expect(back.provenance == image.provenance)
+    }
+}
+
+/// The compositor options: FLOAT channels, tiles, mip-maps, lossy codecs.
+@Suite struct EXRCompositorOptionTests {
+    @Test("float channels hold the Float pixels exactly; tiled and mip-mapped files read back level 0")
+    func floatTiledMipmapped() throws {
+        let dir = TestData.temporaryDirectory("exr-options")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let image = Fixture.image(width: 203, height: 71)
+        let plain = dir.appendingPathComponent("float.exr").path
+        try EXRFile.write(image, to: plain, options: EXROptions(compression: .zip, pixelType: .float))
+        let f = try EXRFile.read(plain)
+        #expect(f.halfChannels["R"] == nil)
+        #expect((0..<image.width * image.height).allSatisfy { f.channels["G"]![$0] == image.pixels.samples[3 * $0 + 1] })
+        for (tiling, type) in [(EXRTiling(tileSize: 32), EXRPixelType.half), (EXRTiling(tileSize: 16, mipmaps: true), .float)] {
+            let path = dir.appendingPathComponent("tiled-\(tiling.mipmaps)-\(type).exr").path
+            try EXRFile.write(image, to: path, options: EXROptions(compression: .piz, includeClipMask: true, pixelType: type, tiling: tiling))
+            let t = try EXRFile.read(path)
+            let expected: [Float] = type == .half ? image.halfPixels().map(Float.init) : image.pixels.samples
+            #expect((0..<image.width * image.height).allSatisfy { t.channels["B"]![$0] == expected[3 * $0 + 2] }, "\(path)")
+            #expect(t.channels[EXRFile.clipMaskChannel]?.filter { $0 == 1 }.count == image.clipMask!.filter { $0 != 0 }.count)
+            do { let exrheader = try TestData.tool("exrheader")
+                let header = try TestData.run(exrheader, [path]).stdout
+                #expect(header.contains(tiling.mipmaps ? "    mip-map" : "    single level"), "\(header)")
+            }
+        }
+    }
+
+    @Test("B44 and B44A files are read back within B44's error (lossy)", arguments: [EXRCompression.b44, .b44a])
+    func lossyCodecs(_ compression: EXRCompression) throws {
+        let dir = TestData.temporaryDirectory("exr-lossy")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // A smooth image (B44's 4×4 blocks are coded relative to their maximum).
+        let w = 96, h = 64
+        var samples = [Float](repeating: 0, count: w * h * 3)
+        for y in 0..<h { for x in 0..<w { for c in 0..<3 { samples[(y * w + x) * 3 + c] = Float(1 + x + 2 * y + c) / 256 } } }
+        let image = SceneLinearImage(pixels: ImageBuffer(width: w, height: h, channels: 3, samples: samples), clipMask: nil,
+                                     encoding: .linearRec2020, exposure: .none, provenance: Fixture.provenance())
+        let path = dir.appendingPathComponent("\(compression).exr").path
+        try EXRFile.write(image, to: path, options: EXROptions(compression: compression))
+        let c = try EXRFile.read(path)
+        #expect(c.compression == compression)
+        #expect(!compression.isLossless)
+        let r = try #require(c.channels["R"])
+        var worst: Float = 0
+        for i in 0..<(w * h) { worst = max(worst, abs(r[i] - samples[3 * i]) / samples[3 * i]) }
+        #expect(r.count == w * h && worst < 0.01, "worst relative error \(worst)")
     }
 }

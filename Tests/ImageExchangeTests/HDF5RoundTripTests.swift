@@ -40,7 +40,7 @@ struct HDF5RoundTripTests {
         try HDF5File.write(image, to: path)
         let root = try HDF5File.readAttributes(path, object: "/")
         #expect(root["format"] == .text("SceneLinear"))
-        #expect(root["format_version"] == .integer(1))
+        #expect(root["format_version"] == .integer(2))
         #expect(root["source_sha256"] == .text(image.provenance.sourceSHA256))
         #expect(root["source_ifd"] == .text("IFD0/SubIFD0"))
         guard case .text(let created)? = root["created"] else { Issue.record("no created attribute"); return }

@@ -46,8 +46,8 @@ import TestSupport
         let image = plot.drawing().rasterize()
         #expect(image.width == 960 && image.height == 540)
         // The PNG is exactly this raster, and says so in its header.
-        let png = try PlotRenderer.render(plot, format: .png)
-        #expect(try png == image.pngData())
+        let png = PlotRenderer.render(plot, format: .png)
+        #expect(png == image.pngData())
         #expect(Array(png[16..<24]) == [0, 0, 0x03, 0xC0, 0, 0, 0x02, 0x1C], "IHDR 960 × 540")
 
         let white = Self.count(image, .white)
@@ -76,7 +76,7 @@ import TestSupport
         #expect(layout.x.pixel(coordinate: -14) == plotArea.minX && layout.x.pixel(coordinate: 2) == plotArea.maxX)
     }
 
-    @Test func histogramStepHeightFollowsTheCountAxis() throws {
+    @Test func histogramStepHeightFollowsTheCountAxis() {
         let plot = HistogramPlot(title: "One bin", binEdges: [0, 1, 2, 3, 4], logarithmic: false,
                                  series: [("counts", [0, 0, 9.5, 0])], logCounts: false)
         let image = plot.drawing().rasterize()
@@ -132,7 +132,7 @@ import TestSupport
         }
     }
 
-    @Test func evMapClippedPixelsAreMagentaAndRegionsAreOutlined() throws {
+    @Test func evMapClippedPixelsAreMagentaAndRegionsAreOutlined() {
         var clipped = [Bool](repeating: false, count: 256 * 64)
         for y in 20..<40 { for x in 100..<120 { clipped[y * 256 + x] = true } }
         let region: [SIMD2<Double>] = [SIMD2(140, 8), SIMD2(230, 8), SIMD2(230, 56), SIMD2(140, 56)]
@@ -155,12 +155,13 @@ import TestSupport
             #expect(Self.luminance(image.pixel(x0 + x, y0 + 6)) < 0.7 * Self.luminance(plain), "halo at (\(x), 6)")
         }
         for yy in stride(from: 12, through: 52, by: 8) {
-            #expect(image.pixel(x0 + 139, y0 + yy).min() >= 215 || image.pixel(x0 + 140, y0 + yy).min() >= 215)
-            #expect(image.pixel(x0 + 229, y0 + yy).min() >= 215 || image.pixel(x0 + 230, y0 + yy).min() >= 215)
+            // Anti-aliased: the brightest of the columns the line straddles is near white.
+            #expect((139...141).map { Int(image.pixel(x0 + $0, y0 + yy).min()) }.max()! >= 200, "left edge at \(yy)")
+            #expect((229...231).map { Int(image.pixel(x0 + $0, y0 + yy).min()) }.max()! >= 200, "right edge at \(yy)")
         }
     }
 
-    @Test func evMapAveragesLinearLightWhenReducing() throws {
+    @Test func evMapAveragesLinearLightWhenReducing() {
         // 3000 × 1200: bright (−2 EV) left of x = 1501, dark (−6 EV) from there; one clipped pixel.
         let w = 3000, h = 1200
         var lum = [Float](repeating: exp2f(-6), count: w * h)
@@ -185,7 +186,7 @@ import TestSupport
         }
     }
 
-    @Test func evMapAutomaticRange() throws {
+    @Test func evMapAutomaticRange() {
         // Values from 2^-10 to 2^-2 (uniform in stops), plus clipped pixels at 4 that do not count.
         var values: [Float] = (0..<10_000).map { exp2f(-10 + 8 * Float($0) / 10_000) }
         values += [Float](repeating: 4, count: 50)
@@ -197,7 +198,7 @@ import TestSupport
         #expect(EVMap.automaticRange([0, -1]) == -8...0, "no positive value: a default range")
     }
 
-    @Test func smallMapsAreEnlargedByAWholeFactor() throws {
+    @Test func smallMapsAreEnlargedByAWholeFactor() {
         let map = EVMap(title: "Tiny", width: 40, height: 30, luminance: [Float](repeating: 0.1, count: 1200))
         let layout = map.layout()
         #expect(layout.pixelScale == 12, "480 / 40")
@@ -206,7 +207,7 @@ import TestSupport
 
     // MARK: - XY plot
 
-    @Test func xyPlotPointsLandOnTheirMarkers() throws {
+    @Test func xyPlotPointsLandOnTheirMarkers() {
         let plot = XYPlot(title: "Line", xLabel: "x", yLabel: "y",
                           series: [("a", [(0, 0, nil), (10, 10, 2)]), ("b", [(5, 1, nil), (6, 2, nil)])],
                           referenceLines: [(y: 5, label: "five")])
@@ -226,7 +227,7 @@ import TestSupport
         #expect(grey.count > Int(layout.plotArea.width * 0.4))
     }
 
-    @Test func logAxesDropNonPositiveValues() throws {
+    @Test func logAxesDropNonPositiveValues() {
         let plot = XYPlot(title: "Log", xLabel: "x", yLabel: "y",
                           series: [("s", [(0.001, 1e-4, nil), (0, 1, nil), (1, 0.01, nil), (10, -1, nil)])], logX: true, logY: true)
         let layout = plot.layout()
@@ -237,38 +238,39 @@ import TestSupport
 
     // MARK: - Determinism and sizes
 
-    @Test func sameInputSameBytes() throws {
-        for format in PlotFormat.allCases {
-            #expect(try PlotRenderer.render(Samples.histogram(), format: format) == PlotRenderer.render(Samples.histogram(), format: format))
-            #expect(try PlotRenderer.render(Samples.xyPlot(), format: format) == PlotRenderer.render(Samples.xyPlot(), format: format))
+    /// PNG and SVG; a PDF also records when it was made.
+    @Test func sameInputSameBytes() {
+        for format in [PlotFormat.png, .svg] {
+            #expect(PlotRenderer.render(Samples.histogram(), format: format) == PlotRenderer.render(Samples.histogram(), format: format))
+            #expect(PlotRenderer.render(Samples.xyPlot(), format: format) == PlotRenderer.render(Samples.xyPlot(), format: format))
             let map = Samples.evMap(width: 600, height: 400)
-            #expect(try PlotRenderer.render(map, format: format) == PlotRenderer.render(map, format: format))
+            #expect(PlotRenderer.render(map, format: format) == PlotRenderer.render(map, format: format))
         }
     }
 
     /// The parallel parts (reduction, colouring) give the same bytes on any number of threads.
-    @Test func sameBytesOnOneThread() throws {
+    @Test func sameBytesOnOneThread() {
         let map = Samples.evMap(width: 1500, height: 1000, maxSize: 700)
-        let parallel = try PlotRenderer.render(map, format: .png)
-        let serial = try Parallel.withThreadCount(1) { try PlotRenderer.render(map, format: .png) }
-        let three = try Parallel.withThreadCount(3) { try PlotRenderer.render(map, format: .png) }
+        let parallel = PlotRenderer.render(map, format: .png)
+        let serial = Parallel.withThreadCount(1) { PlotRenderer.render(map, format: .png) }
+        let three = Parallel.withThreadCount(3) { PlotRenderer.render(map, format: .png) }
         #expect(serial == parallel)
         #expect(three == parallel)
     }
 
-    @Test func otherSizes() throws {
+    @Test func otherSizes() {
         let image = Samples.histogram().drawing(width: 640, height: 360).rasterize()
         #expect(image.width == 640 && image.height == 360)
         let big = Samples.xyPlot().drawing(width: 1600, height: 900).rasterize()
         #expect(big.width == 1600 && big.height == 900)
     }
 
-    @Test func emptyInputsStillRender() throws {
+    @Test func emptyInputsStillRender() {
         let histogram = HistogramPlot(title: "Nothing", binEdges: [], series: [])
         #expect(histogram.drawing().rasterize().width == 960)
         let xy = XYPlot(title: "Nothing", xLabel: "x", yLabel: "y", series: [])
-        #expect(try PlotRenderer.render(xy, format: .png).count > 100)
+        #expect(PlotRenderer.render(xy, format: .png).count > 100)
         let map = EVMap(title: "Nothing", width: 0, height: 0, luminance: [])
-        #expect(try PlotRenderer.render(map, format: .png).count > 100)
+        #expect(PlotRenderer.render(map, format: .png).count > 100)
     }
 }

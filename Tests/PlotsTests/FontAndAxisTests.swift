@@ -2,91 +2,57 @@ import Foundation
 import Plots
 import Testing
 
-/// The bitmap font, the canvas primitives and the axis helpers.
+/// The chart font, the drawing primitives and the axis helpers.
 @Suite struct FontAndAxisTests {
-    @Test func everyPrintableASCIICharacterHasAGlyph() throws {
-        for code in 32...126 {
-            let scalar = Unicode.Scalar(UInt8(code))
-            #expect(BitmapFont.hasGlyph(scalar), "\(scalar)")
-            let mask = BitmapFont.mask(String(scalar))
-            #expect(mask.width == BitmapFont.width(of: String(scalar)))
-            #expect(mask.height == BitmapFont.cellHeight)
-            if code != 32 { #expect(mask.coverage.contains(1), "\(scalar) has ink") }
-        }
-        for s in ["µ", "·", "×", "±", "−", "≤", "≥", "Δ", "σ"] {
-            #expect(BitmapFont.hasGlyph(s.unicodeScalars.first!), "\(s)")
-        }
-        #expect(!BitmapFont.hasGlyph("€"))
-        #expect(BitmapFont.mask("€").coverage.contains(1), "unknown characters draw a box")
+    /// Pango's metrics of the chart font: capitals `PlotFont.capHeight` pixels tall, widths
+    /// that grow with the text, the scale and the weight.
+    @Test func fontMetrics() {
+        #expect(PlotFont.width(of: "") == 0)
+        let e = PlotFont.width(of: "E"), ee = PlotFont.width(of: "EE")
+        #expect(e > 4 && e < 12 && abs(ee - 2 * e) < 0.01, "\(e) \(ee)")
+        #expect(abs(PlotFont.width(of: "EE", scale: 2) - 2 * ee) < 0.5)
+        #expect(PlotFont.width(of: "EE", bold: true) > ee)
+        #expect(abs(PlotFont.width(of: "0123456789") - 10 * PlotFont.width(of: "0")) < 0.01, "tabular digits")
+        // Drawn at scale 2 with its top on y = 10.5: the ink of "H" spans 18 ± 1 rows.
+        var d = Drawing(width: 60, height: 40)
+        d.add(.text("H", at: PlotPoint(5, 10), TextStyle(color: .black, scale: 2, vertical: .capTop)))
+        let image = d.rasterize()
+        let inked = (0..<40).filter { y in (0..<60).contains { x in image.pixel(x, y).x < 128 } }
+        #expect(inked.count >= 17 && inked.count <= 19 && abs((inked.first ?? 0) - 10) <= 1, "\(inked)")
+        // Characters beyond ASCII used by the charts have glyphs (not the empty box of a missing one).
+        for s in ["µ", "·", "×", "±", "−", "≤", "≥", "Δ", "σ", "²"] { #expect(PlotFont.width(of: s) > 2, "\(s)") }
     }
 
-    @Test func glyphShapesAndMetrics() throws {
-        // "E" at scale 1: 5 wide; capitals from row 1 to row 9, the baseline below row 9.
-        let e = BitmapFont.mask("E")
-        #expect(e.width == 5 && e.baseline == 10)
-        let row = { (r: Int) in (0..<5).map { e.coverage[r * 5 + $0] == 1 } }
-        #expect(row(0) == [false, false, false, false, false])
-        #expect(row(1) == [true, true, true, true, true])
-        #expect(row(5) == [true, true, true, true, false])
-        #expect(row(9) == [true, true, true, true, true])
-        #expect(row(10) == [false, false, false, false, false])
-        // Widths: glyph widths plus one pixel between glyphs, times the scale.
-        #expect(BitmapFont.width(of: "E") == 5)
-        #expect(BitmapFont.width(of: "EE") == 11)
-        #expect(BitmapFont.width(of: "EE", scale: 2) == 22)
-        #expect(BitmapFont.width(of: "EE", bold: true) == 13)
-        #expect(BitmapFont.width(of: "EE", scale: 2, bold: true) == 24)
-        #expect(BitmapFont.width(of: "") == 0)
-        #expect(BitmapFont.width(of: "0123456789") == 10 * 5 + 9, "tabular digits")
-    }
-
-    @Test func enlargedTextKeepsStraightStrokesSharpAndSmoothsDiagonals() throws {
-        // The minus sign is one straight bar, 10 × 2 pixels at scale 2: full ink except its
-        // four outer corners, which the smoothing rounds to 3/4.
-        let minus = BitmapFont.mask("\u{2212}", scale: 2)
-        #expect(minus.coverage.filter { $0 == 1 }.count == 16)
-        #expect(minus.coverage.filter { $0 == 0.75 }.count == 4)
-        #expect(minus.coverage.allSatisfy { $0 == 0 || $0 == 1 || $0 == 0.75 })
-        // A diagonal gets partial coverage at scale 2 (anti-aliased), none at scale 1.
-        #expect(BitmapFont.mask("/", scale: 1).coverage.allSatisfy { $0 == 0 || $0 == 1 })
-        let slash = BitmapFont.mask("/", scale: 2).coverage
-        #expect(slash.contains { $0 > 0 && $0 < 1 })
-        #expect(slash.contains(1))
-    }
-
-    @Test func canvasLinesAndShapes() throws {
-        var canvas = Canvas(width: 40, height: 30)
-        // A one-pixel line through pixel centres covers exactly one column.
-        canvas.stroke([PlotPoint(10.5, 2), PlotPoint(10.5, 12)], LineStyle(color: .black))
-        for y in 2..<12 { #expect(canvas.pixel(10, y) == SIMD3(0, 0, 0)) }
-        #expect(canvas.pixel(9, 5) == SIMD3(255, 255, 255) && canvas.pixel(11, 5) == SIMD3(255, 255, 255))
-        #expect(canvas.pixel(10, 1) == SIMD3(255, 255, 255) && canvas.pixel(10, 12) == SIMD3(255, 255, 255), "butt ends")
-        // Dashes: 3 on, 2 off along a horizontal line.
-        canvas.stroke([PlotPoint(0, 20.5), PlotPoint(20, 20.5)], LineStyle(color: .black, dash: [3, 2]))
-        let dashes = (0..<20).map { canvas.pixel($0, 20) == SIMD3(0, 0, 0) }
+    /// Cairo draws the primitives where the drawing says: a one-pixel line through pixel
+    /// centres, butt ends, dashes, even–odd polygons with anti-aliased edges, discs, clipping.
+    @Test func drawingPrimitives() {
+        var d = Drawing(width: 40, height: 30)
+        d.add(.line([PlotPoint(10.5, 2), PlotPoint(10.5, 12)], LineStyle(color: .black)))
+        d.add(.line([PlotPoint(0, 20.5), PlotPoint(20, 20.5)], LineStyle(color: .black, dash: [3, 2])))
+        d.add(.polygon([PlotPoint(20, 2), PlotPoint(30.5, 2), PlotPoint(30.5, 12), PlotPoint(20, 12)], fill: RGBColor(0, 0, 255)))
+        d.add(.circle(center: PlotPoint(35, 25), radius: 3, fill: RGBColor(255, 0, 0), stroke: nil))
+        let image = d.rasterize()
+        for y in 2..<12 { #expect(image.pixel(10, y) == SIMD3(0, 0, 0)) }
+        #expect(image.pixel(9, 5) == SIMD3(255, 255, 255) && image.pixel(11, 5) == SIMD3(255, 255, 255))
+        #expect(image.pixel(10, 1) == SIMD3(255, 255, 255) && image.pixel(10, 12) == SIMD3(255, 255, 255), "butt ends")
+        let dashes = (0..<20).map { image.pixel($0, 20) == SIMD3(0, 0, 0) }
         #expect(dashes == [true, true, true, false, false, true, true, true, false, false,
                            true, true, true, false, false, true, true, true, false, false])
-        // A filled polygon (square from 20 to 30) covers whole pixels inside, none outside;
-        // a half-covered column gets half the colour.
-        canvas.fill(polygon: [PlotPoint(20, 2), PlotPoint(30.5, 2), PlotPoint(30.5, 12), PlotPoint(20, 12)], RGBColor(0, 0, 255))
-        #expect(canvas.pixel(25, 7) == SIMD3(0, 0, 255))
-        #expect(canvas.pixel(30, 7) == SIMD3(128, 128, 255))
-        #expect(canvas.pixel(31, 7) == SIMD3(255, 255, 255) && canvas.pixel(19, 7) == SIMD3(255, 255, 255))
-        // A disc: the centre covered, far pixels untouched.
-        canvas.fillCircle(center: PlotPoint(35, 25), radius: 3, RGBColor(255, 0, 0))
-        #expect(canvas.pixel(35, 25) == SIMD3(255, 0, 0))
-        #expect(canvas.pixel(39, 29) == SIMD3(255, 255, 255))
+        #expect(image.pixel(25, 7) == SIMD3(0, 0, 255))
+        let edge = image.pixel(30, 7)
+        #expect(edge.x > 100 && edge.x < 156 && edge.z == 255, "half-covered column: \(edge)")
+        #expect(image.pixel(31, 7) == SIMD3(255, 255, 255) && image.pixel(19, 7) == SIMD3(255, 255, 255))
+        #expect(image.pixel(35, 25) == SIMD3(255, 0, 0) && image.pixel(39, 29) == SIMD3(255, 255, 255))
+
+        var c = Drawing(width: 20, height: 20)
+        c.add(.clip(PlotRect(x: 5, y: 5, width: 10, height: 10)))
+        c.add(.rect(PlotRect(x: 0, y: 0, width: 20, height: 20), fill: .black))
+        let clipped = c.rasterize()
+        #expect(clipped.pixel(4, 10) == SIMD3(255, 255, 255) && clipped.pixel(5, 10) == SIMD3(0, 0, 0))
+        #expect(clipped.pixel(14, 14) == SIMD3(0, 0, 0) && clipped.pixel(15, 14) == SIMD3(255, 255, 255))
     }
 
-    @Test func clippingLimitsDrawing() throws {
-        var canvas = Canvas(width: 20, height: 20)
-        canvas.setClip(PlotRect(x: 5, y: 5, width: 10, height: 10))
-        canvas.fill(PlotRect(x: 0, y: 0, width: 20, height: 20), .black)
-        #expect(canvas.pixel(4, 10) == SIMD3(255, 255, 255) && canvas.pixel(5, 10) == SIMD3(0, 0, 0))
-        #expect(canvas.pixel(14, 14) == SIMD3(0, 0, 0) && canvas.pixel(15, 14) == SIMD3(255, 255, 255))
-    }
-
-    @Test func niceTicks() throws {
+    @Test func niceTicks() {
         #expect(AxisTicks.niceStep(span: 10, target: 5) == 2)
         #expect(AxisTicks.niceStep(span: 1, target: 4) == 0.2)
         #expect(AxisTicks.niceStep(span: 700, target: 3) == 200)
@@ -98,7 +64,7 @@ import Testing
         #expect(AxisTicks.niceRange(0...10.4, target: 5) == 0...12)
     }
 
-    @Test func stopTicks() throws {
+    @Test func stopTicks() {
         // Every stop ticked; labels every stop when there is room, else every 2 or 5.
         let wide = AxisTicks.stops(-4...2, pixelsPerStop: 60, minimumSpacing: 30)
         #expect(wide.map(\.coordinate) == [-4, -3, -2, -1, 0, 1, 2])
@@ -108,7 +74,7 @@ import Testing
         #expect(narrow.compactMap(\.label) == ["\u{2212}10", "\u{2212}5", "0"])
     }
 
-    @Test func logTicks() throws {
+    @Test func logTicks() {
         let ticks = AxisTicks.logarithmic(0...3, maximumLabels: 6)
         #expect(ticks.compactMap(\.label) == ["1", "10", "100", "1k"])
         #expect(ticks.filter { $0.label == nil }.count == 3 * 8, "2…9 in each of three decades")
@@ -118,7 +84,7 @@ import Testing
         #expect(many.compactMap(\.label) == ["1e\u{2212}12", "1e\u{2212}9", "1e\u{2212}6", "0.001", "1"])
     }
 
-    @Test func numberFormats() throws {
+    @Test func numberFormats() {
         #expect(AxisFormat.number(-3, step: 1) == "\u{2212}3")
         #expect(AxisFormat.number(0.25, step: 0.05) == "0.25")
         #expect(AxisFormat.number(-0.0001, step: 0.1) == "0.0", "no negative zero")
@@ -147,7 +113,7 @@ import Testing
         return 0.2104542553 * l + 0.7936177850 * m - 0.0040720468 * s
     }
 
-    @Test func rampIsEvenInLightnessAndAvoidsMagenta() throws {
+    @Test func rampIsEvenInLightnessAndAvoidsMagenta() {
         for i in 0..<EVColorRamp.size {
             let t = Double(i) / Double(EVColorRamp.size - 1)
             let c = EVColorRamp.color(at: t)

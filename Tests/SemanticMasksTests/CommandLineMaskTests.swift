@@ -40,7 +40,8 @@ enum MaskCLI {
         let dng = try Self.write(MaskFixtures.linearRaw(), dir, "masks.dng")
         let r = try MaskCLI.run(["convert", dng, "-o", dir.path + "/", "--format", "exr,hdf5", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let report = try #require((document["files"] as? [[String: Any]])?.first)
         let masks = try #require(report["masks"] as? [[String: String]])
         #expect(masks.map { $0["name"] } == ["sky", "glasses", "skin_1", "skin_2"])
         #expect(masks[2]["instanceID"] == "1" && masks[0]["semanticName"] == MaskFixtures.skyURN)
@@ -49,7 +50,7 @@ enum MaskCLI {
         do { let exrheader = try TestData.tool("exrheader")
             let header = try TestData.run(exrheader, [exr]).stdout
             for name in ["sky", "glasses", "skin_1", "skin_2"] {
-                #expect(header.contains("mask.\(name).Y, 16-bit floating-point, sampling 1 1"), "\(name)")
+                #expect(header.contains("mask_\(name), 16-bit floating-point, sampling 1 1"), "\(name)")
             }
             #expect(header.contains("sceneLinear:mask.sky (type string): \"\(MaskFixtures.skyURN)\""))
             #expect(header.contains("sceneLinear:mask.skin_2.instanceID (type string): \"2\""))
@@ -84,7 +85,7 @@ enum MaskCLI {
                 return bool(rel.max(initial=0) <= 2**-10 and np.abs(a[~big] - e[~big]).max(initial=0) <= 2**-22)
             with OpenEXR.File(exr_path, separate_channels=True) as f:
                 ch = f.channels()
-                exr = {n: ch['mask.%s.Y' % n].pixels for n in names}
+                exr = {n: ch['mask_%s' % n].pixels for n in names}
                 header = f.header()
                 urn = header['sceneLinear:mask.sky']
                 iid = header['sceneLinear:mask.skin_1.instanceID']

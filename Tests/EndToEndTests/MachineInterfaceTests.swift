@@ -1,0 +1,117 @@
+import Foundation
+import SimulationCheck
+import Testing
+import TestSupport
+
+/// The command line as scripts use it: every `--json` document validates against its JSON
+/// Schema in docs/schemas (checked with the Python `jsonschema` package), one file and a
+/// batch give the same document shape, `-o -` and `info -` use the standard streams, errors
+/// and per-file failures go to stderr, `-q` silences every command, output directories are
+/// created.
+@Suite struct MachineInterfaceTests {
+    static var schemas: URL { TestData.packageRoot.appendingPathComponent("docs/schemas") }
+
+    /// Validates each (schema name, JSON text) pair; returns the validator's report.
+    static func validate(_ documents: [(String, String)], in dir: URL) throws -> ProcessResult? {
+        var arguments: [String] = []
+        for (k, (schema, text)) in documents.enumerated() {
+            let path = dir.appendingPathComponent("doc-\(k).json").path
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            arguments += [Self.schemas.appendingPathComponent("\(schema).schema.json").path, path]
+        }
+        let script = """
+            import sys, json, jsonschema
+            args = sys.argv[1:]
+            bad = 0
+            for schema_path, doc_path in zip(args[0::2], args[1::2]):
+                schema = json.load(open(schema_path))
+                jsonschema.Draft202012Validator.check_schema(schema)
+                errors = list(jsonschema.Draft202012Validator(schema).iter_errors(json.load(open(doc_path))))
+                for e in errors[:3]:
+                    print("INVALID", doc_path, list(e.absolute_path), e.message[:200])
+                bad += bool(errors)
+            print("checked", len(args) // 2, "invalid", bad)
+            """
+        return try TestData.runPython(script, arguments)
+    }
+
+    @Test(.enabled(if: (TestData.python != nil && (try? CLI.binary) != nil) || TestRequirement.toolsRequired))
+    func everyJSONDocumentMatchesItsSchema() throws {
+        let dir = TestData.temporaryDirectory("schemas")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let chart = TestData.packageRoot.appendingPathComponent("datasets/sample/chart.dng").path
+        let batchIn = dir.appendingPathComponent("in")
+        try FileManager.default.createDirectory(at: batchIn, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: chart, toPath: batchIn.appendingPathComponent("a.dng").path)
+        try Data("not a DNG".utf8).write(to: batchIn.appendingPathComponent("b.dng"))
+        let exr = dir.appendingPathComponent("one.exr").path
+        var documents: [(String, String)] = []
+        func run(_ schema: String, _ arguments: [String], status: Int32 = 0, stdin: Data? = nil) throws -> ProcessResult {
+            let r = try TestData.run(try CLI.binary, arguments, stdin: stdin)
+            #expect(r.status == status, "\(arguments): \(r.stderr)")
+            documents.append((schema, r.stdout))
+            return r
+        }
+        let one = try run("convert", ["convert", chart, "-o", exr, "--json", "--timings"])
+        let failed = try run("convert", ["convert", batchIn.appendingPathComponent("b.dng").path, "-o", exr, "--json"], status: 11)
+        let batch = try run("convert", ["convert", batchIn.path, "-o", dir.appendingPathComponent("out/new/").path, "--json"], status: 11)
+        _ = try run("info", ["info", chart, "--json"])
+        _ = try run("info", ["info", chart, "--json", "--tags"])
+        let stdinInfo = try run("info", ["info", "-", "--json"], stdin: try Data(contentsOf: URL(fileURLWithPath: chart)))
+        _ = try run("analysis", ["stats", chart, exr, "--json", "--region", "a=0,0,0.5,0.5"])
+        _ = try run("analysis", ["histogram", exr, "--json"])
+        _ = try run("analysis", ["ratio", exr, "--region", "a=0,0,0.5,0.5", "--region", "b=0.5,0.5,1,1", "--json"])
+        _ = try run("analysis", ["stats", exr, batchIn.appendingPathComponent("b.dng").path, "--json"], status: 11)
+        let sim = dir.appendingPathComponent("sim")
+        let simulated = try TestData.run(try CLI.binary, ["simulate", "--size", "96x64", "-o", sim.path, "-q"])
+        #expect(simulated.status == 0 && simulated.stdout.isEmpty, "\(simulated.stderr)")
+        _ = try run("validation", ["validate", sim.appendingPathComponent("grey-ramp.dng").path, "--json"])
+
+        let report = try #require(try Self.validate(documents, in: dir))
+        #expect(report.status == 0, "\(report.stderr)")
+        #expect(report.stdout.contains("checked \(documents.count) invalid 0"), "\(report.stdout)")
+
+        // One file and a batch: the same top-level keys; failures are entries with their error.
+        func object(_ text: String) throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        }
+        let (a, b, c) = (try object(one.stdout), try object(failed.stdout), try object(batch.stdout))
+        #expect(Set(a.keys) == Set(c.keys) && Set(a.keys) == Set(b.keys))
+        let entries = try #require(c["files"] as? [[String: Any]])
+        #expect(entries.map { $0["status"] as? String } == ["ok", "failed"])
+        #expect(entries[1]["errorCategory"] as? String == "not-dng")
+        #expect((try object(stdinInfo.stdout))["file"] as? String == "<stdin>")
+        // The batch's failure is reported on stderr, not mixed into the document.
+        #expect(batch.stderr.contains("b.dng") && !batch.stdout.contains("scenelinear: error"))
+        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("out/new/a.exr").path))
+    }
+
+    /// `-o -` writes the EXR to stdout, byte for byte the file `-o y.exr` writes; HDF5 to
+    /// stdout and `-o -` with `--json` are usage errors; `-q` leaves stdout empty.
+    @Test(.enabled(if: (try? CLI.binary) != nil || TestRequirement.toolsRequired))
+    func standardStreamsAndQuiet() throws {
+        let dir = TestData.temporaryDirectory("streams")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let chart = TestData.packageRoot.appendingPathComponent("datasets/sample/chart.dng").path
+        let binary = try CLI.binary
+        let piped = try TestData.run(binary, ["convert", chart, "-o", "-", "--exr-clip-mask"])
+        #expect(piped.status == 0, "\(piped.stderr)")
+        let file = dir.appendingPathComponent("y.exr").path
+        let written = try TestData.run(binary, ["convert", chart, "-o", file, "--exr-clip-mask", "-q"])
+        #expect(written.status == 0 && written.stdout.isEmpty, "\(written.stderr)")
+        // ProcessResult decodes stdout as UTF-8; compare through a file written by a shell redirect instead.
+        let redirected = dir.appendingPathComponent("z.exr").path
+        let shell = try TestData.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "\"$0\" convert \"$1\" -o - --exr-clip-mask > \"$2\"", binary.path, chart, redirected])
+        #expect(shell.status == 0, "\(shell.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: redirected)) == (try Data(contentsOf: URL(fileURLWithPath: file))))
+        #expect(try TestData.run(binary, ["convert", chart, "-o", "-", "--format", "hdf5"]).status == 64)
+        #expect(try TestData.run(binary, ["convert", chart, "-o", "-", "--json"]).status == 64)
+        let help = try TestData.run(binary, ["--help"]).stdout
+        for code in ["10 input missing", "16 output cannot", "17 over a resource limit", "20 validate", "64 usage error"] {
+            #expect(help.replacingOccurrences(of: "\n", with: " ").contains(code), "\(code)")
+        }
+        for command in ["info", "convert", "stats", "histogram", "ratio", "report", "simulate", "validate", "manifest", "testchart"] {
+            #expect(try TestData.run(binary, [command, "--help"]).stdout.contains("-q, --quiet"), "\(command)")
+        }
+    }
+}
