@@ -52,6 +52,15 @@ extension EXRFile {
         try context.check(exr_get_compression(ctxt, part, &compressionValue), "exr_get_compression")
 
         let attributes = try readAttributes(context, part)
+        if let compression = EXRCompression(exrValue: compressionValue), compression.needsCXXEncoder {
+            // OpenEXRCore 3.1 cannot decode DWA: read an uncompressed rewrite of the file.
+            try context.finish()
+            let copy = NSTemporaryDirectory() + "/scenelinear-dwa-\(getpid())-\(UUID().uuidString).exr"
+            defer { unlink(copy) }
+            try rewrite(path, as: copy, compression: .none, path: path, category: .corruptData)
+            let (planes, _, _) = try readPlanes(copy)
+            return (planes, attributes, compression)
+        }
         let planes = try EXRChannelPlanes(context: context, part: part, width: width, height: height)
         try EXRChunkDecoder(context: context, part: part, window: window, storage: storage, planes: planes)
             .run(threads: Parallel.threadCount)

@@ -1,4 +1,5 @@
 internal import COpenEXR
+internal import CEXRDWA
 import Foundation
 import ImageCore
 
@@ -44,6 +45,10 @@ public enum EXRFile {
             throw ExchangeError(path: path, operation: "EXRFile.write",
                                 message: "zip level \(level) is outside 0...12", category: .outputFailure)
         }
+        if options.compression.needsCXXEncoder && options.tiling != nil {
+            throw ExchangeError(path: path, operation: "EXRFile.write",
+                                message: "\(options.compression.rawValue) is written as scanlines only, not tiled", category: .outputFailure)
+        }
         if let t = options.tiling, !(1...65536).contains(t.tileSize) {
             throw ExchangeError(path: path, operation: "EXRFile.write",
                                 message: "tile size \(t.tileSize) is outside 1...65536", category: .outputFailure)
@@ -83,8 +88,32 @@ public enum EXRFile {
                         }
                     }
                 }
-                try writeFile(temporary, levels: levels, attributes: attributes, options: options)
+                guard options.compression.needsCXXEncoder else {
+                    return try writeFile(temporary, levels: levels, attributes: attributes, options: options)
+                }
+                // DWA: the file uncompressed under a second temporary name, then rewritten.
+                let stage = temporary + ".uncompressed"
+                defer { unlink(stage) }
+                var uncompressed = options
+                uncompressed.compression = .none
+                try writeFile(stage, levels: levels, attributes: attributes, options: uncompressed)
+                try rewrite(stage, as: temporary, compression: options.compression, path: path, category: .outputFailure)
             }
+        }
+    }
+
+    /// The DWA compression level (OpenEXR's default: 45).
+    static let dwaLevel: Float = 45
+
+    /// Rewrites the scanline EXR `input` as `output` with `compression`, through the OpenEXR
+    /// C++ library (for DWA, which OpenEXRCore 3.1 neither writes nor reads); errors name `path`.
+    static func rewrite(_ input: String, as output: String, compression: EXRCompression, path: String,
+                        category: FailureCategory) throws {
+        var message = [CChar](repeating: 0, count: 512)
+        guard scenelinear_exr_rewrite(input, output, Int32(compression.exrValue.rawValue), dwaLevel, &message, message.count) == 0 else {
+            throw ExchangeError(path: path, operation: "OpenEXR C++ rewrite (\(compression.rawValue))",
+                                message: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
+                                category: category)
         }
     }
 
@@ -203,8 +232,13 @@ extension EXRCompression {
         case .pxr24: return EXR_COMPRESSION_PXR24
         case .b44: return EXR_COMPRESSION_B44
         case .b44a: return EXR_COMPRESSION_B44A
+        case .dwaa: return EXR_COMPRESSION_DWAA
+        case .dwab: return EXR_COMPRESSION_DWAB
         }
     }
+
+    /// Whether the file is written through the OpenEXR C++ library (`CEXRDWA`).
+    var needsCXXEncoder: Bool { self == .dwaa || self == .dwab }
 
     init?(exrValue: exr_compression_t) {
         guard let match = EXRCompression.allCases.first(where: { $0.exrValue == exrValue }) else { return nil }
