@@ -155,11 +155,11 @@ public enum EXRFile {
             try context.check(exr_set_zip_compression_level(ctxt, part, Int32(min(level, 9))), "exr_set_zip_compression_level")
         }
         let pixelType = options.pixelType == .half ? EXR_PIXEL_HALF : EXR_PIXEL_FLOAT
-        for channel in top.planes.channels {
-            try context.check(exr_add_channel(ctxt, part, channel.name, pixelType, EXR_PERCEPTUALLY_LOGARITHMIC, 1, 1),
+        for name in ["R", "G", "B"] + top.names {
+            try context.check(exr_add_channel(ctxt, part, name, pixelType, EXR_PERCEPTUALLY_LOGARITHMIC, 1, 1),
                               "exr_add_channel")
         }
-        if attributes.contains(where: { $0.0.utf8.count > 31 }) || top.planes.channels.contains(where: { $0.name.utf8.count > 31 }) {
+        if attributes.contains(where: { $0.0.utf8.count > 31 }) || top.names.contains(where: { $0.utf8.count > 31 }) {
             try context.check(exr_set_longname_support(ctxt, 1), "exr_set_longname_support")
         }
         for (name, value) in attributes {
@@ -167,12 +167,17 @@ public enum EXRFile {
         }
         try context.check(exr_write_header(ctxt), "exr_write_header")
         if options.tiling != nil {
-            try EXRTileEncoder(context: context, part: part, levels: levels.map(\.planes)).run()
+            // Mip-map levels own their values; a single level may reference the image's.
+            try top.withPlanes { first in
+                try EXRTileEncoder(context: context, part: part, levels: [first] + levels.dropFirst().map { $0.withPlanes { $0 } }).run()
+            }
         } else {
             let usesDeflate = options.compression == .zip || options.compression == .zips
-            try EXRChunkEncoder(context: context, part: part, planes: top.planes,
-                                zip: usesDeflate ? options.zipLevel.map { .libdeflate(level: $0) } ?? .runLength : nil)
-                .run(threads: Parallel.threadCount)
+            try top.withPlanes { planes in
+                try EXRChunkEncoder(context: context, part: part, planes: planes,
+                                    zip: usesDeflate ? options.zipLevel.map { .libdeflate(level: $0) } ?? .runLength : nil)
+                    .run(threads: Parallel.threadCount)
+            }
         }
         withExtendedLifetime(levels) {}
         try context.finish()
@@ -271,16 +276,22 @@ final class EXRPixelStore: @unchecked Sendable {
     private let storage: UnsafeMutableRawBufferPointer
     /// Level-0 Float values kept for building the next mip-map level (nil for HALF scanline files).
     private var floats: [Float]?
+    /// The image's own half RGB values, referenced rather than copied (nil when `storage`
+    /// holds R, G, B).
+    private let rgbHalves: [Float16]?
     let names: [String]
-    private(set) var planes: EXRSourcePlanes
+    /// The channels; with `rgbHalves`, R, G and B point nowhere until `withPlanes`.
+    private let planes: EXRSourcePlanes
 
-    private init(width: Int, height: Int, type: EXRPixelType, names: [String]) {
+    private init(width: Int, height: Int, type: EXRPixelType, names: [String], rgbHalves: [Float16]? = nil) {
         self.width = width
         self.height = height
         self.type = type
         self.names = names
+        self.rgbHalves = rgbHalves
         let bytes = type == .half ? 2 : 4
-        storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, width * height * (3 + names.count) * bytes),
+        let rgbPlanes = rgbHalves == nil ? 3 : 0
+        storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, width * height * (rgbPlanes + names.count) * bytes),
                                                          alignment: 16)
         var planes = EXRSourcePlanes(width: width, height: height, bytesPerSample: bytes)
         let base = UnsafeRawPointer(storage.baseAddress!)
@@ -288,20 +299,30 @@ final class EXRPixelStore: @unchecked Sendable {
             planes.channels.append(.init(name: name, first: base + c * bytes, pixelStride: 3))
         }
         for (k, name) in names.enumerated() {
-            planes.channels.append(.init(name: name, first: base + (3 + k) * width * height * bytes, pixelStride: 1))
+            planes.channels.append(.init(name: name, first: base + (rgbPlanes + k) * width * height * bytes, pixelStride: 1))
         }
         self.planes = planes
     }
 
-    /// HALF pixels: `rgbHalves` as they are, the extra planes rounded to half.
+    /// HALF pixels: `rgbHalves` as they are (not copied), the extra planes rounded to half.
     convenience init(width: Int, height: Int, rgbHalves: [Float16], extra: [[Float]], names: [String]) {
-        self.init(width: width, height: height, type: .half, names: names)
+        self.init(width: width, height: height, type: .half, names: names, rgbHalves: rgbHalves)
         let n = width * height
         let out = storage.baseAddress!.assumingMemoryBound(to: Float16.self)
-        rgbHalves.withUnsafeBufferPointer { out.update(from: $0.baseAddress!, count: 3 * n) }
         for (k, plane) in extra.enumerated() {
             let halves = HalfConversion.halves(plane)
-            halves.withUnsafeBufferPointer { (out + (3 + k) * n).update(from: $0.baseAddress!, count: n) }
+            halves.withUnsafeBufferPointer { (out + k * n).update(from: $0.baseAddress!, count: n) }
+        }
+    }
+
+    /// Runs `body` with the channels (R, G, B pointing into the image's own values, valid
+    /// during `body` only).
+    func withPlanes<R>(_ body: (EXRSourcePlanes) throws -> R) rethrows -> R {
+        guard let rgbHalves else { return try body(planes) }
+        return try rgbHalves.withUnsafeBufferPointer { rgb in
+            var p = planes
+            for c in 0..<3 { p.channels[c].first = UnsafeRawPointer(rgb.baseAddress! + c) }
+            return try body(p)
         }
     }
 
