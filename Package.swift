@@ -30,6 +30,9 @@ let package = Package(
         .systemLibrary(name: "CCairo", pkgConfig: "pangocairo", providers: [.apt(["libcairo2-dev", "libpango1.0-dev"])]),
         // ---- plain C: run-time dispatched F16C half-float conversion ----
         .target(name: "CHalf"),
+        // ---- C++: DWAA/DWAB EXR output through the OpenEXR C++ library (C interface) ----
+        .systemLibrary(name: "COpenEXRCxx", pkgConfig: "OpenEXR", providers: [.apt(["libopenexr-dev"])]),
+        .target(name: "CEXRDWA", dependencies: ["COpenEXRCxx"]),
 
         // ---- the data flow, one module per stage ----
         // Shared value types: images, rectangles, matrices, errors, provenance, hashing.
@@ -56,7 +59,7 @@ let package = Package(
         // A fast zlib-format encoder (runs and per-block Huffman codes) for byte-reordered image data.
         .target(name: "RunLengthDeflate", dependencies: ["CDeflate"]),
         // EXR and HDF5 writers and readers.
-        .target(name: "ImageExchange", dependencies: ["ImageCore", "COpenEXR", "CHDF5", "CZlib", "CDeflate", "RunLengthDeflate"]),
+        .target(name: "ImageExchange", dependencies: ["ImageCore", "COpenEXR", "CEXRDWA", "CHDF5", "CZlib", "CDeflate", "RunLengthDeflate"]),
         // DNG opcode lists (OpcodeList1/2/3): parsing every opcode, applying the radiometric ones.
         .target(name: "Opcodes", dependencies: ["ImageCore"]),
         // DNG writer through libtiff (test fixtures, samples; grows into simulated capture).

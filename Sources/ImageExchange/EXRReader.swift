@@ -52,6 +52,18 @@ extension EXRFile {
         try context.check(exr_get_compression(ctxt, part, &compressionValue), "exr_get_compression")
 
         let attributes = try readAttributes(context, part)
+        if let compression = EXRCompression(exrValue: compressionValue), compression.needsCXXEncoder {
+            // OpenEXRCore 3.1 cannot decode DWA: read an uncompressed rewrite of the file (the
+            // limits checked first: the rewrite holds the whole image).
+            try limits.check(path: path, width: width, height: height,
+                             bytesPerPixel: 12 + 4 * (try EXRChannelPlanes.channelCount(context: context, part: part)))
+            try context.finish()
+            let copy = NSTemporaryDirectory() + "/scenelinear-dwa-\(getpid())-\(UUID().uuidString).exr"
+            defer { unlink(copy) }
+            try rewrite(path, as: copy, compression: .none, path: path, category: .corruptData)
+            let (planes, _, _) = try readPlanes(copy, limits: limits)
+            return (planes, attributes, compression)
+        }
         let planes = try EXRChannelPlanes(context: context, part: part, width: width, height: height, limits: limits)
         try EXRChunkDecoder(context: context, part: part, window: window, storage: storage, planes: planes)
             .run(threads: Parallel.threadCount)
@@ -187,6 +199,14 @@ final class EXRChannelPlanes: @unchecked Sendable {
     let width: Int
     let height: Int
     private(set) var planes: [Plane] = []
+
+    /// The number of channels of `part`.
+    static func channelCount(context: EXRContext, part: Int32) throws -> Int {
+        guard let ctxt = context.handle else { return 0 }
+        var list: UnsafePointer<exr_attr_chlist_t>?
+        try context.check(exr_get_channels(ctxt, part, &list), "exr_get_channels")
+        return Int(list?.pointee.num_channels ?? 0)
+    }
 
     init(context: EXRContext, part: Int32, width: Int, height: Int, limits: ReadLimits) throws {
         self.width = width

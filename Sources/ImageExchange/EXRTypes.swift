@@ -5,8 +5,10 @@ import ImageCore
 /// `none`, `rle`, `zips`, `zip`, `piz` are lossless for every channel type; `pxr24` is
 /// lossless for HALF channels and rounds FLOAT ones to 24 bits; `b44` and `b44a` are lossy
 /// (4×4 HALF blocks packed into 14 bytes, 3 for flat blocks with B44A; FLOAT channels are
-/// kept as they are). DWAA/DWAB are absent: OpenEXRCore 3.1, the library the writer uses,
-/// cannot encode them. Raw values are the names `exrheader` prints.
+/// kept as they are); `dwaa` and `dwab` are lossy for R, G, B and lossless for the other
+/// channels (OpenEXRCore 3.1 has no DWA encoder: the file is written uncompressed, then
+/// rewritten by the OpenEXR C++ library, `CEXRDWA`). Raw values are the names `exrheader`
+/// prints.
 public enum EXRCompression: String, CaseIterable, Sendable {
     /// No compression: largest files, fastest to write and read.
     case none
@@ -24,9 +26,14 @@ public enum EXRCompression: String, CaseIterable, Sendable {
     case b44
     /// B44, with flat blocks stored in 3 bytes.
     case b44a
+    /// Lossy: DCT of R, G, B (and Y, RY, BY) in 32-scanline chunks, other channels (masks,
+    /// alpha) lossless; written through the OpenEXR C++ library (scanline files only).
+    case dwaa
+    /// DWAA in 256-scanline chunks.
+    case dwab
 
     /// Whether decoding gives back exactly the values written (for HALF channels).
-    public var isLossless: Bool { ![.b44, .b44a].contains(self) }
+    public var isLossless: Bool { ![.b44, .b44a, .dwaa, .dwab].contains(self) }
 }
 
 /// The sample type of the EXR colour and mask channels.

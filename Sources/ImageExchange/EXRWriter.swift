@@ -1,4 +1,5 @@
 internal import COpenEXR
+internal import CEXRDWA
 import Foundation
 import ImageCore
 
@@ -44,6 +45,10 @@ public enum EXRFile {
             throw ExchangeError(path: path, operation: "EXRFile.write",
                                 message: "zip level \(level) is outside 0...12", category: .outputFailure)
         }
+        if options.compression.needsCXXEncoder && options.tiling != nil {
+            throw ExchangeError(path: path, operation: "EXRFile.write",
+                                message: "\(options.compression.rawValue) is written as scanlines only, not tiled", category: .outputFailure)
+        }
         if let t = options.tiling, !(1...65536).contains(t.tileSize) {
             throw ExchangeError(path: path, operation: "EXRFile.write",
                                 message: "tile size \(t.tileSize) is outside 1...65536", category: .outputFailure)
@@ -83,8 +88,32 @@ public enum EXRFile {
                         }
                     }
                 }
-                try writeFile(temporary, levels: levels, attributes: attributes, options: options)
+                guard options.compression.needsCXXEncoder else {
+                    return try writeFile(temporary, levels: levels, attributes: attributes, options: options)
+                }
+                // DWA: the file uncompressed under a second temporary name, then rewritten.
+                let stage = temporary + ".uncompressed"
+                defer { unlink(stage) }
+                var uncompressed = options
+                uncompressed.compression = .none
+                try writeFile(stage, levels: levels, attributes: attributes, options: uncompressed)
+                try rewrite(stage, as: temporary, compression: options.compression, path: path, category: .outputFailure)
             }
+        }
+    }
+
+    /// The DWA compression level (OpenEXR's default: 45).
+    static let dwaLevel: Float = 45
+
+    /// Rewrites the scanline EXR `input` as `output` with `compression`, through the OpenEXR
+    /// C++ library (for DWA, which OpenEXRCore 3.1 neither writes nor reads); errors name `path`.
+    static func rewrite(_ input: String, as output: String, compression: EXRCompression, path: String,
+                        category: FailureCategory) throws {
+        var message = [CChar](repeating: 0, count: 512)
+        guard scenelinear_exr_rewrite(input, output, Int32(compression.exrValue.rawValue), dwaLevel, &message, message.count) == 0 else {
+            throw ExchangeError(path: path, operation: "OpenEXR C++ rewrite (\(compression.rawValue))",
+                                message: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
+                                category: category)
         }
     }
 
@@ -126,11 +155,11 @@ public enum EXRFile {
             try context.check(exr_set_zip_compression_level(ctxt, part, Int32(min(level, 9))), "exr_set_zip_compression_level")
         }
         let pixelType = options.pixelType == .half ? EXR_PIXEL_HALF : EXR_PIXEL_FLOAT
-        for channel in top.planes.channels {
-            try context.check(exr_add_channel(ctxt, part, channel.name, pixelType, EXR_PERCEPTUALLY_LOGARITHMIC, 1, 1),
+        for name in ["R", "G", "B"] + top.names {
+            try context.check(exr_add_channel(ctxt, part, name, pixelType, EXR_PERCEPTUALLY_LOGARITHMIC, 1, 1),
                               "exr_add_channel")
         }
-        if attributes.contains(where: { $0.0.utf8.count > 31 }) || top.planes.channels.contains(where: { $0.name.utf8.count > 31 }) {
+        if attributes.contains(where: { $0.0.utf8.count > 31 }) || top.names.contains(where: { $0.utf8.count > 31 }) {
             try context.check(exr_set_longname_support(ctxt, 1), "exr_set_longname_support")
         }
         for (name, value) in attributes {
@@ -138,12 +167,17 @@ public enum EXRFile {
         }
         try context.check(exr_write_header(ctxt), "exr_write_header")
         if options.tiling != nil {
-            try EXRTileEncoder(context: context, part: part, levels: levels.map(\.planes)).run()
+            // Mip-map levels own their values; a single level may reference the image's.
+            try top.withPlanes { first in
+                try EXRTileEncoder(context: context, part: part, levels: [first] + levels.dropFirst().map { $0.withPlanes { $0 } }).run()
+            }
         } else {
             let usesDeflate = options.compression == .zip || options.compression == .zips
-            try EXRChunkEncoder(context: context, part: part, planes: top.planes,
-                                zip: usesDeflate ? options.zipLevel.map { .libdeflate(level: $0) } ?? .runLength : nil)
-                .run(threads: Parallel.threadCount)
+            try top.withPlanes { planes in
+                try EXRChunkEncoder(context: context, part: part, planes: planes,
+                                    zip: usesDeflate ? options.zipLevel.map { .libdeflate(level: $0) } ?? .runLength : nil)
+                    .run(threads: Parallel.threadCount)
+            }
         }
         withExtendedLifetime(levels) {}
         try context.finish()
@@ -203,8 +237,13 @@ extension EXRCompression {
         case .pxr24: return EXR_COMPRESSION_PXR24
         case .b44: return EXR_COMPRESSION_B44
         case .b44a: return EXR_COMPRESSION_B44A
+        case .dwaa: return EXR_COMPRESSION_DWAA
+        case .dwab: return EXR_COMPRESSION_DWAB
         }
     }
+
+    /// Whether the file is written through the OpenEXR C++ library (`CEXRDWA`).
+    var needsCXXEncoder: Bool { self == .dwaa || self == .dwab }
 
     init?(exrValue: exr_compression_t) {
         guard let match = EXRCompression.allCases.first(where: { $0.exrValue == exrValue }) else { return nil }
@@ -237,16 +276,22 @@ final class EXRPixelStore: @unchecked Sendable {
     private let storage: UnsafeMutableRawBufferPointer
     /// Level-0 Float values kept for building the next mip-map level (nil for HALF scanline files).
     private var floats: [Float]?
+    /// The image's own half RGB values, referenced rather than copied (nil when `storage`
+    /// holds R, G, B).
+    private let rgbHalves: [Float16]?
     let names: [String]
-    private(set) var planes: EXRSourcePlanes
+    /// The channels; with `rgbHalves`, R, G and B point nowhere until `withPlanes`.
+    private let planes: EXRSourcePlanes
 
-    private init(width: Int, height: Int, type: EXRPixelType, names: [String]) {
+    private init(width: Int, height: Int, type: EXRPixelType, names: [String], rgbHalves: [Float16]? = nil) {
         self.width = width
         self.height = height
         self.type = type
         self.names = names
+        self.rgbHalves = rgbHalves
         let bytes = type == .half ? 2 : 4
-        storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, width * height * (3 + names.count) * bytes),
+        let rgbPlanes = rgbHalves == nil ? 3 : 0
+        storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, width * height * (rgbPlanes + names.count) * bytes),
                                                          alignment: 16)
         var planes = EXRSourcePlanes(width: width, height: height, bytesPerSample: bytes)
         let base = UnsafeRawPointer(storage.baseAddress!)
@@ -254,20 +299,30 @@ final class EXRPixelStore: @unchecked Sendable {
             planes.channels.append(.init(name: name, first: base + c * bytes, pixelStride: 3))
         }
         for (k, name) in names.enumerated() {
-            planes.channels.append(.init(name: name, first: base + (3 + k) * width * height * bytes, pixelStride: 1))
+            planes.channels.append(.init(name: name, first: base + (rgbPlanes + k) * width * height * bytes, pixelStride: 1))
         }
         self.planes = planes
     }
 
-    /// HALF pixels: `rgbHalves` as they are, the extra planes rounded to half.
+    /// HALF pixels: `rgbHalves` as they are (not copied), the extra planes rounded to half.
     convenience init(width: Int, height: Int, rgbHalves: [Float16], extra: [[Float]], names: [String]) {
-        self.init(width: width, height: height, type: .half, names: names)
+        self.init(width: width, height: height, type: .half, names: names, rgbHalves: rgbHalves)
         let n = width * height
         let out = storage.baseAddress!.assumingMemoryBound(to: Float16.self)
-        rgbHalves.withUnsafeBufferPointer { out.update(from: $0.baseAddress!, count: 3 * n) }
         for (k, plane) in extra.enumerated() {
             let halves = HalfConversion.halves(plane)
-            halves.withUnsafeBufferPointer { (out + (3 + k) * n).update(from: $0.baseAddress!, count: n) }
+            halves.withUnsafeBufferPointer { (out + k * n).update(from: $0.baseAddress!, count: n) }
+        }
+    }
+
+    /// Runs `body` with the channels (R, G, B pointing into the image's own values, valid
+    /// during `body` only).
+    func withPlanes<R>(_ body: (EXRSourcePlanes) throws -> R) rethrows -> R {
+        guard let rgbHalves else { return try body(planes) }
+        return try rgbHalves.withUnsafeBufferPointer { rgb in
+            var p = planes
+            for c in 0..<3 { p.channels[c].first = UnsafeRawPointer(rgb.baseAddress! + c) }
+            return try body(p)
         }
     }
 

@@ -104,7 +104,7 @@ extension SceneLinearCommand {
         @Flag(help: "Keep the sensor orientation instead of rotating/mirroring by the Orientation tag.")
         var noOrientation = false
 
-        @Option(help: "EXR compression: none, rle, zips, zip, piz, pxr24 (lossless for half), b44, b44a (lossy).")
+        @Option(help: "EXR compression: none, rle, zips, zip, piz, pxr24 (lossless for half), b44, b44a, dwaa, dwab (lossy; DWA keeps the mask channels lossless, scanline files only).")
         var exrCompression: EXRCompression = EXROptions().compression
 
         @Option(help: "EXR channel type: half (default) or float (32-bit: the pipeline's Float values, about twice the memory).")
@@ -162,6 +162,9 @@ extension SceneLinearCommand {
             if let hdf5Level, !(0...9).contains(hdf5Level) { throw ValidationError("--hdf5-level must be 0...9") }
             if !(1...65536).contains(exrTileSize) { throw ValidationError("--exr-tile-size must be 1...65536") }
             if exrMipmaps && !exrTiled { throw ValidationError("--exr-mipmaps needs --exr-tiled") }
+            if exrTiled && (exrCompression == .dwaa || exrCompression == .dwab) {
+                throw ValidationError("--exr-compression \(exrCompression.rawValue) writes scanline files: it cannot be combined with --exr-tiled")
+            }
             if output == "-" && json { throw ValidationError("-o - writes the image to standard output; --json cannot share it") }
             guard regions.isEmpty || analysis else { throw ValidationError("--region needs --analysis") }
             for r in regions {

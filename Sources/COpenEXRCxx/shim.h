@@ -1,0 +1,1 @@
+// Intentionally empty: this module exists for the OpenEXR C++ library's pkg-config flags.
