@@ -25,6 +25,9 @@ esac
 ln -sfn .. scenelinear-root
 log=$(mktemp)
 config=${SCENELINEAR_FUZZ_CONFIG:-release}
+# The build plan of this package goes stale when the main package gains or loses source
+# files (it is a path dependency); let SwiftPM plan again (compiled objects are kept).
+rm -f ".build-fuzz/$config.yaml"
 if ! swift build -c "$config" --product "$product" --scratch-path .build-fuzz \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library >"$log" 2>&1; then
     grep -v "Cannot export local symbol" "$log" >&2
