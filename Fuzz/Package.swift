@@ -9,7 +9,7 @@ let package = Package(
     // run.sh links the project root here as `scenelinear-root`, so the identity is stable.
     dependencies: [.package(path: "scenelinear-root")],
     targets: [
-        .target(name: "FuzzSupport"),
+        .target(name: "FuzzSupport", dependencies: [.product(name: "SceneLinearKit", package: "scenelinear-root")]),
         .executableTarget(name: "FuzzContainer", dependencies: ["FuzzSupport", .product(name: "SceneLinearKit", package: "scenelinear-root")]),
         .executableTarget(name: "FuzzLosslessJPEG", dependencies: ["FuzzSupport", .product(name: "SceneLinearKit", package: "scenelinear-root")]),
         .executableTarget(name: "FuzzDecode", dependencies: ["FuzzSupport", .product(name: "SceneLinearKit", package: "scenelinear-root")]),

@@ -38,6 +38,20 @@ import TestSupport
         #expect(lean.image.pixels.samples.map(\.bitPattern) == b.map(\.bitPattern), "\(label): pixels differ without mask")
     }
 
+    /// A simulated capture of the sunset scene, `width` × `height`, CFA unless `linearRaw`,
+    /// exposed so that the sun clips a few samples, with `lensShading` (a GainMap in
+    /// OpcodeList2) when given.
+    static func sunsetCapture(width: Int, height: Int, seed: UInt64, cfa: Bool = true, lensShading: Double? = nil,
+                              exposureTime: Double? = 0.04) throws -> LinearRawDNG {
+        var camera = CameraModel()
+        if cfa { camera.layout = "cfa" }
+        camera.lensShading = lensShading
+        camera.seed = seed
+        if let exposureTime { camera.exposureTime = exposureTime }
+        let scene = try RenderedScene(BuiltInScene.sunset.description(width: width, height: height))
+        return try Simulator.capture(scene, camera: camera).dng
+    }
+
     @Test func sameBitsAsDevelop() throws {
         let dir = TestData.temporaryDirectory("streaming")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -77,11 +91,7 @@ import TestSupport
 
         // A simulated capture with lens shading (a GainMap in OpcodeList2), plus a
         // DeltaPerRow and a MapPolynomial appended to the list.
-        var camera = CameraModel()
-        camera.lensShading = 0.4
-        camera.seed = 3
-        let scene = try RenderedScene(BuiltInScene.sunset.description(width: 160, height: 120))
-        var capture = try Simulator.capture(scene, camera: camera).dng
+        var capture = try Self.sunsetCapture(width: 160, height: 120, seed: 3, cfa: false, lensShading: 0.4, exposureTime: nil)
         capture.tileSize = (64, 48)  // several tiles, the last column and row partly outside
         let shaded = dir.appendingPathComponent("shaded.dng").path
         try DNGWriter.write(capture, to: shaded)
@@ -104,13 +114,7 @@ import TestSupport
     func cfaSameBitsAsDevelop(method: DemosaicMethod) throws {
         let dir = TestData.temporaryDirectory("streaming-cfa-\(method)")
         defer { try? FileManager.default.removeItem(at: dir) }
-        var camera = CameraModel()
-        camera.layout = "cfa"
-        camera.lensShading = 0.4
-        camera.seed = 8
-        camera.exposureTime = 0.04  // some clipped samples in the sun
-        let scene = try RenderedScene(BuiltInScene.sunset.description(width: 210, height: 150))
-        var capture = try Simulator.capture(scene, camera: camera).dng
+        var capture = try Self.sunsetCapture(width: 210, height: 150, seed: 8, lensShading: 0.4)
         var options = DevelopOptions()
         options.demosaic = method
         for (k, tile) in [(48, 32), (64, 48), (16, 16), (80, 112)].enumerated() {
@@ -142,12 +146,7 @@ import TestSupport
     func mosaicWindowAtEveryBoundary(method: DemosaicMethod) throws {
         let dir = TestData.temporaryDirectory("streaming-window-\(method)")
         defer { try? FileManager.default.removeItem(at: dir) }
-        var camera = CameraModel()
-        camera.layout = "cfa"
-        camera.seed = 5
-        camera.exposureTime = 0.04
-        let scene = try RenderedScene(BuiltInScene.sunset.description(width: 64, height: 302))
-        var capture = try Simulator.capture(scene, camera: camera).dng
+        var capture = try Self.sunsetCapture(width: 64, height: 302, seed: 5)
         var options = DevelopOptions()
         options.demosaic = method
         let layouts: [(top: Int, tile: (Int, Int)?, rowsPerStrip: Int)] = (0..<16).map { ($0, (32, 16), 64) }
@@ -184,12 +183,7 @@ import TestSupport
     func collectingStagesSameBits(method: DemosaicMethod) throws {
         let dir = TestData.temporaryDirectory("streaming-collect-\(method)")
         defer { try? FileManager.default.removeItem(at: dir) }
-        var camera = CameraModel()
-        camera.layout = "cfa"
-        camera.seed = 3
-        camera.exposureTime = 0.04
-        let scene = try RenderedScene(BuiltInScene.sunset.description(width: 130, height: 98))
-        var capture = try Simulator.capture(scene, camera: camera).dng
+        var capture = try Self.sunsetCapture(width: 130, height: 98, seed: 3)
         var options = DevelopOptions()
         options.demosaic = method
         let phase = UInt32(Pipeline.activeAreaBayerPhase(try DNGFile.open(path: {
