@@ -195,13 +195,6 @@ public struct BandDemosaicer: Sendable {
         (try? BayerPhase(cfa: cfa, top: activeArea.top, left: activeArea.left, ifd: "")) != nil
     }
 
-    public var method: DemosaicMethod { bands.method }
-    public var outputWidth: Int { bands.outputWidth }
-    public var outputHeight: Int { bands.outputHeight }
-    public var bandRows: Int { bands.bandRows }
-    public var bandCount: Int { bands.bandCount }
-    public func rows(ofBand b: Int) -> Range<Int> { bands.rows(ofBand: b) }
-
     /// Demosaics band `b` into `values` (its rows × `outputWidth` × 3 interleaved planes) and
     /// `mask` (clip bits per pixel, as `Demosaicer.demosaic` sets them).
     public func demosaic(band b: Int, into values: UnsafeMutablePointer<Float>, mask: UnsafeMutablePointer<UInt8>) {

@@ -175,6 +175,25 @@ extension Pipeline {
         var stage3: Stage3Image?  // Stage 3 collected: OpcodeList3 needs all of it, or Stage 2 was collected
         var demosaicked = false
 
+        /// A CFA image's Stage 3 band by band from `demosaicBands` (false when nothing was
+        /// decoded): on to the output sink with OpcodeList3 per band, or, when the list needs
+        /// all of Stage 3, into a collected Stage 3.
+        func finishDemosaicked(width: Int, height: Int, mapping: LinearizationMapping,
+                               _ demosaicBands: (@Sendable (inout Band, Range<Int>) throws -> Void) throws -> Bool) throws {
+            if list3PerRegion {
+                let plan = try geometry(width: width, height: height)
+                var decoded = false
+                let made = try sink.run(plan: plan, stage3Width: width, stage3Height: height, list3: list3, opcodes: opcodes) { finish in
+                    decoded = try demosaicBands { band, rows in try finish.finish(&band, rows: rows, columns: 0..<width) }
+                }
+                if decoded { output = (made, plan) }
+            } else {
+                stage3 = try StageCollector.collect(width: width, height: height, planes: 3, ifd: raw, mapping: mapping) { collector in
+                    try demosaicBands { band, rows in collector.store(band, rows: rows, columns: 0..<width) }
+                }.map { Stage3Image(planes: $0) }
+            }
+        }
+
         if !hasList1 && blockwiseLayout {
             let bounds = PixelRect(width: area.width, height: area.height)
             let perRegion2 = list2PerRegion ? list2 : nil
@@ -257,37 +276,15 @@ extension Pipeline {
                         guard last > nextBand else { return }
                         let ready = nextBand..<last
                         let rowHasClip = RowClipIndex(flags: window.rowHasClip)
-                        try Parallel.forEachChunkThrowing(count: ready.count, minimumChunk: 1) { part in
-                            var band = Band(width: width, channels: 3)
-                            for k in part {
-                                let b = ready.lowerBound + k, rows = bands.rows(ofBand: b)
-                                band.resize(rows: rows.count)
-                                band.values.samples.withUnsafeMutableBufferPointer { v in
-                                    band.mask.withUnsafeMutableBufferPointer { m in
-                                        bands.demosaic(band: b, window: window.values, clip: window.clip, windowTop: window.top,
-                                                       rowHasClip: rowHasClip, into: v.baseAddress!, mask: m.baseAddress!)
-                                    }
-                                }
-                                try body(&band, rows)
-                            }
-                        }
+                        try demosaicInParallel(ready, of: bands, { b, values, mask in
+                            bands.demosaic(band: b, window: window.values, clip: window.clip, windowTop: window.top,
+                                           rowHasClip: rowHasClip, into: values, mask: mask)
+                        }, body)
                         nextBand = last
                         window.slide(to: nextBand < bands.bandCount ? bands.inputRows(ofBand: nextBand).lowerBound : window.frontier)
                     }
                 }
-                if list3PerRegion {
-                    let plan = try geometry(width: width, height: height)
-                    var decoded = false
-                    let made = try sink.run(plan: plan, stage3Width: width, stage3Height: height, list3: list3, opcodes: opcodes) { finish in
-                        decoded = try demosaicBands { band, rows in try finish.finish(&band, rows: rows, columns: 0..<width) }
-                    }
-                    if decoded { output = (made, plan) }
-                } else {
-                    stage3 = try StageCollector.collect(width: width, height: height, planes: 3, ifd: raw,
-                                                        mapping: linearization.mapping) { collector in
-                        try demosaicBands { band, rows in collector.store(band, rows: rows, columns: 0..<width) }
-                    }.map { Stage3Image(planes: $0) }
-                }
+                try finishDemosaicked(width: width, height: height, mapping: linearization.mapping, demosaicBands)
                 demosaicked = output != nil || stage3 != nil
             } else {
                 stage2 = try StageCollector.collect(width: area.width, height: area.height, planes: spp, ifd: raw,
@@ -313,45 +310,22 @@ extension Pipeline {
                 guard let cfa else {
                     throw RawDecodeError.inconsistentLayout(path: path, ifd: raw.path, reason: "a CFA image without CFARepeatPatternDim/CFAPattern")
                 }
-                let bands: BandDemosaicer
+                let mosaic: BandDemosaicer
                 do throws(DemosaicError) {
-                    bands = try BandDemosaicer(values: linear.values.samples, clip: linear.clipMask, width: linear.width,
-                                               height: linear.height, cfa: cfa, activeArea: linear.mapping.activeArea,
-                                               ifd: raw.path, method: options.demosaic)
+                    mosaic = try BandDemosaicer(values: linear.values.samples, clip: linear.clipMask, width: linear.width,
+                                                height: linear.height, cfa: cfa, activeArea: linear.mapping.activeArea,
+                                                ifd: raw.path, method: options.demosaic)
                 } catch {
                     throw FileFailure(path: path, error)
                 }
                 processing.append(MetadataItem("demosaic", .text(options.demosaic.rawValue)))
-                let width = bands.outputWidth, height = bands.outputHeight
+                let width = mosaic.bands.outputWidth, height = mosaic.bands.outputHeight
                 let mapping = linear.mapping
                 linear = LinearImage(ifd: raw, values: ImageBuffer(width: 0, height: 0, channels: 1, samples: []), clipMask: [],
-                                     mapping: mapping)  // the mosaic lives on in `bands` only
-                /// The demosaiced planes band by band, in parallel.
-                func demosaicBands(_ body: @Sendable (inout Band, Range<Int>) throws -> Void) throws {
-                    try Parallel.forEachChunkThrowing(count: bands.bandCount, minimumChunk: 1) { part in
-                        var band = Band(width: width, channels: 3)
-                        for b in part {
-                            let rows = bands.rows(ofBand: b)
-                            band.resize(rows: rows.count)
-                            band.values.samples.withUnsafeMutableBufferPointer { v in
-                                band.mask.withUnsafeMutableBufferPointer { m in bands.demosaic(band: b, into: v.baseAddress!, mask: m.baseAddress!) }
-                            }
-                            try body(&band, rows)
-                        }
-                    }
-                }
-                if list3PerRegion {
-                    let plan = try geometry(width: width, height: height)
-                    let made = try sink.run(plan: plan, stage3Width: width, stage3Height: height, list3: list3, opcodes: opcodes) { finish in
-                        try demosaicBands { band, rows in try finish.finish(&band, rows: rows, columns: 0..<width) }
-                    }
-                    output = (made, plan)
-                } else {
-                    stage3 = Stage3Image(planes: try StageCollector.collect(width: width, height: height, planes: 3, ifd: raw,
-                                                                            mapping: mapping) { collector in
-                        try demosaicBands { band, rows in collector.store(band, rows: rows, columns: 0..<width) }
-                        return true
-                    }!)
+                                     mapping: mapping)  // the mosaic lives on in `mosaic` only
+                try finishDemosaicked(width: width, height: height, mapping: mapping) { body in
+                    try demosaicInParallel(0..<mosaic.bands.bandCount, of: mosaic.bands, mosaic.demosaic, body)
+                    return true
                 }
             } else {
                 guard let planes = Stage3Image(linearRaw: consume linear) else {
@@ -360,7 +334,7 @@ extension Pipeline {
                 stage3 = planes
             }
         }
-        if var stage3 = consume stage3 {
+        if var stage3 = stage3.take() {  // (taken, so that OpcodeList3 writes the planes in place)
             // Stage 3 collected (LinearRaw's Stage 2, or the demosaiced planes): OpcodeList3 on
             // all of it unless it acts per pixel, then colour and output band by band.
             if !list3PerRegion {
@@ -394,6 +368,24 @@ extension Pipeline {
         return Streamed(pixels: made.pixels, width: made.width, height: made.height, clipMask: keepClipMask ? made.mask : nil,
                         clippedPixelCount: made.clippedPixelCount, raw: raw, mapping: mapping, color: color, exposure: exposure,
                         geometry: plan, provenance: provenance, masks: masks, timings: timings)
+    }
+
+    /// Bands `range` of `bands`, each demosaiced by `demosaic(band, values, mask)` into a band
+    /// buffer of its own and handed to `body`, in parallel.
+    static func demosaicInParallel(_ range: Range<Int>, of bands: DemosaicBands,
+                                   _ demosaic: @Sendable (Int, UnsafeMutablePointer<Float>, UnsafeMutablePointer<UInt8>) -> Void,
+                                   _ body: @Sendable (inout Band, Range<Int>) throws -> Void) throws {
+        try Parallel.forEachChunkThrowing(count: range.count, minimumChunk: 1) { part in
+            var band = Band(width: bands.outputWidth, channels: 3)
+            for k in part {
+                let b = range.lowerBound + k, rows = bands.rows(ofBand: b)
+                band.resize(rows: rows.count)
+                band.values.samples.withUnsafeMutableBufferPointer { v in
+                    band.mask.withUnsafeMutableBufferPointer { m in demosaic(b, v.baseAddress!, m.baseAddress!) }
+                }
+                try body(&band, rows)
+            }
+        }
     }
 
     /// Opcode list `number` (2 or 3) of the raw IFD, parsed; nil when the file has none.

@@ -105,7 +105,4 @@ public struct Stage3Image: Sendable {
     public var width: Int { stage.width }
     public var height: Int { stage.height }
     public var planes: Int { 3 }
-
-    /// The same image restricted to `rect` (e.g. after a TrimBounds opcode of OpcodeList3).
-    public func cropped(to rect: PixelRect) -> Stage3Image { Stage3Image(planes: stage.cropped(to: rect)) }
 }
