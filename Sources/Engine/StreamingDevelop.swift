@@ -261,8 +261,10 @@ extension Pipeline {
                 let width = bands.outputWidth, height = bands.outputHeight
                 let blockRows = raw.layout?.blockHeight ?? area.height
                 let bandReach = (0..<bands.bandCount).map { bands.inputRows(ofBand: $0).count }.max() ?? 0
+                // The window holds fewer rows than one band reads from before a group of block rows
+                // arrives, plus that group (under rowGroupRows plus one block's height).
                 let window = MosaicWindow(width: area.width, height: area.height,
-                                          capacity: min(area.height, blockRows + 64 + bandReach))
+                                          capacity: min(area.height, blockRows + RawDecoder.rowGroupRows + bandReach))
                 /// Decodes the blocks and hands each band of Stage 3 to `body` once the rows it
                 /// reads are in the window.
                 func demosaicBands(_ body: @Sendable (inout Band, Range<Int>) throws -> Void) throws -> Bool {

@@ -67,8 +67,12 @@ public enum RawDecoder {
         try forEachBlock(dng, ifd: ifd, limits: limits, digester: digester, body, rowsDone: nil)
     }
 
+    /// Image rows that `forEachBlockRow` groups short rows of blocks into, at least: a group
+    /// spans fewer than `rowGroupRows` + one block's height rows.
+    public static let rowGroupRows = 64
+
     /// `forEachBlock`, top to bottom: the blocks a row of blocks at a time (rows of blocks
-    /// taken together until they span at least 64 image rows), each group in parallel, and
+    /// taken together until they span at least `rowGroupRows` image rows), each group in parallel, and
     /// after each group `rowsDone` on the calling thread with the image rows it completed —
     /// for a consumer that needs whole rows (demosaicing) and keeps only a window of them.
     /// A failing group stops the decoding; its lowest-numbered failing block's error is
@@ -96,7 +100,7 @@ public enum RawDecoder {
         } else {
             var start = 0
             for i in 1...plan.blocks.count where i == plan.blocks.count || plan.blocks[i].y0 != plan.blocks[i - 1].y0 {
-                if i == plan.blocks.count || plan.blocks[i].y0 - plan.blocks[start].y0 >= 64 {
+                if i == plan.blocks.count || plan.blocks[i].y0 - plan.blocks[start].y0 >= rowGroupRows {
                     groups.append(start..<i)
                     start = i
                 }
