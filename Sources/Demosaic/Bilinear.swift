@@ -119,16 +119,18 @@ public struct RowClipIndex: Sendable {
             flags.withUnsafeMutableBufferPointer { flagsAll in
                 nonisolated(unsafe) let clip = clipAll.baseAddress!, out = flagsAll.baseAddress!
                 Parallel.forEachChunk(count: h, minimumChunk: 64) { rows in
-                    for r in rows {
-                        let row = clip + r * w
-                        var any: UInt8 = 0
-                        for c in 0..<w { any |= row[c] }
-                        out[r] = any & 1 != 0
-                    }
+                    for r in rows { out[r] = Self.holdsClip(clip + r * w, width: w) }
                 }
             }
         }
         self.flags = flags
+    }
+
+    /// Whether a mosaic row of `width` clip bytes holds a clipped sample (bit 0).
+    public static func holdsClip(_ row: UnsafePointer<UInt8>, width: Int) -> Bool {
+        var any: UInt8 = 0
+        for c in 0..<width { any |= row[c] }
+        return any & 1 != 0
     }
 
     subscript(row: Int) -> Bool { flags[row] }

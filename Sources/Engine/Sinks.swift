@@ -208,12 +208,7 @@ final class MosaicWindow: @unchecked Sendable {
 
     /// Rows up to `upTo` have been stored.
     func complete(upTo: Int) {
-        for r in frontier..<upTo {
-            let row = clip + (r - top) * width
-            var any: UInt8 = 0
-            for c in 0..<width { any |= row[c] }
-            rowHasClip[r] = any & 1 != 0
-        }
+        for r in frontier..<upTo { rowHasClip[r] = RowClipIndex.holdsClip(clip + (r - top) * width, width: width) }
         frontier = upTo
     }
 
