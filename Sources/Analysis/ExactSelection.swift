@@ -2,44 +2,50 @@ import ImageCore
 
 /// Exact weighted order statistics without sorting the values.
 ///
-/// Every value is mapped to a 64-bit key whose unsigned order is the numeric order of the
-/// values (`OrderKey`). A first pass over the values builds a histogram of the keys' top 16
-/// bits, weighted by each value's weight in fixed point (`FixedWeight`, so the sums are
-/// integers: exact, and the same in any order or thread split). The bin where the
-/// cumulative weight crosses each target is then refined by further passes, each looking
-/// only at the values inside the chosen bins: a histogram of the next 12 bits while the
-/// bin holds many values, else the values themselves, collected and sorted. At most five
-/// passes (16 + 4 × 12 bits) find any key exactly; typically two do.
+/// The values are binned by the bits of their nearest `Float` (`FloatKey`, whose unsigned
+/// order is the numeric order; rounding to `Float` never reverses two values, so a bin of
+/// the `Float` key holds a contiguous run of the sorted values). A first pass builds a
+/// histogram of the top 16 bits (sign, exponent and 7 mantissa bits: 128 bins per octave),
+/// weighted by each value's weight in fixed point (`FixedWeight`, so the sums are integers:
+/// exact, and the same in any order or thread split). The bin where the cumulative weight
+/// crosses each target is then refined by later passes, each looking only at the values
+/// inside the chosen bins: while a bin holds more than `collectLimit` values, a histogram of
+/// the next 12, then the last 4 bits of the `Float` key; else the values themselves (as
+/// 64-bit `OrderKey`s of the `Double` values, so values that round to the same `Float` are
+/// still told apart), collected and sorted. Typically one later pass finds every key.
 ///
 /// The value selected for a target t is the smallest value v (in sorted order) whose
 /// cumulative weight `Σ_{u ≤ v} w(u)` reaches t: the inverted CDF, numpy's
 /// `percentile(…, method="inverted_cdf")` when every weight is 1 and t = p·n.
 public struct ExactSelector: Sendable {
-    /// Bits of the key resolved by the first pass, and by each later histogram pass.
+    /// Bits of the `Float` key resolved by the first pass.
     static let firstBits = 16
-    static let laterBits = 12
     /// A chosen bin with at most this many values is resolved by collecting them.
-    static let collectLimit = 1 << 16
+    static let collectLimit = 1 << 18
 
     /// Cumulative weights to reach (in units of one full weight, i.e. fixed point / 2³²).
     public let targets: [Double]
-    /// The key found for each target (nil until resolved).
+    /// The 64-bit key found for each target (nil until resolved).
     public private(set) var keys: [UInt64?]
 
-    /// A bin being refined: the keys with `key >> shift == prefix`, the fixed-point weight
-    /// of every key below it, and the targets that fall in it.
+    /// A bin being refined: the values whose `Float` key has `key >> shift == prefix`, the
+    /// fixed-point weight of every value below them, their count, and the targets in them.
     struct Group: Sendable {
-        var prefix: UInt64
+        var prefix: UInt32
         var shift: Int
         var before: UInt64
         var count: UInt64
         var targets: [Int]
-        var collect: Bool { count <= UInt64(ExactSelector.collectLimit) }
+        /// Collect the values (few enough, or all with one `Float`: their `Double`s differ
+        /// only for values computed in `Double`, and equal keys are merged as they come).
+        var collect: Bool { count <= UInt64(ExactSelector.collectLimit) || shift == 0 }
+        /// Bits of the histogram that splits the group further.
+        var nextBits: Int { shift == 16 ? 12 : 4 }
     }
 
     private(set) var groups: [Group] = []
-    /// The smallest and the largest key seen (the largest also answers a target the total
-    /// weight never reaches through rounding).
+    /// The smallest and the largest 64-bit key seen (the largest also answers a target the
+    /// total weight never reaches through rounding).
     public private(set) var minimumKey: UInt64 = .max
     public private(set) var maximumKey: UInt64 = 0
     private var started = false
@@ -55,83 +61,80 @@ public struct ExactSelector: Sendable {
     /// The value of target `i` once resolved (NaN when there were no values).
     public func value(_ i: Int) -> Double { keys[i].map(OrderKey.value) ?? .nan }
 
+    /// The first-pass bin target `i` fell in (before it is resolved further), nil when none.
+    public private(set) var firstBins: [Int?] = []
+
     static func reached(_ cumulative: UInt64, _ target: Double) -> Bool {
         Double(cumulative) * 0x1p-32 >= target
     }
 
     // MARK: pass 1
 
-    /// The first pass's accumulator: weights and counts per top-16-bit bin and, for the bins
-    /// where the targets are predicted to fall (`predictBins`), per bin of the next 12 bits
-    /// too, so that the second pass can usually collect the values themselves. One per
-    /// worker; a class over raw storage so that the hot loop does no copy-on-write checks.
+    /// The first pass's accumulator: a count per top-16-bit bin of the `Float` key and, when
+    /// the values have weights other than 1, a fixed-point weight per bin. One per worker; a
+    /// class over raw storage so that the hot loop does no copy-on-write checks.
     public final class FirstPass: @unchecked Sendable {
-        let bins: KeyBins
+        static let bins = 1 << ExactSelector.firstBits
+        let counts: UnsafeMutablePointer<UInt32>
+        /// nil: every weight is one (`FixedWeight.one`).
+        let weights: UnsafeMutablePointer<UInt64>?
         var minimumKey: UInt64 = .max
         var maximumKey: UInt64 = 0
-        /// Per top-16-bit bin: the index of its finer histogram, or −1.
-        let finer: UnsafeMutablePointer<Int16>
-        let finerBins: [KeyBins]
 
-        public init(predicted: [Int] = []) {
-            bins = KeyBins(bits: ExactSelector.firstBits)
-            finer = .allocate(capacity: 1 << ExactSelector.firstBits)
-            finer.initialize(repeating: -1, count: 1 << ExactSelector.firstBits)
-            for (i, bin) in predicted.enumerated() { finer[bin] = Int16(i) }
-            finerBins = predicted.map { _ in KeyBins(bits: ExactSelector.laterBits) }
-        }
-
-        deinit { finer.deallocate() }
-
-        /// Counts `key` (the caller reports the extremes of what it added through `note`).
-        @inline(__always) public func add(_ key: UInt64, weight: UInt64) {
-            let top = Int(truncatingIfNeeded: key >> 48)
-            bins.add(top, weight: weight)
-            let f = finer[top]
-            if f >= 0 {
-                finerBins[Int(f)].add(Int(truncatingIfNeeded: (key >> 36) & 0xFFF), weight: weight)
+        public init(weighted: Bool) {
+            counts = .allocate(capacity: Self.bins)
+            counts.initialize(repeating: 0, count: Self.bins)
+            if weighted {
+                let w = UnsafeMutablePointer<UInt64>.allocate(capacity: Self.bins)
+                w.initialize(repeating: 0, count: Self.bins)
+                weights = w
+            } else {
+                weights = nil
             }
         }
 
-        /// Records the smallest and largest keys of a batch of `add`s.
-        public func note(minimum: UInt64, maximum: UInt64) {
+        deinit {
+            counts.deallocate()
+            weights?.deallocate()
+        }
+
+        /// Counts a value of weight one by its `Float` key (unweighted passes only).
+        @inline(__always) public func add(_ key32: UInt32) {
+            counts[Int(truncatingIfNeeded: key32 >> 16)] &+= 1
+        }
+
+        /// Counts a value of fixed-point weight `weight` (weighted passes only).
+        @inline(__always) public func add(_ key32: UInt32, weight: UInt64) {
+            let bin = Int(truncatingIfNeeded: key32 >> 16)
+            counts[bin] &+= 1
+            weights![bin] &+= weight
+        }
+
+        /// Records the smallest and largest 64-bit keys of a batch of `add`s.
+        @inline(__always) public func note(minimum: UInt64, maximum: UInt64) {
             minimumKey = min(minimumKey, minimum)
             maximumKey = max(maximumKey, maximum)
         }
 
         public func merge(_ other: FirstPass) {
-            bins.merge(other.bins)
-            for (a, b) in zip(finerBins, other.finerBins) { a.merge(b) }
+            for i in 0..<Self.bins { counts[i] &+= other.counts[i] }
+            if let w = weights, let o = other.weights { for i in 0..<Self.bins { w[i] &+= o[i] } }
             maximumKey = max(maximumKey, other.maximumKey)
             minimumKey = min(minimumKey, other.minimumKey)
         }
 
-        func finerHistogram(_ bin: Int) -> KeyBins? {
-            let f = finer[bin]
-            return f >= 0 ? finerBins[Int(f)] : nil
+        func histogram() -> Histogram16 {
+            let counts = self.counts, weights = self.weights
+            return Histogram16(bits: ExactSelector.firstBits, count: { UInt64(counts[$0]) },
+                               weight: { bin in weights.map { $0[bin] } ?? UInt64(counts[bin]) << 32 })
         }
     }
 
-    /// The top-16-bit bins where the given fractions of the values are likely to fall, judged
-    /// from `sample` (sorted keys of a `1/sampleStep` part of the values): those whose
-    /// sampled count suggests more values than the second pass would collect. At most 16.
-    public static func predictBins(sample: [UInt64], fractions: [Double], sampleStep: Int) -> [Int] {
-        let n = sample.count
-        guard n > 0 else { return [] }
-        var counts: [Int: Int] = [:]
-        for k in sample { counts[Int(truncatingIfNeeded: k >> 48), default: 0] += 1 }
-        var chosen = Set<Int>()
-        for f in fractions {
-            let spread = 4 * (max(f * (1 - f), 0) / Double(n)).squareRoot() + 2 / Double(n)
-            let low = max(0, Int((max(0, f - spread) * Double(n)).rounded(.down)))
-            let high = min(n - 1, Int((min(1, f + spread) * Double(n)).rounded(.up)))
-            guard low <= high else { continue }
-            for bin in Int(truncatingIfNeeded: sample[low] >> 48)...Int(truncatingIfNeeded: sample[high] >> 48)
-            where (counts[bin] ?? 0) * sampleStep > collectLimit / 2 {
-                chosen.insert(bin)
-            }
-        }
-        return Array(chosen.sorted().prefix(16))
+    /// Counts and weights per bin of one histogram, read through closures.
+    struct Histogram16 {
+        let bits: Int
+        let count: (Int) -> UInt64
+        let weight: (Int) -> UInt64
     }
 
     /// Takes the first pass's histogram; returns whether another pass is needed.
@@ -140,48 +143,51 @@ public struct ExactSelector: Sendable {
         started = true
         maximumKey = pass.maximumKey
         minimumKey = pass.minimumKey
+        firstBins = Array(repeating: nil, count: targets.count)
         guard pass.minimumKey <= pass.maximumKey else { return false }  // no values: nothing to select
-        choose(pass.bins, prefix: 0, shift: 64, bits: Self.firstBits, before: 0, targets: Array(targets.indices),
-               finer: pass.finerHistogram)
+        choose(pass.histogram(), prefix: 0, shift: 32, before: 0, targets: Array(targets.indices))
         return !groups.isEmpty
     }
 
-    /// Picks, for each target, the bin of a histogram (of `bits` bits under `prefix`) where
-    /// its cumulative weight is reached, and resolves the target or opens a group for it.
-    private mutating func choose(_ histogram: KeyBins, prefix: UInt64, shift: Int, bits: Int, before: UInt64, targets: [Int],
-                                 finer: ((Int) -> KeyBins?)? = nil) {
-        let subShift = shift - bits
-        for t in targets {
-            var cumulative = before
+    /// Picks, for each target, the bin of a histogram (of the bits below `shift` under
+    /// `prefix`) where its cumulative weight is reached, and resolves the target or opens a
+    /// group for it.
+    private mutating func choose(_ histogram: Histogram16, prefix: UInt32, shift: Int, before: UInt64, targets: [Int]) {
+        let subShift = shift - histogram.bits
+        // One walk through the bins for all targets, in the order of their cumulative weights.
+        var cumulative = before
+        var bin = 0
+        for t in targets.sorted(by: { self.targets[$0] < self.targets[$1] }) {
             var chosen: Int?
             var chosenBefore: UInt64 = 0
-            for bin in 0..<(1 << bits) where histogram.count(bin) > 0 {
-                let next = cumulative &+ histogram.weight(bin)
-                if Self.reached(next, self.targets[t]) {
-                    chosen = bin
-                    chosenBefore = cumulative
-                    break
+            var c = cumulative, b = bin
+            while b < 1 << histogram.bits {
+                let n = histogram.count(b)
+                if n > 0 {
+                    let next = c &+ histogram.weight(b)
+                    if Self.reached(next, self.targets[t]) {
+                        chosen = b
+                        chosenBefore = c
+                        break
+                    }
+                    c = next
                 }
-                cumulative = next
+                b += 1
             }
-            guard let bin = chosen else {
+            guard let chosenBin = chosen else {
                 keys[t] = maximumKey
                 continue
             }
-            let newPrefix = (shift >= 64 ? 0 : prefix << bits) | UInt64(bin)
-            if subShift == 0 {
-                keys[t] = newPrefix
-                continue
-            }
-            if let sub = finer?(bin) {
-                // The first pass also binned the next bits here: choose among those at once.
-                choose(sub, prefix: newPrefix, shift: subShift, bits: Self.laterBits, before: chosenBefore, targets: [t])
-                continue
-            }
+            // The next target starts from this bin (it may fall in it too).
+            cumulative = chosenBefore
+            bin = chosenBin
+            let newPrefix = (shift >= 32 ? 0 : prefix << UInt32(histogram.bits)) | UInt32(chosenBin)
+            if subShift == 16 { firstBins[t] = chosenBin }
             if let g = groups.firstIndex(where: { $0.prefix == newPrefix && $0.shift == subShift }) {
                 groups[g].targets.append(t)
             } else {
-                groups.append(Group(prefix: newPrefix, shift: subShift, before: chosenBefore, count: histogram.count(bin), targets: [t]))
+                groups.append(Group(prefix: newPrefix, shift: subShift, before: chosenBefore, count: histogram.count(chosenBin),
+                                    targets: [t]))
             }
         }
     }
@@ -192,14 +198,15 @@ public struct ExactSelector: Sendable {
     /// keys and weights themselves. One per worker; its hot loop reads raw tables only.
     public final class Refinement: @unchecked Sendable {
         let groups: [Group]
-        /// Per top-16-bit bin: −1 when no open group lies in it (most values are rejected by
+        /// Per first-pass bin: −1 when no open group lies in it (most values are rejected by
         /// this alone), the group's index when exactly one does, −2 when several do.
         let hot: UnsafeMutablePointer<Int16>
-        let prefixes: UnsafeMutablePointer<UInt64>
-        let shifts: UnsafeMutablePointer<UInt64>
-        /// Each group's histogram storage (weight, count per bin), nil for a collecting group.
-        let histograms: [KeyBins?]
-        let storage: UnsafeMutablePointer<UnsafeMutablePointer<UInt64>?>
+        /// Per group: its shift, prefix and next bits (0 for a collecting group).
+        let layout: UnsafeMutablePointer<(shift: UInt32, prefix: UInt32, nextBits: UInt32)>
+        /// Per group: (count, weight) of each bin of its next bits, nil for a collecting group.
+        let histograms: [UnsafeMutablePointer<UInt64>?]
+        /// Per collecting group: the keys of values of weight one, and the others with their weights.
+        var unitKeys: [[UInt64]]
         var collected: [[(key: UInt64, weight: UInt64)]]
 
         init(groups: [Group]) {
@@ -207,52 +214,88 @@ public struct ExactSelector: Sendable {
             let n = 1 << ExactSelector.firstBits
             hot = .allocate(capacity: n)
             hot.initialize(repeating: -1, count: n)
-            prefixes = .allocate(capacity: max(1, groups.count))
-            shifts = .allocate(capacity: max(1, groups.count))
-            storage = .allocate(capacity: max(1, groups.count))
-            histograms = groups.map { $0.collect ? nil : KeyBins(bits: ExactSelector.laterBits) }
+            layout = .allocate(capacity: max(1, groups.count))
             for (g, group) in groups.enumerated() {
-                let top = Int(truncatingIfNeeded: (group.prefix << group.shift) >> 48)
+                layout[g] = (UInt32(group.shift), group.prefix, group.collect ? 0 : UInt32(group.nextBits))
+            }
+            histograms = groups.map { group in
+                guard !group.collect else { return nil }
+                let p = UnsafeMutablePointer<UInt64>.allocate(capacity: 2 << group.nextBits)
+                p.initialize(repeating: 0, count: 2 << group.nextBits)
+                return p
+            }
+            for (g, group) in groups.enumerated() {
+                let top = Int(truncatingIfNeeded: (group.prefix << UInt32(group.shift)) >> 16)
                 hot[top] = hot[top] == -1 ? Int16(g) : -2
-                prefixes[g] = group.prefix
-                shifts[g] = UInt64(group.shift)
-                storage[g] = histograms[g]?.storage
             }
             collected = groups.map { _ in [] }
+            unitKeys = groups.map { _ in [] }
         }
 
         deinit {
             hot.deallocate()
-            prefixes.deallocate()
-            shifts.deallocate()
-            storage.deallocate()
+            layout.deallocate()
+            for h in histograms { h?.deallocate() }
         }
 
-        @inline(__always) public func add(_ key: UInt64, weight: UInt64) {
-            let h = hot[Int(truncatingIfNeeded: key >> 48)]
+        /// Looks at value `v` (whose `Float` key is `key32`) of fixed-point weight `weight`.
+        @inline(__always) public func add(_ v: Double, key32: UInt32, weight: UInt64) {
+            let h = hot[Int(truncatingIfNeeded: key32 >> 16)]
             if h == -1 { return }
             if h >= 0 {
-                add(key, weight: weight, group: Int(h))
+                add(v, key32: key32, weight: weight, group: Int(h))
             } else {
-                for g in groups.indices { add(key, weight: weight, group: g) }
+                for g in groups.indices { add(v, key32: key32, weight: weight, group: g) }
             }
         }
 
-        @inline(__always) private func add(_ key: UInt64, weight: UInt64, group g: Int) {
-            let shift = shifts[g]
-            guard key >> shift == prefixes[g] else { return }
-            if let bins = storage[g] {
-                let bin = Int(truncatingIfNeeded: (key >> (shift &- UInt64(ExactSelector.laterBits))) & UInt64((1 << ExactSelector.laterBits) - 1))
-                bins[2 * bin] &+= weight
-                bins[2 * bin + 1] &+= 1
+        @inline(never) private func add(_ v: Double, key32: UInt32, weight: UInt64, group g: Int) {
+            let (shift, prefix, nextBits) = layout[g]
+            guard key32 >> shift == prefix else { return }
+            if nextBits > 0, let bins = histograms[g] {
+                let bin = Int(truncatingIfNeeded: (key32 >> (shift - nextBits)) & ((1 << nextBits) - 1))
+                bins[2 * bin] &+= 1
+                bins[2 * bin + 1] &+= weight
             } else {
-                collected[g].append((key, weight))
+                if weight == FixedWeight.one {
+                    unitKeys[g].append(OrderKey.of(v))
+                    if unitKeys[g].count >= 2 * ExactSelector.collectLimit { compact(g) }
+                } else {
+                    collected[g].append((OrderKey.of(v), weight))
+                    if collected[g].count >= 2 * ExactSelector.collectLimit { collected[g] = Self.compacted(collected[g]) }
+                }
             }
+        }
+
+        /// Moves group `g`'s unit keys into its weighted values, equal keys merged.
+        func compact(_ g: Int) {
+            unitKeys[g].sort()
+            var out = collected[g]
+            for k in unitKeys[g] {
+                if let last = out.last, last.key == k { out[out.count - 1].weight &+= FixedWeight.one } else { out.append((k, FixedWeight.one)) }
+            }
+            unitKeys[g] = []
+            collected[g] = Self.compacted(out)
+        }
+
+        /// Sorted by key, the weights of equal keys added up.
+        static func compacted(_ values: [(key: UInt64, weight: UInt64)]) -> [(key: UInt64, weight: UInt64)] {
+            var out: [(key: UInt64, weight: UInt64)] = []
+            for v in values.sorted(by: { $0.key < $1.key }) {
+                if let last = out.last, last.key == v.key { out[out.count - 1].weight &+= v.weight } else { out.append(v) }
+            }
+            return out
         }
 
         public func merge(_ other: Refinement) {
             for g in groups.indices {
-                if let h = histograms[g] { h.merge(other.histograms[g]!) } else { collected[g] += other.collected[g] }
+                if let h = histograms[g] {
+                    let o = other.histograms[g]!
+                    for i in 0..<(2 << groups[g].nextBits) { h[i] &+= o[i] }
+                } else {
+                    collected[g] += other.collected[g]
+                    unitKeys[g] += other.unitKeys[g]
+                }
             }
         }
     }
@@ -266,12 +309,22 @@ public struct ExactSelector: Sendable {
         let open = pass.groups
         groups = []
         for (g, group) in open.enumerated() {
-            if let histogram = pass.histograms[g] {
-                choose(histogram, prefix: group.prefix, shift: group.shift, bits: Self.laterBits, before: group.before,
-                       targets: group.targets)
+            if let bins = pass.histograms[g] {
+                choose(Histogram16(bits: group.nextBits, count: { bins[2 * $0] }, weight: { bins[2 * $0 + 1] }),
+                       prefix: group.prefix, shift: group.shift, before: group.before, targets: group.targets)
+            } else if pass.collected[g].isEmpty {
+                // Every weight one: the key of the first rank whose cumulative weight
+                // reaches the target, selected without sorting.
+                var values = pass.unitKeys[g]
+                for t in group.targets {
+                    var rank = max(0, Int((targets[t] - Double(group.before) * 0x1p-32).rounded(.up)) - 1)
+                    while rank > 0 && Self.reached(group.before &+ UInt64(rank) * FixedWeight.one, targets[t]) { rank -= 1 }
+                    while rank < values.count && !Self.reached(group.before &+ UInt64(rank + 1) * FixedWeight.one, targets[t]) { rank += 1 }
+                    keys[t] = rank < values.count ? Self.select(&values, rank) : values.max() ?? maximumKey
+                }
             } else {
-                // Sorted by key (weights of equal keys add up whatever their order).
-                let values = pass.collected[g].sorted { $0.key < $1.key }
+                pass.compact(g)
+                let values = pass.collected[g]
                 for t in group.targets {
                     var cumulative = group.before
                     var found: UInt64?
@@ -290,30 +343,32 @@ public struct ExactSelector: Sendable {
     }
 }
 
-/// Weights and counts per bin of a key histogram, in raw storage (weight of bin b at 2b,
-/// count at 2b + 1), owned by one worker at a time.
-final class KeyBins: @unchecked Sendable {
-    let bins: Int
-    let storage: UnsafeMutablePointer<UInt64>
-
-    init(bits: Int) {
-        bins = 1 << bits
-        storage = .allocate(capacity: 2 * bins)
-        storage.initialize(repeating: 0, count: 2 * bins)
-    }
-
-    deinit { storage.deallocate() }
-
-    @inline(__always) func add(_ bin: Int, weight: UInt64) {
-        storage[2 * bin] &+= weight
-        storage[2 * bin + 1] &+= 1
-    }
-
-    func weight(_ bin: Int) -> UInt64 { storage[2 * bin] }
-    func count(_ bin: Int) -> UInt64 { storage[2 * bin + 1] }
-
-    func merge(_ other: KeyBins) {
-        for i in 0..<(2 * bins) { storage[i] &+= other.storage[i] }
+extension ExactSelector {
+    /// The element of `values` at `rank` in sorted order (quickselect; reorders `values`).
+    static func select(_ values: inout [UInt64], _ rank: Int) -> UInt64 {
+        values.withUnsafeMutableBufferPointer { v in
+            var low = 0, high = v.count - 1
+            while low < high {
+                // Median of three as the pivot, then a Hoare partition.
+                let mid = low + (high - low) / 2
+                if v[mid] < v[low] { v.swapAt(mid, low) }
+                if v[high] < v[low] { v.swapAt(high, low) }
+                if v[high] < v[mid] { v.swapAt(high, mid) }
+                let pivot = v[mid]
+                var i = low, j = high
+                while i <= j {
+                    while v[i] < pivot { i += 1 }
+                    while v[j] > pivot { j -= 1 }
+                    if i <= j {
+                        v.swapAt(i, j)
+                        i += 1
+                        j -= 1
+                    }
+                }
+                if rank <= j { high = j } else if rank >= i { low = i } else { break }
+            }
+            return v[rank]
+        }
     }
 }
 
@@ -327,6 +382,21 @@ public enum OrderKey {
 
     @inline(__always) public static func value(of key: UInt64) -> Double {
         Double(bitPattern: key & (1 << 63) != 0 ? key & ~(1 << 63) : ~key)
+    }
+}
+
+/// Order-preserving 32-bit keys of `Float` values (as `OrderKey` for `Double`); the key of a
+/// `Double` is that of its nearest `Float`, which keeps the order (never reverses it).
+public enum FloatKey {
+    @inline(__always) public static func of(_ v: Float) -> UInt32 {
+        let bits = (v + 0).bitPattern
+        return bits & (1 << 31) != 0 ? ~bits : bits | (1 << 31)
+    }
+
+    @inline(__always) public static func of(_ v: Double) -> UInt32 { of(Float(v)) }
+
+    @inline(__always) public static func value(of key: UInt32) -> Float {
+        Float(bitPattern: key & (1 << 31) != 0 ? key & ~(1 << 31) : ~key)
     }
 }
 

@@ -52,116 +52,14 @@ public struct Histogram: Sendable, Codable, Equatable {
     }
 
     /// Bins the pixels of `selection` in `image`, without sorting or a logarithm per value:
-    /// a first pass counts the pixels and finds the automatic range (the 0.1th percentile of
-    /// the positive luminances, selected exactly by `ExactSelector`, and the maximum), and the
-    /// last pass bins each value by comparing it with the bin edges mapped back to `Float`
-    /// values (`EdgeTable`), which puts every value in the bin `log2` would.
+    /// a first pass counts the pixels and finds the automatic range (the octave of the 0.1th
+    /// percentile of the positive luminances, and the maximum), and the second bins each
+    /// value by comparing it with the bin edges mapped back to `Float` values (`EdgeTable`),
+    /// which puts every value in the bin `log2` would (see `ImageMeasurement`).
     public static func compute(_ image: SceneLinearImage, selection: PixelSelection, options: HistogramOptions) -> Histogram {
-        let lum = SIMD3<Float>(Float(Rec2020.luminanceWeights.x), Float(Rec2020.luminanceWeights.y), Float(Rec2020.luminanceWeights.z))
-        let clipMask = image.clipMask
-        let samples = image.pixels.samples
-        /// Calls `body` with the RGB and Y of every unclipped selected pixel of `rows`;
-        /// returns the number of clipped ones.
-        @Sendable @inline(__always) func forEachValue(_ rows: Range<Int>, _ body: (SIMD4<Float>) -> Void) -> Int {
-            var clipped = 0
-            samples.withUnsafeBufferPointer { p in
-                selection.forEachPixel(rows: rows) { i, _ in
-                    if let clipMask, clipMask[i] != 0 {
-                        clipped += 1
-                        return
-                    }
-                    let rgb = SIMD3(p[3 * i], p[3 * i + 1], p[3 * i + 2])
-                    body(SIMD4(rgb, (rgb * lum).sum()))
-                }
-            }
-            return clipped
-        }
-
-        // Pass 1: counts, the largest value, and (log2, automatic) the positive luminances' keys.
-        let automaticLog = options.range == nil && options.scale == .log2
-        struct First: Sendable {
-            var pixels = 0, clipped = 0, positive = 0
-            var maximum = -Float.infinity
-            let keys = ExactSelector.FirstPass()
-        }
-        let first = selection.reduce({ First() }, merge: { a, b in
-            a.pixels += b.pixels
-            a.clipped += b.clipped
-            a.positive += b.positive
-            a.maximum = max(a.maximum, b.maximum)
-            a.keys.merge(b.keys)
-        }) { a, _, rows in
-            var low = UInt64.max, high = UInt64(0), maximum = a.maximum, positive = 0, counted = 0
-            let keys = a.keys
-            let clipped = forEachValue(rows) { v in
-                counted += 1
-                maximum = max(maximum, v.max())
-                guard automaticLog, v.w > 0 else { return }
-                positive += 1
-                let key = OrderKey.of(Double(v.w))
-                keys.add(key, weight: FixedWeight.one)
-                low = min(low, key)
-                high = max(high, key)
-            }
-            if positive > 0 { keys.note(minimum: low, maximum: high) }
-            a.pixels += counted + clipped
-            a.clipped += clipped
-            a.positive += positive
-            a.maximum = maximum
-        }
-
-        // The range, shared by all quantities.
-        var range: ClosedRange<Double>
-        if let r = options.range {
-            range = r
-        } else if options.scale == .log2 {
-            if first.positive == 0 {
-                range = -16...1
-            } else {
-                // The value at index ⌊(n − 1) · 0.001⌋ of the sorted positive luminances.
-                var selectors = [ExactSelector(targets: [Double(Int(Double(first.positive - 1) * 0.001) + 1)])]
-                selectors[0].finishFirstPass(first.keys)
-                selection.refine(&selectors) { pass, rows in
-                    _ = forEachValue(rows) { v in if v.w > 0 { pass[0].add(OrderKey.of(Double(v.w)), weight: FixedWeight.one) } }
-                }
-                let high = max(log2(OrderKey.value(of: selectors[0].maximumKey)), 0)
-                let low = log2(selectors[0].value(0))
-                range = max(-40, low.rounded(.down))...(high.rounded(.up) + (high.rounded(.up) == high ? 1 : 0))
-            }
-        } else {
-            range = 0...max(1e-12, first.pixels > first.clipped ? Double(first.maximum) : 1)
-        }
-        if range.upperBound <= range.lowerBound { range = range.lowerBound...(range.lowerBound + 1) }
-        let bins = options.scale == .log2
-            ? max(1, Int(((range.upperBound - range.lowerBound) * Double(options.binsPerStop)).rounded()))
-            : max(1, options.linearBins)
-        let width = (range.upperBound - range.lowerBound) / Double(bins)
-        let edges = (0...bins).map { range.lowerBound + Double($0) * width }
-
-        // Last pass: the bins. Slots per quantity: 0 zero, 1 negative, 2 below, 3 above, 4… bins.
-        let table = EdgeTable(scale: options.scale, range: range, bins: bins, width: width)
-        let slots = bins + 4
-        let totals = selection.reduce({ [Int](repeating: 0, count: 4 * slots) }, merge: { a, b in
-            for i in a.indices { a[i] += b[i] }
-        }) { a, _, rows in
-            a.withUnsafeMutableBufferPointer { c in
-                _ = forEachValue(rows) { v in
-                    for q in 0..<4 { c[q * slots + table.slot(v[q])] += 1 }
-                }
-            }
-        }
-        var counts: [String: [Int]] = [:], below: [String: Int] = [:], above: [String: Int] = [:]
-        var zero: [String: Int] = [:], negative: [String: Int] = [:]
-        for (q, name) in RegionStatistics.quantities.enumerated() {
-            let base = q * slots
-            counts[name] = Array(totals[(base + 4)..<(base + slots)])
-            zero[name] = totals[base]
-            negative[name] = totals[base + 1]
-            below[name] = totals[base + 2]
-            above[name] = totals[base + 3]
-        }
-        return Histogram(scale: options.scale, edges: edges, counts: counts, below: below, above: above, zero: zero,
-                         negative: negative, clipped: first.clipped, pixels: first.pixels)
+        let request = RegionRequest(name: "", selection: selection, statistics: false, histogram: options)
+        // An image in memory: the scan cannot fail.
+        return try! ImageMeasurement.measure([request], noise: { nil }, scan: image.scan)[0].histogram!
     }
 
     /// Total of every category for `quantity` (equals `pixels`).

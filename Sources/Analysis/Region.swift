@@ -181,7 +181,6 @@ public struct Region: Sendable, Equatable {
 
 /// The pixels a region selects in a `width` × `height` image: those of `bounds`, each with
 /// its weight from `weights` (row-major over the whole image) or 1 when `weights` is nil.
-/// Visited block by block of rows, in parallel, by `reduce`.
 public struct PixelSelection: Sendable {
     public let width: Int
     public let height: Int
@@ -199,33 +198,6 @@ public struct PixelSelection: Sendable {
     /// The whole image.
     public static func all(width: Int, height: Int) -> PixelSelection {
         PixelSelection(width: width, height: height, bounds: PixelRect(width: width, height: height), weights: nil)
-    }
-
-    /// Rows of a block: partial sums in floating point are formed per block and added in
-    /// block order, so results do not depend on the number of threads.
-    static let blockRows = 8
-
-    var blockCount: Int { (max(0, bounds.height) + Self.blockRows - 1) / Self.blockRows }
-
-    func rows(ofBlock b: Int) -> Range<Int> {
-        let top = bounds.top + b * Self.blockRows
-        return top..<min(bounds.bottom, top + Self.blockRows)
-    }
-
-    /// Runs `body` over every block of rows, the blocks spread over the cores, each worker
-    /// with an accumulator of its own from `make`; the accumulators are then merged in the
-    /// order of their first block.
-    func reduce<A: Sendable>(_ make: @Sendable () -> A, merge: (inout A, A) -> Void,
-                             _ body: @Sendable (inout A, _ block: Int, _ rows: Range<Int>) -> Void) -> A {
-        let parts = SharedStore<Int, A>()
-        Parallel.forEachChunk(count: blockCount, minimumChunk: 4) { chunk in
-            var a = make()
-            for b in chunk { body(&a, b, rows(ofBlock: b)) }
-            parts[chunk.lowerBound] = a
-        }
-        var result = make()
-        for key in parts.keys.sorted() { merge(&result, parts[key]!) }
-        return result
     }
 }
 

@@ -85,6 +85,9 @@ struct OutputSink<E: BitwiseCopyable & Sendable>: Sendable {
     let matrix: [Float]
     let keepClipMask: Bool
     let convert: @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void
+    /// When set, the output goes to a visitor as patches (`ImagePatch`, in `Float`) instead
+    /// of into an image: `prepare` gets the output size first.
+    var visitor: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)?
 
     /// Allocates the output of `plan` for a `stage3Width` × `stage3Height` Stage 3 image and
     /// runs `body`, which must hand every Stage 3 pixel to the finisher once.
@@ -100,13 +103,28 @@ struct OutputSink<E: BitwiseCopyable & Sendable>: Sendable {
             let moved = ImageGeometry.apply(plan, to: converted.values)
             let movedMask = ImageGeometry.apply(plan, toMask: ImageBuffer(width: stage3Width, height: stage3Height, channels: 1,
                                                                            samples: converted.mask)).samples
+            let clippedCount = movedMask.reduce(0) { $0 + ($1 != 0 ? 1 : 0) }
+            if let visitor {
+                try visitor.prepare(moved.width, moved.height)
+                try ImagePatch.visitBands(of: moved.samples, mask: movedMask, width: moved.width, height: moved.height, visitor.visit)
+                return SinkOutput(pixels: [], mask: [], width: moved.width, height: moved.height, clippedPixelCount: clippedCount,
+                                  stage3Width: stage3Width, stage3Height: stage3Height)
+            }
             var out = LargeBuffer.uninitialized(E.self, count: moved.samples.count)
             moved.samples.withUnsafeBufferPointer { s in out.withUnsafeMutableBufferPointer { convert(s, $0) } }
             return SinkOutput(pixels: out, mask: movedMask, width: moved.width, height: moved.height,
-                              clippedPixelCount: movedMask.reduce(0) { $0 + ($1 != 0 ? 1 : 0) },
+                              clippedPixelCount: clippedCount,
                               stage3Width: stage3Width, stage3Height: stage3Height)
         }
         let outWidth = plan.outputWidth, outHeight = plan.outputHeight
+        if let visitor {
+            try visitor.prepare(outWidth, outHeight)
+            let clipped = SharedCount()
+            try body(BandFinisher(list3: list3, bounds: bounds, opcodes: opcodes, matrix: matrix,
+                                  target: .visit(visitor.visit, plan: plan, clipped: clipped)))
+            return SinkOutput(pixels: [], mask: [], width: outWidth, height: outHeight, clippedPixelCount: clipped.value,
+                              stage3Width: stage3Width, stage3Height: stage3Height)
+        }
         // Every output pixel is written exactly once, so the output is not cleared first (and
         // its pages are touched only as the bands arrive).
         var out = LargeBuffer.uninitialized(E.self, count: outWidth * outHeight * 3)
@@ -131,6 +149,7 @@ struct BandFinisher<E: BitwiseCopyable & Sendable>: @unchecked Sendable {
         case output(out: UnsafeMutablePointer<E>, mask: UnsafeMutablePointer<UInt8>?, plan: GeometryPlan, clipped: SharedCount,
                     convert: @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void)
         case collect(StageCollector)
+        case visit(ImageScan.Visitor, plan: GeometryPlan, clipped: SharedCount)
     }
     let list3: OpcodeList?
     let bounds: PixelRect
@@ -152,6 +171,9 @@ struct BandFinisher<E: BitwiseCopyable & Sendable>: @unchecked Sendable {
             Pipeline.place(band.values, mask: band.mask, rows: rows, columns: columns, crop: plan.crop,
                            orientation: plan.orientation, outWidth: plan.outputWidth, into: out, maskInto: mask, clipped: clipped,
                            convert: convert)
+        case .visit(let visit, let plan, let clipped):
+            try Pipeline.visitPlaced(band.values, mask: band.mask, rows: rows, columns: columns, crop: plan.crop,
+                                     orientation: plan.orientation, clipped: clipped, visit: visit)
         }
     }
 }

@@ -81,6 +81,28 @@ extension Pipeline {
         return HalfDevelopedImage(image: image, rawIFD: s.raw, color: s.color, geometry: s.geometry, timings: s.timings)
     }
 
+    /// One pass of the conversion `convert` and `develop` run, its output handed to `visit`
+    /// as patches of the output image (`ImagePatch`: `Float` RGB in output coordinates, after
+    /// crop, scale and orientation) instead of being kept: `prepare` gets the output size
+    /// before the first patch. The first pass of a measurement (`record`) hashes the input,
+    /// checks its digests and decodes its semantic masks; a later pass over the same file
+    /// (`record` false) only develops it again.
+    /// - Returns: the image without its pixels (`pixels` empty) and what else the pass made.
+    public static func developPass(_ dng: DNGFile, options: DevelopOptions, record: Bool, prepare: @escaping ImageScan.Prepare,
+                                   visit: @escaping ImageScan.Visitor) throws -> DevelopedImage {
+        var o = options
+        if !record {
+            o.digest = .skip
+            o.includeMasks = false
+        }
+        let s = try stream(dng, options: o, keepClipMask: false, timings: StageTimings(), as: Float.self,
+                           convert: { _, _ in }, visitor: (prepare, visit), hash: record)
+        let image = SceneLinearImage(pixels: ImageBuffer(width: 0, height: 0, channels: 3, samples: []), clipMask: nil,
+                                     encoding: s.color.encoding, exposure: s.exposure, provenance: s.provenance, masks: [])
+        return DevelopedImage(image: image, dng: dng, rawIFD: s.raw, mapping: s.mapping, color: s.color, geometry: s.geometry,
+                              timings: s.timings)
+    }
+
     /// What the streaming conversion made, in output samples of type `E`.
     struct Streamed<E: Sendable>: Sendable {
         var pixels: [E]
@@ -109,7 +131,8 @@ extension Pipeline {
     /// colour-converted image). See `docs/pipeline.md`.
     static func stream<E: BitwiseCopyable & Sendable>(
         _ dng: DNGFile, options: DevelopOptions, keepClipMask: Bool, timings initial: StageTimings, as _: E.Type,
-        convert: @escaping @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void
+        convert: @escaping @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void,
+        visitor: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)? = nil, hash: Bool = true
     ) throws -> Streamed<E> {
         var timings = initial
         let path = dng.path
@@ -150,6 +173,7 @@ extension Pipeline {
         // memory once it is done, and are read from the page cache.
         let file = dng.file
         let hashing = BackgroundValue { () -> (String, Double) in
+            guard hash else { return ("", 0) }
             var seconds = 0.0
             let hex = measure(&seconds) { SHA256Digest.hex(of: file.data) }
             // The hash has touched every page of the file; drop them from resident memory
@@ -161,7 +185,7 @@ extension Pipeline {
         // the file's mapping, which must outlive it, and the process must not exit under it).
         defer { _ = hashing.wait() }
         let sink = OutputSink<E>(matrix: ColorConversion.floatMatrix(color, exposure: exposure), keepClipMask: keepClipMask,
-                                 convert: convert)
+                                 convert: convert, visitor: visitor)
         let reports = SharedStore<Int, OpcodeReport>()
         let opcodes = StreamingOpcodes(path: path, clipping: options.opcodeClipping,
                                        bayerPhase: cfa == nil ? nil : activeAreaBayerPhase(raw), reports: reports)
@@ -503,5 +527,51 @@ extension Pipeline {
             }
         }
         clipped.add(count)
+    }
+
+    /// Hands a strip of the colour-converted image (ActiveArea `rows` × `columns`) to `visit`
+    /// as a patch of the output image: its part inside the crop, oriented (in place for the
+    /// usual orientation, else through a buffer of the patch's size); counts clipped pixels.
+    static func visitPlaced(_ values: ImageBuffer<Float>, mask: [UInt8], rows: Range<Int>, columns: Range<Int>, crop: PixelRect,
+                            orientation: Int, clipped: SharedCount, visit: ImageScan.Visitor) throws {
+        let top = max(rows.lowerBound, crop.top), bottom = min(rows.upperBound, crop.bottom)
+        let left = max(columns.lowerBound, crop.left), right = min(columns.upperBound, crop.right)
+        guard top < bottom, left < right else { return }
+        let width = values.width, h = bottom - top, n = right - left
+        let first = (top - rows.lowerBound) * width + (left - columns.lowerBound)
+        try values.samples.withUnsafeBufferPointer { v in
+            try mask.withUnsafeBufferPointer { m in
+                var count = 0
+                for i in 0..<h { for x in 0..<n where m[first + i * width + x] != 0 { count += 1 } }
+                clipped.add(count)
+                let (y0, x0) = (top - crop.top, left - crop.left)
+                if orientation == 1 {
+                    try visit(ImagePatch(rect: PixelRect(top: y0, left: x0, bottom: y0 + h, right: x0 + n),
+                                         values: v.baseAddress! + 3 * first, mask: m.baseAddress! + first, rowStride: width))
+                    return
+                }
+                func place(_ x: Int, _ y: Int) -> (x: Int, y: Int) {
+                    ImageGeometry.orientedPosition(x: x, y: y, width: crop.width, height: crop.height, orientation: orientation)
+                }
+                let a = place(x0, y0), b = place(x0 + n - 1, y0 + h - 1)
+                let rect = PixelRect(top: min(a.y, b.y), left: min(a.x, b.x), bottom: max(a.y, b.y) + 1, right: max(a.x, b.x) + 1)
+                var moved = [Float](repeating: 0, count: 3 * n * h), movedMask = [UInt8](repeating: 0, count: n * h)
+                for i in 0..<h {
+                    for x in 0..<n {
+                        let p = place(x0 + x, y0 + i), to = (p.y - rect.top) * rect.width + (p.x - rect.left)
+                        let from = first + i * width + x
+                        moved[3 * to] = v[3 * from]
+                        moved[3 * to + 1] = v[3 * from + 1]
+                        moved[3 * to + 2] = v[3 * from + 2]
+                        movedMask[to] = m[from]
+                    }
+                }
+                try moved.withUnsafeBufferPointer { mv in
+                    try movedMask.withUnsafeBufferPointer { mm in
+                        try visit(ImagePatch(rect: rect, values: mv.baseAddress!, mask: mm.baseAddress!, rowStride: rect.width))
+                    }
+                }
+            }
+        }
     }
 }

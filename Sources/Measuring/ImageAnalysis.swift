@@ -47,28 +47,85 @@ extension Pipeline {
     /// Measures one file.
     /// - Throws: the loading errors and `AnalysisError` for bad regions or ratios.
     public static func analyze(_ path: String, request: AnalysisRequest) throws -> FileAnalysis {
+        if let streamed = try analyzeStreaming(path, request: request) { return streamed }
         let input = try AnalysisInput.load(path, options: request.develop)
         return try analyze(input, request: request)
+    }
+
+    /// Measures a DNG without holding its image: the measurements' passes
+    /// (`ImageMeasurement`) each run the conversion again, handing its output over patch by
+    /// patch. Nil when the request needs the image whole: a region given by a semantic mask,
+    /// or an output colour space the measurements convert back from.
+    static func analyzeStreaming(_ path: String, request: AnalysisRequest) throws -> FileAnalysis? {
+        let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
+        guard !["exr", "h5", "hdf5"].contains(ext),
+              request.develop.encoding == .linearRec2020 || request.develop.encoding.conversion(to: .linearRec2020) == nil,
+              !request.regions.contains(where: { if case .mask = $0.shape { return true } else { return false } }) else { return nil }
+        let dng = try DNGFile.open(path: path)
+        var develop = request.develop
+        develop.includeMasks = false
+        let options = develop
+        final class FirstPass: @unchecked Sendable {
+            var image: SceneLinearImage?
+            var size = (width: 0, height: 0)
+        }
+        let first = FirstPass()
+        let scan = ImageScan { prepare, visit in
+            let record = first.image == nil
+            let made = try Pipeline.developPass(dng, options: options, record: record, prepare: { width, height in
+                if record { first.size = (width, height) }
+                try prepare(width, height)
+            }, visit: visit)
+            if record { first.image = made.image }
+        }
+        let regions = request.regions
+        let percentiles = analysisPercentiles(request)
+        let histogram = request.histogram
+        let results = try ImageMeasurement.measure({ width, height in
+            try (regions.isEmpty ? [wholeImage(width: width, height: height)] : regions).map { region in
+                RegionRequest(name: region.name, selection: try region.selection(width: width, height: height), percentiles: percentiles,
+                              histogram: histogram)
+            }
+        }, noise: { first.image.flatMap(AnalysisInput.noiseModel) }, scan: scan)
+        let image = first.image!
+        let noise = AnalysisInput.noiseModel(for: image)
+        return try fileAnalysis(path: path, image: image, width: first.size.width, height: first.size.height, noise: noise,
+                                measured: results.map { ($0.measurement!.region, $0.measurement!, $0.histogram) }, request: request)
+    }
+
+    /// The region measured when none is given.
+    static func wholeImage(width: Int, height: Int) -> Region {
+        Region(name: "image", shape: .rectangle(PixelRect(width: width, height: height)))
+    }
+
+    /// The percentiles every analysis reports: those asked for, and 0.1 and 99.9.
+    static func analysisPercentiles(_ request: AnalysisRequest) -> [Double] {
+        Array(Set(request.percentiles + [0.1, 99.9])).sorted()
     }
 
     /// Measures an image already loaded.
     public static func analyze(_ input: AnalysisInput, request: AnalysisRequest) throws -> FileAnalysis {
         let image = input.image
-        let regions = request.regions.isEmpty
-            ? [Region(name: "image", shape: .rectangle(PixelRect(width: image.width, height: image.height)))]
-            : request.regions
-        let percentiles = Array(Set(request.percentiles + [0.1, 99.9])).sorted()
+        let regions = request.regions.isEmpty ? [wholeImage(width: image.width, height: image.height)] : request.regions
+        let percentiles = analysisPercentiles(request)
+        let requests = try regions.map { region in
+            RegionRequest(name: region.name, selection: try region.selection(in: image), percentiles: percentiles,
+                          histogram: request.histogram, pixelGains: input.noise?.pixelGains)
+        }
+        let results = try ImageMeasurement.measure(requests, noise: { input.noise }, scan: image.scan)
+        return try fileAnalysis(path: input.path, image: image, width: image.width, height: image.height, noise: input.noise,
+                                measured: results.map { ($0.measurement!.region, $0.measurement!, $0.histogram) }, request: request)
+    }
+
+    /// The analysis of a file from its regions' measurements: dynamic ranges and ratios.
+    static func fileAnalysis(path: String, image: SceneLinearImage, width: Int, height: Int, noise: NoiseModel?,
+                             measured: [(String, RegionMeasurement, Histogram?)], request: AnalysisRequest) throws -> FileAnalysis {
         var results: [RegionAnalysis] = []
         var byName: [String: RegionMeasurement] = [:]
-        for region in regions {
-            let m = try RegionStatistics.measure(image, region: region, noise: input.noise, percentiles: percentiles)
-            var histogram: Histogram?
-            if let options = request.histogram {
-                histogram = Histogram.compute(image, weights: try region.weights(in: image), options: options)
-            }
-            results.append(RegionAnalysis(name: region.name, measurement: m,
-                                          dynamicRange: DynamicRange.of(m.channels["Y"]!, noise: input.noise), histogram: histogram))
-            byName[region.name] = m
+        for (name, m, histogram) in measured {
+            results.append(RegionAnalysis(name: name, measurement: m, dynamicRange: DynamicRange.of(m.channels["Y"]!, noise: noise),
+                                          histogram: histogram))
+            byName[name] = m
         }
         var ratios: [RadianceRatio] = []
         for (n, d) in request.ratios {
@@ -77,9 +134,9 @@ extension Pipeline {
             }
             ratios.append(try RadianceRatio.between(a, b, quantity: request.ratioQuantity, statistic: request.ratioStatistic))
         }
-        return FileAnalysis(file: input.path, sourceSHA256: image.provenance.sourceSHA256, width: image.width, height: image.height,
+        return FileAnalysis(file: path, sourceSHA256: image.provenance.sourceSHA256, width: width, height: height,
                             colorSpace: image.encoding.rawValue, exposureScaling: image.exposure.mode.rawValue,
-                            exposureFactor: image.exposure.factor, noiseModel: input.noise != nil, regions: results,
+                            exposureFactor: image.exposure.factor, noiseModel: noise != nil, regions: results,
                             ratios: ratios, error: nil, errorCategory: nil)
     }
 
@@ -94,6 +151,7 @@ extension Pipeline {
         let results = (try? Parallel.map(paths.count) { i -> FileAnalysis in
             defer { counter.step() }
             do {
+                if visit == nil { return try analyze(paths[i], request: request) }
                 let input = try AnalysisInput.load(paths[i], options: request.develop)
                 let result = try analyze(input, request: request)
                 try visit?(i, input, result)

@@ -9,8 +9,10 @@ import TestSupport
 @Suite struct ExactSelectionTests {
     static let percentiles: [Double] = [0, 0.1, 1, 5, 25, 50, 75, 95, 99, 99.9, 100]
 
-    /// An image of `kind`: continuous values, heavy ties (a sixteenth-step ladder), or a
-    /// constant area larger than the selector's collect limit with a few other values.
+    /// An image of `kind`: continuous values, heavy ties (a sixteenth-step ladder), a
+    /// constant area with a few other values, or values dense in one first-pass bin (more
+    /// than the selector collects at once: R among 16 neighbouring `Float`s, G among 4096, B
+    /// one value), which takes the later histogram levels and the merging of equal keys.
     static func image(_ kind: String, width: Int, height: Int, seed: UInt64) -> SceneLinearImage {
         var rng = SeededGenerator(seed: seed)
         var samples = [Float](repeating: 0, count: width * height * 3)
@@ -21,6 +23,7 @@ import TestSupport
                 switch kind {
                 case "continuous": samples[3 * i + c] = u * u * 4 - 0.05
                 case "ties": samples[3 * i + c] = Float(Int(u * 20)) / 16 - 0.125
+                case "dense": samples[3 * i + c] = 0.5 + Float(c == 2 ? 0 : rng.next() % (c == 0 ? 16 : 4096)) * 0x1p-24
                 default: samples[3 * i + c] = i % 997 == 0 ? u : 0.25
                 }
             }
@@ -72,9 +75,9 @@ import TestSupport
     /// Hard and fractional (dyadic, so that sums are exact either way) regions of every
     /// image kind: every order statistic equal to the definition's, bit for bit; mean and
     /// spread to 1e-12.
-    @Test(arguments: ["continuous", "ties", "constant"])
+    @Test(arguments: ["continuous", "ties", "constant", "dense"])
     func statisticsEqualTheDefinition(kind: String) throws {
-        let (width, height) = kind == "constant" ? (320, 260) : (97, 61)
+        let (width, height) = kind == "constant" ? (320, 260) : kind == "dense" ? (640, 480) : (97, 61)
         let image = Self.image(kind, width: width, height: height, seed: 11)
         var rng = SeededGenerator(seed: 5)
         let dyadic = (0..<(width * height)).map { _ in Float(rng.next() % 5) / 4 }

@@ -1,0 +1,577 @@
+import Foundation
+import ImageCore
+
+/// What to measure in one region of an image.
+public struct RegionRequest: Sendable {
+    public var name: String
+    public var selection: PixelSelection
+    /// Statistics (`RegionMeasurement`) wanted; false for a histogram alone.
+    public var statistics = true
+    /// Extra percentiles (0…100) besides the median.
+    public var percentiles: [Double] = []
+    public var histogram: HistogramOptions?
+    /// Per-pixel gains for the noise sums (see `NoiseModel.pixelGains`), row-major over the image.
+    public var pixelGains: [Float]?
+
+    public init(name: String, selection: PixelSelection, statistics: Bool = true, percentiles: [Double] = [],
+                histogram: HistogramOptions? = nil, pixelGains: [Float]? = nil) {
+        self.name = name
+        self.selection = selection
+        self.statistics = statistics
+        self.percentiles = percentiles
+        self.histogram = histogram
+        self.pixelGains = pixelGains
+    }
+}
+
+/// What was measured in one region.
+public struct RegionResult: Sendable {
+    public var measurement: RegionMeasurement?
+    public var histogram: Histogram?
+}
+
+/// Measurements of any number of regions of an image in a few passes over its values,
+/// without holding the image: each pass is a scan (`ImageScan`) whose patches go through
+/// every region's accumulators on whichever thread delivers them. Pass 1 gives counts,
+/// sums, extremes, clipping and the first histograms of the quantiles; pass 2 the spread
+/// about the mean, a histogram's bins and the values near each quantile; further passes
+/// (rare) resolve quantiles whose bins held very many values. Floating-point sums are formed
+/// per patch and added in the order of the patches' positions, so results do not depend on
+/// the number of threads or the order patches arrive in.
+public enum ImageMeasurement {
+    /// Measures `requests` over the image `scan` passes over.
+    /// - Parameter noise: called once after the first pass (when a DNG's provenance is known),
+    ///   for the standard errors.
+    public static func measure(_ requests: [RegionRequest], noise: () -> NoiseModel?, scan: ImageScan) throws -> [RegionResult] {
+        try measure({ _, _ in requests }, noise: noise, scan: scan)
+    }
+
+    /// Measures the regions `requests` makes for the image's width and height (known once
+    /// the first pass has begun) over the image `scan` passes over.
+    /// - Throws: what `requests` or the scan throws.
+    public static func measure(_ requests: @escaping @Sendable (_ width: Int, _ height: Int) throws -> [RegionRequest], noise: () -> NoiseModel?,
+                               scan: ImageScan) throws -> [RegionResult] {
+        // Pass 1 (its regions are made once the size is known, before the first patch).
+        final class Setup: @unchecked Sendable {
+            var plans: [RegionPlan] = []
+            var pool: AccumulatorPool<PassOne>?
+        }
+        let setup = Setup()
+        try scan.pass({ width, height in
+            let plans = try requests(width, height).map(RegionPlan.init)
+            setup.plans = plans
+            setup.pool = AccumulatorPool { PassOne(plans) }
+        }) { patch in
+            let plans = setup.plans
+            setup.pool!.with { acc in
+                for (k, plan) in plans.enumerated() {
+                    guard let part = patch.clipped(to: plan.selection.bounds) else { continue }
+                    plan.firstPass(part, stats: acc.stats[k], histogram: acc.histograms[k])
+                }
+            }
+        }
+        let plans = setup.plans
+        let first = PassOne.merged(setup.pool?.all ?? [], plans)
+        var states = plans.indices.map { RegionState(plans[$0], stats: first.stats[$0], histogram: first.histograms[$0]) }
+
+        // Pass 2: spread, histogram bins, first refinement; then further refinements.
+        var pass = 2
+        while states.contains(where: { $0.needsPass(pass) }) {
+            let snapshot = states
+            let current = pass
+            let pool = AccumulatorPool { LaterPass(snapshot, pass: current) }
+            try scan.pass({ _, _ in }) { patch in
+                pool.with { acc in
+                    for (k, state) in snapshot.enumerated() where state.needsPass(current) {
+                        guard let part = patch.clipped(to: state.plan.selection.bounds) else { continue }
+                        state.laterPass(part, into: acc.regions[k], pass: current)
+                    }
+                }
+            }
+            let merged = LaterPass.merged(pool.all, snapshot, pass: pass)
+            for k in states.indices where states[k].needsPass(pass) { states[k].finish(merged.regions[k], pass: pass) }
+            pass += 1
+        }
+        let model = noise()
+        return states.map { $0.result(noise: model) }
+    }
+}
+
+/// Rec.2020 luminance of `Float` R, G, B computed in `Double` (the statistics' Y).
+@inline(__always) func luminanceDouble(_ r: Float, _ g: Float, _ b: Float) -> Double {
+    (SIMD3(Double(r), Double(g), Double(b)) * Rec2020.luminanceWeights).sum()
+}
+
+/// Rec.2020 luminance in `Float` (the histogram's Y).
+@inline(__always) func luminanceFloat(_ rgb: SIMD3<Float>) -> Float {
+    (rgb * SIMD3<Float>(Float(Rec2020.luminanceWeights.x), Float(Rec2020.luminanceWeights.y), Float(Rec2020.luminanceWeights.z))).sum()
+}
+
+/// A region's request with what every pass reads.
+struct RegionPlan: @unchecked Sendable {
+    let name: String
+    let selection: PixelSelection
+    let statistics: Bool
+    let percentiles: [Double]
+    let fractions: [Double]
+    let histogram: HistogramOptions?
+    let gains: [Float]?
+    let weighted: Bool
+
+    init(_ r: RegionRequest) {
+        name = r.name
+        selection = r.selection
+        statistics = r.statistics
+        percentiles = r.percentiles
+        fractions = [0.5] + r.percentiles.map { $0 / 100 }
+        histogram = r.histogram
+        gains = r.pixelGains
+        weighted = r.selection.weights != nil || r.pixelGains != nil
+    }
+
+    var automaticLog: Bool { histogram.map { $0.range == nil && $0.scale == .log2 } ?? false }
+
+    /// Calls `body` for every row of `patch` with the row's values, clip bytes and the
+    /// index of its first pixel in the image.
+    @inline(__always) func forEachRow(_ patch: ImagePatch,
+                                      _ body: (_ values: UnsafePointer<Float>, _ mask: UnsafePointer<UInt8>?, _ index: Int, _ n: Int) -> Void) {
+        let n = patch.rect.width
+        for y in patch.rect.top..<patch.rect.bottom {
+            let offset = (y - patch.rect.top) * patch.rowStride
+            body(patch.values + 3 * offset, patch.mask.map { $0 + offset }, y * selection.width + patch.rect.left, n)
+        }
+    }
+
+    // MARK: pass 1
+
+    func firstPass(_ patch: ImagePatch, stats: StatsFirst?, histogram: HistogramFirst?) {
+        if let stats { weighted ? firstWeighted(patch, stats) : firstUnweighted(patch, stats) }
+        if let histogram { firstHistogram(patch, histogram) }
+    }
+
+    private func firstUnweighted(_ patch: ImagePatch, _ a: StatsFirst) {
+        var sum = SIMD4<Double>()
+        var low = SIMD4<UInt32>(repeating: .max), high = SIMD4<UInt32>(repeating: 0)
+        var lowY = UInt64.max, highY = UInt64(0)
+        var clipped = 0, negative = 0
+        let k0 = a.keys[0], k1 = a.keys[1], k2 = a.keys[2], k3 = a.keys[3]
+        forEachRow(patch) { p, mask, _, n in
+            for x in 0..<n {
+                let r = p[3 * x], g = p[3 * x + 1], b = p[3 * x + 2]
+                let y = luminanceDouble(r, g, b)
+                let key = SIMD4(FloatKey.of(r), FloatKey.of(g), FloatKey.of(b), FloatKey.of(y))
+                k0.add(key.x)
+                k1.add(key.y)
+                k2.add(key.z)
+                k3.add(key.w)
+                low = pointwiseMin(low, key)
+                high = pointwiseMax(high, key)
+                let ky = OrderKey.of(y)
+                lowY = min(lowY, ky)
+                highY = max(highY, ky)
+                sum += SIMD4(Double(r), Double(g), Double(b), y)
+                if min(r, g, b) < 0 { negative += 1 }
+            }
+            if let mask { for x in 0..<n where mask[x] != 0 { clipped += 1 } }
+        }
+        let count = patch.rect.width * patch.rect.height
+        var sums = BlockSums()
+        sums.weight = Double(count)
+        sums.sum = sum
+        sums.noise = SIMD4(sum.x, sum.y, sum.z, Double(count))
+        a.record(patch, sums: sums, count: count, clipped: clipped, negative: negative, low: low, high: high, lowY: lowY, highY: highY)
+    }
+
+    private func firstWeighted(_ patch: ImagePatch, _ a: StatsFirst) {
+        var sums = BlockSums()
+        var low = SIMD4<UInt32>(repeating: .max), high = SIMD4<UInt32>(repeating: 0)
+        var lowY = UInt64.max, highY = UInt64(0)
+        var count = 0, clipped = 0, negative = 0
+        let k0 = a.keys[0], k1 = a.keys[1], k2 = a.keys[2], k3 = a.keys[3]
+        let weights = selection.weights, gains = self.gains
+        forEachRow(patch) { p, mask, index, n in
+            for x in 0..<n {
+                let w = weights?[index + x] ?? 1
+                guard w > 0 else { continue }
+                let r = p[3 * x], g = p[3 * x + 1], b = p[3 * x + 2]
+                let y = luminanceDouble(r, g, b)
+                let v = SIMD4(Double(r), Double(g), Double(b), y)
+                let weight = Double(w), fixed = FixedWeight.of(w)
+                let key = SIMD4(FloatKey.of(r), FloatKey.of(g), FloatKey.of(b), FloatKey.of(y))
+                k0.add(key.x, weight: fixed)
+                k1.add(key.y, weight: fixed)
+                k2.add(key.z, weight: fixed)
+                k3.add(key.w, weight: fixed)
+                low = pointwiseMin(low, key)
+                high = pointwiseMax(high, key)
+                let ky = OrderKey.of(y)
+                lowY = min(lowY, ky)
+                highY = max(highY, ky)
+                sums.sum += v * weight
+                sums.weight += weight
+                let rgb = SIMD3(v.x, v.y, v.z)
+                if let gains {
+                    let gain = Double(gains[index + x]), w2 = weight * weight
+                    sums.noise += SIMD4(rgb * (w2 * gain), w2 * gain * gain)
+                } else {
+                    sums.noise += SIMD4(rgb, 1) * (weight * weight)
+                }
+                if let mask, mask[x] != 0 { clipped += 1 }
+                if min(r, g, b) < 0 { negative += 1 }
+                count += 1
+            }
+        }
+        guard count > 0 else { return }
+        a.record(patch, sums: sums, count: count, clipped: clipped, negative: negative, low: low, high: high, lowY: lowY, highY: highY)
+    }
+
+    private func firstHistogram(_ patch: ImagePatch, _ a: HistogramFirst) {
+        let weights = selection.weights, automatic = automaticLog
+        var low = UInt64.max, high = UInt64(0), maximum = a.maximum
+        var pixels = 0, clipped = 0, positive = 0
+        forEachRow(patch) { p, mask, index, n in
+            for x in 0..<n {
+                if let weights, !(weights[index + x] > 0) { continue }
+                pixels += 1
+                if let mask, mask[x] != 0 {
+                    clipped += 1
+                    continue
+                }
+                let rgb = SIMD3(p[3 * x], p[3 * x + 1], p[3 * x + 2])
+                let y = luminanceFloat(rgb)
+                maximum = max(maximum, SIMD4(rgb, y).max())
+                guard automatic, y > 0 else { continue }
+                positive += 1
+                a.keys.add(FloatKey.of(y))
+                let key = OrderKey.of(Double(y))
+                low = min(low, key)
+                high = max(high, key)
+            }
+        }
+        if positive > 0 { a.keys.note(minimum: low, maximum: high) }
+        a.pixels += pixels
+        a.clipped += clipped
+        a.positive += positive
+        a.maximum = maximum
+    }
+}
+
+extension Optional where Wrapped == [Float] {
+    /// The array's storage (nil for nil) for the duration of `body`.
+    @inline(__always) func withOptionalBuffer<R>(_ body: (UnsafeBufferPointer<Float>?) -> R) -> R {
+        switch self {
+        case .some(let a): return a.withUnsafeBufferPointer { body($0) }
+        case .none: return body(nil)
+        }
+    }
+}
+
+/// Sums of one patch, added in patch order.
+struct BlockSums: Sendable {
+    var weight = 0.0
+    var sum = SIMD4<Double>()
+    /// Σ w² g · (R, G, B) and Σ w² g² (g = the pixel's gain, 1 without gains): the noise
+    /// model turns them into Σ w² · variance.
+    var noise = SIMD4<Double>()
+}
+
+/// A patch's place in the order its sums are added in.
+struct PatchKey: Comparable, Hashable, Sendable {
+    let top: Int, left: Int
+    init(_ patch: ImagePatch) { (top, left) = (patch.rect.top, patch.rect.left) }
+    static func < (a: PatchKey, b: PatchKey) -> Bool { (a.top, a.left) < (b.top, b.left) }
+}
+
+/// One worker's first-pass statistics of one region.
+final class StatsFirst: @unchecked Sendable {
+    let keys: [ExactSelector.FirstPass]
+    var blocks: [(PatchKey, BlockSums)] = []
+    var count = 0, clipped = 0, negative = 0
+
+    init(weighted: Bool) { keys = (0..<4).map { _ in ExactSelector.FirstPass(weighted: weighted) } }
+
+    func record(_ patch: ImagePatch, sums: BlockSums, count: Int, clipped: Int, negative: Int,
+                low: SIMD4<UInt32>, high: SIMD4<UInt32>, lowY: UInt64, highY: UInt64) {
+        blocks.append((PatchKey(patch), sums))
+        self.count += count
+        self.clipped += clipped
+        self.negative += negative
+        for q in 0..<3 {
+            keys[q].note(minimum: OrderKey.of(Double(FloatKey.value(of: low[q]))), maximum: OrderKey.of(Double(FloatKey.value(of: high[q]))))
+        }
+        if count > 0 { keys[3].note(minimum: lowY, maximum: highY) }
+    }
+
+    func merge(_ other: StatsFirst) {
+        for q in 0..<4 { keys[q].merge(other.keys[q]) }
+        blocks += other.blocks
+        count += other.count
+        clipped += other.clipped
+        negative += other.negative
+    }
+}
+
+/// One worker's first-pass histogram counts of one region.
+final class HistogramFirst: @unchecked Sendable {
+    var pixels = 0, clipped = 0, positive = 0
+    var maximum = -Float.infinity
+    /// The positive luminances (automatic log2 range: its lower end is the 0.1th percentile's octave).
+    let keys = ExactSelector.FirstPass(weighted: false)
+
+    func merge(_ other: HistogramFirst) {
+        pixels += other.pixels
+        clipped += other.clipped
+        positive += other.positive
+        maximum = max(maximum, other.maximum)
+        keys.merge(other.keys)
+    }
+}
+
+/// One worker's first-pass accumulators, per region.
+final class PassOne: @unchecked Sendable {
+    let stats: [StatsFirst?]
+    let histograms: [HistogramFirst?]
+
+    init(_ plans: [RegionPlan]) {
+        stats = plans.map { $0.statistics ? StatsFirst(weighted: $0.weighted) : nil }
+        histograms = plans.map { $0.histogram != nil ? HistogramFirst() : nil }
+    }
+
+    static func merged(_ all: [PassOne], _ plans: [RegionPlan]) -> PassOne {
+        let out = PassOne(plans)
+        for a in all {
+            for k in plans.indices {
+                if let s = a.stats[k] { out.stats[k]!.merge(s) }
+                if let h = a.histograms[k] { out.histograms[k]!.merge(h) }
+            }
+        }
+        return out
+    }
+}
+
+/// One worker's accumulators of a later pass, per region.
+final class LaterPass: @unchecked Sendable {
+    final class Region: @unchecked Sendable {
+        var spread: [(PatchKey, SIMD4<Double>)] = []
+        let refinements: [ExactSelector.Refinement]?
+        var slots: [Int]
+
+        init(_ state: RegionState, pass: Int) {
+            refinements = state.selectors.contains(where: { !$0.isResolved }) ? state.selectors.map { $0.nextPass() } : nil
+            slots = pass == 2 && state.edges != nil ? [Int](repeating: 0, count: 4 * state.slotCount) : []
+        }
+
+        func merge(_ other: Region) {
+            spread += other.spread
+            if let r = refinements { for q in 0..<4 { r[q].merge(other.refinements![q]) } }
+            for i in slots.indices { slots[i] += other.slots[i] }
+        }
+    }
+
+    let regions: [Region]
+
+    init(_ states: [RegionState], pass: Int) { regions = states.map { Region($0, pass: pass) } }
+
+    static func merged(_ all: [LaterPass], _ states: [RegionState], pass: Int) -> LaterPass {
+        let out = LaterPass(states, pass: pass)
+        for a in all { for k in states.indices { out.regions[k].merge(a.regions[k]) } }
+        return out
+    }
+}
+
+/// A region between passes: what pass 1 found and the selectors still refining.
+struct RegionState: @unchecked Sendable {
+    let plan: RegionPlan
+    let first: StatsFirst?
+    let histogramFirst: HistogramFirst?
+    var selectors: [ExactSelector] = []
+    var total = BlockSums()
+    var mean = SIMD4<Double>()
+    var spread = SIMD4<Double>()
+    /// The histogram's range, bins and edge table once pass 1 is done.
+    var edges: (range: ClosedRange<Double>, bins: Int, width: Double, table: EdgeTable)?
+    var slotTotals: [Int] = []
+    var slotCount: Int { (edges?.bins ?? 0) + 4 }
+
+    init(_ plan: RegionPlan, stats: StatsFirst?, histogram: HistogramFirst?) {
+        self.plan = plan
+        first = stats
+        histogramFirst = histogram
+        if let stats {
+            for (_, s) in stats.blocks.sorted(by: { $0.0 < $1.0 }) {
+                total.weight += s.weight
+                total.sum += s.sum
+                total.noise += s.noise
+            }
+            mean = total.sum / total.weight
+            selectors = (0..<4).map { q in
+                var s = ExactSelector(targets: plan.fractions.map { $0 * total.weight })
+                s.finishFirstPass(stats.keys[q])
+                return s
+            }
+        }
+        if let options = plan.histogram, let h = histogram { edges = Self.histogramRange(options, h) }
+    }
+
+    /// The range and bins of a histogram: given, or automatic (log2: from the octave of the
+    /// 0.1th percentile of the positive luminances to the maximum, whole stops; linear: 0 to
+    /// the maximum).
+    static func histogramRange(_ options: HistogramOptions, _ first: HistogramFirst)
+        -> (range: ClosedRange<Double>, bins: Int, width: Double, table: EdgeTable) {
+        var range: ClosedRange<Double>
+        if let r = options.range {
+            range = r
+        } else if options.scale == .log2 {
+            if first.positive == 0 {
+                range = -16...1
+            } else {
+                // The value at index ⌊(n − 1) · 0.001⌋ of the sorted positive luminances: only
+                // its octave matters (the range starts at a whole stop), and every value of a
+                // first-pass bin has the same exponent.
+                var selector = ExactSelector(targets: [Double(Int(Double(first.positive - 1) * 0.001) + 1)])
+                selector.finishFirstPass(first.keys)
+                let low: Double
+                if let bin = selector.firstBins[0] {
+                    low = log2(Double(FloatKey.value(of: UInt32(bin) << 16)))
+                } else {
+                    low = log2(selector.value(0))
+                }
+                let high = max(log2(OrderKey.value(of: selector.maximumKey)), 0)
+                range = max(-40, low.rounded(.down))...(high.rounded(.up) + (high.rounded(.up) == high ? 1 : 0))
+            }
+        } else {
+            range = 0...max(1e-12, first.pixels > first.clipped ? Double(first.maximum) : 1)
+        }
+        if range.upperBound <= range.lowerBound { range = range.lowerBound...(range.lowerBound + 1) }
+        let bins = options.scale == .log2
+            ? max(1, Int(((range.upperBound - range.lowerBound) * Double(options.binsPerStop)).rounded()))
+            : max(1, options.linearBins)
+        let width = (range.upperBound - range.lowerBound) / Double(bins)
+        return (range, bins, width, EdgeTable(scale: options.scale, range: range, bins: bins, width: width))
+    }
+
+    func needsPass(_ pass: Int) -> Bool {
+        if pass == 2 { return first != nil || edges != nil }
+        return selectors.contains { !$0.isResolved }
+    }
+
+    // MARK: later passes
+
+    func laterPass(_ patch: ImagePatch, into a: LaterPass.Region, pass: Int) {
+        let spreadWanted = pass == 2 && first != nil
+        if spreadWanted || a.refinements != nil {
+            let spread = refine(patch, spread: spreadWanted, refinements: a.refinements)
+            if spreadWanted { a.spread.append((PatchKey(patch), spread)) }
+        }
+        if pass == 2, let edges {
+            let table = edges.table, slots = slotCount, weights = plan.selection.weights
+            a.slots.withUnsafeMutableBufferPointer { c in
+                plan.forEachRow(patch) { p, mask, index, n in
+                    for x in 0..<n {
+                        if let weights, !(weights[index + x] > 0) { continue }
+                        if let mask, mask[x] != 0 { continue }
+                        let rgb = SIMD3(p[3 * x], p[3 * x + 1], p[3 * x + 2])
+                        let v = SIMD4(rgb, luminanceFloat(rgb))
+                        for q in 0..<4 { c[q * slots + table.slot(v[q])] += 1 }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The spread about the mean (Σ w (v − mean)², when `spread`) of a patch, and its values
+    /// in the refinements' bins.
+    private func refine(_ patch: ImagePatch, spread spreadWanted: Bool, refinements: [ExactSelector.Refinement]?) -> SIMD4<Double> {
+        var spread = SIMD4<Double>()
+        let mean = self.mean
+        let n = patch.rect.width
+        // The refinements held without reference counting in the loop (the array keeps them).
+        let quad = refinements.map { r in (Unmanaged.passUnretained(r[0]), Unmanaged.passUnretained(r[1]),
+                                            Unmanaged.passUnretained(r[2]), Unmanaged.passUnretained(r[3])) }
+        let weights = plan.selection.weights
+        withExtendedLifetime(refinements) {
+            weights.withOptionalBuffer { w in
+                for y in patch.rect.top..<patch.rect.bottom {
+                    let p = patch.values + 3 * (y - patch.rect.top) * patch.rowStride
+                    let index = y * plan.selection.width + patch.rect.left
+                    for x in 0..<n {
+                        let weight = w?[index + x] ?? 1
+                        guard weight > 0 else { continue }
+                        let r = p[3 * x], g = p[3 * x + 1], b = p[3 * x + 2]
+                        let lum = luminanceDouble(r, g, b)
+                        if spreadWanted {
+                            let d = SIMD4(Double(r), Double(g), Double(b), lum) - mean
+                            spread += Double(weight) * d * d
+                        }
+                        if let quad {
+                            let fixed = FixedWeight.of(weight)
+                            quad.0._withUnsafeGuaranteedRef { $0.add(Double(r), key32: FloatKey.of(r), weight: fixed) }
+                            quad.1._withUnsafeGuaranteedRef { $0.add(Double(g), key32: FloatKey.of(g), weight: fixed) }
+                            quad.2._withUnsafeGuaranteedRef { $0.add(Double(b), key32: FloatKey.of(b), weight: fixed) }
+                            quad.3._withUnsafeGuaranteedRef { $0.add(lum, key32: FloatKey.of(lum), weight: fixed) }
+                        }
+                    }
+                }
+            }
+        }
+        return spread
+    }
+
+    mutating func finish(_ a: LaterPass.Region, pass: Int) {
+        if pass == 2 {
+            for (_, s) in a.spread.sorted(by: { $0.0 < $1.0 }) { spread += s }
+            slotTotals = a.slots
+        }
+        if let refinements = a.refinements {
+            for q in 0..<4 where !selectors[q].isResolved { selectors[q].finish(refinements[q]) }
+        }
+    }
+
+    // MARK: results
+
+    func result(noise: NoiseModel?) -> RegionResult {
+        var out = RegionResult()
+        if let first {
+            let kernel = noise.map { model in
+                var m = model
+                if let gains = plan.gains { m.pixelGains = gains }
+                return NoiseModel.Kernel(m)
+            }
+            var channels: [String: QuantityStatistics] = [:]
+            for (q, quantity) in RegionStatistics.quantities.enumerated() {
+                let s = selectors[q]
+                var meanSE: Double?
+                var medianSE: Double?
+                if let kernel {
+                    let v = kernel.variance(weightedOutputs: SIMD3(total.noise.x, total.noise.y, total.noise.z), weightedGains: total.noise.w)
+                    meanSE = max(SIMD4(v.rgb, v.y)[q], 0).squareRoot() / total.weight
+                    medianSE = meanSE.map { $0 * (Double.pi / 2).squareRoot() }
+                }
+                channels[quantity] = QuantityStatistics(
+                    count: first.count, weight: total.weight, mean: mean[q], standardDeviation: (spread[q] / total.weight).squareRoot(),
+                    minimum: OrderKey.value(of: s.minimumKey), maximum: OrderKey.value(of: s.maximumKey), median: s.value(0),
+                    percentiles: plan.percentiles.enumerated().map { .init(percentile: $1, value: s.value($0 + 1)) },
+                    meanStandardError: meanSE, medianStandardError: medianSE)
+            }
+            out.measurement = RegionMeasurement(region: plan.name, channels: channels, clippedPixels: first.clipped,
+                                                negativePixels: first.negative, pixels: first.count)
+        }
+        if let options = plan.histogram, let h = histogramFirst, let edges {
+            let slots = slotCount
+            var counts: [String: [Int]] = [:], below: [String: Int] = [:], above: [String: Int] = [:]
+            var zero: [String: Int] = [:], negative: [String: Int] = [:]
+            for (q, name) in RegionStatistics.quantities.enumerated() {
+                let base = q * slots
+                counts[name] = Array(slotTotals[(base + 4)..<(base + slots)])
+                zero[name] = slotTotals[base]
+                negative[name] = slotTotals[base + 1]
+                below[name] = slotTotals[base + 2]
+                above[name] = slotTotals[base + 3]
+            }
+            out.histogram = Histogram(scale: options.scale, edges: (0...edges.bins).map { edges.range.lowerBound + Double($0) * edges.width },
+                                      counts: counts, below: below, above: above, zero: zero, negative: negative,
+                                      clipped: h.clipped, pixels: h.pixels)
+        }
+        return out
+    }
+}

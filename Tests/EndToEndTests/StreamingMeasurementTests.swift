@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+import DNGWriter
+@testable import Engine
+@testable import Measuring
+import SceneLinearKit
+@testable import SimulationCheck
+import TestSupport
+
+/// The measurements of a DNG made without holding its image (each pass develops it again
+/// and hands the output over patch by patch, `Pipeline.analyzeStreaming`) equal those of the
+/// image developed whole and measured in memory: counts, extremes, percentiles, histograms
+/// bit for bit, means and spreads to 1e-12 (their sums are added patch by patch, in another
+/// grouping), for rectangles, fractions and polygons, in every orientation, with crops, tiles
+/// that do not divide the image, and CFA demosaicing.
+@Suite struct StreamingMeasurementTests {
+    static func request() throws -> AnalysisRequest {
+        var r = AnalysisRequest()
+        r.regions = [try Region.parse("top=0.05,0.1,0.45,0.9"), try Region.parse("box=10,7,60,51"),
+                     try Region.parse("tri=poly:3,4,90,20,30,70")]
+        r.histogram = HistogramOptions()
+        r.ratios = [("top", "box")]
+        return r
+    }
+
+    static func close(_ a: Double, _ b: Double) -> Bool {
+        a == b || (a.isNaN && b.isNaN) || abs(a - b) <= 1e-12 * max(abs(a), abs(b))
+    }
+
+    static func compare(_ path: String, _ label: String, request: AnalysisRequest? = nil) throws {
+        let request = try request ?? Self.request()
+        let streamed = try #require(try Pipeline.analyzeStreaming(path, request: request), "\(label): not streamed")
+        let whole = try Pipeline.analyze(AnalysisInput.load(path, options: request.develop), request: request)
+        #expect(streamed.width == whole.width && streamed.height == whole.height && streamed.sourceSHA256 == whole.sourceSHA256, "\(label)")
+        #expect(streamed.noiseModel == whole.noiseModel && streamed.exposureFactor == whole.exposureFactor, "\(label)")
+        try #require(streamed.regions.count == whole.regions.count)
+        for (a, b) in zip(streamed.regions, whole.regions) {
+            let m = a.measurement, n = b.measurement
+            #expect(a.name == b.name && m.pixels == n.pixels && m.clippedPixels == n.clippedPixels && m.negativePixels == n.negativePixels,
+                    "\(label) \(a.name)")
+            #expect(a.histogram == b.histogram, "\(label) \(a.name): histograms differ")
+            for q in RegionStatistics.quantities {
+                let x = try #require(m.channels[q]), y = try #require(n.channels[q])
+                #expect(x.minimum == y.minimum && x.maximum == y.maximum && x.median == y.median && x.percentiles == y.percentiles,
+                        "\(label) \(a.name) \(q): order statistics differ")
+                #expect(x.count == y.count && x.weight == y.weight, "\(label) \(a.name) \(q)")
+                #expect(close(x.mean, y.mean) && close(x.standardDeviation, y.standardDeviation), "\(label) \(a.name) \(q): \(x.mean) \(y.mean)")
+                #expect(close(x.meanStandardError ?? .nan, y.meanStandardError ?? .nan), "\(label) \(a.name) \(q)")
+            }
+        }
+        #expect(streamed.ratios.count == whole.ratios.count && zip(streamed.ratios, whole.ratios).allSatisfy { close($0.ratio, $1.ratio) },
+                "\(label): ratios differ")
+    }
+
+    @Test func streamedEqualsWholeImage() throws {
+        let dir = TestData.temporaryDirectory("streaming-measurement")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var chart = try TestChart.make(width: 200, height: 136, tileSize: (64, 48)).dng
+        chart.defaultCrop = (origin: [6, 4], size: [180, 120])
+        chart.defaultUserCrop = [0.1, 0.05, 0.9, 0.95]
+        for orientation in [1, 3, 6, 8] {
+            chart.orientation = orientation
+            let path = dir.appendingPathComponent("chart\(orientation).dng").path
+            try DNGWriter.write(chart, to: path)
+            try Self.compare(path, "chart orientation \(orientation)")
+        }
+        var capture = try StreamingDevelopTests.sunsetCapture(width: 210, height: 150, seed: 8, lensShading: 0.4)
+        capture.tileSize = (64, 48)
+        let cfa = dir.appendingPathComponent("cfa.dng").path
+        try DNGWriter.write(capture, to: cfa)
+        try Self.compare(cfa, "CFA, rcd")
+        var superpixel = try Self.request()
+        superpixel.develop.demosaic = .superpixel
+        superpixel.regions = []
+        try Self.compare(cfa, "CFA, superpixel, whole image", request: superpixel)
+    }
+
+    /// A region given by a semantic mask needs the image whole: measured the usual way.
+    @Test func maskRegionsAreMeasuredWhole() throws {
+        var request = AnalysisRequest()
+        request.regions = [try Region.parse("sky=mask:sky")]
+        #expect(try Pipeline.analyzeStreaming("unused.dng", request: request) == nil)
+        request.regions = [try Region.parse("sky=0,0,1,1")]
+        #expect(throws: (any Error).self) { try Pipeline.analyzeStreaming("/nonexistent/file.dng", request: request) }
+    }
+}
