@@ -72,6 +72,7 @@ import TestSupport
         var superpixel = try Self.request()
         superpixel.develop.demosaic = .superpixel
         superpixel.regions = []
+        superpixel.ratios = []
         try Self.compare(cfa, "CFA, superpixel, whole image", request: superpixel)
     }
 
