@@ -97,14 +97,19 @@ public enum ImageMeasurement {
     }
 }
 
-/// Rec.2020 luminance of `Float` R, G, B computed in `Double` (the statistics' Y).
-@inline(__always) func luminanceDouble(_ r: Float, _ g: Float, _ b: Float) -> Double {
-    (SIMD3(Double(r), Double(g), Double(b)) * Rec2020.luminanceWeights).sum()
-}
+/// Rec.2020 luminance, its weights read once (a hot loop makes one before it starts rather
+/// than reading the global weights per pixel).
+struct Luminance {
+    let weights = Rec2020.luminanceWeights
+    let floatWeights = SIMD3<Float>(Rec2020.luminanceWeights)
 
-/// Rec.2020 luminance in `Float` (the histogram's Y).
-@inline(__always) func luminanceFloat(_ rgb: SIMD3<Float>) -> Float {
-    (rgb * SIMD3<Float>(Float(Rec2020.luminanceWeights.x), Float(Rec2020.luminanceWeights.y), Float(Rec2020.luminanceWeights.z))).sum()
+    /// Of `Float` R, G, B computed in `Double` (the statistics' Y).
+    @inline(__always) func double(_ r: Float, _ g: Float, _ b: Float) -> Double {
+        (SIMD3(Double(r), Double(g), Double(b)) * weights).sum()
+    }
+
+    /// In `Float` (the histogram's Y).
+    @inline(__always) func float(_ rgb: SIMD3<Float>) -> Float { (rgb * floatWeights).sum() }
 }
 
 /// A region's request with what every pass reads.
@@ -150,25 +155,20 @@ struct RegionPlan: @unchecked Sendable {
     }
 
     private func firstUnweighted(_ patch: ImagePatch, _ a: StatsFirst) {
+        let luminance = Luminance()
         var sum = SIMD4<Double>()
-        var low = SIMD4<UInt32>(repeating: .max), high = SIMD4<UInt32>(repeating: 0)
-        var lowY = UInt64.max, highY = UInt64(0)
+        var extremes = KeyExtremes()
         var clipped = 0, negative = 0
         let k0 = a.keys[0], k1 = a.keys[1], k2 = a.keys[2], k3 = a.keys[3]
         forEachRow(patch) { p, mask, _, n in
             for x in 0..<n {
                 let r = p[3 * x], g = p[3 * x + 1], b = p[3 * x + 2]
-                let y = luminanceDouble(r, g, b)
-                let key = SIMD4(FloatKey.of(r), FloatKey.of(g), FloatKey.of(b), FloatKey.of(y))
+                let y = luminance.double(r, g, b)
+                let key = extremes.keys(r, g, b, y)
                 k0.add(key.x)
                 k1.add(key.y)
                 k2.add(key.z)
                 k3.add(key.w)
-                low = pointwiseMin(low, key)
-                high = pointwiseMax(high, key)
-                let ky = OrderKey.of(y)
-                lowY = min(lowY, ky)
-                highY = max(highY, ky)
                 sum += SIMD4(Double(r), Double(g), Double(b), y)
                 if min(r, g, b) < 0 { negative += 1 }
             }
@@ -179,13 +179,13 @@ struct RegionPlan: @unchecked Sendable {
         sums.weight = Double(count)
         sums.sum = sum
         sums.noise = SIMD4(sum.x, sum.y, sum.z, Double(count))
-        a.record(patch, sums: sums, count: count, clipped: clipped, negative: negative, low: low, high: high, lowY: lowY, highY: highY)
+        a.record(patch, sums: sums, count: count, clipped: clipped, negative: negative, extremes: extremes)
     }
 
     private func firstWeighted(_ patch: ImagePatch, _ a: StatsFirst) {
+        let luminance = Luminance()
         var sums = BlockSums()
-        var low = SIMD4<UInt32>(repeating: .max), high = SIMD4<UInt32>(repeating: 0)
-        var lowY = UInt64.max, highY = UInt64(0)
+        var extremes = KeyExtremes()
         var count = 0, clipped = 0, negative = 0
         let k0 = a.keys[0], k1 = a.keys[1], k2 = a.keys[2], k3 = a.keys[3]
         let weights = selection.weights, gains = self.gains
@@ -194,19 +194,14 @@ struct RegionPlan: @unchecked Sendable {
                 let w = weights?[index + x] ?? 1
                 guard w > 0 else { continue }
                 let r = p[3 * x], g = p[3 * x + 1], b = p[3 * x + 2]
-                let y = luminanceDouble(r, g, b)
+                let y = luminance.double(r, g, b)
                 let v = SIMD4(Double(r), Double(g), Double(b), y)
                 let weight = Double(w), fixed = FixedWeight.of(w)
-                let key = SIMD4(FloatKey.of(r), FloatKey.of(g), FloatKey.of(b), FloatKey.of(y))
+                let key = extremes.keys(r, g, b, y)
                 k0.add(key.x, weight: fixed)
                 k1.add(key.y, weight: fixed)
                 k2.add(key.z, weight: fixed)
                 k3.add(key.w, weight: fixed)
-                low = pointwiseMin(low, key)
-                high = pointwiseMax(high, key)
-                let ky = OrderKey.of(y)
-                lowY = min(lowY, ky)
-                highY = max(highY, ky)
                 sums.sum += v * weight
                 sums.weight += weight
                 let rgb = SIMD3(v.x, v.y, v.z)
@@ -222,10 +217,11 @@ struct RegionPlan: @unchecked Sendable {
             }
         }
         guard count > 0 else { return }
-        a.record(patch, sums: sums, count: count, clipped: clipped, negative: negative, low: low, high: high, lowY: lowY, highY: highY)
+        a.record(patch, sums: sums, count: count, clipped: clipped, negative: negative, extremes: extremes)
     }
 
     private func firstHistogram(_ patch: ImagePatch, _ a: HistogramFirst) {
+        let luminance = Luminance()
         let weights = selection.weights, automatic = automaticLog
         var low = UInt64.max, high = UInt64(0), maximum = a.maximum
         var pixels = 0, clipped = 0, positive = 0
@@ -238,7 +234,7 @@ struct RegionPlan: @unchecked Sendable {
                     continue
                 }
                 let rgb = SIMD3(p[3 * x], p[3 * x + 1], p[3 * x + 2])
-                let y = luminanceFloat(rgb)
+                let y = luminance.float(rgb)
                 maximum = max(maximum, SIMD4(rgb, y).max())
                 guard automatic, y > 0 else { continue }
                 positive += 1
@@ -256,13 +252,21 @@ struct RegionPlan: @unchecked Sendable {
     }
 }
 
-extension Optional where Wrapped == [Float] {
-    /// The array's storage (nil for nil) for the duration of `body`.
-    @inline(__always) func withOptionalBuffer<R>(_ body: (UnsafeBufferPointer<Float>?) -> R) -> R {
-        switch self {
-        case .some(let a): return a.withUnsafeBufferPointer { body($0) }
-        case .none: return body(nil)
-        }
+/// The extremes of the keys of a patch's pixels.
+struct KeyExtremes {
+    var low = SIMD4<UInt32>(repeating: .max), high = SIMD4<UInt32>(repeating: 0)
+    var lowY = UInt64.max, highY = UInt64(0)
+
+    /// The `Float` keys of a pixel's R, G, B and Y, taken into the extremes (Y's by its
+    /// 64-bit key, since its `Double` differs from its nearest `Float`).
+    @inline(__always) mutating func keys(_ r: Float, _ g: Float, _ b: Float, _ y: Double) -> SIMD4<UInt32> {
+        let key = SIMD4(FloatKey.of(r), FloatKey.of(g), FloatKey.of(b), FloatKey.of(y))
+        low = pointwiseMin(low, key)
+        high = pointwiseMax(high, key)
+        let ky = OrderKey.of(y)
+        lowY = min(lowY, ky)
+        highY = max(highY, ky)
+        return key
     }
 }
 
@@ -290,16 +294,16 @@ final class StatsFirst: @unchecked Sendable {
 
     init(weighted: Bool) { keys = (0..<4).map { _ in ExactSelector.FirstPass(weighted: weighted) } }
 
-    func record(_ patch: ImagePatch, sums: BlockSums, count: Int, clipped: Int, negative: Int,
-                low: SIMD4<UInt32>, high: SIMD4<UInt32>, lowY: UInt64, highY: UInt64) {
+    func record(_ patch: ImagePatch, sums: BlockSums, count: Int, clipped: Int, negative: Int, extremes e: KeyExtremes) {
         blocks.append((PatchKey(patch), sums))
         self.count += count
         self.clipped += clipped
         self.negative += negative
+        // R, G and B are `Float`s: their extremes' keys follow from their `Float` keys; Y's are kept.
         for q in 0..<3 {
-            keys[q].note(minimum: OrderKey.of(Double(FloatKey.value(of: low[q]))), maximum: OrderKey.of(Double(FloatKey.value(of: high[q]))))
+            keys[q].note(minimum: OrderKey.of(Double(FloatKey.value(of: e.low[q]))), maximum: OrderKey.of(Double(FloatKey.value(of: e.high[q]))))
         }
-        if count > 0 { keys[3].note(minimum: lowY, maximum: highY) }
+        keys[3].note(minimum: e.lowY, maximum: e.highY)
     }
 
     func merge(_ other: StatsFirst) {
@@ -464,14 +468,14 @@ struct RegionState: @unchecked Sendable {
             if spreadWanted { a.spread.append((PatchKey(patch), spread)) }
         }
         if pass == 2, let edges {
-            let table = edges.table, slots = slotCount, weights = plan.selection.weights
+            let table = edges.table, slots = slotCount, weights = plan.selection.weights, luminance = Luminance()
             a.slots.withUnsafeMutableBufferPointer { c in
                 plan.forEachRow(patch) { p, mask, index, n in
                     for x in 0..<n {
                         if let weights, !(weights[index + x] > 0) { continue }
                         if let mask, mask[x] != 0 { continue }
                         let rgb = SIMD3(p[3 * x], p[3 * x + 1], p[3 * x + 2])
-                        let v = SIMD4(rgb, luminanceFloat(rgb))
+                        let v = SIMD4(rgb, luminance.float(rgb))
                         for q in 0..<4 { c[q * slots + table.slot(v[q])] += 1 }
                     }
                 }
@@ -482,34 +486,29 @@ struct RegionState: @unchecked Sendable {
     /// The spread about the mean (Σ w (v − mean)², when `spread`) of a patch, and its values
     /// in the refinements' bins.
     private func refine(_ patch: ImagePatch, spread spreadWanted: Bool, refinements: [ExactSelector.Refinement]?) -> SIMD4<Double> {
+        let luminance = Luminance()
         var spread = SIMD4<Double>()
-        let mean = self.mean
-        let n = patch.rect.width
+        let mean = self.mean, weights = plan.selection.weights
         // The refinements held without reference counting in the loop (the array keeps them).
         let quad = refinements.map { r in (Unmanaged.passUnretained(r[0]), Unmanaged.passUnretained(r[1]),
                                             Unmanaged.passUnretained(r[2]), Unmanaged.passUnretained(r[3])) }
-        let weights = plan.selection.weights
         withExtendedLifetime(refinements) {
-            weights.withOptionalBuffer { w in
-                for y in patch.rect.top..<patch.rect.bottom {
-                    let p = patch.values + 3 * (y - patch.rect.top) * patch.rowStride
-                    let index = y * plan.selection.width + patch.rect.left
-                    for x in 0..<n {
-                        let weight = w?[index + x] ?? 1
-                        guard weight > 0 else { continue }
-                        let r = p[3 * x], g = p[3 * x + 1], b = p[3 * x + 2]
-                        let lum = luminanceDouble(r, g, b)
-                        if spreadWanted {
-                            let d = SIMD4(Double(r), Double(g), Double(b), lum) - mean
-                            spread += Double(weight) * d * d
-                        }
-                        if let quad {
-                            let fixed = FixedWeight.of(weight)
-                            quad.0._withUnsafeGuaranteedRef { $0.add(Double(r), key32: FloatKey.of(r), weight: fixed) }
-                            quad.1._withUnsafeGuaranteedRef { $0.add(Double(g), key32: FloatKey.of(g), weight: fixed) }
-                            quad.2._withUnsafeGuaranteedRef { $0.add(Double(b), key32: FloatKey.of(b), weight: fixed) }
-                            quad.3._withUnsafeGuaranteedRef { $0.add(lum, key32: FloatKey.of(lum), weight: fixed) }
-                        }
+            plan.forEachRow(patch) { p, _, index, n in
+                for x in 0..<n {
+                    let weight = weights?[index + x] ?? 1
+                    guard weight > 0 else { continue }
+                    let r = p[3 * x], g = p[3 * x + 1], b = p[3 * x + 2]
+                    let lum = luminance.double(r, g, b)
+                    if spreadWanted {
+                        let d = SIMD4(Double(r), Double(g), Double(b), lum) - mean
+                        spread += Double(weight) * d * d
+                    }
+                    if let quad {
+                        let fixed = FixedWeight.of(weight)
+                        quad.0._withUnsafeGuaranteedRef { $0.add(Double(r), key32: FloatKey.of(r), weight: fixed) }
+                        quad.1._withUnsafeGuaranteedRef { $0.add(Double(g), key32: FloatKey.of(g), weight: fixed) }
+                        quad.2._withUnsafeGuaranteedRef { $0.add(Double(b), key32: FloatKey.of(b), weight: fixed) }
+                        quad.3._withUnsafeGuaranteedRef { $0.add(lum, key32: FloatKey.of(lum), weight: fixed) }
                     }
                 }
             }
@@ -532,11 +531,7 @@ struct RegionState: @unchecked Sendable {
     func result(noise: NoiseModel?) -> RegionResult {
         var out = RegionResult()
         if let first {
-            let kernel = noise.map { model in
-                var m = model
-                if let gains = plan.gains { m.pixelGains = gains }
-                return NoiseModel.Kernel(m)
-            }
+            let kernel = noise.map { NoiseModel.Kernel($0) }
             var channels: [String: QuantityStatistics] = [:]
             for (q, quantity) in RegionStatistics.quantities.enumerated() {
                 let s = selectors[q]

@@ -168,7 +168,7 @@ struct BandFinisher<E: BitwiseCopyable & Sendable>: @unchecked Sendable {
         case .collect(let collector):
             collector.store(band, rows: rows, columns: columns)
         case .output(let out, let mask, let plan, let clipped, let convert):
-            Pipeline.place(band.values, mask: band.mask, rows: rows, columns: columns, crop: plan.crop,
+            try Pipeline.place(band.values, mask: band.mask, rows: rows, columns: columns, crop: plan.crop,
                            orientation: plan.orientation, outWidth: plan.outputWidth, into: out, maskInto: mask, clipped: clipped,
                            convert: convert)
         case .visit(let visit, let plan, let clipped):

@@ -488,52 +488,28 @@ extension Pipeline {
     }
 
     /// Converts a strip of the colour-converted image (ActiveArea `rows` × `columns`) to output
-    /// samples with `convert` and puts it where crop and orientation send it; counts clipped pixels.
+    /// samples with `convert` and puts it where crop and orientation send it (the patch
+    /// `visitPlaced` makes of it, row by row); counts clipped pixels.
     static func place<E: BitwiseCopyable>(_ values: ImageBuffer<Float>, mask: [UInt8], rows: Range<Int>, columns: Range<Int>,
-                                                  crop: PixelRect, orientation: Int, outWidth: Int, into out: UnsafeMutablePointer<E>,
-                                                  maskInto maskOut: UnsafeMutablePointer<UInt8>?, clipped: SharedCount,
-                                                  convert: (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void) {
-        let width = values.width, cropWidth = crop.width, cropHeight = crop.height
-        // The strip's columns inside the crop.
-        let left = max(columns.lowerBound, crop.left), right = min(columns.upperBound, crop.right)
-        guard left < right else { return }
-        let n = right - left
-        var count = 0
-        withUnsafeTemporaryAllocation(of: E.self, capacity: n * 3) { halfRow in
-            values.samples.withUnsafeBufferPointer { v in
-                for (i, r) in rows.enumerated() where r >= crop.top && r < crop.bottom {
-                    let y = r - crop.top, x0 = left - crop.left
-                    let from = i * width + (left - columns.lowerBound)
-                    let src = UnsafeBufferPointer(rebasing: v[(from * 3)..<((from + n) * 3)])
-                    for x in 0..<n where mask[from + x] != 0 { count += 1 }
-                    if orientation == 1 {
-                        convert(src, UnsafeMutableBufferPointer(start: out + (y * outWidth + x0) * 3, count: n * 3))
-                        if let maskOut {
-                            for x in 0..<n { maskOut[y * outWidth + x0 + x] = mask[from + x] }
-                        }
-                        continue
-                    }
-                    convert(src, halfRow)
-                    for x in 0..<n {
-                        let (nx, ny) = ImageGeometry.orientedPosition(x: x0 + x, y: y, width: cropWidth, height: cropHeight,
-                                                                     orientation: orientation)
-                        let to = ny * outWidth + nx
-                        out[3 * to] = halfRow[3 * x]
-                        out[3 * to + 1] = halfRow[3 * x + 1]
-                        out[3 * to + 2] = halfRow[3 * x + 2]
-                        maskOut?[to] = mask[from + x]
-                    }
-                }
+                                          crop: PixelRect, orientation: Int, outWidth: Int, into out: UnsafeMutablePointer<E>,
+                                          maskInto maskOut: UnsafeMutablePointer<UInt8>?, clipped: SharedCount,
+                                          convert: (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void) throws {
+        try visitPlaced(values, mask: mask, rows: rows, columns: columns, crop: crop, orientation: orientation, clipped: clipped) { patch in
+            let r = patch.rect, n = r.width
+            for y in r.top..<r.bottom {
+                let from = (y - r.top) * patch.rowStride, to = y * outWidth + r.left
+                convert(UnsafeBufferPointer(start: patch.values + 3 * from, count: 3 * n),
+                        UnsafeMutableBufferPointer(start: out + 3 * to, count: 3 * n))
+                if let maskOut, let m = patch.mask { (maskOut + to).update(from: m + from, count: n) }
             }
         }
-        clipped.add(count)
     }
 
     /// Hands a strip of the colour-converted image (ActiveArea `rows` × `columns`) to `visit`
     /// as a patch of the output image: its part inside the crop, oriented (in place for the
     /// usual orientation, else through a buffer of the patch's size); counts clipped pixels.
     static func visitPlaced(_ values: ImageBuffer<Float>, mask: [UInt8], rows: Range<Int>, columns: Range<Int>, crop: PixelRect,
-                            orientation: Int, clipped: SharedCount, visit: ImageScan.Visitor) throws {
+                            orientation: Int, clipped: SharedCount, visit: (ImagePatch) throws -> Void) throws {
         let top = max(rows.lowerBound, crop.top), bottom = min(rows.upperBound, crop.bottom)
         let left = max(columns.lowerBound, crop.left), right = min(columns.upperBound, crop.right)
         guard top < bottom, left < right else { return }
@@ -555,7 +531,13 @@ extension Pipeline {
                 }
                 let a = place(x0, y0), b = place(x0 + n - 1, y0 + h - 1)
                 let rect = PixelRect(top: min(a.y, b.y), left: min(a.x, b.x), bottom: max(a.y, b.y) + 1, right: max(a.x, b.x) + 1)
-                var moved = [Float](repeating: 0, count: 3 * n * h), movedMask = [UInt8](repeating: 0, count: n * h)
+                // Every sample of the patch is written below (the rectangle holds n × h pixels).
+                let moved = UnsafeMutablePointer<Float>.allocate(capacity: 3 * n * h)
+                let movedMask = UnsafeMutablePointer<UInt8>.allocate(capacity: n * h)
+                defer {
+                    moved.deallocate()
+                    movedMask.deallocate()
+                }
                 for i in 0..<h {
                     for x in 0..<n {
                         let p = place(x0 + x, y0 + i), to = (p.y - rect.top) * rect.width + (p.x - rect.left)
@@ -566,11 +548,7 @@ extension Pipeline {
                         movedMask[to] = m[from]
                     }
                 }
-                try moved.withUnsafeBufferPointer { mv in
-                    try movedMask.withUnsafeBufferPointer { mm in
-                        try visit(ImagePatch(rect: rect, values: mv.baseAddress!, mask: mm.baseAddress!, rowStride: rect.width))
-                    }
-                }
+                try visit(ImagePatch(rect: rect, values: moved, mask: movedMask, rowStride: rect.width))
             }
         }
     }

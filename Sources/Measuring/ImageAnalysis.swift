@@ -68,6 +68,8 @@ extension Pipeline {
         final class FirstPass: @unchecked Sendable {
             var image: SceneLinearImage?
             var size = (width: 0, height: 0)
+            /// From the first pass's provenance (nil without a NoiseProfile).
+            var noise: NoiseModel?
         }
         let first = FirstPass()
         let scan = ImageScan { prepare, visit in
@@ -76,7 +78,10 @@ extension Pipeline {
                 if record { first.size = (width, height) }
                 try prepare(width, height)
             }, visit: visit)
-            if record { first.image = made.image }
+            if record {
+                first.image = made.image
+                first.noise = AnalysisInput.noiseModel(for: made.image)
+            }
         }
         let regions = request.regions
         let percentiles = analysisPercentiles(request)
@@ -86,9 +91,8 @@ extension Pipeline {
                 RegionRequest(name: region.name, selection: try region.selection(width: width, height: height), percentiles: percentiles,
                               histogram: histogram)
             }
-        }, noise: { first.image.flatMap(AnalysisInput.noiseModel) }, scan: scan)
-        let image = first.image!
-        let noise = AnalysisInput.noiseModel(for: image)
+        }, noise: { first.noise }, scan: scan)
+        let image = first.image!, noise = first.noise
         return try fileAnalysis(path: path, image: image, width: first.size.width, height: first.size.height, noise: noise,
                                 measured: results.map { ($0.measurement!.region, $0.measurement!, $0.histogram) }, request: request)
     }
