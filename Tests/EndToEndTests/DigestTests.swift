@@ -2,6 +2,7 @@ import DNGWriter
 import Foundation
 import Testing
 @testable import Engine
+import Measuring
 @testable import RawDecode
 import TestSupport
 
@@ -179,6 +180,12 @@ import TestSupport
             let items = ignored.image.provenance.processing
             #expect(items.first { $0.key == "digest" }?.value == .text("mismatch, ignored"))
             #expect(items.first { $0.key == "digestStored" }?.value == .text(MD5Digest.hex(stored)))
+            // The measurements, which develop the file once per pass, check it in their first.
+            var request = AnalysisRequest()
+            #expect(throws: RawDigestError.self) { _ = try Pipeline.analyze(changedURL.path, request: request) }
+            request.develop.digest = .ignoreMismatch
+            let measured = try Pipeline.analyze(changedURL.path, request: request)
+            #expect(measured.width > 0 && measured.regions[0].measurement.pixels == measured.width * measured.height)
         }
     }
 
