@@ -91,8 +91,8 @@ extension ImagePatch {
 /// Per-thread accumulators for a pass whose visitor runs on many threads at once: each call
 /// borrows one accumulator (made on demand) for its whole duration, so no two threads ever
 /// share one; `all` hands back every accumulator made, for merging once the pass is over.
-public final class AccumulatorPool<A: AnyObject>: Sendable {
-    private struct State: @unchecked Sendable { var free: [A] = []; var all: [A] = [] }
+public final class AccumulatorPool<A: AnyObject & Sendable>: Sendable {
+    private struct State { var free: [A] = []; var all: [A] = [] }
     private let state = Mutex(State())
     private let make: @Sendable () -> A
 
