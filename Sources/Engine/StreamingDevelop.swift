@@ -87,8 +87,11 @@ extension Pipeline {
     /// before the first patch. The first pass of a measurement (`record`) hashes the input,
     /// checks its digests and decodes its semantic masks; a later pass over the same file
     /// (`record` false) only develops it again.
+    /// - Parameter cache: the decoded blocks: recorded by the first pass that gets it, taken
+    ///   from it by the passes after (no decoding), when the image is decoded block by block.
     /// - Returns: the image without its pixels (`pixels` empty) and what else the pass made.
-    public static func developPass(_ dng: DNGFile, options: DevelopOptions, record: Bool, prepare: @escaping ImageScan.Prepare,
+    public static func developPass(_ dng: DNGFile, options: DevelopOptions, record: Bool, cache: DecodedBlockCache? = nil,
+                                   prepare: @escaping ImageScan.Prepare,
                                    visit: @escaping ImageScan.Visitor) throws -> DevelopedImage {
         var o = options
         if !record {
@@ -96,11 +99,22 @@ extension Pipeline {
             o.includeMasks = false
         }
         let s = try stream(dng, options: o, keepClipMask: false, timings: StageTimings(), as: Float.self,
-                           convert: { _, _ in }, visitor: (prepare, visit), hash: record)
+                           convert: { _, _ in }, visitor: (prepare, visit), hash: record, cache: cache)
         let image = SceneLinearImage(pixels: ImageBuffer(width: 0, height: 0, channels: 3, samples: []), clipMask: nil,
                                      encoding: s.color.encoding, exposure: s.exposure, provenance: s.provenance, masks: [])
         return DevelopedImage(image: image, dng: dng, rawIFD: s.raw, mapping: s.mapping, color: s.color, geometry: s.geometry,
                               timings: s.timings)
+    }
+
+    /// Where the first of a measurement's passes over `dng` keeps its decoded blocks for the
+    /// passes after it. The decoded samples take a small part of what `convert` is allowed
+    /// (`estimatedPeakBytes`, which counts a full-size output the measurements never hold):
+    /// they are kept when they fit in a quarter of that estimate and in what the memory
+    /// limit leaves beside it (for a 16-bit LinearRaw image, 6 of the estimate's 50 bytes
+    /// per pixel; CFA 2 of 50).
+    public static func measurementBlockCache(_ dng: DNGFile, options: DevelopOptions) throws -> DecodedBlockCache {
+        let estimate = estimatedPeakBytes(try selectImage(dng, options: options).raw)
+        return DecodedBlockCache(capacity: max(0, min(estimate / 4, memoryLimit(options) - estimate)))
     }
 
     /// What the streaming conversion made, in output samples of type `E`.
@@ -132,7 +146,8 @@ extension Pipeline {
     static func stream<E: BitwiseCopyable & Sendable>(
         _ dng: DNGFile, options: DevelopOptions, keepClipMask: Bool, timings initial: StageTimings, as _: E.Type,
         convert: @escaping @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void,
-        visitor: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)? = nil, hash: Bool = true
+        visitor: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)? = nil, hash: Bool = true,
+        cache: DecodedBlockCache? = nil
     ) throws -> Streamed<E> {
         var timings = initial
         let path = dng.path
@@ -263,7 +278,8 @@ extension Pipeline {
             }
             /// The decoder's blocks into `target`; false when the storage is not decoded block by block.
             func decodeBlocks(into target: StripTarget<E>) throws -> Bool {
-                try RawDecoder.forEachBlock(dng, ifd: raw, limits: options.limits, digester: digester, strips(into: target))
+                try RawDecoder.forEachBlock(dng, ifd: raw, limits: options.limits, digester: digester, cache: cache,
+                                            strips(into: target))
             }
             if cfa == nil && list2PerRegion && list3PerRegion {
                 // Every stage per region: each strip goes from the decoder to the output at once.
@@ -293,7 +309,7 @@ extension Pipeline {
                 /// reads are in the window.
                 func demosaicBands(_ body: @Sendable (inout Band, Range<Int>) throws -> Void) throws -> Bool {
                     var nextBand = 0
-                    return try RawDecoder.forEachBlockRow(dng, ifd: raw, limits: options.limits, digester: digester,
+                    return try RawDecoder.forEachBlockRow(dng, ifd: raw, limits: options.limits, digester: digester, cache: cache,
                                                           strips(into: .window(window))) { ifdRows in
                         let upper = min(ifdRows.upperBound, area.bottom) - area.top
                         if upper > window.frontier { window.complete(upTo: upper) }

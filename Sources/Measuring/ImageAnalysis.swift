@@ -72,9 +72,10 @@ extension Pipeline {
             var noise: NoiseModel?
         }
         let first = FirstPass()
+        let cache = try Pipeline.measurementBlockCache(dng, options: options)
         let scan = ImageScan { prepare, visit in
             let record = first.image == nil
-            let made = try Pipeline.developPass(dng, options: options, record: record, prepare: { width, height in
+            let made = try Pipeline.developPass(dng, options: options, record: record, cache: cache, prepare: { width, height in
                 if record { first.size = (width, height) }
                 try prepare(width, height)
             }, visit: visit)

@@ -60,11 +60,13 @@ public enum RawDecoder {
     /// - Throws: `RawDecodeError` as `decode` does, or what `body` throws.
     /// - Parameter digester: given every block's samples as it is decoded, before `body`
     ///   (the raw-image digest computed within the decoding pass).
+    /// - Parameter cache: where a first pass records the decoded blocks and a later pass
+    ///   (once the cache `isComplete`) takes them from, without decoding or digesting again.
     public static func forEachBlock(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits(),
-                                    digester: ImageDigester? = nil,
+                                    digester: ImageDigester? = nil, cache: DecodedBlockCache? = nil,
                                     _ body: @Sendable (_ region: PixelRect, _ samples: UnsafePointer<UInt16>,
                                                        _ rowStride: Int, _ fewBlocks: Bool) throws -> Void) throws -> Bool {
-        try forEachBlock(dng, ifd: ifd, limits: limits, digester: digester, body, rowsDone: nil)
+        try forEachBlock(dng, ifd: ifd, limits: limits, digester: digester, cache: cache, body, rowsDone: nil)
     }
 
     /// Image rows that `forEachBlockRow` groups short rows of blocks into, at least: a group
@@ -78,15 +80,17 @@ public enum RawDecoder {
     /// A failing group stops the decoding; its lowest-numbered failing block's error is
     /// thrown (the lowest-numbered of the image, as the groups go in block order).
     public static func forEachBlockRow(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits(),
-                                       digester: ImageDigester? = nil,
+                                       digester: ImageDigester? = nil, cache: DecodedBlockCache? = nil,
                                        _ body: @Sendable (_ region: PixelRect, _ samples: UnsafePointer<UInt16>,
                                                           _ rowStride: Int, _ fewBlocks: Bool) throws -> Void,
                                        rowsDone: (Range<Int>) throws -> Void) throws -> Bool {
-        try withoutActuallyEscaping(rowsDone) { try forEachBlock(dng, ifd: ifd, limits: limits, digester: digester, body, rowsDone: $0) }
+        try withoutActuallyEscaping(rowsDone) {
+            try forEachBlock(dng, ifd: ifd, limits: limits, digester: digester, cache: cache, body, rowsDone: $0)
+        }
     }
 
     private static func forEachBlock(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits, digester: ImageDigester?,
-                                     _ body: @Sendable (_ region: PixelRect, _ samples: UnsafePointer<UInt16>,
+                                     cache: DecodedBlockCache?, _ body: @Sendable (_ region: PixelRect, _ samples: UnsafePointer<UInt16>,
                                                         _ rowStride: Int, _ fewBlocks: Bool) throws -> Void,
                                      rowsDone: ((Range<Int>) throws -> Void)?) throws -> Bool {
         var plan = try BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true)
@@ -106,31 +110,56 @@ public enum RawDecoder {
                 }
             }
         }
-        for group in groups where !group.isEmpty {
-            let fewBlocks = group.count < 2 * Parallel.threadCount
-            _ = try Parallel.map(group.count) { k in
-                let block = blockPlan.blocks[group.lowerBound + k]
-                let rowStride = block.width * blockPlan.spp
-                try withUnsafeTemporaryAllocation(of: UInt16.self, capacity: rowStride * block.rows) { buffer in
-                    let samples = buffer.baseAddress!
-                    if let digester, digester.isCompressed {
-                        blockPlan.withBytes(of: block) { digester.addCompressed(block.index, bytes: $0) }
-                    }
-                    try blockPlan.decode(block, into: UnsafeMutableRawPointer(samples))
+        let replay = cache?.isComplete == true
+        let record = !replay && cache.map { c in
+            c.shouldRecord(bytes: blockPlan.blocks.reduce(0) { $0 + $1.width * blockPlan.spp * $1.rows * 2 })
+        } == true
+        do {
+            for group in groups where !group.isEmpty {
+                let fewBlocks = group.count < 2 * Parallel.threadCount
+                _ = try Parallel.map(group.count) { k in
+                    let block = blockPlan.blocks[group.lowerBound + k]
+                    let rowStride = block.width * blockPlan.spp
                     let region = PixelRect(top: block.y0, left: block.x0, bottom: block.y0 + block.visibleRows,
                                            right: block.x0 + block.visibleWidth)
-                    if let digester, !digester.isCompressed {
-                        digester.add(region, samples: UnsafePointer(samples), rowStride: rowStride)
+                    if replay, let kept = cache?.samples(ofBlock: block.index) {
+                        try kept.withUnsafeBufferPointer { try body(region, $0.baseAddress!, rowStride, fewBlocks) }
+                        return
                     }
-                    try body(region, UnsafePointer(samples), rowStride, fewBlocks)
+                    /// Decodes the block into `samples`, digests it and hands it on.
+                    func decode(into samples: UnsafeMutablePointer<UInt16>) throws {
+                        if let digester, digester.isCompressed {
+                            blockPlan.withBytes(of: block) { digester.addCompressed(block.index, bytes: $0) }
+                        }
+                        try blockPlan.decode(block, into: UnsafeMutableRawPointer(samples))
+                        if let digester, !digester.isCompressed {
+                            digester.add(region, samples: UnsafePointer(samples), rowStride: rowStride)
+                        }
+                        try body(region, UnsafePointer(samples), rowStride, fewBlocks)
+                    }
+                    if record, let cache {
+                        let kept = try [UInt16](unsafeUninitializedCapacity: rowStride * block.rows) { buffer, count in
+                            try decode(into: buffer.baseAddress!)
+                            count = buffer.count
+                        }
+                        cache.store(kept, block: block.index)
+                    } else {
+                        try withUnsafeTemporaryAllocation(of: UInt16.self, capacity: rowStride * block.rows) { buffer in
+                            try decode(into: buffer.baseAddress!)
+                        }
+                    }
+                    blockPlan.file.releaseResidentPages(offset: block.offset, length: block.length)
                 }
-                blockPlan.file.releaseResidentPages(offset: block.offset, length: block.length)
+                if let rowsDone {
+                    let blocks = group.map { blockPlan.blocks[$0] }
+                    try rowsDone(blocks.map(\.y0).min()!..<blocks.map { $0.y0 + $0.visibleRows }.max()!)
+                }
             }
-            if let rowsDone {
-                let blocks = group.map { blockPlan.blocks[$0] }
-                try rowsDone(blocks.map(\.y0).min()!..<blocks.map { $0.y0 + $0.visibleRows }.max()!)
-            }
+        } catch {
+            if record { cache?.discard() }
+            throw error
         }
+        if record { cache?.markComplete() }
         if plan.codec == .jpegXL { MallocThresholds.releaseFreeHeap() }
         return true
     }

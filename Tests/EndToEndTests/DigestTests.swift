@@ -150,7 +150,7 @@ import TestSupport
         let stored = try #require(try RawImageDigest.expectation(dng, raw: try dng.mainRawImage())).stored
         #expect(stored == Self.referenceDigest(spec.samples, width: spec.width, height: spec.height, spp: 3))
         do {
-            var options = DevelopOptions()
+            let options = DevelopOptions()
             let image = try Pipeline.developForOutput(path: url.path, options: options, keepClipMask: false)
             #expect(image.image.provenance.processing.first { $0.key == "digest" }?.value == .text("verified"))
         }
@@ -205,7 +205,7 @@ import TestSupport
         bytes.replaceSubrange(entry.valueOffset..<(entry.valueOffset + 16), with: legacy)
         try bytes.write(to: url)
         do {
-            var options = DevelopOptions()
+            let options = DevelopOptions()
             let image = try Pipeline.developForOutput(path: url.path, options: options, keepClipMask: false)
             let items = image.image.provenance.processing
             #expect(items.first { $0.key == "digest" }?.value == .text("verified"))
