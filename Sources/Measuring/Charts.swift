@@ -39,15 +39,14 @@ public enum AnalysisCharts {
     /// largest one). A mask region that never reaches 0.5 is listed in the subtitle.
     public static func evMap(_ image: SceneLinearImage, title: String, regions: [Region] = [],
                              evRange: ClosedRange<Double>? = nil, maxSize: Int = 1200) -> EVMap {
-        let w = image.width, h = image.height
-        let weights = SIMD3<Float>(Float(Rec2020.luminanceWeights.x), Float(Rec2020.luminanceWeights.y), Float(Rec2020.luminanceWeights.z))
-        var luminance = [Float](repeating: 0, count: w * h)
-        image.pixels.samples.withUnsafeBufferPointer { p in
-            for i in 0..<(w * h) {
-                luminance[i] = p[3 * i] * weights.x + p[3 * i + 1] * weights.y + p[3 * i + 2] * weights.z
-            }
-        }
-        let clipped = image.clipMask.map { $0.map { $0 != 0 } }
+        evMap(AnalysisPicture(image, path: "", maxSize: maxSize), title: title, regions: regions, evRange: evRange, maxSize: maxSize)
+    }
+
+    /// The EV map of a file measured in a batch (`AnalysisPicture`: its luminance reduced as
+    /// it was measured); `maxSize` should be the picture's.
+    public static func evMap(_ picture: AnalysisPicture, title: String, regions: [Region] = [],
+                             evRange: ClosedRange<Double>? = nil, maxSize: Int = 1200) -> EVMap {
+        let w = picture.width, h = picture.height
         var outlines: [(name: String, outline: [SIMD2<Double>])] = []
         var masks: [String] = []
         for region in regions {
@@ -55,7 +54,7 @@ public enum AnalysisCharts {
                 outlines.append((region.name, o))
                 continue
             }
-            let contours = (try? region.weights(in: image)).map {
+            let contours = picture.weights(region).map {
                 MaskContours.isoLines($0, width: w, height: h, level: 0.5, maxSize: min(maxSize, 800))
             } ?? []
             guard let largest = contours.indices.max(by: { MaskContours.area(contours[$0]) < MaskContours.area(contours[$1]) }) else {
@@ -65,10 +64,9 @@ public enum AnalysisCharts {
             // Unnamed outlines are drawn without a label.
             for (k, c) in contours.enumerated() { outlines.append((k == largest ? region.name : "", c)) }
         }
-        var subtitle = "luminance Y in stops relative to \(image.exposure.factor == 1 ? "sensor white" : "1.0"); magenta = clipped"
+        var subtitle = "luminance Y in stops relative to \(picture.exposureFactor == 1 ? "sensor white" : "1.0"); magenta = clipped"
         if !masks.isEmpty { subtitle += "; mask regions below 0.5 everywhere (not outlined): " + masks.joined(separator: ", ") }
-        return EVMap(title: title, subtitle: subtitle, width: w, height: h, luminance: luminance, evRange: evRange,
-                     clipped: clipped, regions: outlines, maxSize: maxSize)
+        return EVMap(title: title, subtitle: subtitle, reduced: picture.luminance, evRange: evRange, regions: outlines, maxSize: maxSize)
     }
 
     /// The outline of a region in pixel coordinates ((0, 0) = top-left corner of the first
@@ -123,5 +121,38 @@ public enum AnalysisCharts {
             out.append(c)
         }
         return String(out.reversed())
+    }
+}
+
+/// What the charts of a measured file need besides its results, kept while it was measured
+/// instead of its image: its luminance reduced to an EV map's size, and a way to outline its
+/// regions.
+public struct AnalysisPicture: Sendable {
+    public let path: String
+    public let width: Int, height: Int
+    /// The factor the values were scaled by (1 = sensor white at 1.0).
+    public let exposureFactor: Double
+    /// The luminance at the size of an EV map of the `maxSize` asked for.
+    public let luminance: ReducedLuminance
+    /// A region's weight per pixel, for outlining what is not a rectangle or polygon (nil when
+    /// there are none, e.g. a semantic mask the file does not have).
+    public let weights: @Sendable (Region) -> [Float]?
+
+    public init(path: String, width: Int, height: Int, exposureFactor: Double, luminance: ReducedLuminance,
+                weights: @escaping @Sendable (Region) -> [Float]?) {
+        self.path = path
+        self.width = width
+        self.height = height
+        self.exposureFactor = exposureFactor
+        self.luminance = luminance
+        self.weights = weights
+    }
+
+    /// The picture of an image in memory.
+    public init(_ image: SceneLinearImage, path: String, maxSize: Int) {
+        let reduction = LuminanceReduction(sourceWidth: image.width, sourceHeight: image.height, maxSize: maxSize)
+        try? image.visitPatches { reduction.add($0) }
+        self.init(path: path, width: image.width, height: image.height, exposureFactor: image.exposure.factor,
+                  luminance: reduction.result(), weights: { try? $0.weights(in: image) })
     }
 }

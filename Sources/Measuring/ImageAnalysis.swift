@@ -47,16 +47,24 @@ extension Pipeline {
     /// Measures one file.
     /// - Throws: the loading errors and `AnalysisError` for bad regions or ratios.
     public static func analyze(_ path: String, request: AnalysisRequest) throws -> FileAnalysis {
-        if let streamed = try analyzeStreaming(path, request: request) { return streamed }
+        try analyze(path, request: request, picture: nil).analysis
+    }
+
+    /// Measures one file and, when `picture` gives an EV map's size, keeps what its charts
+    /// need (`AnalysisPicture`).
+    static func analyze(_ path: String, request: AnalysisRequest, picture maxSize: Int?) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?) {
+        if let streamed = try analyzeStreaming(path, request: request, picture: maxSize) { return streamed }
         let input = try AnalysisInput.load(path, options: request.develop)
-        return try analyze(input, request: request)
+        return (try analyze(input, request: request), maxSize.map { AnalysisPicture(input.image, path: path, maxSize: $0) })
     }
 
     /// Measures a DNG without holding its image: the measurements' passes
     /// (`ImageMeasurement`) each run the conversion again, handing its output over patch by
     /// patch. Nil when the request needs the image whole: a region given by a semantic mask,
-    /// or an output colour space the measurements convert back from.
-    static func analyzeStreaming(_ path: String, request: AnalysisRequest) throws -> FileAnalysis? {
+    /// or an output colour space the measurements convert back from. With `picture` (an EV
+    /// map's size), the first pass also reduces the luminance for the charts.
+    static func analyzeStreaming(_ path: String, request: AnalysisRequest,
+                                 picture maxSize: Int? = nil) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?)? {
         let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
         guard !["exr", "h5", "hdf5"].contains(ext),
               request.develop.encoding == .linearRec2020 || request.develop.encoding.conversion(to: .linearRec2020) == nil,
@@ -70,15 +78,22 @@ extension Pipeline {
             var size = (width: 0, height: 0)
             /// From the first pass's provenance (nil without a NoiseProfile).
             var noise: NoiseModel?
+            var reduction: LuminanceReduction?
         }
         let first = FirstPass()
         let cache = try Pipeline.measurementBlockCache(dng, options: options)
         let scan = ImageScan { prepare, visit in
             let record = first.image == nil
             let made = try Pipeline.developPass(dng, options: options, record: record, cache: cache, prepare: { width, height in
-                if record { first.size = (width, height) }
+                if record {
+                    first.size = (width, height)
+                    first.reduction = maxSize.map { LuminanceReduction(sourceWidth: width, sourceHeight: height, maxSize: $0) }
+                }
                 try prepare(width, height)
-            }, visit: visit)
+            }, visit: { patch in
+                try visit(patch)
+                if record { first.reduction?.add(patch) }
+            })
             if record {
                 first.image = made.image
                 first.noise = AnalysisInput.noiseModel(for: made.image)
@@ -94,8 +109,14 @@ extension Pipeline {
             }
         }, noise: { first.noise }, scan: scan)
         let image = first.image!, noise = first.noise
-        return try fileAnalysis(path: path, image: image, width: first.size.width, height: first.size.height, noise: noise,
-                                measured: results.map { ($0.measurement!.region, $0.measurement!, $0.histogram) }, request: request)
+        let (width, height) = first.size
+        let analysis = try fileAnalysis(path: path, image: image, width: width, height: height, noise: noise,
+                                        measured: results.map { ($0.measurement!.region, $0.measurement!, $0.histogram) }, request: request)
+        let picture = first.reduction.map { reduction in
+            AnalysisPicture(path: path, width: width, height: height, exposureFactor: image.exposure.factor, luminance: reduction.result(),
+                            weights: { try? $0.weights(width: width, height: height) })
+        }
+        return (analysis, picture)
     }
 
     /// The region measured when none is given.
@@ -147,19 +168,18 @@ extension Pipeline {
 
     /// Measures many files in parallel (as many at a time as there are cores), calling `progress` after each; a file that fails
     /// gives an entry with `error` set instead of stopping the batch. `visit`, when given, sees
-    /// each loaded image with its results (file index, image, results) while the image is in
-    /// memory, e.g. to draw it; an error it throws marks that file as failed.
+    /// each file's picture (`AnalysisPicture`, its luminance reduced for an EV map whose
+    /// longest side is `pictureSize`) with its results (file index, picture, results), e.g.
+    /// to draw it; an error it throws marks that file as failed.
     public static func analyze(_ paths: [String], request: AnalysisRequest,
-                               progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil,
-                               visit: (@Sendable (Int, AnalysisInput, FileAnalysis) throws -> Void)? = nil) -> [FileAnalysis] {
+                               progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil, pictureSize: Int = 1200,
+                               visit: (@Sendable (Int, AnalysisPicture, FileAnalysis) throws -> Void)? = nil) -> [FileAnalysis] {
         let counter = ProgressCounter(total: paths.count, report: progress)
         let results = (try? Parallel.map(paths.count) { i -> FileAnalysis in
             defer { counter.step() }
             do {
-                if visit == nil { return try analyze(paths[i], request: request) }
-                let input = try AnalysisInput.load(paths[i], options: request.develop)
-                let result = try analyze(input, request: request)
-                try visit?(i, input, result)
+                let (result, picture) = try analyze(paths[i], request: request, picture: visit == nil ? nil : pictureSize)
+                if let visit, let picture { try visit(i, picture, result) }
                 return result
             } catch {
                 let failure = error as? any SceneLinearFailure

@@ -45,9 +45,9 @@ public enum AnalysisReport {
         if request.histogram == nil { request.histogram = HistogramOptions() }
         let store = SharedStore<Int, Charts>()
         let regions = request.regions
-        let results = Pipeline.analyze(paths, request: request, progress: progress) { i, input, result in
-            let name = URL(fileURLWithPath: input.path).lastPathComponent
-            let map = AnalysisCharts.evMap(input.image, title: name, regions: regions, maxSize: 1000)
+        let results = Pipeline.analyze(paths, request: request, progress: progress, pictureSize: 1000) { i, picture, result in
+            let name = URL(fileURLWithPath: picture.path).lastPathComponent
+            let map = AnalysisCharts.evMap(picture, title: name, regions: regions, maxSize: 1000)
             let histograms = result.regions.compactMap { AnalysisCharts.histogram(result, region: $0) }
                 .map { $0.drawing(width: 900, height: 480) }
             store[i] = Charts(evMap: map.drawing(), histograms: histograms)

@@ -33,6 +33,17 @@ public struct EVMap: Sendable {
     public var regions: [(name: String, outline: [SIMD2<Double>])]
     /// Longest side of the map in the rendered image, in pixels.
     public var maxSize: Int
+    /// The luminance already reduced to the map's size (`LuminanceReduction`), used instead
+    /// of `luminance` and `clipped` (then empty); its size must be `mapSize`'s.
+    public var reducedLuminance: ReducedLuminance?
+
+    /// A map of an image never held whole: its luminance reduced while the image passed by.
+    public init(title: String, subtitle: String? = nil, reduced: ReducedLuminance, evRange: ClosedRange<Double>? = nil,
+                regions: [(name: String, outline: [SIMD2<Double>])] = [], maxSize: Int = 1200) {
+        self.init(title: title, subtitle: subtitle, width: reduced.sourceWidth, height: reduced.sourceHeight, luminance: [],
+                  evRange: evRange, regions: regions, maxSize: maxSize)
+        reducedLuminance = reduced
+    }
 
     /// A map with an automatic EV range, no clip mask and no regions by default.
     public init(title: String, subtitle: String? = nil, width: Int, height: Int, luminance: [Float],
@@ -132,11 +143,25 @@ extension EVMap {
         return lo...hi
     }
 
+    /// The size of the map image for an image of `width × height` pixels: reduced so that
+    /// its longest side is `maxSize` (at least 16) when it is longer, else the image's own.
+    public static func mapSize(width: Int, height: Int, maxSize: Int) -> (width: Int, height: Int) {
+        let w = max(1, width), h = max(1, height)
+        let longest = max(w, h), limit = max(16, maxSize)
+        guard longest > limit else { return (w, h) }
+        let f = Double(limit) / Double(longest)
+        return (max(1, Int((Double(w) * f).rounded())), max(1, Int((Double(h) * f).rounded())))
+    }
+
     func prepare() -> Prepared {
         let w = max(0, width), h = max(0, height)
-        let valid = w > 0 && h > 0 && luminance.count == w * h
+        let given = reducedLuminance.flatMap { r in
+            w > 0 && h > 0 && r.sourceWidth == w && r.sourceHeight == h && r.values.count == r.width * r.height
+                && Self.mapSize(width: w, height: h, maxSize: maxSize) == (r.width, r.height) ? r : nil
+        }
+        let valid = w > 0 && h > 0 && (given != nil || luminance.count == w * h)
         let sourceW = valid ? w : 1, sourceH = valid ? h : 1
-        let source = valid ? luminance : [0]
+        let source = valid && given == nil ? luminance : [0]
         let flags = valid && clipped?.count == w * h ? clipped : nil
         let longest = max(sourceW, sourceH)
         let limit = max(16, maxSize)
@@ -146,15 +171,23 @@ extension EVMap {
         var clippedMap = flags
         var scale = 1.0
         var reduced = false
-        if longest > limit {
-            let f = Double(limit) / Double(longest)
-            mapW = max(1, Int((Double(sourceW) * f).rounded()))
-            mapH = max(1, Int((Double(sourceH) * f).rounded()))
+        if let given, given.isReduced {
+            (mapW, mapH) = (given.width, given.height)
+            values = given.values
+            clippedMap = given.clipped
+            scale = Double(mapW) / Double(sourceW)
+            reduced = true
+        } else if longest > limit {
+            (mapW, mapH) = Self.mapSize(width: sourceW, height: sourceH, maxSize: maxSize)
             values = AreaResample.average(source, width: sourceW, height: sourceH, targetWidth: mapW, targetHeight: mapH)
             clippedMap = flags.map { AreaResample.any($0, width: sourceW, height: sourceH, targetWidth: mapW, targetHeight: mapH) }
             scale = Double(mapW) / Double(sourceW)
             reduced = true
         } else {
+            if let given {
+                values = given.values
+                clippedMap = given.clipped
+            }
             let zoom = max(1, min(limit / longest, 480 / longest))
             scale = Double(zoom)
         }
@@ -198,8 +231,8 @@ extension EVMap {
                 }
             }
         }
-        let clippedCount = flags?.reduce(0) { $0 + ($1 ? 1 : 0) } ?? 0
-        let noValueCount = valid ? luminance.reduce(0) { $0 + ($1 > 0 ? 0 : 1) } : 0
+        let clippedCount = given?.clippedCount ?? flags?.reduce(0) { $0 + ($1 ? 1 : 0) } ?? 0
+        let noValueCount = given?.noValueCount ?? (valid ? luminance.reduce(0) { $0 + ($1 > 0 ? 0 : 1) } : 0)
 
         // Geometry: title block, map on the left, legend bar and its labels on the right.
         let m = 16.0
@@ -333,7 +366,7 @@ extension EVMap {
         } else {
             facts.append("\(width) × \(height) px")
         }
-        if clipped != nil { facts.append("clipped: \(AxisFormat.grouped(p.clippedCount)) px") }
+        if clipped != nil || reducedLuminance?.clipped != nil { facts.append("clipped: \(AxisFormat.grouped(p.clippedCount)) px") }
         if p.noValueCount > 0 { facts.append("Y ≤ 0: \(AxisFormat.grouped(p.noValueCount)) px") }
         facts.append("ramp \(AxisFormat.ev(range.lowerBound)) … \(AxisFormat.ev(range.upperBound))")
         let footnote = facts.joined(separator: "  ·  ")

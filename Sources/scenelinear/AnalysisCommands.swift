@@ -94,9 +94,10 @@ struct AnalysisOptions: ParsableArguments {
         let stem = url.deletingPathExtension().path, ext = url.pathExtension
         let regions = request.regions
         let many = files.count > 1
-        return Pipeline.analyze(files, request: request, progress: progress) { i, input, _ in
+        return Pipeline.analyze(files, request: request, progress: progress, pictureSize: 1200) { i, picture, _ in
             let target = many ? "\(stem)-\(i + 1).\(ext)" : evMap
-            let map = AnalysisCharts.evMap(input.image, title: URL(fileURLWithPath: input.path).lastPathComponent, regions: regions)
+            let map = AnalysisCharts.evMap(picture, title: URL(fileURLWithPath: picture.path).lastPathComponent, regions: regions,
+                                           maxSize: 1200)
             try AnalysisCharts.write({ PlotRenderer.render(map, format: $0) }, to: target)
         }
     }

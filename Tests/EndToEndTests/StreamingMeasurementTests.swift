@@ -6,6 +6,7 @@ import DNGWriter
 import SceneLinearKit
 @testable import SimulationCheck
 import TestSupport
+@testable import Plots
 
 /// The measurements of a DNG made without holding its image (each pass develops it again
 /// and hands the output over patch by patch, `Pipeline.analyzeStreaming`) equal those of the
@@ -29,8 +30,12 @@ import TestSupport
 
     static func compare(_ path: String, _ label: String, request: AnalysisRequest? = nil) throws {
         let request = try request ?? Self.request()
-        let streamed = try #require(try Pipeline.analyzeStreaming(path, request: request), "\(label): not streamed")
-        let whole = try Pipeline.analyze(AnalysisInput.load(path, options: request.develop), request: request)
+        let (streamed, picture) = try #require(try Pipeline.analyzeStreaming(path, request: request, picture: 50), "\(label): not streamed")
+        let input = try AnalysisInput.load(path, options: request.develop)
+        let whole = try Pipeline.analyze(input, request: request)
+        try comparePictures(try #require(picture), input.image, maxSize: 50, label)
+        let (_, full) = try #require(try Pipeline.analyzeStreaming(path, request: request, picture: 1000))
+        try comparePictures(try #require(full), input.image, maxSize: 1000, label + ", unreduced")
         #expect(streamed.width == whole.width && streamed.height == whole.height && streamed.sourceSHA256 == whole.sourceSHA256, "\(label)")
         #expect(streamed.noiseModel == whole.noiseModel && streamed.exposureFactor == whole.exposureFactor, "\(label)")
         try #require(streamed.regions.count == whole.regions.count)
@@ -50,6 +55,33 @@ import TestSupport
         }
         #expect(streamed.ratios.count == whole.ratios.count && zip(streamed.ratios, whole.ratios).allSatisfy { close($0.ratio, $1.ratio) },
                 "\(label): ratios differ")
+    }
+
+    /// The EV map's luminance reduced while the image streamed by equals the whole image's
+    /// reduction (`AreaResample`, sums in `Float`) to `Float` precision; clip flags and counts
+    /// exactly (an image no larger than the map is copied exactly).
+    static func comparePictures(_ picture: AnalysisPicture, _ image: SceneLinearImage, maxSize: Int, _ label: String) throws {
+        let w = image.width, h = image.height
+        let r = picture.luminance
+        #expect(picture.width == w && picture.height == h && r.sourceWidth == w && r.sourceHeight == h, "\(label)")
+        let size = EVMap.mapSize(width: w, height: h, maxSize: maxSize)
+        try #require(r.width == size.width && r.height == size.height && r.values.count == size.width * size.height, "\(label)")
+        let weights = Rec2020.luminanceWeights
+        let luminance = (0..<(w * h)).map { i in
+            image.pixels.samples[3 * i] * Float(weights.x) + image.pixels.samples[3 * i + 1] * Float(weights.y)
+                + image.pixels.samples[3 * i + 2] * Float(weights.z)
+        }
+        let flags = try #require(image.clipMask).map { $0 != 0 }
+        let reduced = r.isReduced
+        let expected = reduced ? AreaResample.average(luminance, width: w, height: h, targetWidth: r.width, targetHeight: r.height) : luminance
+        let expectedFlags = reduced ? AreaResample.any(flags, width: w, height: h, targetWidth: r.width, targetHeight: r.height) : flags
+        let worst = zip(r.values, expected).map { abs($0 - $1) / max(abs($1), 1e-30) }.max() ?? 0
+        #expect(worst <= (reduced ? 1e-5 : 0), "\(label): EV map luminance off by \(worst) (relative)")
+        let flagged = try #require(r.clipped, "\(label): no clip flags")
+        #expect(flagged.count == expectedFlags.count && zip(flagged, expectedFlags).filter { $0 != $1 }.isEmpty,
+                "\(label): clip flags differ")
+        #expect(r.clippedCount == flags.filter { $0 }.count && r.noValueCount == luminance.filter { !($0 > 0) }.count, "\(label)")
+        #expect(flags.contains(true) || label.contains("CFA"), "\(label): the chart should have clipped pixels")
     }
 
     @Test func streamedEqualsWholeImage() throws {
