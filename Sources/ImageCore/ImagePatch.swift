@@ -88,6 +88,34 @@ extension ImagePatch {
     }
 }
 
+extension ImagePatch {
+    /// Fills a band of whole rows: `rows` of the image into `values` (RGB `Float`,
+    /// interleaved, rows `width` pixels apart) and, when the image has a clip mask, `mask`.
+    public typealias BandFill = @Sendable (_ rows: Range<Int>, _ values: UnsafeMutablePointer<Float>,
+                                           _ mask: UnsafeMutablePointer<UInt8>?) throws -> Void
+
+    /// Visits an image that is not held as `Float` RGB (e.g. decoded planes of half floats) in
+    /// the bands `visitBands(of:)` uses — `SceneLinearImage.scanRows` rows, in parallel —
+    /// each made by `fill` into a buffer of the thread's own.
+    public static func visitBands(width: Int, height: Int, hasMask: Bool, fill: @escaping BandFill,
+                                  _ visit: @escaping @Sendable (ImagePatch) throws -> Void) throws {
+        let rows = SceneLinearImage.scanRows
+        try Parallel.forEachChunkThrowing(count: (height + rows - 1) / rows, minimumChunk: 4) { chunk in
+            try withUnsafeTemporaryAllocation(of: Float.self, capacity: 3 * rows * width) { values in
+                try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: hasMask ? rows * width : 0) { mask in
+                    for b in chunk {
+                        let top = b * rows, bottom = min(height, top + rows)
+                        try fill(top..<bottom, values.baseAddress!, hasMask ? mask.baseAddress! : nil)
+                        try visit(ImagePatch(rect: PixelRect(top: top, left: 0, bottom: bottom, right: width),
+                                             values: UnsafePointer(values.baseAddress!),
+                                             mask: hasMask ? UnsafePointer(mask.baseAddress!) : nil, rowStride: width))
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Per-thread accumulators for a pass whose visitor runs on many threads at once: each call
 /// borrows one accumulator (made on demand) for its whole duration, so no two threads ever
 /// share one; `all` hands back every accumulator made, for merging once the pass is over.

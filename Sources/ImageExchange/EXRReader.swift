@@ -23,7 +23,10 @@ extension EXRFile {
     }
 
     /// The decoded planes of the first part, its attributes and its compression.
-    static func readPlanes(_ path: String, limits: ReadLimits) throws -> (EXRChannelPlanes, [String: EXRAttributeValue], EXRCompression?) {
+    /// - Parameter only: the channels to decode (nil: every one); a file missing one of them
+    ///   is not refused here.
+    static func readPlanes(_ path: String, limits: ReadLimits,
+                           only: Set<String>? = nil) throws -> (EXRChannelPlanes, [String: EXRAttributeValue], EXRCompression?) {
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw ExchangeError(path: path, operation: "open", message: "the file does not exist or is not readable",
                                 category: .inputUnreadable)
@@ -56,15 +59,15 @@ extension EXRFile {
             // OpenEXRCore 3.1 cannot decode DWA: read an uncompressed rewrite of the file (the
             // limits checked first: the rewrite holds the whole image).
             try limits.check(path: path, width: width, height: height,
-                             bytesPerPixel: 12 + 4 * (try EXRChannelPlanes.channelCount(context: context, part: part)))
+                             bytesPerPixel: 12 + 4 * (try EXRChannelPlanes.channelCount(context: context, part: part, only: only)))
             try context.finish()
             let copy = NSTemporaryDirectory() + "/scenelinear-dwa-\(getpid())-\(UUID().uuidString).exr"
             defer { unlink(copy) }
             try rewrite(path, as: copy, compression: .none, path: path, category: .corruptData)
-            let (planes, _, _) = try readPlanes(copy, limits: limits)
+            let (planes, _, _) = try readPlanes(copy, limits: limits, only: only)
             return (planes, attributes, compression)
         }
-        let planes = try EXRChannelPlanes(context: context, part: part, width: width, height: height, limits: limits)
+        let planes = try EXRChannelPlanes(context: context, part: part, width: width, height: height, limits: limits, only: only)
         try EXRChunkDecoder(context: context, part: part, window: window, storage: storage, planes: planes)
             .run(threads: Parallel.threadCount)
         try context.finish()
@@ -105,6 +108,26 @@ extension EXRFile {
             pixels: ImageBuffer(width: contents.width, height: contents.height, channels: 3, samples: samples),
             clipMask: mask, encoding: encoding, exposure: exposure, provenance: provenance,
             masks: EXRMetadata.maskLayers(contents))
+    }
+
+    /// Reads an EXR written by `write` for measuring: R, G, B and the clip mask decoded into
+    /// planes as stored (a HALF sample stays 2 bytes), widened to `Float` band by band in each
+    /// pass of `EXRSceneLinearPlanes.scan`. Metadata as `readSceneLinear`; semantic masks and
+    /// other channels are not read.
+    /// - Throws: as `readSceneLinear`.
+    public static func readSceneLinearPlanes(_ path: String, limits: ReadLimits = ReadLimits()) throws -> EXRSceneLinearPlanes {
+        let clipNames = [clipMaskChannel(.flat), clipMaskChannel(.layers)]
+        let (planes, attributes, _) = try readPlanes(path, limits: limits, only: Set(["R", "G", "B"] + clipNames))
+        guard let r = planes.plane(named: "R"), let g = planes.plane(named: "G"), let b = planes.plane(named: "B") else {
+            throw ExchangeError(path: path, operation: "readSceneLinear",
+                                message: "channels R, G, B are required; the file has \(planes.names.sorted())",
+                                category: .unsupportedFeature)
+        }
+        let (encoding, exposure, provenance) = try EXRMetadata.describe(attributes, path: path)
+        let image = SceneLinearImage(pixels: ImageBuffer(width: 0, height: 0, channels: 3, samples: []), clipMask: nil,
+                                     encoding: encoding, exposure: exposure, provenance: provenance, masks: [])
+        return EXRSceneLinearPlanes(planes: planes, rgb: [r, g, b], clip: clipNames.lazy.compactMap { planes.plane(named: $0) }.first,
+                                    image: image)
     }
 
     private static func readAttributes(_ context: EXRContext, _ part: Int32) throws -> [String: EXRAttributeValue] {
@@ -187,13 +210,64 @@ extension EXRFile {
     }
 }
 
+/// An EXR's R, G, B and clip planes as stored (`EXRFile.readSceneLinearPlanes`), and its
+/// image without pixels (encoding, exposure, provenance).
+public struct EXRSceneLinearPlanes: Sendable {
+    let planes: EXRChannelPlanes
+    let rgb: [EXRChannelPlanes.Plane]
+    let clip: EXRChannelPlanes.Plane?
+    /// Everything but the pixels (empty) and the semantic masks (not read).
+    public let image: SceneLinearImage
+
+    public var width: Int { planes.width }
+    public var height: Int { planes.height }
+
+    /// Passes over the pixels: bands of `SceneLinearImage.scanRows` rows widened to `Float`
+    /// RGB (the clip mask 1 where its channel is non-zero), as `SceneLinearImage.scan` would
+    /// hand over the image `readSceneLinear` reads.
+    public var scan: ImageScan {
+        let planes = self.planes, rgb = self.rgb, clip = self.clip
+        return ImageScan { prepare, visit in
+            let width = planes.width
+            try prepare(width, planes.height)
+            try ImagePatch.visitBands(width: width, height: planes.height, hasMask: clip != nil, fill: { rows, values, mask in
+                let first = rows.lowerBound * width, count = rows.count * width
+                withUnsafeTemporaryAllocation(of: Float.self, capacity: count) { row in
+                    for (c, plane) in rgb.enumerated() {
+                        plane.widen(first, count: count, into: row.baseAddress!)
+                        for i in 0..<count { values[3 * i + c] = row[i] }
+                    }
+                    if let clip, let mask {
+                        clip.widen(first, count: count, into: row.baseAddress!)
+                        for i in 0..<count { mask[i] = row[i] != 0 ? 1 : 0 }
+                    }
+                }
+            }, visit)
+        }
+    }
+}
+
 /// Destination buffers, one plane per channel of the part, in the channel's own type.
 final class EXRChannelPlanes: @unchecked Sendable {
-    struct Plane {
+    struct Plane: @unchecked Sendable {
         var name: String
         var type: exr_pixel_type_t
         var bytesPerSample: Int
         var data: UnsafeMutableRawPointer
+
+        /// `count` samples from sample `first` as `Float` (HALF widened, UINT converted).
+        func widen(_ first: Int, count: Int, into out: UnsafeMutablePointer<Float>) {
+            let target = UnsafeMutableBufferPointer(start: out, count: count)
+            switch type {
+            case EXR_PIXEL_HALF:
+                HalfConversion.convert(UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float16.self) + first, count: count), to: target)
+            case EXR_PIXEL_FLOAT:
+                _ = target.initialize(from: UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self) + first, count: count))
+            default:
+                let u = data.assumingMemoryBound(to: UInt32.self) + first
+                for i in 0..<count { out[i] = Float(u[i]) }
+            }
+        }
     }
 
     let width: Int
@@ -201,14 +275,18 @@ final class EXRChannelPlanes: @unchecked Sendable {
     private(set) var planes: [Plane] = []
 
     /// The number of channels of `part`.
-    static func channelCount(context: EXRContext, part: Int32) throws -> Int {
+    static func channelCount(context: EXRContext, part: Int32, only: Set<String>? = nil) throws -> Int {
         guard let ctxt = context.handle else { return 0 }
         var list: UnsafePointer<exr_attr_chlist_t>?
         try context.check(exr_get_channels(ctxt, part, &list), "exr_get_channels")
-        return Int(list?.pointee.num_channels ?? 0)
+        guard let list else { return 0 }
+        return (0..<Int(list.pointee.num_channels)).filter { i in
+            only.map { $0.contains(list.pointee.entries[i].name.str.map { String(cString: $0) } ?? "") } ?? true
+        }.count
     }
 
-    init(context: EXRContext, part: Int32, width: Int, height: Int, limits: ReadLimits) throws {
+    /// Planes for the channels of `part` (those in `only`, when given).
+    init(context: EXRContext, part: Int32, width: Int, height: Int, limits: ReadLimits, only: Set<String>? = nil) throws {
         self.width = width
         self.height = height
         guard let ctxt = context.handle else { return }
@@ -216,12 +294,15 @@ final class EXRChannelPlanes: @unchecked Sendable {
         try context.check(exr_get_channels(ctxt, part, &list), "exr_get_channels")
         guard let list else { return }
         // Every plane, and the interleaved Float RGB made from them, before allocating any.
+        func chosen(_ i: Int) -> Bool {
+            only.map { $0.contains(list.pointee.entries[i].name.str.map { String(cString: $0) } ?? "") } ?? true
+        }
         var bytesPerPixel = 12
-        for i in 0..<Int(list.pointee.num_channels) {
+        for i in 0..<Int(list.pointee.num_channels) where chosen(i) {
             bytesPerPixel += list.pointee.entries[i].pixel_type == EXR_PIXEL_HALF ? 2 : 4
         }
         try limits.check(path: context.path, width: width, height: height, bytesPerPixel: bytesPerPixel)
-        for i in 0..<Int(list.pointee.num_channels) {
+        for i in 0..<Int(list.pointee.num_channels) where chosen(i) {
             let entry = list.pointee.entries[i]
             let name = entry.name.str.map { String(cString: $0) } ?? ""
             guard entry.x_sampling == 1, entry.y_sampling == 1 else {
@@ -259,17 +340,7 @@ final class EXRChannelPlanes: @unchecked Sendable {
                         let m = min(4096, range.upperBound - start)
                         let row = UnsafeMutableBufferPointer(rebasing: buffer[0..<m])
                         for (c, plane) in sources.enumerated() {
-                            switch plane.type {
-                            case EXR_PIXEL_HALF:
-                                HalfConversion.convert(UnsafeBufferPointer(start: plane.data.assumingMemoryBound(to: Float16.self) + start,
-                                                                           count: m), to: row)
-                            case EXR_PIXEL_FLOAT:
-                                _ = row.initialize(from: UnsafeBufferPointer(start: plane.data.assumingMemoryBound(to: Float.self) + start,
-                                                                             count: m))
-                            default:
-                                let u = plane.data.assumingMemoryBound(to: UInt32.self) + start
-                                for i in 0..<m { row[i] = Float(u[i]) }
-                            }
+                            plane.widen(start, count: m, into: row.baseAddress!)
                             for i in 0..<m { dst[(start + i) * n + c] = row[i] }
                         }
                     }

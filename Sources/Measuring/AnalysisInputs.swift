@@ -22,8 +22,7 @@ public struct AnalysisInput: Sendable {
     public static func load(_ path: String, options: DevelopOptions = DevelopOptions()) throws -> AnalysisInput {
         let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
         let image: SceneLinearImage
-        // The same limits as for a DNG (--max-pixels, --max-memory), checked from the header.
-        let limits = ReadLimits(maxPixels: options.limits.maxPixels, maxBytes: Pipeline.memoryLimit(options))
+        let limits = readLimits(options)
         switch ext {
         case "exr": image = try EXRFile.readSceneLinear(path, limits: limits)
         case "h5", "hdf5": image = try HDF5File.readSceneLinear(path, limits: limits)
@@ -31,6 +30,12 @@ public struct AnalysisInput: Sendable {
         }
         let measured = inRec2020(image)
         return AnalysisInput(path: path, image: measured, noise: noiseModel(for: measured))
+    }
+
+    /// The limits an EXR or HDF5 input is read under: the same as for a DNG (--max-pixels,
+    /// --max-memory), checked from the header.
+    static func readLimits(_ options: DevelopOptions) -> ReadLimits {
+        ReadLimits(maxPixels: options.limits.maxPixels, maxBytes: Pipeline.memoryLimit(options))
     }
 
     /// The image in linear Rec.2020, the encoding the measurements (luminance weights, noise

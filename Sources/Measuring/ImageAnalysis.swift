@@ -58,46 +58,90 @@ extension Pipeline {
         return (try analyze(input, request: request), maxSize.map { AnalysisPicture(input.image, path: path, maxSize: $0) })
     }
 
-    /// Measures a DNG without holding its image: the measurements' passes
-    /// (`ImageMeasurement`) each run the conversion again, handing its output over patch by
-    /// patch. Nil when the request needs the image whole: a region given by a semantic mask,
-    /// or an output colour space the measurements convert back from. With `picture` (an EV
-    /// map's size), the first pass also reduces the luminance for the charts.
+    /// Measures a file without holding its image as `Float`: the measurements' passes
+    /// (`ImageMeasurement`) go over its patches. A DNG is developed again for each pass (its
+    /// decoded blocks kept from the first, `measurementBlockCache`); an EXR is decoded once
+    /// into its planes as stored (half floats) and widened band by band in each pass. Nil when
+    /// the request needs the image whole: a region given by a semantic mask, an output colour
+    /// space the measurements convert back from, an HDF5 input. With `picture` (an EV map's
+    /// size), the first pass also reduces the luminance for the charts.
     static func analyzeStreaming(_ path: String, request: AnalysisRequest,
                                  picture maxSize: Int? = nil) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?)? {
-        let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
-        guard !["exr", "h5", "hdf5"].contains(ext),
-              request.develop.encoding == .linearRec2020 || request.develop.encoding.conversion(to: .linearRec2020) == nil,
-              !request.regions.contains(where: { if case .mask = $0.shape { return true } else { return false } }) else { return nil }
+        guard !request.regions.contains(where: { if case .mask = $0.shape { return true } else { return false } }) else { return nil }
+        let source: StreamedSource
+        switch URL(fileURLWithPath: path).pathExtension.lowercased() {
+        case "exr":
+            let planes = try EXRFile.readSceneLinearPlanes(path, limits: AnalysisInput.readLimits(request.develop))
+            // Another colour space is measured after conversion to Rec.2020, of the image in memory.
+            guard planes.image.encoding == .linearRec2020 || planes.image.encoding.conversion(to: .linearRec2020) == nil else { return nil }
+            source = StreamedSource(passes: planes.scan, known: KnownImage(planes.image))
+        case "h5", "hdf5":
+            return nil
+        default:
+            guard request.develop.encoding == .linearRec2020 || request.develop.encoding.conversion(to: .linearRec2020) == nil else { return nil }
+            source = try developedSource(path, request: request)
+        }
+        return try measureStreamed(path, source, request: request, picture: maxSize)
+    }
+
+    /// A file's passes and what is known of its image.
+    struct StreamedSource {
+        let passes: ImageScan
+        let known: KnownImage
+    }
+
+    /// The image without its pixels, and its noise model (nil without a NoiseProfile): known
+    /// from the start for an EXR, after the first pass for a DNG.
+    final class KnownImage: @unchecked Sendable {
+        var image: SceneLinearImage?
+        var noise: NoiseModel?
+        init(_ image: SceneLinearImage? = nil) {
+            self.image = image
+            noise = image.flatMap { AnalysisInput.noiseModel(for: $0) }
+        }
+    }
+
+    /// A DNG's passes: each develops it again (the first records its hash, digests and
+    /// provenance; the later ones take its decoded blocks from the first).
+    static func developedSource(_ path: String, request: AnalysisRequest) throws -> StreamedSource {
         let dng = try DNGFile.open(path: path)
         var develop = request.develop
         develop.includeMasks = false
         let options = develop
+        let cache = try Pipeline.measurementBlockCache(dng, options: options)
+        let known = KnownImage()
+        return StreamedSource(passes: ImageScan { prepare, visit in
+            let record = known.image == nil
+            let made = try Pipeline.developPass(dng, options: options, record: record, cache: cache, prepare: prepare, visit: visit)
+            if record {
+                known.image = made.image
+                known.noise = AnalysisInput.noiseModel(for: made.image)
+            }
+        }, known: known)
+    }
+
+    /// The measurements of `request` over `source`'s passes, and the picture reduced in the first.
+    static func measureStreamed(_ path: String, _ source: StreamedSource, request: AnalysisRequest,
+                                picture maxSize: Int?) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?) {
         final class FirstPass: @unchecked Sendable {
-            var image: SceneLinearImage?
+            var done = false
             var size = (width: 0, height: 0)
-            /// From the first pass's provenance (nil without a NoiseProfile).
-            var noise: NoiseModel?
             var reduction: LuminanceReduction?
         }
         let first = FirstPass()
-        let cache = try Pipeline.measurementBlockCache(dng, options: options)
         let scan = ImageScan { prepare, visit in
-            let record = first.image == nil
-            let made = try Pipeline.developPass(dng, options: options, record: record, cache: cache, prepare: { width, height in
-                if record {
+            let isFirst = !first.done
+            first.done = true
+            try source.passes.pass({ width, height in
+                if isFirst {
                     first.size = (width, height)
                     first.reduction = maxSize.map { LuminanceReduction(sourceWidth: width, sourceHeight: height, maxSize: $0) }
                 }
                 try prepare(width, height)
-            }, visit: { patch in
+            }, { patch in
                 try visit(patch)
-                if record { first.reduction?.add(patch) }
+                if isFirst { first.reduction?.add(patch) }
             })
-            if record {
-                first.image = made.image
-                first.noise = AnalysisInput.noiseModel(for: made.image)
-            }
         }
         let regions = request.regions
         let percentiles = analysisPercentiles(request)
@@ -107,8 +151,8 @@ extension Pipeline {
                 RegionRequest(name: region.name, selection: try region.selection(width: width, height: height), percentiles: percentiles,
                               histogram: histogram)
             }
-        }, noise: { first.noise }, scan: scan)
-        let image = first.image!, noise = first.noise
+        }, noise: { source.known.noise }, scan: scan)
+        let image = source.known.image!, noise = source.known.noise
         let (width, height) = first.size
         let analysis = try fileAnalysis(path: path, image: image, width: width, height: height, noise: noise,
                                         measured: results.map { ($0.measurement!.region, $0.measurement!, $0.histogram) }, request: request)

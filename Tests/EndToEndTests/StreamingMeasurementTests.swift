@@ -108,6 +108,27 @@ import TestSupport
         try Self.compare(cfa, "CFA, superpixel, whole image", request: superpixel)
     }
 
+    /// Our own EXR is measured from its planes as stored (`EXRFile.readSceneLinearPlanes`),
+    /// widened band by band in each pass: the same results as the image read whole. An EXR in
+    /// another colour space is measured whole (after conversion to Rec.2020).
+    @Test func exrMeasuredFromItsPlanes() throws {
+        let dir = TestData.temporaryDirectory("streaming-measurement-exr")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var chart = try TestChart.make(width: 200, height: 136, tileSize: (64, 48)).dng
+        chart.orientation = 6
+        let dng = dir.appendingPathComponent("chart.dng").path
+        try DNGWriter.write(chart, to: dng)
+        for (name, options) in [("half", ["--exr-clip-mask"]), ("float", ["--exr-clip-mask", "--exr-type", "float"])] {
+            let exr = dir.appendingPathComponent("\(name).exr").path
+            let converted = try CLI.run(["convert", dng, "-o", exr] + options)
+            try #require(converted.status == 0, "\(converted.stderr)")
+            try Self.compare(exr, "EXR, \(name)")
+        }
+        let aces = dir.appendingPathComponent("aces.exr").path
+        try #require(try CLI.run(["convert", dng, "-o", aces, "--color", "acescg"]).status == 0)
+        #expect(try Pipeline.analyzeStreaming(aces, request: Self.request()) == nil)
+    }
+
     /// A region given by a semantic mask needs the image whole: measured the usual way.
     @Test func maskRegionsAreMeasuredWhole() throws {
         var request = AnalysisRequest()
