@@ -21,10 +21,17 @@ public enum Parallel {
     /// in place of the environment's.
     @TaskLocal public static var threadCountOverride: Int?
 
-    /// Runs `body` with `threadCount` set to `n` (≥ 1) for the loops it starts from this
-    /// task or thread, without touching the process environment that other code reads.
+    /// Runs `body` with `threadCount` set to `n` (≥ 1) for the loops it starts, and the
+    /// loops those start on their worker threads, without touching the process environment
+    /// that other code reads. The command-line tool runs each command inside one (`--threads`).
     public static func withThreadCount<T>(_ n: Int, _ body: () throws -> T) rethrows -> T {
         try $threadCountOverride.withValue(max(1, n)) { try body() }
+    }
+
+    /// `body(i)` on a worker thread with the caller's thread count (task-local values do not
+    /// cross into Dispatch's worker threads on their own).
+    @inline(__always) private static func inherited(_ override: Int?, _ body: @Sendable (Int) -> Void, _ i: Int) {
+        if let override { $threadCountOverride.withValue(override) { body(i) } } else { body(i) }
     }
 
     private static let processors = max(1, ProcessInfo.processInfo.activeProcessorCount)
@@ -37,14 +44,15 @@ public enum Parallel {
             for i in 0..<count { body(i) }
             return
         }
+        let override = threadCountOverride
         if threads >= processors {
-            DispatchQueue.concurrentPerform(iterations: count, execute: body)
+            DispatchQueue.concurrentPerform(iterations: count) { inherited(override, body, $0) }
             return
         }
         // Fewer threads than cores: that many workers, each taking the next index.
         let next = IndexCounter()
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
-            while case let i = next.take(), i < count { body(i) }
+            while case let i = next.take(), i < count { inherited(override, body, i) }
         }
     }
 

@@ -88,6 +88,10 @@ struct AnalysisOptions: ParsableArguments {
 
     /// Runs the analysis over every input with a progress bar on a terminal.
     func run(_ request: AnalysisRequest) throws -> [FileAnalysis] {
+        try source.limits.withParallelism { try analyze(request) }
+    }
+
+    private func analyze(_ request: AnalysisRequest) throws -> [FileAnalysis] {
         let (files, progress) = try source.files()
         guard let evMap else { return Pipeline.analyze(files, request: request, progress: progress) }
         let url = URL(fileURLWithPath: evMap)
@@ -359,7 +363,9 @@ extension SceneLinearCommand {
                     request.ratios = [(request.regions[0].name, request.regions[1].name)]
                 }
                 let (files, progress) = try source.files()
-                results = try AnalysisReport.write(files, request: request, format: try reportFormat(), to: output, progress: progress)
+                results = try source.limits.withParallelism {
+                    try AnalysisReport.write(files, request: request, format: try reportFormat(), to: output, progress: progress)
+                }
                 if !source.quiet { FileHandle.standardError.write(Data("wrote \(output)\n".utf8)) }
             }
             try exitForFailures(results)

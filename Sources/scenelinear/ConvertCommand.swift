@@ -293,6 +293,10 @@ extension SceneLinearCommand {
         }
 
         func run() throws {
+            try limits.withParallelism { try perform() }
+        }
+
+        private func perform() throws {
             if isBatch { return try runBatch() }
             let toStdout = output == "-"
             var failure: (any SceneLinearFailure)?

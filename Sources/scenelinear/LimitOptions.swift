@@ -15,10 +15,21 @@ struct LimitOptions: ParsableArguments {
     @Flag(help: "Do not compute the raw-data digest at all (the outputs record 'digest: not checked').")
     var skipDigest = false
 
+    @Option(help: ArgumentHelp("Worker threads for decoding, developing, measuring and writing, and files converted or measured at once (default: the SCENELINEAR_THREADS environment variable when set, else one per core).", valueName: "n"))
+    var threads: Int?
+
     func validate() throws {
         if ignoreDigest && skipDigest { throw ValidationError("--ignore-digest and --skip-digest exclude each other") }
         if let maxPixels { _ = try Self.parse(maxPixels, base: 1000, what: "--max-pixels") }
         if let maxMemory { _ = try Self.parse(maxMemory, base: 1024, what: "--max-memory") }
+        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
+    }
+
+    /// Runs a command's work with the thread count of `--threads` (the environment's or the
+    /// core count without it): every parallel loop it starts, on any thread, uses that many.
+    func withParallelism<T>(_ body: () throws -> T) rethrows -> T {
+        guard let threads else { return try body() }
+        return try Parallel.withThreadCount(threads, body)
     }
 
     /// Applies the limits to develop options.

@@ -184,7 +184,7 @@ enum CLI {
 
     /// `--timings --json` reports the container, develop, hash and export times;
     /// `--exr-zip-level` changes only the deflate level (the pixels read back equal), and a
-    /// level outside 0–12 is a usage error.
+    /// level outside 0–12 is a usage error; `--threads` changes no byte.
     @Test func timingsAndZipLevel() throws {
         let dir = TestData.temporaryDirectory("cli-streaming")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -218,6 +218,16 @@ enum CLI {
         #expect(bad.status == 64)
         #expect(bad.stderr.contains("--exr-zip-level"))
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("d.exr").path))
+
+        // --threads: the same bytes on one thread and on three; 0 is a usage error.
+        for threads in ["1", "3"] {
+            _ = try convert("t\(threads).exr", ["--threads", threads])
+            #expect(a == (try Data(contentsOf: dir.appendingPathComponent("t\(threads).exr"))), "--threads \(threads)")
+        }
+        let stats = try ["1", "3"].map { n in try CLI.run(["stats", chart, "--json", "-q", "--threads", n]).stdout }
+        #expect(stats[0] == stats[1] && stats[0].contains("\"median\""))
+        let none = try CLI.run(["convert", chart, "-o", dir.appendingPathComponent("e.exr").path, "--threads", "0"])
+        #expect(none.status == 64 && none.stderr.contains("--threads must be at least 1"), "\(none.stderr)")
     }
 
     /// Python readers (OpenEXR and h5py, independent of this project) read the converted

@@ -40,6 +40,20 @@ import Testing
         #expect(probe.visits.withLock { $0.sorted() } == Array(0..<200))
     }
 
+    /// The thread count a command runs with reaches the loops its loops start on their
+    /// worker threads (a nested loop on a worker sees the caller's count, not the default).
+    @Test(arguments: [1, 3, 5])
+    func nestedLoopsInheritTheThreadCount(threads: Int) {
+        let seen = Mutex<[Int]>([])
+        Parallel.withThreadCount(threads) {
+            Parallel.forEach(16) { _ in
+                Parallel.forEach(4) { _ in seen.withLock { $0.append(Parallel.threadCount) } }
+            }
+        }
+        #expect(seen.withLock { $0 } == Array(repeating: threads, count: 64))
+        #expect(Parallel.threadCount != 5 || ProcessInfo.processInfo.activeProcessorCount == 5, "the count leaks out of its scope")
+    }
+
     /// Every wait gets the body's result, from any number of threads.
     @Test func backgroundValueResult() {
         let value = BackgroundValue { (0..<1000).reduce(0, +) }
