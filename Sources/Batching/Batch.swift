@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import Synchronization
 
 /// One line of a batch manifest (JSON Lines): what happened to one input.
 public struct ManifestRecord: Codable, Sendable, Equatable {
@@ -200,21 +201,19 @@ public struct BatchConverter: Sendable {
 }
 
 /// Appends JSON lines to the manifest from any thread, flushing each to disk.
-final class ManifestWriter: @unchecked Sendable {
-    private let lock = NSLock()
-    private let handle: FileHandle
-    private let path: String
+final class ManifestWriter: Sendable {
+    /// The open manifest (nil once closed); a line is written under the lock, whole.
+    private let handle: Mutex<FileHandle?>
 
     init(path: String) throws {
-        self.path = path
         if !FileManager.default.fileExists(atPath: path) {
             guard FileManager.default.createFile(atPath: path, contents: nil) else {
                 throw OutputError(path: path, reason: "cannot create the manifest")
             }
         }
         guard let h = FileHandle(forWritingAtPath: path) else { throw OutputError(path: path, reason: "cannot open the manifest") }
-        handle = h
-        handle.seekToEndOfFile()
+        h.seekToEndOfFile()
+        handle = Mutex(h)
     }
 
     func append(_ record: ManifestRecord) {
@@ -222,33 +221,29 @@ final class ManifestWriter: @unchecked Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard var data = try? encoder.encode(record) else { return }
         data.append(0x0A)
-        lock.lock()
-        handle.write(data)
-        try? handle.synchronize()
-        lock.unlock()
+        handle.withLock { h in
+            h?.write(data)
+            try? h?.synchronize()
+        }
     }
 
     func close() throws {
-        lock.lock()
-        defer { lock.unlock() }
-        try handle.close()
+        try handle.withLock { h in
+            try h?.close()
+            h = nil
+        }
     }
 }
 
-/// Thread-safe counters of a batch.
-final class SummaryBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var summary: BatchSummary
+/// Counters of a batch, from any thread.
+final class SummaryBox: Sendable {
+    private let summary: Mutex<BatchSummary>
 
-    init(manifest: String) { summary = BatchSummary(manifest: manifest) }
+    init(manifest: String) { summary = Mutex(BatchSummary(manifest: manifest)) }
 
-    func convert() { lock.lock(); summary.converted += 1; lock.unlock() }
-    func skip() { lock.lock(); summary.skipped += 1; lock.unlock() }
-    func fail(_ r: ManifestRecord) { lock.lock(); summary.failed.append(r); lock.unlock() }
+    func convert() { summary.withLock { $0.converted += 1 } }
+    func skip() { summary.withLock { $0.skipped += 1 } }
+    func fail(_ r: ManifestRecord) { summary.withLock { $0.failed.append(r) } }
 
-    var result: BatchSummary {
-        lock.lock()
-        defer { lock.unlock() }
-        return summary
-    }
+    var result: BatchSummary { summary.withLock { $0 } }
 }

@@ -1,9 +1,8 @@
-import Foundation
+import Synchronization
 
 /// Counts finished files for progress reports, from any thread.
-package final class ProgressCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var done = 0
+package final class ProgressCounter: Sendable {
+    private let done = Atomic<Int>(0)
     package let total: Int
     package let report: (@Sendable (Int, Int) -> Void)?
 
@@ -13,10 +12,7 @@ package final class ProgressCounter: @unchecked Sendable {
     }
 
     package func step() {
-        lock.lock()
-        done += 1
-        let d = done
-        lock.unlock()
+        let d = done.add(1, ordering: .relaxed).newValue
         report?(d, total)
     }
 }

@@ -149,27 +149,28 @@ public final class SharedStore<Key: Hashable & Sendable, Value: Sendable>: Senda
 /// A value computed on a thread of its own while the caller goes on with other work, for
 /// a serial job that would otherwise leave cores idle (the input's hash during decoding).
 /// With one configured thread (`SCENELINEAR_THREADS=1`) it is computed at once, inline.
-public final class BackgroundValue<T: Sendable>: @unchecked Sendable {
-    private var value: T?
+public final class BackgroundValue<T: Sendable>: Sendable {
+    private let value = Mutex<T?>(nil)
     private let finished = DispatchSemaphore(value: 0)
 
     public init(_ body: @escaping @Sendable () -> T) {
         guard Parallel.threadCount > 1 else {
-            value = body()
+            value.withLock { $0 = body() }
             finished.signal()
             return
         }
         Thread { [self] in
-            value = body()
+            let result = body()
+            value.withLock { $0 = result }
             finished.signal()
         }.start()
     }
 
-    /// Waits for the value (the semaphore orders the worker's write before this read).
+    /// Waits for the value.
     public func wait() -> T {
         finished.wait()
         finished.signal()
-        return value!
+        return value.withLock { $0! }
     }
 }
 

@@ -1,6 +1,7 @@
 internal import COpenEXR
 import Foundation
 import ImageCore
+import Synchronization
 
 extension EXRFile {
     /// Reads the first part of any scanline or tiled (level 0) EXR with HALF, FLOAT or
@@ -488,36 +489,30 @@ struct EXRChunkDecoder {
 }
 
 /// Hands out chunk indices to decoding workers.
-final class EXRChunkCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var nextIndex = 0
+final class EXRChunkCounter: Sendable {
+    private let nextIndex = Atomic<Int>(0)
     private let total: Int
 
     init(total: Int) { self.total = total }
 
     func next() -> Int? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard nextIndex < total else { return nil }
-        nextIndex += 1
-        return nextIndex - 1
+        let i = nextIndex.add(1, ordering: .relaxed).oldValue
+        return i < total ? i : nil
     }
 }
 
 /// The failures of decoding workers; the lowest chunk index wins.
-final class EXRReadFailures: @unchecked Sendable {
-    private let lock = NSLock()
-    private(set) var first: (Int, exr_result_t, String, String?)?
+final class EXRReadFailures: Sendable {
+    typealias Failure = (index: Int, result: exr_result_t, operation: String, message: String?)
+    private let state = Mutex<Failure?>(nil)
 
-    var any: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return first != nil
-    }
+    var any: Bool { state.withLock { $0 != nil } }
+
+    var first: Failure? { state.withLock { $0 } }
 
     func record(_ index: Int, _ rv: exr_result_t, _ operation: String, message: String? = nil) {
-        lock.lock()
-        if first == nil || index < first!.0 { first = (index, rv, operation, message) }
-        lock.unlock()
+        state.withLock { first in
+            if first == nil || index < first!.index { first = (index, rv, operation, message) }
+        }
     }
 }
