@@ -28,6 +28,42 @@ enum HDF5Library {
         return try body()
     }
 
+    /// The size of one element of `storedStringType`: the stored form of a variable-length
+    /// string (4 + size of offsets + 4 bytes, at most 40 for the 32-byte offsets the format
+    /// allows) and, in the last byte, that form's size.
+    static let storedStringSize = 48
+    static let storedStringTag = "scenelinear: stored form of a variable-length string"
+
+    /// A memory type `H5Aread` fills with the stored form of variable-length strings — their
+    /// length, collection address and object index, as the attribute holds them — instead of
+    /// the strings: an opaque type for which a conversion from variable-length strings that
+    /// only copies bytes is registered (once per process). libhdf5 then never reads the
+    /// global heap; `HDF5GlobalHeap` does. -1 when the registration failed.
+    static let storedStringType: hid_t = {
+        let opaque = H5Tcreate(H5T_OPAQUE, storedStringSize)
+        guard opaque >= 0 else { return -1 }
+        guard H5Tset_tag(opaque, storedStringTag) >= 0 else {
+            H5Tclose(opaque)
+            return -1
+        }
+        let string = H5Tcopy(chdf5_C_S1())
+        guard string >= 0 else { return -1 }
+        defer { H5Tclose(string) }
+        guard H5Tset_size(string, chdf5_T_VARIABLE()) >= 0,
+              H5Tregister(H5T_PERS_SOFT, "scenelinear stored strings", string, opaque, copyStoredStrings) >= 0 else {
+            return -1
+        }
+        return opaque
+    }()
+
+    /// True for `storedStringType` (checked by its class, size and tag).
+    static func isStoredStringType(_ type: hid_t) -> Bool {
+        guard H5Tget_class(type) == H5T_OPAQUE, H5Tget_size(type) == storedStringSize,
+              let tag = H5Tget_tag(type) else { return false }
+        defer { H5free_memory(tag) }
+        return String(cString: tag) == storedStringTag
+    }
+
     /// The current thread's HDF5 error stack as text ("function: description; ..."), and
     /// whether any entry says the file is truncated; then clears the stack.
     static func takeErrorStack() -> (text: String, truncated: Bool) {
@@ -44,6 +80,39 @@ enum HDF5Library {
         _ = H5Ewalk2(chdf5_E_DEFAULT(), H5E_WALK_DOWNWARD, walker, Unmanaged.passUnretained(collector).toOpaque())
         _ = H5Eclear2(chdf5_E_DEFAULT())
         return (collector.lines.joined(separator: "; "), collector.truncated)
+    }
+}
+
+/// The conversion behind `HDF5Library.storedStringType`: accepts a variable-length string
+/// source and that opaque destination only, and copies each element's stored form (the
+/// source size, `4 + size of offsets + 4` bytes) into the start of a destination element,
+/// zero-filled, with the source size in its last byte. The buffer is converted in place and
+/// the destination elements are larger, so elements are moved last first.
+private let copyStoredStrings: H5T_conv_t = { source, destination, cdata, count, stride, _, buffer, _, _ in
+    guard let cdata else { return -1 }
+    let size = HDF5Library.storedStringSize
+    switch cdata.pointee.command {
+    case H5T_CONV_INIT:
+        guard HDF5Library.isStoredStringType(destination), H5Tis_variable_str(source) > 0 else { return -1 }
+        let sourceSize = H5Tget_size(source)
+        guard sourceSize > 0, sourceSize < size else { return -1 }
+        cdata.pointee.need_bkg = H5T_BKG_NO
+        return 0
+    case H5T_CONV_CONV:
+        let sourceSize = H5Tget_size(source)
+        guard let buffer, sourceSize > 0, sourceSize < size, stride == 0 || stride >= size else { return -1 }
+        let sourceStride = stride == 0 ? sourceSize : stride, destinationStride = stride == 0 ? size : stride
+        var i = count
+        while i > 0 {
+            i -= 1
+            let element = buffer + i * destinationStride
+            memmove(element, buffer + i * sourceStride, sourceSize)
+            memset(element + sourceSize, 0, size - sourceSize)
+            element.storeBytes(of: UInt8(sourceSize), toByteOffset: size - 1, as: UInt8.self)
+        }
+        return 0
+    default:
+        return 0
     }
 }
 
@@ -80,6 +149,14 @@ final class H5Handle {
 struct HDF5Session {
     let path: String
     let writing: Bool
+    /// The file's global heap, mapped when the first variable-length string is read.
+    private let heap = HeapSlot()
+
+    /// Read and set only by the thread holding `HDF5Library`'s lock, like every HDF5 call of
+    /// the session (the writer's parallel chunk compression does not touch it).
+    private final class HeapSlot: @unchecked Sendable {
+        var heap: HDF5GlobalHeap?
+    }
 
     /// An error for a failed `operation`, with the HDF5 error stack; reads whose stack
     /// reports a truncated file get `.truncated`, other reads `.corruptData`.
@@ -229,7 +306,7 @@ struct HDF5Session {
         guard count >= 0 else { throw error("H5Sget_simple_extent_npoints (\(name))") }
         switch H5Tget_class(fileType.id) {
         case H5T_STRING:
-            let strings = try readStrings(attribute, fileType, count: count, name: name)
+            let strings = try readStrings(attribute, fileType, count: count, name: name, of: object)
             return .text(strings.joined(separator: ","))
         case H5T_FLOAT:
             var values = [Double](repeating: 0, count: count)
@@ -248,18 +325,13 @@ struct HDF5Session {
         }
     }
 
-    private func readStrings(_ attribute: H5Handle, _ fileType: H5Handle, count: Int, name: String) throws -> [String] {
+    private func readStrings(_ attribute: H5Handle, _ fileType: H5Handle, count: Int, name: String,
+                             of object: H5Handle) throws -> [String] {
         guard count > 0 else { return [] }
-        let cset = H5Tget_cset(fileType.id)
         if H5Tis_variable_str(fileType.id) > 0 {
-            let memoryType = try type(H5Tcopy(chdf5_C_S1()), "H5Tcopy")
-            try check(H5Tset_size(memoryType.id, chdf5_T_VARIABLE()), "H5Tset_size")
-            try check(H5Tset_cset(memoryType.id, cset), "H5Tset_cset")
-            var pointers = [UnsafeMutablePointer<CChar>?](repeating: nil, count: count)
-            try check(H5Aread(attribute.id, memoryType.id, &pointers), "H5Aread (\(name))")
-            defer { pointers.forEach { if let p = $0 { H5free_memory(p) } } }
-            return pointers.map { $0.map { String(cString: $0) } ?? "" }
+            return try readVariableStrings(attribute, count: count, name: name, of: object)
         }
+        let cset = H5Tget_cset(fileType.id)
         let size = H5Tget_size(fileType.id)
         guard size > 0 else { throw error("H5Tget_size (\(name))") }
         let memoryType = try type(H5Tcopy(chdf5_C_S1()), "H5Tcopy")
@@ -271,6 +343,64 @@ struct HDF5Session {
             let slice = bytes[(i * size)..<((i + 1) * size)]
             return String(decoding: slice.prefix { $0 != 0 }, as: UTF8.self)
         }
+    }
+}
+
+extension HDF5Session {
+    /// Variable-length strings, read by `HDF5GlobalHeap` from the stored references
+    /// (libhdf5 1.10.8's own read of the global heap trusts damaged sizes).
+    /// - Throws: `ExchangeError` `.corruptData` (operation "global heap") naming the
+    ///   attribute, its object and what is wrong with the collection or reference.
+    private func readVariableStrings(_ attribute: H5Handle, count: Int, name: String, of object: H5Handle) throws -> [String] {
+        let storedType = HDF5Library.storedStringType
+        guard storedType >= 0 else { throw error("H5Tregister (stored variable-length strings)", category: .internalError) }
+        let heap = try globalHeap(object)
+        let size = HDF5Library.storedStringSize
+        let (total, overflow) = count.multipliedReportingOverflow(by: size)
+        guard !overflow else {
+            throw ExchangeError(path: path, operation: "H5Aread (\(name))", message: "\(count) strings", category: .corruptData)
+        }
+        var stored = [UInt8](repeating: 0, count: total)
+        try check(H5Aread(attribute.id, storedType, &stored), "H5Aread (\(name))")
+        return try stored.withUnsafeBytes { all in
+            try (0..<count).map { i in
+                let element = UnsafeRawBufferPointer(rebasing: all[(i * size)..<((i + 1) * size)])
+                do {
+                    guard let reference = try HDF5GlobalHeap.Reference(stored: element, offsetSize: heap.offsetSize) else {
+                        return ""
+                    }
+                    return try heap.string(reference)
+                } catch let damage as HDF5GlobalHeap.Damage {
+                    let element = count > 1 ? " (string \(i + 1) of \(count))" : ""
+                    throw ExchangeError(path: path, operation: "global heap",
+                                        message: "attribute \(name) of \(objectName(object))\(element): \(damage)",
+                                        category: .corruptData)
+                }
+            }
+        }
+    }
+
+    /// The global heap of the file `object` is in (a session reads one file).
+    private func globalHeap(_ object: H5Handle) throws -> HDF5GlobalHeap {
+        if let known = heap.heap { return known }
+        let file = try handle(H5Iget_file_id(object.id), "H5Iget_file_id", closer: H5Fclose)
+        let creation = try plist(H5Fget_create_plist(file.id), "H5Fget_create_plist")
+        var offsetSize = 0, lengthSize = 0
+        try check(H5Pget_sizes(creation.id, &offsetSize, &lengthSize), "H5Pget_sizes")
+        var userBlock: hsize_t = 0
+        try check(H5Pget_userblock(creation.id, &userBlock), "H5Pget_userblock")
+        let opened = try HDF5GlobalHeap(path: path, base: userBlock, offsetSize: offsetSize, lengthSize: lengthSize)
+        heap.heap = opened
+        return opened
+    }
+
+    /// The path of `object` in the file ("/", "/image"), or "?" when libhdf5 has none.
+    func objectName(_ object: H5Handle) -> String {
+        let length = H5Iget_name(object.id, nil, 0)
+        guard length > 0 else { return "?" }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        guard H5Iget_name(object.id, &buffer, buffer.count) > 0 else { return "?" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 

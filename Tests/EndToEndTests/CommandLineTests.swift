@@ -151,6 +151,36 @@ enum CLI {
         #expect(error["error"] == "not-dng" && error["exitCode"] == "11")
     }
 
+    /// An .h5 whose global heap object (the root attribute `format`) claims a size far past
+    /// its collection — the damage with which libhdf5 1.10.8's own read crashed `stats` — is
+    /// refused with exit code 13 and a message naming the file, the attribute and the damage.
+    @Test func damagedHDF5GlobalHeap() throws {
+        let dir = TestData.temporaryDirectory("cli-heap")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let chart = dir.appendingPathComponent("chart.dng").path, good = dir.appendingPathComponent("chart.h5").path
+        let made = try CLI.run(["testchart", "-o", chart, "--width", "64", "--height", "48"])
+        #expect(made.status == 0, "\(made.stderr)")
+        let converted = try CLI.run(["convert", chart, "-o", good])
+        #expect(converted.status == 0, "\(converted.stderr)")
+        #expect(try CLI.run(["stats", good]).status == 0)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: good)))
+        // The collection holding "SceneLinear" as object 1; its size field at +24.
+        let signature: [UInt8] = Array("GCOL".utf8), first: [UInt8] = Array("SceneLinear".utf8)
+        let found = (0..<(bytes.count - 48)).first { (at: Int) -> Bool in
+            guard Array(bytes[at..<(at + 4)]) == signature, bytes[at + 16] == 1 else { return false }
+            return Array(bytes[(at + 32)..<(at + 43)]) == first
+        }
+        let at = try #require(found)
+        for i in 0..<8 { bytes[at + 24 + i] = i < 6 ? 0xFF : 0 }
+        let damaged = dir.appendingPathComponent("damaged.h5").path
+        try Data(bytes).write(to: URL(fileURLWithPath: damaged))
+        let r = try CLI.run(["stats", damaged])
+        #expect(r.status == 13, "\(r.stderr)")
+        #expect(r.stderr.contains("cannot read \(damaged): global heap: attribute format of /: the collection at address \(at): "
+                                  + "object 1 of 281474976710655 bytes at collection offset 16 runs past the end of the collection (4096 bytes)"),
+                "\(r.stderr)")
+    }
+
     /// `convert` to a directory writes both formats; the EXR header carries the colour
     /// metadata (checked with exrheader) and the HDF5 image is a 16-bit float (h5dump).
     @Test func convertWritesTaggedFiles() throws {

@@ -184,9 +184,8 @@ struct ErrorTests {
         #expect(failures == 54 && intact == 3 && changed == 3, "\(failures) refused, \(intact) intact, \(changed) changed")
     }
 
-    /// Damaged pixel chunks must be errors, not silently wrong pixels. (Damaged HDF5
-    /// metadata is not tested here: HDF5 1.10.8 itself, and h5dump, segfault on some
-    /// damaged global heaps, which hold the variable-length strings.)
+    /// Damaged pixel chunks must be errors, not silently wrong pixels. (Damaged global
+    /// heaps, which hold the variable-length strings, are `HDF5GlobalHeapTests`.)
     @Test("overwritten bytes in HDF5 pixel chunks are an ExchangeError")
     func corruptedHDF5Chunks() throws {
         let dir = TestData.temporaryDirectory("err-corrupt-h5")
