@@ -32,8 +32,8 @@ import TestSupport
         #expect(m.pixels == 400 && m.clippedPixels == 0)
         let y = try #require(m.channels["Y"])
         let expectedY = 0.2627 * Double(Float(0.2)) + 0.6780 * Double(Float(0.1)) + 0.0593 * Double(Float(0.05))
-        #expect(abs(y.mean - expectedY) < 1e-6)
-        #expect(y.standardDeviation < 1e-6 && abs(y.median - expectedY) < 1e-6)
+        #expect(abs(y.mean - expectedY) < Tolerance.float)
+        #expect(y.standardDeviation < Tolerance.float && abs(y.median - expectedY) < Tolerance.float)
         #expect(abs(m.channels["R"]!.mean - 0.2) < 1e-7)
     }
 
@@ -43,10 +43,10 @@ import TestSupport
                                              region: Region(name: "ramp", shape: .fractionalRectangle(top: 0, left: 0.5, bottom: 1, right: 1)),
                                              percentiles: [25, 75])
         let r = try #require(m.channels["R"])
-        #expect(abs(r.mean - 10.5 / 32) < 1e-6)
-        #expect(abs(r.median - 10 / 32) < 1e-6)
+        #expect(abs(r.mean - 10.5 / 32) < Tolerance.float)
+        #expect(abs(r.median - 10 / 32) < Tolerance.float)
         #expect(abs(r.minimum - 1 / 32) < 1e-7 && abs(r.maximum - 20 / 32) < 1e-7)
-        #expect(abs((r.percentiles.first { $0.percentile == 25 }?.value ?? 0) - 5 / 32) < 1e-6)
+        #expect(abs((r.percentiles.first { $0.percentile == 25 }?.value ?? 0) - 5 / 32) < Tolerance.float)
         #expect(m.negativePixels == 10)
     }
 
@@ -92,7 +92,7 @@ import TestSupport
         #expect(try RadianceRatio.between(clean, clippedTop).kind == .upperBound)
         #expect(try RadianceRatio.between(clippedTop, clippedTop).kind == .undetermined)
         let value = try RadianceRatio.between(clean, clean)
-        #expect(value.kind == .value && abs(value.ratio - 1) < 1e-12)
+        #expect(value.kind == .value && abs(value.ratio - 1) < Tolerance.double)
         let json = String(decoding: try JSONEncoder().encode(try RadianceRatio.between(clippedTop, clean)), as: UTF8.self)
         #expect(json.contains("\"kind\":\"lower-bound\""))
     }

@@ -68,8 +68,8 @@ import TestSupport
         return (values, stats, clipped, negative)
     }
 
-    static func close(_ a: Double, _ b: Double, _ tolerance: Double = 1e-12) -> Bool {
-        a == b || abs(a - b) <= tolerance * max(abs(a), abs(b))
+    static func close(_ a: Double, _ b: Double, _ tolerance: Double = Tolerance.regroupedSum) -> Bool {
+        Tolerance.close(a, b, relative: tolerance)
     }
 
     /// Hard and fractional (dyadic, so that sums are exact either way) regions of every

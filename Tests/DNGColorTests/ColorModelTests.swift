@@ -33,7 +33,7 @@ func flatInverse(_ m: [[Double]]) -> [Double] { Matrix3(m.flatMap { $0 }).invers
         let m = Rec2020.toXYZ
         #expect(abs(m[1, 0] - 0.2627) < 1e-4 && abs(m[1, 1] - 0.6780) < 1e-4 && abs(m[1, 2] - 0.0593) < 1e-4)
         let white = m * SIMD3<Double>(1, 1, 1)
-        #expect(abs(white.x - 0.3127 / 0.3290) < 1e-12 && abs(white.y - 1) < 1e-12)
+        #expect(abs(white.x - 0.3127 / 0.3290) < Tolerance.double && abs(white.y - 1) < Tolerance.double)
     }
 
     @Test(arguments: [
@@ -48,9 +48,9 @@ func flatInverse(_ m: [[Double]]) -> [Double] { Matrix3(m.flatMap { $0 }).invers
         let a = Bradford.adaptation(from: Chromaticity.d50, to: Chromaticity.d65)
         let mapped = a * Chromaticity.xyz(Chromaticity.d50)
         let target = Chromaticity.xyz(Chromaticity.d65)
-        #expect(abs(mapped.x - target.x) < 1e-12 && abs(mapped.y - target.y) < 1e-12 && abs(mapped.z - target.z) < 1e-12)
+        #expect(abs(mapped.x - target.x) < Tolerance.double && abs(mapped.y - target.y) < Tolerance.double && abs(mapped.z - target.z) < Tolerance.double)
         let back = Bradford.adaptation(from: Chromaticity.d65, to: Chromaticity.d50)
-        #expect((a * back).maxDifference(to: .identity) < 1e-12)
+        #expect((a * back).maxDifference(to: .identity) < Tolerance.double)
     }
 
     /// A camera whose native space is linear Rec.2020, calibrated under D65 and shot under
@@ -61,7 +61,7 @@ func flatInverse(_ m: [[Double]]) -> [Double] { Matrix3(m.flatMap { $0 }).invers
                                            forwardMatrices: [nil], reductionMatrices: [nil], illuminantData: [nil],
                                            asShotNeutral: [1, 1, 1])
         let t = try ColorTransform.make(metadata: metadata(calibration), encoding: .linearRec2020, path: "test")
-        #expect(t.matrix.maxDifference(to: .identity) < 1e-9, "\(t.matrix)")
+        #expect(t.matrix.maxDifference(to: .identity) < Tolerance.matrix, "\(t.matrix)")
         #expect(abs(t.whiteXY.x - 0.3127) < 1e-7 && abs(t.whiteXY.y - 0.3290) < 1e-7)
     }
 
@@ -87,15 +87,15 @@ func flatInverse(_ m: [[Double]]) -> [Double] { Matrix3(m.flatMap { $0 }).invers
         let neutral = SIMD3(n[0], n[1], n[2])
         let xy = try model.whitePoint(ofNeutral: neutral)
         let back = model.cameraNeutral(ofWhite: xy)
-        #expect(abs(back.x - neutral.x) < 1e-6 && abs(back.y - neutral.y) < 1e-6 && abs(back.z - neutral.z) < 1e-6)
+        #expect(abs(back.x - neutral.x) < Tolerance.float && abs(back.y - neutral.y) < Tolerance.float && abs(back.z - neutral.z) < Tolerance.float)
         let t = try ColorTransform.make(metadata: dng.metadata, encoding: .linearRec2020, path: url.path)
         let white = t.matrix * neutral
-        #expect(abs(white.x - 1) < 1e-6 && abs(white.y - 1) < 1e-6 && abs(white.z - 1) < 1e-6, "\(white)")
+        #expect(abs(white.x - 1) < Tolerance.float && abs(white.y - 1) < Tolerance.float && abs(white.z - 1) < Tolerance.float, "\(white)")
         let cct = Chromaticity.correlatedColorTemperature(xy)
         #expect(cct > 4000 && cct < 7500, "as-shot CCT \(cct)")
         let camera = try ColorTransform.make(metadata: dng.metadata, encoding: .cameraNative, path: url.path)
         let unit = camera.matrix * neutral
-        #expect(abs(unit.x - 1) < 1e-12 && abs(unit.y - 1) < 1e-12 && abs(unit.z - 1) < 1e-12)
+        #expect(abs(unit.x - 1) < Tolerance.double && abs(unit.y - 1) < Tolerance.double && abs(unit.z - 1) < Tolerance.double)
     }
 
     /// With forward matrices the neutral still maps to (1, 1, 1), and interpolation between
@@ -109,14 +109,14 @@ func flatInverse(_ m: [[Double]]) -> [Double] { Matrix3(m.flatMap { $0 }).invers
                                            analogBalance: [1.0, 1.0, 1.0], asShotNeutral: [0.5, 1, 0.6])
         let t = try ColorTransform.make(metadata: metadata(calibration), encoding: .linearRec2020, path: "test")
         let white = t.matrix * SIMD3(0.5, 1, 0.6)
-        #expect(abs(white.x - 1) < 1e-6 && abs(white.y - 1) < 1e-6 && abs(white.z - 1) < 1e-6, "\(white)")
+        #expect(abs(white.x - 1) < Tolerance.float && abs(white.y - 1) < Tolerance.float && abs(white.z - 1) < Tolerance.float, "\(white)")
         let model = try CameraColorModel(calibration: calibration, path: "test")
         // Outside the bracket the nearest calibration is used alone.
         #expect(model.interpolationWeights(at: [0.5, 0.41]) == [1, 0])   // about 2300 K
         #expect(model.interpolationWeights(at: [0.29, 0.30]) == [0, 1])  // about 8000 K
         let mid = model.interpolationWeights(at: Chromaticity.d50)
         let expected = (1 / Chromaticity.correlatedColorTemperature(Chromaticity.d50) - 1 / 6500) / (1 / 2850 - 1 / 6500)
-        #expect(abs(mid[0] - expected) < 1e-12 && abs(mid[0] + mid[1] - 1) < 1e-12)
+        #expect(abs(mid[0] - expected) < Tolerance.double && abs(mid[0] + mid[1] - 1) < Tolerance.double)
     }
 
     @Test func missingColorMatrixIsAClearError() {

@@ -24,9 +24,7 @@ import TestSupport
         return r
     }
 
-    static func close(_ a: Double, _ b: Double) -> Bool {
-        a == b || (a.isNaN && b.isNaN) || abs(a - b) <= 1e-12 * max(abs(a), abs(b))
-    }
+    static func close(_ a: Double, _ b: Double) -> Bool { Tolerance.close(a, b, relative: Tolerance.regroupedSum) }
 
     static func compare(_ path: String, _ label: String, request: AnalysisRequest? = nil) throws {
         let request = try request ?? Self.request()
@@ -76,7 +74,7 @@ import TestSupport
         let expected = reduced ? AreaResample.average(luminance, width: w, height: h, targetWidth: r.width, targetHeight: r.height) : luminance
         let expectedFlags = reduced ? AreaResample.any(flags, width: w, height: h, targetWidth: r.width, targetHeight: r.height) : flags
         let worst = zip(r.values, expected).map { abs($0 - $1) / max(abs($1), 1e-30) }.max() ?? 0
-        #expect(worst <= (reduced ? 1e-5 : 0), "\(label): EV map luminance off by \(worst) (relative)")
+        #expect(Double(worst) <= (reduced ? Tolerance.floatSum : 0), "\(label): EV map luminance off by \(worst) (relative)")
         let flagged = try #require(r.clipped, "\(label): no clip flags")
         #expect(flagged.count == expectedFlags.count && zip(flagged, expectedFlags).filter { $0 != $1 }.isEmpty,
                 "\(label): clip flags differ")

@@ -42,7 +42,7 @@ import TestSupport
             var maxBlack = -Double.infinity
             for i in stride(from: p, to: black.count, by: planes) { maxBlack = max(maxBlack, black[i]) }
             maxBlack += dH.max()! + dV.max()!
-            #expect(abs(linear.mapping.maxBlack[p] - maxBlack) < 1e-9)
+            #expect(abs(linear.mapping.maxBlack[p] - maxBlack) < Tolerance.double)
             for r in 0..<area.height {
                 for c in 0..<area.width {
                     let v = Int(stored.samples[r + area.top, c + area.left, p])
@@ -134,7 +134,7 @@ import TestSupport
         let linear = try Linearizer.linearize(stored, path: "t")
         for v in 0..<65536 {
             let expected = min((Double(v) - 4000) / 60800, 1)
-            #expect(abs(Double(linear.values.samples[v]) - expected) <= 1e-6 * max(1, abs(expected)))
+            #expect(abs(Double(linear.values.samples[v]) - expected) <= Tolerance.float * max(1, abs(expected)))
             #expect((linear.clipMask[v] != 0) == (v >= 64800))
         }
     }

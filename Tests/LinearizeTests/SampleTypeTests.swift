@@ -69,7 +69,7 @@ import TestSupport
         let linear = try Linearizer.linearize(stored, path: "t")
         #expect(linear.width == area.width && linear.height == area.height)
         #expect(linear.mapping.tableEntries == 0, "the table does not apply to floats")
-        Self.expectChapter5(linear, stored: stored, ifd: ifd, lin: { $0 }, tolerance: 1e-6)
+        Self.expectChapter5(linear, stored: stored, ifd: ifd, lin: { $0 }, tolerance: Tolerance.float)
         #expect(linear.values.samples.contains { $0 < 0 } && linear.values.samples.max() == 1)
         #expect(linear.clipMask.contains { $0 != 0 })
     }
@@ -104,7 +104,7 @@ import TestSupport
         let stored = StoredImage(ifd: ifd, samples: .uint32(ImageBuffer(width: w, height: h, channels: 1, samples: samples)))
         let linear = try Linearizer.linearize(stored, path: "t")
         #expect(linear.mapping.tableEntries == 1000)
-        Self.expectChapter5(linear, stored: stored, ifd: ifd, lin: { Double($0 < 1000 ? table[Int($0)] : table[999]) }, tolerance: 1e-6)
+        Self.expectChapter5(linear, stored: stored, ifd: ifd, lin: { Double($0 < 1000 ? table[Int($0)] : table[999]) }, tolerance: Tolerance.float)
         // 999 × 65 = 64935 ≥ 60000: every value past the table's end is clipped.
         #expect(zip(samples, linear.clipMask).allSatisfy { $0 < 1000 || $1 == 1 })
     }

@@ -96,14 +96,14 @@ import TestSupport
         #expect(report.applied[0].samples == bad.count)
         for r in 0..<20 {
             for c in 0..<24 {
-                #expect(abs(result[r, c, 0] - expected[r, c, 0]) <= 1e-6, "\(r),\(c)")
+                #expect(abs(result[r, c, 0] - expected[r, c, 0]) <= Float(Tolerance.float), "\(r),\(c)")
                 if !bad.contains([r, c]) { #expect(result[r, c, 0] == image[r, c, 0]) }
             }
         }
         // The centre of the 5 × 5 rectangle, red (8, 10): its nearest good red pixels are
         // 4 rows or columns away on each axis.
         let centre = (Double(image[4, 10, 0]) + Double(image[12, 10, 0]) + Double(image[8, 6, 0]) + Double(image[8, 14, 0])) / 4
-        #expect(abs(Double(result[8, 10, 0]) - centre) < 1e-6)
+        #expect(abs(Double(result[8, 10, 0]) - centre) < Tolerance.float)
     }
 
     /// The opcodes need a one-plane Bayer image: required ones fail, optional ones are

@@ -43,7 +43,7 @@ func referenceGain(_ m: GainMap, row: Int, column: Int, mapPlane: Int, bounds: P
         for r in 0..<32 {
             for c in 0..<32 {
                 let expected = min(0.25 * referenceGain(map, row: r, column: c, mapPlane: 0, bounds: bounds), 1)
-                #expect(abs(Double(image[r, c, 0]) - expected) <= 1e-6, "pixel \(r),\(c)")
+                #expect(abs(Double(image[r, c, 0]) - expected) <= Tolerance.float, "pixel \(r),\(c)")
             }
         }
         // Halfway between points (pixel 4 lies halfway between pixels 0 and 8).

@@ -23,7 +23,7 @@ import TestSupport
             for c in 0..<32 {
                 if trim.contains(PixelRect(top: r, left: c, bottom: r + 1, right: c + 1)) {
                     let expected = min(Double(original[r, c, 0]) * referenceGain(map, row: r, column: c, mapPlane: 0, bounds: trim), 1)
-                    #expect(abs(Double(image[r, c, 0]) - expected) < 1e-6, "\(r),\(c)")
+                    #expect(abs(Double(image[r, c, 0]) - expected) < Tolerance.float, "\(r),\(c)")
                 } else {
                     #expect(image[r, c, 0] == original[r, c, 0], "outside the trim \(r),\(c)")
                 }

@@ -31,7 +31,7 @@ import TestSupport
             for c in 0..<64 {
                 for p in 0..<3 {
                     let expected = Double(original[r, c, p]) * gain(r, c)
-                    #expect(abs(Double(image[r, c, p]) - expected) <= 1e-6 * expected, "\(r),\(c),\(p)")
+                    #expect(abs(Double(image[r, c, p]) - expected) <= Tolerance.float * expected, "\(r),\(c),\(p)")
                 }
             }
         }
@@ -131,7 +131,7 @@ import TestSupport
         let op = Opcode.deltaPerRow(AreaValues(area: OpcodeArea(top: 0, left: 0, bottom: 1, right: 1), values: [655.35]))
         var image = ImageBuffer<Float>(width: 1, height: 1, channels: 1, samples: [0.5])
         try applyList([op], to: &image)
-        #expect(abs(image.samples[0] - 0.51) < 1e-6)
+        #expect(abs(image.samples[0] - 0.51) < Float(Tolerance.float))
         var floatSource = ImageBuffer<Float>(width: 1, height: 1, channels: 1, samples: [0.5])
         let op2 = Opcode.deltaPerRow(AreaValues(area: OpcodeArea(top: 0, left: 0, bottom: 1, right: 1), values: [0.25]))
         try applyList([op2], to: &floatSource,

@@ -80,6 +80,23 @@ public enum Tolerance {
     public static let halfFloor: Double = 1.0 / 4096.0
     /// Colour-matrix arithmetic in Double.
     public static let matrix: Double = 1e-9
+    /// Sums of the same Double values added in another grouping (patch by patch, per
+    /// thread, streamed against in memory): relative, as documented for means and spreads.
+    public static let regroupedSum: Double = 1e-12
+    /// A closed-form Double computation against its value typed out (a few roundings).
+    public static let double: Double = 1e-12
+    /// Float32 pipeline arithmetic (Stage 2 scaling, opcodes, matrices in Float) against
+    /// an expectation computed in Double: 2^-20 ≈ 9.5e-7, a few roundings of 2^-24.
+    public static let float: Double = 1e-6
+    /// A reduction summed in Float against one summed in Double (EV map footprints).
+    public static let floatSum: Double = 1e-5
+    /// Decimal values as the DNG stores them (rationals) against the decimals typed out.
+    public static let rational: Double = 1e-9
+
+    /// |a − b| ≤ `relative` · max(|a|, |b|); equal values (both NaN included) always.
+    public static func close(_ a: Double, _ b: Double, relative: Double) -> Bool {
+        a == b || (a.isNaN && b.isNaN) || abs(a - b) <= relative * max(abs(a), abs(b))
+    }
 }
 
 /// True when `actual` equals `expected` to half-float rounding: relative error ≤ 2^-10
