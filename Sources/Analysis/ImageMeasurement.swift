@@ -113,7 +113,7 @@ struct Luminance {
 }
 
 /// A region's request with what every pass reads.
-struct RegionPlan: @unchecked Sendable {
+struct RegionPlan: Sendable {
     let name: String
     let selection: PixelSelection
     let statistics: Bool
@@ -384,7 +384,7 @@ final class LaterPass: @unchecked Sendable {
 }
 
 /// A region between passes: what pass 1 found and the selectors still refining.
-struct RegionState: @unchecked Sendable {
+struct RegionState: Sendable {
     let plan: RegionPlan
     let first: StatsFirst?
     let histogramFirst: HistogramFirst?
