@@ -93,10 +93,10 @@ struct BlockPlan: Sendable {
 
     var planar: Bool { blockSPP != spp }
 
-    /// Whether the decoder puts interleaved fields in image order as it places each block
-    /// (`withDestinationRow`), so the whole image needs no rearranging afterwards: JPEG XL,
-    /// whose blocks are decoded into a buffer of their own first anyway.
-    var placesFields: Bool { codec == .jpegXL && !interleave.isNone && !outputIsBlock }
+    /// Whether the decoders put interleaved fields in image order as they place each block's
+    /// rows (`withDestinationRow`): always, for the whole image (every codec writes its rows
+    /// through it), so the image needs no rearranging afterwards.
+    var placesFields: Bool { !interleave.isNone && !outputIsBlock }
     var path: String { file.path }
 
     func name(_ block: Block) -> String { "\(blockKind) \(block.index)" }

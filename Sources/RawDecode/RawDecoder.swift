@@ -16,7 +16,7 @@ import ImageCore
 ///   codestream or ISOBMFF container);
 /// - tiles or strips, PlanarConfiguration 1 (chunky) or 2 (one plane per block);
 /// - RowInterleaveFactor and ColumnInterleaveFactor (rows and columns stored as
-///   interleaved fields of the whole image), undone after the blocks are decoded.
+///   interleaved fields of the whole image), put in image order as each block is placed.
 ///
 /// Every offset, count and size is validated once, before any block is decoded; blocks
 /// then decode in parallel on all cores.
@@ -178,9 +178,9 @@ public enum RawDecoder {
         }
     }
 
-    /// Decodes every block of the plan in parallel into one buffer of the whole image, then
-    /// puts interleaved fields back in image order (JPEG XL blocks are placed in image order
-    /// directly: `BlockPlan.placesFields`). The JPEG XL decoder writes every visible
+    /// Decodes every block of the plan in parallel into one buffer of the whole image, each
+    /// row of interleaved fields straight into its image row and columns
+    /// (`BlockPlan.placesFields`). The JPEG XL decoder writes every visible
     /// sample of its block or fails, and the blocks cover the image, so for JPEG XL the
     /// buffer is not cleared first: its pages are first touched by the decoding threads, in
     /// parallel, instead of by one thread before them.
@@ -196,9 +196,6 @@ public enum RawDecoder {
             }
         }
         if plan.codec == .jpegXL { MallocThresholds.releaseFreeHeap() }
-        if !plan.interleave.isNone, !plan.placesFields {
-            samples = plan.interleave.deinterleave(samples, width: plan.ifd.width, height: plan.ifd.height, spp: plan.spp)
-        }
         return ImageBuffer(width: plan.ifd.width, height: plan.ifd.height, channels: plan.ifd.samplesPerPixel, samples: samples)
     }
 }
