@@ -214,15 +214,23 @@ extension Pipeline {
     /// gives an entry with `error` set instead of stopping the batch. `visit`, when given, sees
     /// each file's picture (`AnalysisPicture`, its luminance reduced for an EV map whose
     /// longest side is `pictureSize`) with its results (file index, picture, results), e.g.
-    /// to draw it; an error it throws marks that file as failed.
+    /// to draw it; an error it throws marks that file as failed. `budget`: the memory the
+    /// files in flight share (default: `--max-memory`'s).
     public static func analyze(_ paths: [String], request: AnalysisRequest,
                                progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil, pictureSize: Int = 1200,
+                               budget given: MemoryBudget? = nil,
                                visit: (@Sendable (Int, AnalysisPicture, FileAnalysis) throws -> Void)? = nil) -> [FileAnalysis] {
         let counter = ProgressCounter(total: paths.count, report: progress)
+        // Files measured together stay within --max-memory together (a DNG reserves the
+        // conversion's estimate, which covers the measurement and its kept blocks; EXR and
+        // HDF5 inputs reserve nothing: their readers check each file against the limit).
+        let budget = given ?? MemoryBudget(limit: memoryLimit(request.develop))
         let results = (try? Parallel.map(paths.count) { i -> FileAnalysis in
             defer { counter.step() }
             do {
-                let (result, picture) = try analyze(paths[i], request: request, picture: visit == nil ? nil : pictureSize)
+                let (result, picture) = try budget.withReservation(estimatedPeakBytes(path: paths[i], options: request.develop)) {
+                    try analyze(paths[i], request: request, picture: visit == nil ? nil : pictureSize)
+                }
                 if let visit, let picture { try visit(i, picture, result) }
                 return result
             } catch {

@@ -45,6 +45,22 @@ import TestSupport
         }
     }
 
+    /// The analysis commands' batches share the budget the same way: never more files
+    /// measured at once than fit together, and every file measured.
+    @Test func analysisBatchMemoryBudget() throws {
+        let root = TestData.temporaryDirectory("analysis-budget")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let inputs = try Self.makeInputs(root.appendingPathComponent("in"), count: 6, size: (640, 480))
+        let estimate = Pipeline.estimatedPeakBytes(path: inputs[0], options: DevelopOptions())
+        for files in [1, 2] {
+            let budget = MemoryBudget(limit: files * estimate + estimate / 2)
+            let results = Parallel.withThreadCount(4) { Pipeline.analyze(inputs, request: AnalysisRequest(), budget: budget) }
+            #expect(results.count == 6 && results.allSatisfy { $0.error == nil && $0.regions.first?.measurement.pixels == 640 * 480 })
+            #expect(budget.peakReserved <= files * estimate && budget.peakReserved >= estimate,
+                    "\(files): \(budget.peakReserved) bytes reserved at once, \(estimate) per file")
+        }
+    }
+
     @Test func resumeSkipsVerifiedWorkAndRedoesDamagedOutputs() throws {
         let root = TestData.temporaryDirectory("batch")
         defer { try? FileManager.default.removeItem(at: root) }
