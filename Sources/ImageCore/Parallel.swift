@@ -187,6 +187,14 @@ public enum LargeBuffer {
         }
     }
 
+    /// `uninitialized` as memory the caller owns (and must `deallocate`), for a buffer whose
+    /// parts are written through pointers from several threads.
+    public static func allocate<T: BitwiseCopyable>(_: T.Type, count: Int) -> UnsafeMutableBufferPointer<T> {
+        let buffer = UnsafeMutableBufferPointer<T>.allocate(capacity: max(1, count))
+        adviseHugePages(UnsafeMutableRawPointer(buffer.baseAddress!), bytes: buffer.count * MemoryLayout<T>.stride)
+        return buffer
+    }
+
     /// Asks the kernel for huge pages on the whole 2 MiB pages inside `bytes` from `start`
     /// (advice only: nothing happens where the kernel does not offer them).
     private static func adviseHugePages(_ start: UnsafeMutableRawPointer, bytes: Int) {

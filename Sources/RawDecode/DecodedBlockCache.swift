@@ -1,3 +1,4 @@
+import ImageCore
 import Synchronization
 
 /// The decoded blocks of one pass of `RawDecoder.forEachBlock`/`forEachBlockRow`, kept for
@@ -5,49 +6,75 @@ import Synchronization
 /// pixels (exact percentiles, histograms over a range found in the first pass) develops the
 /// image again from Stage 1 instead of decoding its blocks again.
 ///
-/// The first pass given a cache records every block it decodes (each straight into a buffer
-/// the cache keeps); once that pass has finished, later passes hand the recorded samples to
-/// their body without reading the file. A pass that fails leaves the cache incomplete, and
-/// an incomplete cache is never replayed. Nothing is recorded when the image's decoded
-/// samples would take more than `capacity` bytes; every pass then decodes.
+/// The first pass given a cache records every block it decodes, each straight into its part
+/// of one buffer (allocated once, in huge pages where the kernel offers them); once that
+/// pass has finished, later passes hand the recorded samples to their body without reading
+/// the file. A pass that fails leaves the cache incomplete, and an incomplete cache is never
+/// replayed. Nothing is recorded when the image's decoded samples would take more than
+/// `capacity` bytes; every pass then decodes.
 public final class DecodedBlockCache: Sendable {
     /// Bytes the recorded samples may take at most.
     public let capacity: Int
     private let state = Mutex<State>(State())
 
     private struct State {
-        var blocks: [Int: [UInt16]] = [:]
+        /// The samples of every block, one after another (nil until a pass records).
+        var buffer: UnsafeMutableBufferPointer<UInt16>?
+        /// Where each block's samples start in `buffer`, by block index.
+        var offsets: [Int] = []
         var complete = false
         var declined = false
     }
 
     public init(capacity: Int) { self.capacity = capacity }
 
+    deinit { state.withLock { $0.buffer?.deallocate() } }
+
     /// True once a whole pass has been recorded.
     public var isComplete: Bool { state.withLock { $0.complete } }
 
     /// Bytes held.
-    public var byteCount: Int { state.withLock { $0.blocks.values.reduce(0) { $0 + $1.count * 2 } } }
+    public var byteCount: Int { state.withLock { ($0.buffer?.count ?? 0) * 2 } }
 
-    /// Whether a pass over blocks of `bytes` decoded bytes in all should record them.
-    func shouldRecord(bytes: Int) -> Bool {
+    /// Where a pass over blocks of `counts` samples each records them: the start of each
+    /// block's part of the buffer, or nil when it should not record (a complete or declined
+    /// cache, or more than `capacity` bytes in all).
+    func beginRecording(sampleCounts counts: [Int]) -> [UnsafeMutablePointer<UInt16>]? {
         state.withLock { s in
-            guard !s.complete, !s.declined else { return false }
-            if bytes > capacity { s.declined = true }
-            return !s.declined
+            guard !s.complete, !s.declined else { return nil }
+            let total = counts.reduce(0, +)
+            guard total * 2 <= capacity else {
+                s.declined = true
+                return nil
+            }
+            s.buffer?.deallocate()
+            s.buffer = LargeBuffer.allocate(UInt16.self, count: max(1, total))
+            var offsets: [Int] = [], next = 0
+            for n in counts {
+                offsets.append(next)
+                next += n
+            }
+            s.offsets = offsets
+            let base = s.buffer!.baseAddress!
+            return offsets.map { base + $0 }
         }
     }
 
-    func store(_ samples: [UInt16], block: Int) { state.withLock { $0.blocks[block] = samples } }
-
-    func samples(ofBlock block: Int) -> [UInt16]? { state.withLock { $0.blocks[block] } }
+    /// The recorded samples of block `block` (nil before a complete recording).
+    func samples(ofBlock block: Int) -> UnsafePointer<UInt16>? {
+        state.withLock { s in
+            guard s.complete, let base = s.buffer?.baseAddress, s.offsets.indices.contains(block) else { return nil }
+            return UnsafePointer(base + s.offsets[block])
+        }
+    }
 
     func markComplete() { state.withLock { $0.complete = true } }
 
-    /// Drops what was recorded (a pass that failed part way).
+    /// Forgets what was recorded (a pass that failed part way).
     func discard() {
         state.withLock { s in
-            s.blocks = [:]
+            s.buffer?.deallocate()
+            s.buffer = nil
             s.complete = false
         }
     }

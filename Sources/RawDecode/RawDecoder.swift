@@ -111,9 +111,10 @@ public enum RawDecoder {
             }
         }
         let replay = cache?.isComplete == true
-        let record = !replay && cache.map { c in
-            c.shouldRecord(bytes: blockPlan.blocks.reduce(0) { $0 + $1.width * blockPlan.spp * $1.rows * 2 })
-        } == true
+        // Where each block is recorded, when this pass records.
+        nonisolated(unsafe) let recording = replay ? nil
+            : cache?.beginRecording(sampleCounts: blockPlan.blocks.map { $0.width * blockPlan.spp * $0.rows })
+        let record = recording != nil
         do {
             for group in groups where !group.isEmpty {
                 let fewBlocks = group.count < 2 * Parallel.threadCount
@@ -122,8 +123,8 @@ public enum RawDecoder {
                     let rowStride = block.width * blockPlan.spp
                     let region = PixelRect(top: block.y0, left: block.x0, bottom: block.y0 + block.visibleRows,
                                            right: block.x0 + block.visibleWidth)
-                    if replay, let kept = cache?.samples(ofBlock: block.index) {
-                        try kept.withUnsafeBufferPointer { try body(region, $0.baseAddress!, rowStride, fewBlocks) }
+                    if replay, let kept = cache?.samples(ofBlock: group.lowerBound + k) {
+                        try body(region, kept, rowStride, fewBlocks)
                         return
                     }
                     /// Decodes the block into `samples`, digests it and hands it on.
@@ -137,12 +138,8 @@ public enum RawDecoder {
                         }
                         try body(region, UnsafePointer(samples), rowStride, fewBlocks)
                     }
-                    if record, let cache {
-                        let kept = try [UInt16](unsafeUninitializedCapacity: rowStride * block.rows) { buffer, count in
-                            try decode(into: buffer.baseAddress!)
-                            count = buffer.count
-                        }
-                        cache.store(kept, block: block.index)
+                    if let recording {
+                        try decode(into: recording[group.lowerBound + k])
                     } else {
                         try withUnsafeTemporaryAllocation(of: UInt16.self, capacity: rowStride * block.rows) { buffer in
                             try decode(into: buffer.baseAddress!)
