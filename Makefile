@@ -50,6 +50,7 @@ fuzz-smoke: bootstrap
 	Fuzz/run.sh lossless-jpeg $(FUZZ_SECONDS)
 	Fuzz/run.sh decode $(FUZZ_SECONDS)
 	Fuzz/run.sh exr $(FUZZ_SECONDS)
+	Fuzz/run.sh scene $(FUZZ_SECONDS)
 # (Fuzz/run.sh hdf5 is run by hand: libhdf5 1.10.8 itself crashes on some damaged files
 # within seconds — docs/robustness.md — so it cannot be a pass/fail step.)
 
