@@ -50,6 +50,7 @@ fuzz-smoke: bootstrap
 	Fuzz/run.sh lossless-jpeg $(FUZZ_SECONDS)
 	Fuzz/run.sh decode $(FUZZ_SECONDS)
 	Fuzz/run.sh exr $(FUZZ_SECONDS)
+	Fuzz/run.sh scene $(FUZZ_SECONDS)
 # (Fuzz/run.sh hdf5 is run by hand: the reader checks the global heap itself now, but
 # libhdf5 1.10.8 still crashes within a minute on a damaged chunk index — a chunk's stored
 # size or filter mask — docs/robustness.md — so it cannot be a pass/fail step yet.)

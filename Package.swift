@@ -10,6 +10,9 @@ let package = Package(
     products: [
         .executable(name: "scenelinear", targets: ["scenelinear"]),
         .library(name: "SceneLinearKit", targets: ["SceneLinearKit", "Engine", "Measuring", "Batching"]),
+        // Scene descriptions and simulated captures, apart from the library: for the fuzz
+        // package's `scene` target (Fuzz/).
+        .library(name: "CaptureSimulation", targets: ["CaptureSimulation"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

@@ -15,5 +15,6 @@ let package = Package(
         .executableTarget(name: "FuzzDecode", dependencies: ["FuzzSupport", .product(name: "SceneLinearKit", package: "scenelinear-root")]),
         .executableTarget(name: "FuzzEXR", dependencies: ["FuzzSupport", .product(name: "SceneLinearKit", package: "scenelinear-root")]),
         .executableTarget(name: "FuzzHDF5", dependencies: ["FuzzSupport", .product(name: "SceneLinearKit", package: "scenelinear-root")]),
+        .executableTarget(name: "FuzzScene", dependencies: ["FuzzSupport", .product(name: "CaptureSimulation", package: "scenelinear-root")]),
     ]
 )

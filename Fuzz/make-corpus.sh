@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Writes the fuzzers' seed corpus from files the project generates itself (idempotent):
-# small EXR and HDF5 files written by `convert`, small DNGs (LinearRaw and CFA, uncompressed and lossless JPEG, with a GainMap, BigTIFF-free)
+# small EXR and HDF5 files written by `convert`, scene descriptions, small DNGs (LinearRaw and CFA, uncompressed and lossless JPEG, with a GainMap, BigTIFF-free)
 # and lossless-JPEG streams cut out of them.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -20,6 +20,31 @@ if [ ! -f corpus/.done-exchange ]; then
     $bin convert "$tmp/small.dng" -o corpus/hdf5/small-raw.h5 --hdf5-level 0 >/dev/null
     $bin convert "$tmp/small.dng" -o corpus/hdf5/small-analysis.h5 --analysis >/dev/null
     touch corpus/.done-exchange
+fi
+# Scene descriptions (`simulate --scene FILE.json`): the built-in scenes at 64×48, as the
+# simulation records them (the "scene" of <name>.truth.json), and one scene with every
+# element type.
+if [ ! -f corpus/.done-scene ]; then
+    [ -x "$bin" ] || (cd .. && swift build --product scenelinear >/dev/null)
+    mkdir -p corpus/scene
+    for s in grey-ramp colour-chart sunset; do
+        $bin simulate --scene $s --size 64x48 --no-noise -o "$tmp" --name "scene-$s" -q
+        python3 -c 'import json, sys; json.dump(json.load(open(sys.argv[1]))["scene"], sys.stdout)' \
+            "$tmp/scene-$s.truth.json" > "corpus/scene/$s.json"
+    done
+    cat > corpus/scene/every-element.json <<'JSON'
+{ "name": "every-element", "width": 64, "height": 48, "unit": "absolute",
+  "background": [0.18, 0.18, 0.18],
+  "elements": [
+    { "type": "rect", "name": "sky", "rect": [0, 0, 0.4, 1], "rgb": [0.10, 0.14, 0.22] },
+    { "type": "rect", "name": "pixels", "rect": [2, 3, 20, 30], "rgb": [1, 2, 3] },
+    { "type": "disk", "name": "sun", "center": [0.7, 0.2], "radius": 0.05, "rgb": [0.9, 0.85, 0.7] },
+    { "type": "ramp", "name": "grey", "rect": [0.4, 0, 0.6, 1], "steps": 16, "top": 0.95, "rgb": [1, 1, 1] },
+    { "type": "gradient", "rect": [0.6, 0, 1, 1], "from": [0.01, 0.01, 0.01], "to": [0.5, 0.5, 0.5], "log": true },
+    { "type": "gradient", "rect": [0.8, 0, 1, 0.5], "from": [0, 0, 0], "to": [1, 1, 1] }
+  ] }
+JSON
+    touch corpus/.done-scene
 fi
 [ -f corpus/.done ] && exit 0
 mkdir -p corpus/container corpus/decode corpus/lossless-jpeg

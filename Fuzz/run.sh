@@ -3,13 +3,13 @@
 # for a debug build) and runs one.
 #
 #   Fuzz/run.sh TARGET [SECONDS] [extra libFuzzer flags]
-#   TARGET: container | lossless-jpeg | decode | exr | hdf5
+#   TARGET: container | lossless-jpeg | decode | exr | hdf5 | scene
 #
 # The seed corpus is made by Fuzz/make-corpus.sh from files the project generates itself;
 # crashes land in Fuzz/crashes/<target>/ (each one becomes a regression test).
 set -euo pipefail
 cd "$(dirname "$0")"
-target=${1:?target: container, lossless-jpeg, decode, exr or hdf5}
+target=${1:?target: container, lossless-jpeg, decode, exr, hdf5 or scene}
 seconds=${2:-60}
 shift $(( $# > 1 ? 2 : 1 ))
 case "$target" in
@@ -17,6 +17,7 @@ case "$target" in
     lossless-jpeg) product=FuzzLosslessJPEG ;;
     decode) product=FuzzDecode ;;
     exr) product=FuzzEXR ;;
+    scene) product=FuzzScene ;;
     # libhdf5 keeps a few hundred bytes per malformed file it gave up on (inside the library,
     # unreachable from here): leak detection would stop every run at once.
     hdf5) product=FuzzHDF5; set -- -detect_leaks=0 "$@" ;;

@@ -40,9 +40,12 @@ struct SimulationRandom {
     }
 
     /// A Poisson variate of mean `mean` ≥ 0: multiplication of uniforms for small means,
-    /// Hörmann's transformed rejection with squeeze (PTRS, 1993) from 10 up.
+    /// Hörmann's transformed rejection with squeeze (PTRS, 1993) from 10 up. An infinite
+    /// mean (an infinite radiance in a radiance map) is returned as it is, to be clipped at
+    /// the full well, and NaN gives 0.
     mutating func poisson(_ mean: Double) -> Double {
         guard mean > 0 else { return 0 }
+        guard mean.isFinite else { return mean }
         if mean < 10 {
             let limit = exp(-mean)
             var k = 0.0

@@ -113,46 +113,179 @@ public struct Patch: Codable, Sendable, Equatable {
 /// Why a scene could not be built.
 public struct SceneError: SceneLinearFailure, Equatable {
     public let reason: String
-    public init(reason: String) { self.reason = reason }
-    public var category: FailureCategory { .corruptData }
+    /// Corrupt data (a malformed description) unless the scene is too large (`.limitExceeded`).
+    public let category: FailureCategory
+    public init(reason: String, category: FailureCategory = .corruptData) {
+        self.reason = reason
+        self.category = category
+    }
     public var description: String { "invalid scene: \(reason)" }
 }
 
-/// A scene rendered to pixels: linear Rec.2020 radiance per pixel and its patches.
-public struct RenderedScene: Sendable {
-    public var description: SceneDescription
-    /// Radiance, RGB interleaved, `Double`.
-    public var radiance: ImageBuffer<Double>
-    public var patches: [Patch]
+/// How large a scene `SceneLayout` accepts: checked from the description's size before any
+/// pixel is allocated, so a small description cannot make `simulate` ask for more memory
+/// than the machine has.
+public struct SceneLimits: Sendable, Equatable {
+    /// Largest estimated peak memory of simulating the scene, in bytes (default three
+    /// quarters of physical memory, like `--max-memory`).
+    public var maxBytes: Int
 
-    /// Renders `description`.
-    /// - Throws: `SceneError` for missing or malformed element fields.
-    public init(_ description: SceneDescription) throws {
+    /// The peak memory of `simulate` per scene pixel, an upper estimate: the radiance
+    /// (24 bytes), the stored codes, the ground truth and the expected decode in `Double`
+    /// and `Float`, the clip mask and the DNG being written. Measured: about 115 bytes per
+    /// pixel for a LinearRaw capture (2048 × 1536: 409 MB), 60 for CFA.
+    public static let simulationBytesPerPixel = 128
+
+    public init(maxBytes: Int? = nil) {
+        self.maxBytes = maxBytes ?? Int(min(ProcessInfo.processInfo.physicalMemory / 4 * 3, UInt64(Int.max)))
+    }
+}
+
+/// A scene description checked and laid out in pixels, before anything is painted: every
+/// element's pixel rectangle and colour, and the patches. Building one allocates nothing
+/// in proportion to the image; `render()` paints the radiance.
+///
+/// Refused, with a `SceneError` naming the element: a size outside 16…20000 per side or
+/// over `SceneLimits` (`.limitExceeded`), colours that are not three finite numbers of
+/// magnitude at most 10¹⁵, rectangles that are not `top < bottom`, `left < right` or cover
+/// no pixel, disk centres and radii that are not finite or beyond 1000 image sizes, ramps
+/// without 1…40 steps and a positive top, elements that together paint more than 64 times
+/// the image's area (each element costs its area; more repaints nothing new).
+public struct SceneLayout: Sendable {
+    public let width: Int
+    public let height: Int
+    public let background: SIMD3<Double>
+    /// The named patches of known radiance, in element order.
+    public let patches: [Patch]
+
+    /// What one element paints, in order.
+    enum Paint: Sendable {
+        case fill(PixelRect, SIMD3<Double>)
+        /// The pixels of `patch`'s disk inside `box` (the bounding box clipped to the image).
+        case disk(box: PixelRect, patch: Patch, rgb: SIMD3<Double>)
+        case gradient(PixelRect, from: SIMD3<Double>, to: SIMD3<Double>, logarithmic: Bool)
+    }
+    let paints: [Paint]
+
+    /// The largest magnitude of a radiance value (the sun's disk is about 1.6 · 10⁹ cd/m²).
+    public static let maxRadiance = 1e15
+    /// Largest disk centre coordinate and radius, as fractions of the image.
+    public static let maxDiskExtent = 1000.0
+    /// The elements may paint at most this many times the image's area together.
+    public static let maxPaintedAreaFactor = 64
+
+    /// Checks `description` and lays it out.
+    /// - Throws: `SceneError` for a size over the limits (`.limitExceeded`) and for missing
+    ///   or malformed element fields.
+    public init(_ description: SceneDescription, limits: SceneLimits = SceneLimits()) throws {
         let w = description.width, h = description.height
         guard (16...20000).contains(w), (16...20000).contains(h) else {
             throw SceneError(reason: "size \(w)×\(h) (16...20000 per side)")
         }
+        let estimate = w * h * SceneLimits.simulationBytesPerPixel
+        guard estimate <= limits.maxBytes else {
+            throw SceneError(reason: "size \(w)×\(h): simulating it needs about \(estimate) bytes, more than the limit of \(limits.maxBytes) bytes",
+                             category: .limitExceeded)
+        }
         func rgb(_ v: [Double]?, _ what: String) throws -> SIMD3<Double> {
-            guard let v, v.count == 3, v.allSatisfy({ $0.isFinite }) else { throw SceneError(reason: "\(what) needs rgb [r, g, b]") }
+            guard let v, v.count == 3, v.allSatisfy({ $0.isFinite && abs($0) <= Self.maxRadiance }) else {
+                throw SceneError(reason: "\(what) needs rgb [r, g, b] (finite, magnitude at most 1e15)")
+            }
             return SIMD3(v[0], v[1], v[2])
         }
         func rect(_ v: [Double]?, _ what: String) throws -> PixelRect {
-            guard let v, v.count == 4, v[0] < v[2], v[1] < v[3] else {
+            guard let v, v.count == 4, v.allSatisfy(\.isFinite), v[0] < v[2], v[1] < v[3] else {
                 throw SceneError(reason: "\(what) needs rect [top, left, bottom, right] with top < bottom, left < right")
             }
-            // Fractions (all ≤ 1) or pixels.
+            // Fractions (all ≤ 1) or pixels. Coordinates are clamped to just outside the image
+            // before they become integers (the rectangle is clipped to the image anyway).
+            func pixel(_ value: Double, _ size: Int) -> Int { Int(min(max(value, -1), Double(size + 1))) }
             let fractional = v.allSatisfy { $0 <= 1 }
             let r = fractional
-                ? PixelRect(top: Int((v[0] * Double(h)).rounded()), left: Int((v[1] * Double(w)).rounded()),
-                            bottom: Int((v[2] * Double(h)).rounded()), right: Int((v[3] * Double(w)).rounded()))
-                : PixelRect(top: Int(v[0]), left: Int(v[1]), bottom: Int(v[2]), right: Int(v[3]))
+                ? PixelRect(top: pixel((v[0] * Double(h)).rounded(), h), left: pixel((v[1] * Double(w)).rounded(), w),
+                            bottom: pixel((v[2] * Double(h)).rounded(), h), right: pixel((v[3] * Double(w)).rounded(), w))
+                : PixelRect(top: pixel(v[0], h), left: pixel(v[1], w), bottom: pixel(v[2], h), right: pixel(v[3], w))
             let clamped = PixelRect(top: max(0, r.top), left: max(0, r.left), bottom: min(h, r.bottom), right: min(w, r.right))
             guard !clamped.isEmpty else { throw SceneError(reason: "\(what) covers no pixels") }
             return clamped
         }
-        var pixels = [Double](repeating: 0, count: w * h * 3)
         let background = try rgb(description.background, "background")
-        for i in 0..<(w * h) {
+        var paints: [Paint] = []
+        var patches: [Patch] = []
+        var painted = 0
+        let paintLimit = Self.maxPaintedAreaFactor * w * h
+        func paint(_ p: Paint, area: Int, _ what: String) throws {
+            painted += area
+            guard painted <= paintLimit else {
+                throw SceneError(reason: "at \(what), the elements paint more than \(Self.maxPaintedAreaFactor) times the image's \(w)×\(h) pixels")
+            }
+            paints.append(p)
+        }
+        for (index, e) in description.elements.enumerated() {
+            let label = e.name ?? "\(e.type)\(index)"
+            switch e.type {
+            case "rect":
+                let r = try rect(e.rect, label)
+                let v = try rgb(e.rgb, label)
+                try paint(.fill(r, v), area: r.width * r.height, label)
+                patches.append(Patch(name: label, rect: r, disk: false, rgb: [v.x, v.y, v.z]))
+            case "disk":
+                guard let c = e.center, c.count == 2, let radius = e.radius, radius > 0 else {
+                    throw SceneError(reason: "\(label) needs center [x, y] and radius")
+                }
+                guard c.allSatisfy({ $0.isFinite && abs($0) <= Self.maxDiskExtent }), radius <= Self.maxDiskExtent else {
+                    throw SceneError(reason: "\(label): center and radius must be finite, at most 1000 image widths or heights")
+                }
+                let v = try rgb(e.rgb, label)
+                let cx = c[0] * Double(w), cy = c[1] * Double(h), rr = radius * Double(h)
+                let box = PixelRect(top: max(0, Int((cy - rr).rounded(.down))), left: max(0, Int((cx - rr).rounded(.down))),
+                                    bottom: min(h, Int((cy + rr).rounded(.up))), right: min(w, Int((cx + rr).rounded(.up))))
+                guard !box.isEmpty else { throw SceneError(reason: "\(label) lies outside the image") }
+                let patch = Patch(name: label, rect: PixelRect(top: Int((cy - rr).rounded()), left: Int((cx - rr).rounded()),
+                                                               bottom: Int((cy + rr).rounded()), right: Int((cx + rr).rounded())),
+                                  disk: true, rgb: [v.x, v.y, v.z])
+                try paint(.disk(box: box, patch: patch, rgb: v), area: box.width * box.height, label)
+                patches.append(patch)
+            case "ramp":
+                let r = try rect(e.rect, label)
+                let v = try rgb(e.rgb, label)
+                guard let steps = e.steps, (1...40).contains(steps), let top = e.top, top > 0 else {
+                    throw SceneError(reason: "\(label) needs steps (1...40) and top > 0")
+                }
+                _ = try rgb([v.x * top, v.y * top, v.z * top], "\(label) (rgb × top)")
+                for s in 0..<steps {
+                    let left = r.left + r.width * s / steps, right = r.left + r.width * (s + 1) / steps
+                    guard right > left else { continue }
+                    let value = v * (top * pow(2, Double(s - steps + 1)))
+                    let step = PixelRect(top: r.top, left: left, bottom: r.bottom, right: right)
+                    try paint(.fill(step, value), area: step.width * step.height, label)
+                    patches.append(Patch(name: "\(label)/\(s)", rect: step, disk: false, rgb: [value.x, value.y, value.z]))
+                }
+            case "gradient":
+                let r = try rect(e.rect, label)
+                let a = try rgb(e.from, label + " from"), b = try rgb(e.to, label + " to")
+                let logarithmic = e.log ?? false
+                if logarithmic && (a.min() <= 0 || b.min() <= 0) {
+                    throw SceneError(reason: "\(label): a log gradient needs positive colours")
+                }
+                try paint(.gradient(r, from: a, to: b, logarithmic: logarithmic), area: r.width * r.height, label)
+            default:
+                throw SceneError(reason: "unknown element type \"\(e.type)\" (rect, disk, ramp, gradient)")
+            }
+        }
+        width = w
+        height = h
+        self.background = background
+        self.patches = patches
+        self.paints = paints
+    }
+
+    /// The radiance: the background, then every element in order (later ones paint over
+    /// earlier ones). RGB interleaved, `Double`.
+    public func render() -> ImageBuffer<Double> {
+        let w = width
+        var pixels = [Double](repeating: 0, count: w * height * 3)
+        for i in 0..<(w * height) {
             pixels[3 * i] = background.x
             pixels[3 * i + 1] = background.y
             pixels[3 * i + 2] = background.z
@@ -167,50 +300,13 @@ public struct RenderedScene: Sendable {
                 }
             }
         }
-        var patches: [Patch] = []
-        for (index, e) in description.elements.enumerated() {
-            let label = e.name ?? "\(e.type)\(index)"
-            switch e.type {
-            case "rect":
-                let r = try rect(e.rect, label)
-                let v = try rgb(e.rgb, label)
+        for p in paints {
+            switch p {
+            case .fill(let r, let v):
                 fill(r) { _, _ in v }
-                patches.append(Patch(name: label, rect: r, disk: false, rgb: [v.x, v.y, v.z]))
-            case "disk":
-                guard let c = e.center, c.count == 2, let radius = e.radius, radius > 0 else {
-                    throw SceneError(reason: "\(label) needs center [x, y] and radius")
-                }
-                let v = try rgb(e.rgb, label)
-                let cx = c[0] * Double(w), cy = c[1] * Double(h), rr = radius * Double(h)
-                let box = PixelRect(top: max(0, Int((cy - rr).rounded(.down))), left: max(0, Int((cx - rr).rounded(.down))),
-                                    bottom: min(h, Int((cy + rr).rounded(.up))), right: min(w, Int((cx + rr).rounded(.up))))
-                guard !box.isEmpty else { throw SceneError(reason: "\(label) lies outside the image") }
-                let patch = Patch(name: label, rect: PixelRect(top: Int((cy - rr).rounded()), left: Int((cx - rr).rounded()),
-                                                               bottom: Int((cy + rr).rounded()), right: Int((cx + rr).rounded())),
-                                  disk: true, rgb: [v.x, v.y, v.z])
+            case .disk(let box, let patch, let v):
                 fill(box) { y, x in patch.contains(row: y, column: x) ? v : nil }
-                patches.append(patch)
-            case "ramp":
-                let r = try rect(e.rect, label)
-                let v = try rgb(e.rgb, label)
-                guard let steps = e.steps, (1...40).contains(steps), let top = e.top, top > 0 else {
-                    throw SceneError(reason: "\(label) needs steps (1...40) and top > 0")
-                }
-                for s in 0..<steps {
-                    let left = r.left + r.width * s / steps, right = r.left + r.width * (s + 1) / steps
-                    guard right > left else { continue }
-                    let value = v * (top * pow(2, Double(s - steps + 1)))
-                    let step = PixelRect(top: r.top, left: left, bottom: r.bottom, right: right)
-                    fill(step) { _, _ in value }
-                    patches.append(Patch(name: "\(label)/\(s)", rect: step, disk: false, rgb: [value.x, value.y, value.z]))
-                }
-            case "gradient":
-                let r = try rect(e.rect, label)
-                let a = try rgb(e.from, label + " from"), b = try rgb(e.to, label + " to")
-                let logarithmic = e.log ?? false
-                if logarithmic && (a.min() <= 0 || b.min() <= 0) {
-                    throw SceneError(reason: "\(label): a log gradient needs positive colours")
-                }
+            case .gradient(let r, let a, let b, let logarithmic):
                 fill(r) { _, x in
                     let t = r.width > 1 ? Double(x - r.left) / Double(r.width - 1) : 0
                     if logarithmic {
@@ -220,13 +316,26 @@ public struct RenderedScene: Sendable {
                     }
                     return a * (1 - t) + b * t
                 }
-            default:
-                throw SceneError(reason: "unknown element type \"\(e.type)\" (rect, disk, ramp, gradient)")
             }
         }
+        return ImageBuffer(width: w, height: height, channels: 3, samples: pixels)
+    }
+}
+
+/// A scene rendered to pixels: linear Rec.2020 radiance per pixel and its patches.
+public struct RenderedScene: Sendable {
+    public var description: SceneDescription
+    /// Radiance, RGB interleaved, `Double`.
+    public var radiance: ImageBuffer<Double>
+    public var patches: [Patch]
+
+    /// Checks and lays out `description` (`SceneLayout`), then renders it.
+    /// - Throws: `SceneError` for a size over `limits` and for missing or malformed element fields.
+    public init(_ description: SceneDescription, limits: SceneLimits = SceneLimits()) throws {
+        let layout = try SceneLayout(description, limits: limits)
         self.description = description
-        radiance = ImageBuffer(width: w, height: h, channels: 3, samples: pixels)
-        self.patches = patches
+        radiance = layout.render()
+        patches = layout.patches
     }
 
     /// A scene from a radiance map (linear Rec.2020 values), e.g. read from an EXR or HDF5.

@@ -68,6 +68,13 @@ extension SceneDescription {
     /// - Throws: `SceneError` naming the file and what is wrong.
     public static func read(_ path: String) throws -> SceneDescription {
         guard let data = FileManager.default.contents(atPath: path) else { throw SceneError(reason: "cannot read \(path)") }
+        return try decode(data, path: path)
+    }
+
+    /// Decodes the JSON bytes of a scene description read from `path` (named in errors).
+    /// The description is not checked here: `SceneLayout` does that.
+    /// - Throws: `SceneError` naming `path` when the bytes are not a scene description.
+    public static func decode(_ data: Data, path: String) throws -> SceneDescription {
         do {
             return try JSONDecoder().decode(SceneDescription.self, from: data)
         } catch {
