@@ -191,5 +191,17 @@ public struct CameraModel: Codable, Sendable, Equatable {
         try require(cameraFromRec2020.inverse != nil, "cameraMatrix must be invertible")
         try require((quantumScale ?? 1) > 0, "quantumScale must be positive")
         try require(lensShading.map { $0 >= 0 && $0 < 0.95 } ?? true, "lensShading must be 0 ≤ k < 0.95")
+        // Physical ranges, so that no product of the parameters overflows or loses its meaning.
+        try require(exposureTime <= 3600 && (0.5...1024).contains(fNumber) && iso <= 1e7 && baseISO <= 1e7,
+                    "exposureTime must be at most 3600 s, fNumber 0.5...1024, iso and baseISO at most 1e7")
+        try require(iso / baseISO >= 1e-4 && iso / baseISO <= 1e4, "iso / baseISO must be 1e-4...1e4")
+        try require(fullWell <= 1e9 && readNoise <= 1e6 && darkCurrent <= 1e9 && prnu <= 1 && dsnu <= 1e6,
+                    "fullWell at most 1e9 e⁻, readNoise and dsnu at most 1e6 e⁻, darkCurrent at most 1e9 e⁻/s, prnu at most 1")
+        try require((quantumScale ?? 1) <= 1e30, "quantumScale must be at most 1e30")
+        try require(cameraMatrix?.allSatisfy { $0.isFinite && abs($0) <= 1e6 } ?? true, "cameraMatrix values must be finite, at most 1e6")
+        // What the capture is computed from, derived from the above: finite and positive.
+        let derived = [gain, whiteLevel - blackLevel, effectiveQuantumScale, radianceToOutput] + noiseProfile
+        try require(derived.allSatisfy { $0.isFinite && $0 > 0 },
+                    "the parameters give no usable capture (gain \(gain), white level \(whiteLevel), radiance to output \(radianceToOutput))")
     }
 }

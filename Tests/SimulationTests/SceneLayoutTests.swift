@@ -126,4 +126,29 @@ import TestSupport
         #expect((0..<16).map { capture.dng.samples[3 * $0] } == Array(repeating: white, count: 16))
         #expect(white == capture.dng.samples.max() && white > capture.dng.samples[3 * 40])
     }
+
+    /// A camera whose parameters are finite but multiply to nothing usable (an exposure of
+    /// 1e300 s at f/1e-300, a gain of 1e-300) is refused before any capture, naming the
+    /// parameter; the default camera and the ProRAW-like range pass.
+    @Test func camerasOutsidePhysicalRangesAreRefused() throws {
+        try CameraModel().validate()
+        func refusal(_ change: (inout CameraModel) -> Void) throws -> String {
+            var camera = CameraModel()
+            change(&camera)
+            return try #require(throws: SceneError.self) { try camera.validate() }.reason
+        }
+        #expect(try refusal { $0.exposureTime = 1e300; $0.fNumber = 1e-300 }
+                == "camera: exposureTime must be at most 3600 s, fNumber 0.5...1024, iso and baseISO at most 1e7")
+        #expect(try refusal { $0.exposureTime = .infinity } == "camera: exposureTime must be at most 3600 s, fNumber 0.5...1024, iso and baseISO at most 1e7")
+        #expect(try refusal { $0.iso = 1e-300 } == "camera: iso / baseISO must be 1e-4...1e4")
+        #expect(try refusal { $0.fullWell = 1e300 }.hasPrefix("camera: fullWell at most 1e9"))
+        #expect(try refusal { $0.quantumScale = 1e300 } == "camera: quantumScale must be at most 1e30")
+        #expect(try refusal { $0.cameraMatrix = [1, 0, 0, 0, 1, 0, 0, 0, .nan] }.hasPrefix("camera: cameraMatrix"))
+        #expect(try refusal { $0.quantumScale = 1e-320 }.hasPrefix("camera: the parameters give no usable capture"))
+        var night = CameraModel()
+        night.exposureTime = 30
+        night.fNumber = 22
+        night.iso = 6400
+        try night.validate()
+    }
 }
