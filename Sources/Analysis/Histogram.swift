@@ -83,6 +83,11 @@ struct EdgeTable: Sendable {
     let beyond: Float
     /// thresholds[k]: the smallest value of bin k + 1 (k = 0 ..< bins − 1).
     let thresholds: [Float]
+    /// Per 16-bit `Float` key prefix (`FloatKey`, 128 prefixes per octave): the number of
+    /// thresholds at or below the least value with that prefix, so that a value's bin is a
+    /// lookup and a step past the few thresholds inside its prefix (at most one for log2
+    /// bins of up to 64 per stop) instead of a search over all of them.
+    let below: [UInt16]
 
     init(scale: HistogramOptions.Scale, range: ClosedRange<Double>, bins: Int, width: Double) {
         let log = scale == .log2
@@ -104,6 +109,22 @@ struct EdgeTable: Sendable {
         thresholds = (1..<max(1, bins)).map { k in
             least { $0 > range.upperBound || ($0 >= range.lowerBound && min(bins - 1, Int(($0 - range.lowerBound) / width)) >= k) }
         }
+        below = Self.prefixCounts(thresholds)
+    }
+
+    /// `below` for `thresholds` (ascending): one sweep over the prefixes (empty when there
+    /// are too many thresholds to count in 16 bits; `slot` then searches).
+    static func prefixCounts(_ thresholds: [Float]) -> [UInt16] {
+        guard thresholds.count < Int(UInt16.max) else { return [] }
+        var out = [UInt16](repeating: 0, count: 1 << 16)
+        var k = 0
+        for prefix in 0..<(1 << 16) {
+            let start = UInt32(prefix) << 16
+            // Thresholds whose key is below this prefix's first key, or equal to it.
+            while k < thresholds.count && FloatKey.of(thresholds[k]) <= start { k += 1 }
+            out[prefix] = UInt16(k)
+        }
+        return out
     }
 
     /// A position in the total order of finite and infinite `Float`s (−∞ … +∞).
@@ -122,11 +143,22 @@ struct EdgeTable: Sendable {
         if log && v < 0 { return 1 }
         if v < lowest { return 2 }
         if v >= beyond { return 3 }
-        var lo = 0, hi = thresholds.count  // the number of thresholds ≤ v
+        if !below.isEmpty && !v.isNaN {
+            var k = Int(below[Int(FloatKey.of(v) >> 16)])
+            while k < thresholds.count && thresholds[k] <= v { k += 1 }
+            return 4 + k
+        }
+        return 4 + thresholdsAtOrBelow(v)
+    }
+
+    /// The number of thresholds ≤ `v`, by bisection (a NaN, which compares false with every
+    /// threshold, gives 0: the first bin).
+    func thresholdsAtOrBelow(_ v: Float) -> Int {
+        var lo = 0, hi = thresholds.count
         while lo < hi {
             let mid = (lo + hi) >> 1
             if thresholds[mid] <= v { lo = mid + 1 } else { hi = mid }
         }
-        return 4 + lo
+        return lo
     }
 }

@@ -227,4 +227,36 @@ import TestSupport
             #expect(got == want, "\(options) weights: \(w != nil)")
         }
     }
+
+    /// A value's histogram bin from the table of key prefixes equals the bisection over the
+    /// thresholds, for log2 and linear bins, at every threshold, its neighbours, random
+    /// values of both signs, zeros, infinities and NaN.
+    @Test func edgeTableLookupEqualsTheSearch() {
+        var g = SeededGenerator(seed: 12)
+        let tables = [
+            EdgeTable(scale: .log2, range: -12...3, bins: 60, width: 0.25),
+            EdgeTable(scale: .log2, range: -40...20, bins: 60 * 64, width: 1.0 / 64),
+            EdgeTable(scale: .log2, range: -3...(-2), bins: 1, width: 1),
+            EdgeTable(scale: .linear, range: 0...1.7, bins: 256, width: 1.7 / 256),
+            EdgeTable(scale: .linear, range: -0.5...0.25, bins: 1000, width: 0.75 / 1000),
+        ]
+        for table in tables {
+            #expect(!table.below.isEmpty)
+            var values: [Float] = [0, -0, .infinity, -.infinity, .nan, .leastNonzeroMagnitude, -.leastNonzeroMagnitude,
+                                   table.lowest, table.beyond, table.lowest.nextDown, table.beyond.nextDown]
+            for t in table.thresholds { values += [t, t.nextUp, t.nextDown] }
+            for _ in 0..<20_000 {
+                let magnitude = Float(pow(2, Double.random(in: -45...25, using: &g)))
+                values.append(Bool.random(using: &g) ? magnitude : -magnitude)
+            }
+            var mismatches = 0
+            for v in values {
+                var expected = 0
+                if v == 0 { expected = 0 } else if table.log && v < 0 { expected = 1 } else if v < table.lowest { expected = 2 }
+                else if v >= table.beyond { expected = 3 } else { expected = 4 + table.thresholdsAtOrBelow(v) }
+                if table.slot(v) != expected { mismatches += 1 }
+            }
+            #expect(mismatches == 0, "\(table.log ? "log2" : "linear"), \(table.thresholds.count + 1) bins: \(mismatches) values")
+        }
+    }
 }
