@@ -88,6 +88,9 @@ struct OutputSink<E: BitwiseCopyable & Sendable>: Sendable {
     /// When set, the output goes to a visitor as patches (`ImagePatch`, in `Float`) instead
     /// of into an image: `prepare` gets the output size first.
     var visitor: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)?
+    /// When set (and `visitor` is not), the output goes into the image *and* its patches to
+    /// this observer, before their conversion to `E`: a second sink in the same pass.
+    var observer: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)?
 
     /// Allocates the output of `plan` for a `stage3Width` × `stage3Height` Stage 3 image and
     /// runs `body`, which must hand every Stage 3 pixel to the finisher once.
@@ -110,6 +113,10 @@ struct OutputSink<E: BitwiseCopyable & Sendable>: Sendable {
                 return SinkOutput(pixels: [], mask: [], width: moved.width, height: moved.height, clippedPixelCount: clippedCount,
                                   stage3Width: stage3Width, stage3Height: stage3Height)
             }
+            if let observer {
+                try observer.prepare(moved.width, moved.height)
+                try ImagePatch.visitBands(of: moved.samples, mask: movedMask, width: moved.width, height: moved.height, observer.visit)
+            }
             var out = LargeBuffer.uninitialized(E.self, count: moved.samples.count)
             moved.samples.withUnsafeBufferPointer { s in out.withUnsafeMutableBufferPointer { convert(s, $0) } }
             return SinkOutput(pixels: out, mask: movedMask, width: moved.width, height: moved.height,
@@ -125,6 +132,7 @@ struct OutputSink<E: BitwiseCopyable & Sendable>: Sendable {
             return SinkOutput(pixels: [], mask: [], width: outWidth, height: outHeight, clippedPixelCount: clipped.value,
                               stage3Width: stage3Width, stage3Height: stage3Height)
         }
+        try observer?.prepare(outWidth, outHeight)
         // Every output pixel is written exactly once, so the output is not cleared first (and
         // its pages are touched only as the bands arrive).
         var out = LargeBuffer.uninitialized(E.self, count: outWidth * outHeight * 3)
@@ -133,7 +141,7 @@ struct OutputSink<E: BitwiseCopyable & Sendable>: Sendable {
         try out.withUnsafeMutableBufferPointer { o in
             try mask.withUnsafeMutableBufferPointer { m in
                 let target = BandFinisher<E>.Target.output(out: o.baseAddress!, mask: keepClipMask ? m.baseAddress : nil,
-                                                           plan: plan, clipped: clipped, convert: convert)
+                                                           plan: plan, clipped: clipped, convert: convert, observe: observer?.visit)
                 try body(BandFinisher(list3: list3, bounds: bounds, opcodes: opcodes, matrix: matrix, target: target))
             }
         }
@@ -147,7 +155,8 @@ struct OutputSink<E: BitwiseCopyable & Sendable>: Sendable {
 struct BandFinisher<E: BitwiseCopyable & Sendable>: @unchecked Sendable {
     enum Target {
         case output(out: UnsafeMutablePointer<E>, mask: UnsafeMutablePointer<UInt8>?, plan: GeometryPlan, clipped: SharedCount,
-                    convert: @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void)
+                    convert: @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void,
+                    observe: ImageScan.Visitor?)
         case collect(StageCollector)
         case visit(ImageScan.Visitor, plan: GeometryPlan, clipped: SharedCount)
     }
@@ -167,10 +176,10 @@ struct BandFinisher<E: BitwiseCopyable & Sendable>: @unchecked Sendable {
         switch target {
         case .collect(let collector):
             collector.store(band, rows: rows, columns: columns)
-        case .output(let out, let mask, let plan, let clipped, let convert):
+        case .output(let out, let mask, let plan, let clipped, let convert, let observe):
             try Pipeline.place(band.values, mask: band.mask, rows: rows, columns: columns, crop: plan.crop,
                            orientation: plan.orientation, outWidth: plan.outputWidth, into: out, maskInto: mask, clipped: clipped,
-                           convert: convert)
+                           convert: convert, observe: observe)
         case .visit(let visit, let plan, let clipped):
             try Pipeline.visitPlaced(band.values, mask: band.mask, rows: rows, columns: columns, crop: plan.crop,
                                      orientation: plan.orientation, clipped: clipped, visit: visit)

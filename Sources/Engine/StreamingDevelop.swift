@@ -27,6 +27,12 @@ public struct ConvertedImage: Sendable {
                   clippedPixelCount: d.image.clippedPixelCount)
     }
 
+    /// The result of `developForExport`.
+    public init(_ h: HalfDevelopedImage) {
+        self.init(image: h.image, rawIFD: h.rawIFD, geometry: h.geometry, timings: h.timings,
+                  clippedPixelCount: h.image.clippedPixelCount)
+    }
+
     init(image: any SceneLinearRaster, rawIFD: ImageIFD, geometry: GeometryPlan, timings: StageTimings, clippedPixelCount: Int) {
         self.image = image
         self.rawIFD = rawIFD
@@ -46,9 +52,7 @@ extension Pipeline {
     ///   the clip-mask channel).
     public static func developForOutput(path: String, options: DevelopOptions = DevelopOptions(),
                                         keepClipMask: Bool) throws -> ConvertedImage {
-        let h = try developForExport(path: path, options: options, keepClipMask: keepClipMask)
-        return ConvertedImage(image: h.image, rawIFD: h.rawIFD, geometry: h.geometry, timings: h.timings,
-                              clippedPixelCount: h.image.clippedPixelCount)
+        ConvertedImage(try developForExport(path: path, options: options, keepClipMask: keepClipMask))
     }
 
     /// Develops a DNG straight into the half-float output image, region by region, without
@@ -71,10 +75,15 @@ extension Pipeline {
         return try developForExport(dng, options: options, keepClipMask: keepClipMask, timings: timings)
     }
 
+    /// - Parameter observer: also sees the output as patches (`ImagePatch`, in `Float`, before
+    ///   the half conversion), e.g. the first pass of a measurement run in the same pass.
+    /// - Parameter cache: where the decoded blocks are recorded for later passes (see `developPass`).
     public static func developForExport(_ dng: DNGFile, options: DevelopOptions = DevelopOptions(), keepClipMask: Bool,
-                                        timings: StageTimings = StageTimings()) throws -> HalfDevelopedImage {
+                                        timings: StageTimings = StageTimings(),
+                                        observer: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)? = nil,
+                                        cache: DecodedBlockCache? = nil) throws -> HalfDevelopedImage {
         let s = try stream(dng, options: options, keepClipMask: keepClipMask, timings: timings, as: Float16.self,
-                           convert: { HalfConversion.convert($0, to: $1) })
+                           convert: { HalfConversion.convert($0, to: $1) }, cache: cache, observer: observer)
         let image = HalfSceneLinearImage(pixels: ImageBuffer(width: s.width, height: s.height, channels: 3, samples: s.pixels),
                                          clipMask: s.clipMask, clippedPixelCount: s.clippedPixelCount, encoding: s.color.encoding,
                                          exposure: s.exposure, provenance: s.provenance, masks: s.masks)
@@ -147,7 +156,7 @@ extension Pipeline {
         _ dng: DNGFile, options: DevelopOptions, keepClipMask: Bool, timings initial: StageTimings, as _: E.Type,
         convert: @escaping @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void,
         visitor: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)? = nil, hash: Bool = true,
-        cache: DecodedBlockCache? = nil
+        cache: DecodedBlockCache? = nil, observer: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)? = nil
     ) throws -> Streamed<E> {
         var timings = initial
         let path = dng.path
@@ -200,7 +209,7 @@ extension Pipeline {
         // the file's mapping, which must outlive it, and the process must not exit under it).
         defer { _ = hashing.wait() }
         let sink = OutputSink<E>(matrix: ColorConversion.floatMatrix(color, exposure: exposure), keepClipMask: keepClipMask,
-                                 convert: convert, visitor: visitor)
+                                 convert: convert, visitor: visitor, observer: observer)
         let reports = SharedStore<Int, OpcodeReport>()
         let opcodes = StreamingOpcodes(path: path, clipping: options.opcodeClipping,
                                        bayerPhase: cfa == nil ? nil : activeAreaBayerPhase(raw), reports: reports)
@@ -505,12 +514,15 @@ extension Pipeline {
 
     /// Converts a strip of the colour-converted image (ActiveArea `rows` × `columns`) to output
     /// samples with `convert` and puts it where crop and orientation send it (the patch
-    /// `visitPlaced` makes of it, row by row); counts clipped pixels.
+    /// `visitPlaced` makes of it, row by row, shown first to `observe` when given); counts
+    /// clipped pixels.
     static func place<E: BitwiseCopyable>(_ values: ImageBuffer<Float>, mask: [UInt8], rows: Range<Int>, columns: Range<Int>,
                                           crop: PixelRect, orientation: Int, outWidth: Int, into out: UnsafeMutablePointer<E>,
                                           maskInto maskOut: UnsafeMutablePointer<UInt8>?, clipped: SharedCount,
-                                          convert: (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void) throws {
+                                          convert: (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void,
+                                          observe: ImageScan.Visitor? = nil) throws {
         try visitPlaced(values, mask: mask, rows: rows, columns: columns, crop: crop, orientation: orientation, clipped: clipped) { patch in
+            try observe?(patch)
             let r = patch.rect, n = r.width
             for y in r.top..<r.bottom {
                 let from = (y - r.top) * patch.rowStride, to = y * outWidth + r.left

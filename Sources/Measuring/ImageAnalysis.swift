@@ -84,6 +84,44 @@ extension Pipeline {
         return try measureStreamed(path, source, request: request, picture: maxSize)
     }
 
+    /// `convert --analysis` in one pass: the half-float image `convert` writes and the
+    /// measurements of `request`, the conversion's pass also being the measurements' first
+    /// (its output seen as patches before the half conversion); the later passes develop the
+    /// blocks that pass kept. Nil when the request needs the image whole (a region given by
+    /// a semantic mask, or an output colour space the measurements convert back from), and
+    /// for a CFA image, whose later passes would demosaic again: holding the `Float` image
+    /// costs less time there (12 MP: 0.97 s against 1.30 s, for 286 MB against 188 MB).
+    /// - Throws: what the conversion and `analyze` throw.
+    public static func developForOutput(path: String, options: DevelopOptions, keepClipMask: Bool,
+                                        measuring request: AnalysisRequest) throws -> (image: ConvertedImage, analysis: FileAnalysis)? {
+        guard !request.regions.contains(where: { if case .mask = $0.shape { return true } else { return false } }),
+              options.encoding == .linearRec2020 || options.encoding.conversion(to: .linearRec2020) == nil else { return nil }
+        let dng = try DNGFile.open(path: path)
+        guard try dng.mainRawImage().photometric != Photometric.cfa else { return nil }
+        let cache = try measurementBlockCache(dng, options: options)
+        final class Output: @unchecked Sendable { var made: HalfDevelopedImage? }
+        let output = Output(), known = KnownImage()
+        var later = options
+        later.includeMasks = false
+        let laterOptions = later
+        let passes = ImageScan { prepare, visit in
+            guard output.made == nil else {
+                _ = try Pipeline.developPass(dng, options: laterOptions, record: false, cache: cache, prepare: prepare, visit: visit)
+                return
+            }
+            let made = try Pipeline.developForExport(dng, options: options, keepClipMask: keepClipMask, observer: (prepare, visit),
+                                                     cache: cache)
+            output.made = made
+            let h = made.image
+            let image = SceneLinearImage(pixels: ImageBuffer(width: 0, height: 0, channels: 3, samples: []), clipMask: nil,
+                                         encoding: h.encoding, exposure: h.exposure, provenance: h.provenance, masks: [])
+            known.image = image
+            known.noise = AnalysisInput.noiseModel(for: image)
+        }
+        let analysis = try measureStreamed(path, StreamedSource(passes: passes, known: known), request: request, picture: nil).analysis
+        return (ConvertedImage(output.made!), analysis)
+    }
+
     /// A file's passes and what is known of its image.
     struct StreamedSource {
         let passes: ImageScan

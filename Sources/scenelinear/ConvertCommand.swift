@@ -323,13 +323,22 @@ extension SceneLinearCommand {
                     let export = exportOptions
                     var developed: ConvertedImage
                     var groups: [HDF5Group] = []
-                    if analysis {
-                        // The analysis needs the Float image, which only `develop` keeps.
+                    let analysisRequest = analysis ? try self.analysisRequest() : nil
+                    if let analysisRequest, !export.needsFloat(targets.map(\.0)),
+                       let (image, results) = try Pipeline.developForOutput(path: file, options: try developOptions(),
+                                                                            keepClipMask: export.needsClipMask(targets.map(\.0)),
+                                                                            measuring: analysisRequest) {
+                        // One pass converts and takes the measurements' first look; later passes
+                        // develop the blocks it kept.
+                        groups.append(AnalysisOutput.hdf5Group(results))
+                        developed = image
+                    } else if var request = analysisRequest {
+                        // Semantic-mask regions and 32-bit outputs: the Float image whole.
                         let d = try Pipeline.develop(path: file, options: try developOptions())
-                        var request = AnalysisRequest()
-                        request.regions = [Region(name: "image", shape: .rectangle(PixelRect(width: d.image.width, height: d.image.height)))]
-                            + (try regions.map { try Region.parse($0) })
-                        request.histogram = HistogramOptions()
+                        request.regions = request.regions.map { region in
+                            guard region.name == "image", case .fractionalRectangle = region.shape else { return region }
+                            return Region(name: "image", shape: .rectangle(PixelRect(width: d.image.width, height: d.image.height)))
+                        }
                         let input = AnalysisInput(path: file, image: d.image, noise: AnalysisInput.noiseModel(for: d.image))
                         groups.append(AnalysisOutput.hdf5Group(try Pipeline.analyze(input, request: request)))
                         developed = ConvertedImage(d)
@@ -371,6 +380,16 @@ extension SceneLinearCommand {
                 }
                 throw error
             }
+        }
+
+        /// What `--analysis` measures: the whole image (region `image`) and the `--region`s,
+        /// statistics and EV histograms.
+        func analysisRequest() throws -> AnalysisRequest {
+            var request = AnalysisRequest()
+            request.regions = [Region(name: "image", shape: .fractionalRectangle(top: 0, left: 0, bottom: 1, right: 1))]
+                + (try regions.map { try Region.parse($0) })
+            request.histogram = HistogramOptions()
+            return request
         }
 
         /// Copies a finished file to standard output in 1 MiB pieces.

@@ -34,6 +34,12 @@ import TestSupport
         try comparePictures(try #require(picture), input.image, maxSize: 50, label)
         let (_, full) = try #require(try Pipeline.analyzeStreaming(path, request: request, picture: 1000))
         try comparePictures(try #require(full), input.image, maxSize: 1000, label + ", unreduced")
+        try compareAnalyses(streamed, whole, label)
+    }
+
+    /// Two measurements of the same image: order statistics, counts and histograms equal,
+    /// means, spreads and ratios to `Tolerance.regroupedSum`.
+    static func compareAnalyses(_ streamed: FileAnalysis, _ whole: FileAnalysis, _ label: String) throws {
         #expect(streamed.width == whole.width && streamed.height == whole.height && streamed.sourceSHA256 == whole.sourceSHA256, "\(label)")
         #expect(streamed.noiseModel == whole.noiseModel && streamed.exposureFactor == whole.exposureFactor, "\(label)")
         try #require(streamed.regions.count == whole.regions.count)
@@ -104,6 +110,44 @@ import TestSupport
         superpixel.regions = []
         superpixel.ratios = []
         try Self.compare(cfa, "CFA, superpixel, whole image", request: superpixel)
+    }
+
+    /// `convert --analysis` in one pass (`developForOutput(measuring:)`): the image is the
+    /// same bits as a plain conversion's and the measurements those of the image developed
+    /// whole, in the usual orientation and rotated.
+    @Test func convertAndMeasureInOnePass() throws {
+        let dir = TestData.temporaryDirectory("streaming-measurement-convert")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var chart = try TestChart.make(width: 200, height: 136, tileSize: (64, 48)).dng
+        chart.defaultCrop = (origin: [6, 4], size: [180, 120])
+        var paths: [String] = []
+        for orientation in [1, 6] {
+            chart.orientation = orientation
+            let path = dir.appendingPathComponent("chart\(orientation).dng").path
+            try DNGWriter.write(chart, to: path)
+            paths.append(path)
+        }
+        var capture = try StreamingDevelopTests.sunsetCapture(width: 210, height: 150, seed: 9, lensShading: 0.4)
+        capture.tileSize = (64, 48)
+        paths.append(dir.appendingPathComponent("cfa.dng").path)
+        try DNGWriter.write(capture, to: paths[2])
+        let request = try Self.request()
+        // A CFA image is developed whole instead (a second pass would demosaic again).
+        #expect(try Pipeline.developForOutput(path: paths[2], options: request.develop, keepClipMask: false, measuring: request) == nil)
+        for path in paths.prefix(2) {
+            let label = URL(fileURLWithPath: path).lastPathComponent
+            let (converted, measured) = try #require(try Pipeline.developForOutput(path: path, options: request.develop, keepClipMask: true,
+                                                                                    measuring: request), "\(label)")
+            let plain = try Pipeline.developForOutput(path: path, options: request.develop, keepClipMask: true)
+            #expect(converted.image.halfPixels().map(\.bitPattern) == plain.image.halfPixels().map(\.bitPattern), "\(label): pixels")
+            #expect(converted.image.clipMask == plain.image.clipMask && converted.clippedPixelCount == plain.clippedPixelCount, "\(label)")
+            #expect(converted.image.provenance == plain.image.provenance, "\(label): provenance")
+            let whole = try Pipeline.analyze(AnalysisInput.load(path, options: request.develop), request: request)
+            try Self.compareAnalyses(measured, whole, label)
+        }
+        var masked = request
+        masked.regions.append(try Region.parse("sky=mask:sky"))
+        #expect(try Pipeline.developForOutput(path: paths[0], options: masked.develop, keepClipMask: false, measuring: masked) == nil)
     }
 
     /// Our own EXR is measured from its planes as stored (`EXRFile.readSceneLinearPlanes`),
