@@ -136,13 +136,14 @@ extension HDF5Session {
         }
         var stored: [HDF5StoredChunk] = []
         stored.reserveCapacity(Int(listed))
-        var offset = [hsize_t](repeating: 0, count: rank)
+        // Room for the most dimensions HDF5 has (32) and the element's: libhdf5 writes one per dimension.
+        var offset = [hsize_t](repeating: 0, count: 33)
         for i in 0..<listed {
             var mask: UInt32 = 0
             var address: haddr_t = 0
             var size: hsize_t = 0
             try check(H5Dget_chunk_info(dataset.id, space.id, i, &offset, &mask, &address, &size), "H5Dget_chunk_info (\(name))")
-            stored.append(HDF5StoredChunk(offset: offset, filterMask: mask, address: UInt64(address), size: size))
+            stored.append(HDF5StoredChunk(offset: Array(offset.prefix(rank)), filterMask: mask, address: UInt64(address), size: size))
         }
         do {
             let (chunks, missing) = try grid.place(stored, in: file)
