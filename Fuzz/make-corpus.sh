@@ -46,6 +46,51 @@ if [ ! -f corpus/.done-scene ]; then
 JSON
     touch corpus/.done-scene
 fi
+# The hdf5-h5py target's seeds: HDF5 layouts the project's writer does not make but the reader
+# reads, written by h5py when the project's Python environment ($SCENELINEAR_PYTHON, else .venv)
+# has it: contiguous and compact datasets, a user block, a fill value with unwritten chunks,
+# the file format 1.10 chunk indexes; and the earliest file format (h5py's default), whose
+# object headers have no checksum.
+python=${SCENELINEAR_PYTHON:-../.venv/bin/python}
+if [ ! -f corpus/.done-h5py ] && [ -x "$python" ] && "$python" -c "import h5py" 2>/dev/null; then
+    mkdir -p corpus/hdf5-h5py
+    "$python" - corpus/hdf5-h5py <<'PY'
+import sys, os
+import numpy as np, h5py
+out = sys.argv[1]
+data = np.linspace(-0.5, 2, 12 * 9 * 3).reshape(12, 9, 3)
+def new(name, **kw):
+    f = h5py.File(os.path.join(out, name + ".h5"), "w", **kw)
+    f.attrs["format"] = "SceneLinear"
+    f.attrs["format_version"] = np.int32(2)
+    return f
+def image(f, values, **kw):
+    d = f.create_dataset("image", data=values, **kw)
+    d.attrs["color_space"] = "lin_rec2020_scene"
+    return d
+with new("h5py-contiguous", userblock_size=512) as f:
+    image(f, data.astype(np.float16))
+    f.create_dataset("clip_mask", data=(np.arange(12 * 9) % 3).astype(np.uint8).reshape(12, 9))
+with new("h5py-compact") as f:
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_layout(h5py.h5d.COMPACT)
+    d = h5py.Dataset(h5py.h5d.create(f.id, b"image", h5py.h5t.IEEE_F32LE, h5py.h5s.create_simple(data.shape), dcpl=dcpl))
+    d[...] = data.astype(np.float32)
+    d.attrs["color_space"] = "lin_rec2020_scene"
+with new("h5py-fill") as f:
+    d = f.create_dataset("image", shape=(12, 9, 3), dtype=np.float16, chunks=(5, 4, 3), fillvalue=0.25, compression="gzip", shuffle=True)
+    d[0:5] = data[0:5].astype(np.float16)
+    d.attrs["color_space"] = "lin_rec2020_scene"
+    m = f.create_group("masks").create_dataset("sky", shape=(12, 9), dtype=np.float16, chunks=(4, 9), compression="gzip")
+    m[4:8] = 0.5
+for name, kw in [("h5py-v110-fixed", dict(chunks=(5, 4, 3), compression="gzip", shuffle=True)),
+                 ("h5py-v110-extensible", dict(chunks=(5, 9, 3), compression="gzip", maxshape=(None, 9, 3))),
+                 ("h5py-v110-btree2", dict(chunks=(5, 4, 3), maxshape=(None, None, 3)))]:
+    with new(name, libver=("v110", "v110")) as f:
+        image(f, data.astype(np.float16), **kw)
+PY
+    touch corpus/.done-h5py
+fi
 [ -f corpus/.done ] && exit 0
 mkdir -p corpus/container corpus/decode corpus/lossless-jpeg
 [ -x "$bin" ] || (cd .. && swift build --product scenelinear >/dev/null)

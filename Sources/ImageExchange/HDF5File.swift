@@ -533,7 +533,7 @@ private struct HDF5Reader {
         let (height, width) = try shape(dataset, channels: 3, name: "/image")
         // Float RGB, the clip mask, and a few mask layers' worth.
         try limits.check(path: s.path, width: width, height: height, bytesPerPixel: 12 + 1 + 4)
-        let samples = try readPixels(dataset, count: width * height * 3)
+        let samples = try readPixels(dataset, height: height, width: width)
         let imageAttributes = Dictionary(try s.attributes(dataset), uniquingKeysWith: { a, _ in a })
 
         var mask: [UInt8]?
@@ -545,10 +545,8 @@ private struct HDF5Reader {
                 throw ExchangeError(path: s.path, operation: "readSceneLinear",
                                     message: "/clip_mask is \(mw)×\(mh), /image \(width)×\(height)", category: .corruptData)
             }
-            var values = [UInt8](repeating: 0, count: width * height)
-            try s.check(H5Dread(maskSet.id, chdf5_NATIVE_UINT8(), chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), &values),
-                        "H5Dread (/clip_mask)")
-            mask = values
+            mask = try s.readDataset(maskSet, name: "/clip_mask", dims: [height, width], memoryType: chdf5_NATIVE_UINT8(),
+                                     as: UInt8.self)
         }
 
         let masks = try readMasks(width: width, height: height)
@@ -628,17 +626,13 @@ private struct HDF5Reader {
                 throw ExchangeError(path: s.path, operation: "readSceneLinear", message: "\(path) is not a float dataset",
                                     category: .corruptData)
             }
-            var values = [Float](repeating: 0, count: width * height)
+            let values: [Float]
             if H5Tget_size(fileType.id) == 2 {
-                var halves = [Float16](repeating: 0, count: width * height)
-                try halves.withUnsafeMutableBytes { raw in
-                    try s.check(H5Dread(dataset.id, f16.id, chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), raw.baseAddress),
-                                "H5Dread (\(path))")
-                }
-                values = HalfConversion.floats(halves)
+                values = HalfConversion.floats(try s.readDataset(dataset, name: path, dims: [height, width], memoryType: f16.id,
+                                                                 as: Float16.self))
             } else {
-                try s.check(H5Dread(dataset.id, chdf5_NATIVE_FLOAT(), chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), &values),
-                            "H5Dread (\(path))")
+                values = try s.readDataset(dataset, name: path, dims: [height, width], memoryType: chdf5_NATIVE_FLOAT(),
+                                           as: Float.self)
             }
             let attributes = Dictionary(try s.attributes(dataset), uniquingKeysWith: { a, _ in a })
             func text(_ key: String) -> String {
@@ -678,25 +672,18 @@ private struct HDF5Reader {
         return (h, w)
     }
 
-    private func readPixels(_ dataset: H5Handle, count: Int) throws -> [Float] {
+    private func readPixels(_ dataset: H5Handle, height: Int, width: Int) throws -> [Float] {
         let s = session
         let fileType = try s.type(H5Dget_type(dataset.id), "H5Dget_type (/image)")
         guard H5Tget_class(fileType.id) == H5T_FLOAT else {
             throw ExchangeError(path: s.path, operation: "readSceneLinear", message: "/image is not a float dataset",
                                 category: .corruptData)
         }
+        let dims = [height, width, 3]
         if H5Tget_size(fileType.id) == 2 {
             let f16 = try s.type(chdf5_create_float16_le(), "H5Tcopy (float16)")
-            var halves = [Float16](repeating: 0, count: count)
-            try halves.withUnsafeMutableBytes { raw in
-                try s.check(H5Dread(dataset.id, f16.id, chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), raw.baseAddress),
-                            "H5Dread (/image)")
-            }
-            return HalfConversion.floats(halves)
+            return HalfConversion.floats(try s.readDataset(dataset, name: "/image", dims: dims, memoryType: f16.id, as: Float16.self))
         }
-        var floats = [Float](repeating: 0, count: count)
-        try s.check(H5Dread(dataset.id, chdf5_NATIVE_FLOAT(), chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), &floats),
-                    "H5Dread (/image)")
-        return floats
+        return try s.readDataset(dataset, name: "/image", dims: dims, memoryType: chdf5_NATIVE_FLOAT(), as: Float.self)
     }
 }

@@ -140,48 +140,20 @@ final class HDF5GlobalHeap {
         }
     }
 
-    let path: String
-    /// The file offset of address 0: the size of the user block before the superblock.
-    let base: UInt64
+    /// The file, mapped.
+    let file: HDF5MappedFile
     /// The superblock's "size of offsets" and "size of lengths".
     let offsetSize: Int
     let lengthSize: Int
-    private let mapping: UnsafeMutableRawPointer?
-    private let fileSize: Int
     private var collections: [UInt64: Collection] = [:]
 
-    /// Maps the file read-only.
-    /// - Throws: `ExchangeError` (`.inputUnreadable`) when it cannot be opened or mapped.
-    init(path: String, base: UInt64, offsetSize: Int, lengthSize: Int) throws {
-        self.path = path
-        self.base = base
+    init(file: HDF5MappedFile, offsetSize: Int, lengthSize: Int) {
+        self.file = file
         self.offsetSize = offsetSize
         self.lengthSize = lengthSize
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw ExchangeError(path: path, operation: "open", message: String(cString: strerror(errno)), category: .inputUnreadable)
-        }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            throw ExchangeError(path: path, operation: "fstat", message: String(cString: strerror(errno)), category: .inputUnreadable)
-        }
-        fileSize = Int(info.st_size)
-        if fileSize == 0 {
-            mapping = nil
-            return
-        }
-        guard let base = mmap(nil, fileSize, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else {
-            throw ExchangeError(path: path, operation: "mmap", message: String(cString: strerror(errno)), category: .inputUnreadable)
-        }
-        mapping = base
     }
 
-    deinit {
-        if let mapping { munmap(mapping, fileSize) }
-    }
-
-    private var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: mapping, count: mapping == nil ? 0 : fileSize) }
+    private var bytes: UnsafeRawBufferPointer { file.bytes }
 
     /// The bytes of the string `reference` names, up to its first NUL (as libhdf5 hands
     /// strings out): "" for a null reference (address 0) or an empty string, whose
@@ -210,9 +182,9 @@ final class HDF5GlobalHeap {
     /// The checked collection at `address`, parsed once per file.
     private func collection(at address: UInt64) throws(Damage) -> Collection {
         if let known = collections[address] { return known }
-        let (offset, overflow) = base.addingReportingOverflow(address)
-        guard !overflow, offset < UInt64(fileSize) else {
-            throw Damage("the address is past the end of the file (\(fileSize) bytes)")
+        let (offset, overflow) = file.base.addingReportingOverflow(address)
+        guard !overflow, offset < UInt64(bytes.count) else {
+            throw Damage("the address is past the end of the file (\(bytes.count) bytes)")
         }
         let collection = try Collection.parse(bytes, at: Int(offset), lengthSize: lengthSize)
         collections[address] = collection

@@ -149,12 +149,15 @@ final class H5Handle {
 struct HDF5Session {
     let path: String
     let writing: Bool
-    /// The file's global heap, mapped when the first variable-length string is read.
-    private let heap = HeapSlot()
+    /// The file mapped (when the reader first reads bytes itself: a variable-length string,
+    /// a chunk, contiguous data) and its global heap.
+    private let slot = FileSlot()
 
     /// Read and set only by the thread holding `HDF5Library`'s lock, like every HDF5 call of
-    /// the session (the writer's parallel chunk compression does not touch it).
-    private final class HeapSlot: @unchecked Sendable {
+    /// the session (the writer's parallel chunk compression and the reader's parallel chunk
+    /// decoding do not touch it).
+    private final class FileSlot: @unchecked Sendable {
+        var file: HDF5MappedFile?
         var heap: HDF5GlobalHeap?
     }
 
@@ -382,16 +385,27 @@ extension HDF5Session {
 
     /// The global heap of the file `object` is in (a session reads one file).
     private func globalHeap(_ object: H5Handle) throws -> HDF5GlobalHeap {
-        if let known = heap.heap { return known }
+        if let known = slot.heap { return known }
         let file = try handle(H5Iget_file_id(object.id), "H5Iget_file_id", closer: H5Fclose)
         let creation = try plist(H5Fget_create_plist(file.id), "H5Fget_create_plist")
         var offsetSize = 0, lengthSize = 0
         try check(H5Pget_sizes(creation.id, &offsetSize, &lengthSize), "H5Pget_sizes")
+        let opened = HDF5GlobalHeap(file: try mappedFile(object), offsetSize: offsetSize, lengthSize: lengthSize)
+        slot.heap = opened
+        return opened
+    }
+
+    /// The file `object` is in, mapped, with its base address (the user block's size:
+    /// addresses in the file are relative to it).
+    func mappedFile(_ object: H5Handle) throws -> HDF5MappedFile {
+        if let known = slot.file { return known }
+        let file = try handle(H5Iget_file_id(object.id), "H5Iget_file_id", closer: H5Fclose)
+        let creation = try plist(H5Fget_create_plist(file.id), "H5Fget_create_plist")
         var userBlock: hsize_t = 0
         try check(H5Pget_userblock(creation.id, &userBlock), "H5Pget_userblock")
-        let opened = try HDF5GlobalHeap(path: path, base: userBlock, offsetSize: offsetSize, lengthSize: lengthSize)
-        heap.heap = opened
-        return opened
+        let mapped = try HDF5MappedFile(path: path, base: userBlock)
+        slot.file = mapped
+        return mapped
     }
 
     /// The path of `object` in the file ("/", "/image"), or "?" when libhdf5 has none.

@@ -181,6 +181,62 @@ enum CLI {
                 "\(r.stderr)")
     }
 
+    /// Chunk index entries libhdf5 1.10.8 would trust — a /clip_mask chunk whose filter mask
+    /// says deflate was skipped (what the fuzzer found: libhdf5 copies the 31 stored bytes as a
+    /// 1024-byte chunk), an /image chunk of an uncompressed file stored short — are exit code
+    /// 13, naming the file, the dataset, the chunk and the damage.
+    @Test func damagedHDF5Chunks() throws {
+        let dir = TestData.temporaryDirectory("cli-chunks")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let chart = dir.appendingPathComponent("chart.dng").path
+        let made = try CLI.run(["testchart", "-o", chart, "--width", "64", "--height", "48"])
+        #expect(made.status == 0, "\(made.stderr)")
+        for level in ["4", "0"] {
+            let good = dir.appendingPathComponent("chart-\(level).h5").path
+            let converted = try CLI.run(["convert", chart, "-o", good, "--hdf5-level", level])
+            #expect(converted.status == 0, "\(converted.stderr)")
+            #expect(try CLI.run(["stats", good]).status == 0)
+            var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: good)))
+            let expected: String
+            if level == "4" {
+                let clip = try #require(HDF5Bytes.chunkLeaves(bytes, rank: 2).first)
+                #expect(clip.map(\.offsets) == [[0, 0], [16, 0], [32, 0]] && clip[0].size < 1024)
+                HDF5Bytes.put(1, &bytes, clip[0].filterMaskField, 4)
+                expected = "chunk index: /clip_mask: the chunk at [0, 0] is stored in \(clip[0].size) bytes without deflate (filter mask 0x1 skips every filter); a chunk is 1024 bytes"
+            } else {
+                let image = try #require(HDF5Bytes.chunkLeaves(bytes, rank: 3).first)
+                #expect(image.map(\.offsets) == [[0, 0, 0], [16, 0, 0], [32, 0, 0]] && image[2].size == 6144)
+                HDF5Bytes.put(6000, &bytes, image[2].sizeField, 4)
+                expected = "chunk index: /image: the chunk at [32, 0, 0] is stored in 6000 bytes without deflate (the dataset has no filters); a chunk is 6144 bytes"
+            }
+            let damaged = dir.appendingPathComponent("damaged-\(level).h5").path
+            try Data(bytes).write(to: URL(fileURLWithPath: damaged))
+            let r = try CLI.run(["stats", damaged])
+            #expect(r.status == 13, "\(r.stderr)")
+            #expect(r.stderr.contains("cannot read \(damaged): \(expected)"), "\(r.stderr)")
+        }
+    }
+
+    /// A filter the HDF5 reader does not undo (h5py's lzf) is exit code 14, naming the filter.
+    @Test func unsupportedHDF5Filter() throws {
+        let dir = TestData.temporaryDirectory("cli-filter")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("lzf.h5").path
+        let script = """
+        import sys, numpy as np, h5py
+        with h5py.File(sys.argv[1], "w") as f:
+            f.attrs["format"] = "SceneLinear"
+            d = f.create_dataset("image", data=np.zeros((8, 6, 3), np.float16), chunks=(4, 6, 3), compression="lzf")
+            d.attrs["color_space"] = "lin_rec2020_scene"
+        """
+        let written = try TestData.runPython(script, [path])
+        try #require(written.status == 0, "\(written.stderr)")
+        let r = try CLI.run(["stats", path])
+        #expect(r.status == 14, "\(r.stderr)")
+        #expect(r.stderr.contains("cannot read \(path): filter pipeline: /image: filter 32000 (lzf) is not read; only shuffle (2) and deflate (1) are"),
+                "\(r.stderr)")
+    }
+
     /// `convert` to a directory writes both formats; the EXR header carries the colour
     /// metadata (checked with exrheader) and the HDF5 image is a 16-bit float (h5dump).
     @Test func convertWritesTaggedFiles() throws {
