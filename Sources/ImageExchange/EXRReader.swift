@@ -113,10 +113,10 @@ extension EXRFile {
 
     /// Reads an EXR written by `write` for measuring: R, G, B and the clip mask decoded into
     /// planes as stored (a HALF sample stays 2 bytes), widened to `Float` band by band in each
-    /// pass of `EXRSceneLinearPlanes.scan`. Metadata as `readSceneLinear`; semantic masks and
-    /// other channels are not read.
+    /// pass of its `scan`. Metadata as `readSceneLinear`; semantic masks and other channels
+    /// are not read.
     /// - Throws: as `readSceneLinear`.
-    public static func readSceneLinearPlanes(_ path: String, limits: ReadLimits = ReadLimits()) throws -> EXRSceneLinearPlanes {
+    public static func readStored(_ path: String, limits: ReadLimits = ReadLimits()) throws -> StoredSceneLinearImage {
         let clipNames = [clipMaskChannel(.flat), clipMaskChannel(.layers)]
         let (planes, attributes, _) = try readPlanes(path, limits: limits, only: Set(["R", "G", "B"] + clipNames))
         guard let r = planes.plane(named: "R"), let g = planes.plane(named: "G"), let b = planes.plane(named: "B") else {
@@ -127,8 +127,23 @@ extension EXRFile {
         let (encoding, exposure, provenance) = try EXRMetadata.describe(attributes, path: path)
         let image = SceneLinearImage(pixels: ImageBuffer(width: 0, height: 0, channels: 3, samples: []), clipMask: nil,
                                      encoding: encoding, exposure: exposure, provenance: provenance, masks: [])
-        return EXRSceneLinearPlanes(planes: planes, rgb: [r, g, b], clip: clipNames.lazy.compactMap { planes.plane(named: $0) }.first,
-                                    image: image)
+        let rgb = [r, g, b], clip = clipNames.lazy.compactMap { planes.plane(named: $0) }.first, width = planes.width
+        return StoredSceneLinearImage(image: image, width: width, height: planes.height, hasClipMask: clip != nil) { rows, values, mask in
+            // (The planes live as long as this closure.)
+            withExtendedLifetime(planes) {
+                let first = rows.lowerBound * width, count = rows.count * width
+                withUnsafeTemporaryAllocation(of: Float.self, capacity: count) { row in
+                    for (c, plane) in rgb.enumerated() {
+                        plane.widen(first, count: count, into: row.baseAddress!)
+                        for i in 0..<count { values[3 * i + c] = row[i] }
+                    }
+                    if let clip, let mask {
+                        clip.widen(first, count: count, into: row.baseAddress!)
+                        for i in 0..<count { mask[i] = row[i] != 0 ? 1 : 0 }
+                    }
+                }
+            }
+        }
     }
 
     private static func readAttributes(_ context: EXRContext, _ part: Int32) throws -> [String: EXRAttributeValue] {
@@ -207,43 +222,6 @@ extension EXRFile {
                                     levelMode: Int(t.level_and_round & 0xF), roundingMode: Int(t.level_and_round >> 4))
         default:
             return unknown
-        }
-    }
-}
-
-/// An EXR's R, G, B and clip planes as stored (`EXRFile.readSceneLinearPlanes`), and its
-/// image without pixels (encoding, exposure, provenance).
-public struct EXRSceneLinearPlanes: Sendable {
-    let planes: EXRChannelPlanes
-    let rgb: [EXRChannelPlanes.Plane]
-    let clip: EXRChannelPlanes.Plane?
-    /// Everything but the pixels (empty) and the semantic masks (not read).
-    public let image: SceneLinearImage
-
-    public var width: Int { planes.width }
-    public var height: Int { planes.height }
-
-    /// Passes over the pixels: bands of `SceneLinearImage.scanRows` rows widened to `Float`
-    /// RGB (the clip mask 1 where its channel is non-zero), as `SceneLinearImage.scan` would
-    /// hand over the image `readSceneLinear` reads.
-    public var scan: ImageScan {
-        let planes = self.planes, rgb = self.rgb, clip = self.clip
-        return ImageScan { prepare, visit in
-            let width = planes.width
-            try prepare(width, planes.height)
-            try ImagePatch.visitBands(width: width, height: planes.height, hasMask: clip != nil, fill: { rows, values, mask in
-                let first = rows.lowerBound * width, count = rows.count * width
-                withUnsafeTemporaryAllocation(of: Float.self, capacity: count) { row in
-                    for (c, plane) in rgb.enumerated() {
-                        plane.widen(first, count: count, into: row.baseAddress!)
-                        for i in 0..<count { values[3 * i + c] = row[i] }
-                    }
-                    if let clip, let mask {
-                        clip.widen(first, count: count, into: row.baseAddress!)
-                        for i in 0..<count { mask[i] = row[i] != 0 ? 1 : 0 }
-                    }
-                }
-            }, visit)
         }
     }
 }

@@ -169,7 +169,30 @@ public enum HDF5File {
         try HDF5Library.withLock {
             let session = HDF5Session(path: path, writing: false)
             let file = try open(path, session)
-            return try HDF5Reader(session: session, file: file, limits: limits).read()
+            let r = try HDF5Reader(session: session, file: file, limits: limits).read(keepStored: false)
+            return SceneLinearImage(pixels: ImageBuffer(width: r.width, height: r.height, channels: 3, samples: r.stored.floats),
+                                    clipMask: r.clipMask, encoding: r.metadata.encoding, exposure: r.metadata.exposure,
+                                    provenance: r.metadata.provenance, masks: r.masks)
+        }
+    }
+
+    /// Reads an HDF5 file written by `write` for measuring: `/image` as stored (binary16 stays
+    /// 2 bytes) and `/clip_mask`, widened to `Float` band by band in each pass of its `scan`.
+    /// Metadata as `readSceneLinear`; the semantic masks are not read.
+    /// - Throws: as `readSceneLinear`.
+    public static func readStored(_ path: String, limits: ReadLimits = ReadLimits()) throws -> StoredSceneLinearImage {
+        let r = try HDF5Library.withLock {
+            let session = HDF5Session(path: path, writing: false)
+            let file = try open(path, session)
+            return try HDF5Reader(session: session, file: file, limits: limits).read(keepStored: true)
+        }
+        let stored = r.stored, mask = r.clipMask, width = r.width
+        return StoredSceneLinearImage(image: r.metadata, width: width, height: r.height, hasClipMask: mask != nil) { rows, values, m in
+            let first = rows.lowerBound * width, count = rows.count * width
+            stored.widen(3 * first, count: 3 * count, into: values)
+            if let mask, let m {
+                mask.withUnsafeBufferPointer { (m).update(from: $0.baseAddress! + first, count: count) }
+            }
         }
     }
 
@@ -217,6 +240,25 @@ enum HDF5Samples {
     var elementSize: Int {
         if case .halves = self { return 2 }
         return 4
+    }
+
+    /// Every sample as `Float` (binary16 widened exactly).
+    var floats: [Float] {
+        switch self {
+        case .halves(let h): return HalfConversion.floats(h)
+        case .floats(let f): return f
+        }
+    }
+
+    /// `count` samples from sample `first` as `Float`, into `out`.
+    func widen(_ first: Int, count: Int, into out: UnsafeMutablePointer<Float>) {
+        let target = UnsafeMutableBufferPointer(start: out, count: count)
+        switch self {
+        case .halves(let h):
+            h.withUnsafeBufferPointer { HalfConversion.convert(UnsafeBufferPointer(rebasing: $0[first..<(first + count)]), to: target) }
+        case .floats(let f):
+            f.withUnsafeBufferPointer { _ = target.initialize(from: UnsafeBufferPointer(rebasing: $0[first..<(first + count)])) }
+        }
     }
 
     func withUnsafeBytes<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
@@ -513,7 +555,19 @@ private struct HDF5Reader {
     let file: H5Handle
     let limits: ReadLimits
 
-    func read() throws -> SceneLinearImage {
+    /// What `read` finds: the image's metadata (a `SceneLinearImage` without pixels), `/image`
+    /// as stored, its size, the clip mask and the semantic masks.
+    struct Contents {
+        var metadata: SceneLinearImage
+        var stored: HDF5Samples
+        var width: Int, height: Int
+        var clipMask: [UInt8]?
+        var masks: [SemanticMaskLayer]
+    }
+
+    /// The file's contents; the semantic masks only when the stored pixels are not kept for
+    /// measuring (`keepStored`, which also checks the limits for them instead of `Float`).
+    func read(keepStored: Bool) throws -> Contents {
         let s = session
         let root = try s.handle(H5Gopen2(file.id, "/", chdf5_P_DEFAULT()), "H5Gopen2 (/)", closer: H5Gclose)
         let rootAttributes = Dictionary(try s.attributes(root), uniquingKeysWith: { a, _ in a })
@@ -531,8 +585,8 @@ private struct HDF5Reader {
         }
         let dataset = try s.handle(H5Dopen2(file.id, "image", chdf5_P_DEFAULT()), "H5Dopen2 (/image)", closer: H5Dclose)
         let (height, width) = try shape(dataset, channels: 3, name: "/image")
-        // Float RGB, the clip mask, and a few mask layers' worth.
-        try limits.check(path: s.path, width: width, height: height, bytesPerPixel: 12 + 1 + 4)
+        // Float RGB (or as stored), the clip mask, and a few mask layers' worth.
+        try limits.check(path: s.path, width: width, height: height, bytesPerPixel: keepStored ? 12 + 1 : 12 + 1 + 4)
         let samples = try readPixels(dataset, height: height, width: width)
         let imageAttributes = Dictionary(try s.attributes(dataset), uniquingKeysWith: { a, _ in a })
 
@@ -549,7 +603,7 @@ private struct HDF5Reader {
                                      as: UInt8.self)
         }
 
-        let masks = try readMasks(width: width, height: height)
+        let masks = keepStored ? [] : try readMasks(width: width, height: height)
 
         func items(_ name: String) throws -> [MetadataItem] {
             guard exists(name) else { return [] }
@@ -585,8 +639,9 @@ private struct HDF5Reader {
             whiteBalanceSource: text(imageAttributes, "white_balance_source") ?? "",
             whiteXY: doubles("white_xy"), cameraNeutral: doubles("camera_neutral"),
             cameraToOutput: doubles("camera_to_output"), dng: dng, processing: processing)
-        return SceneLinearImage(pixels: ImageBuffer(width: width, height: height, channels: 3, samples: samples),
-                                clipMask: mask, encoding: encoding, exposure: exposure, provenance: provenance, masks: masks)
+        let metadata = SceneLinearImage(pixels: ImageBuffer(width: 0, height: 0, channels: 3, samples: []), clipMask: nil,
+                                        encoding: encoding, exposure: exposure, provenance: provenance, masks: [])
+        return Contents(metadata: metadata, stored: samples, width: width, height: height, clipMask: mask, masks: masks)
     }
 
     /// The datasets of `/masks`, in the order of its `layers` attribute (others after it, by name).
@@ -672,7 +727,7 @@ private struct HDF5Reader {
         return (h, w)
     }
 
-    private func readPixels(_ dataset: H5Handle, height: Int, width: Int) throws -> [Float] {
+    private func readPixels(_ dataset: H5Handle, height: Int, width: Int) throws -> HDF5Samples {
         let s = session
         let fileType = try s.type(H5Dget_type(dataset.id), "H5Dget_type (/image)")
         guard H5Tget_class(fileType.id) == H5T_FLOAT else {
@@ -682,8 +737,8 @@ private struct HDF5Reader {
         let dims = [height, width, 3]
         if H5Tget_size(fileType.id) == 2 {
             let f16 = try s.type(chdf5_create_float16_le(), "H5Tcopy (float16)")
-            return HalfConversion.floats(try s.readDataset(dataset, name: "/image", dims: dims, memoryType: f16.id, as: Float16.self))
+            return .halves(try s.readDataset(dataset, name: "/image", dims: dims, memoryType: f16.id, as: Float16.self))
         }
-        return try s.readDataset(dataset, name: "/image", dims: dims, memoryType: chdf5_NATIVE_FLOAT(), as: Float.self)
+        return .floats(try s.readDataset(dataset, name: "/image", dims: dims, memoryType: chdf5_NATIVE_FLOAT(), as: Float.self))
     }
 }

@@ -60,23 +60,23 @@ extension Pipeline {
 
     /// Measures a file without holding its image as `Float`: the measurements' passes
     /// (`ImageMeasurement`) go over its patches. A DNG is developed again for each pass (its
-    /// decoded blocks kept from the first, `measurementBlockCache`); an EXR is decoded once
-    /// into its planes as stored (half floats) and widened band by band in each pass. Nil when
-    /// the request needs the image whole: a region given by a semantic mask, an output colour
-    /// space the measurements convert back from, an HDF5 input. With `picture` (an EV map's
+    /// decoded blocks kept from the first, `measurementBlockCache`); our EXR or HDF5 is read
+    /// once with its pixels as stored (half floats) and widened band by band in each pass.
+    /// Nil when the request needs the image whole: a region given by a semantic mask, or a
+    /// colour space the measurements convert back from. With `picture` (an EV map's
     /// size), the first pass also reduces the luminance for the charts.
     static func analyzeStreaming(_ path: String, request: AnalysisRequest,
                                  picture maxSize: Int? = nil) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?)? {
         guard !request.regions.contains(where: { if case .mask = $0.shape { return true } else { return false } }) else { return nil }
         let source: StreamedSource
-        switch URL(fileURLWithPath: path).pathExtension.lowercased() {
-        case "exr":
-            let planes = try EXRFile.readSceneLinearPlanes(path, limits: AnalysisInput.readLimits(request.develop))
+        let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
+        switch ext {
+        case "exr", "h5", "hdf5":
+            let limits = AnalysisInput.readLimits(request.develop)
+            let stored = ext == "exr" ? try EXRFile.readStored(path, limits: limits) : try HDF5File.readStored(path, limits: limits)
             // Another colour space is measured after conversion to Rec.2020, of the image in memory.
-            guard planes.image.encoding == .linearRec2020 || planes.image.encoding.conversion(to: .linearRec2020) == nil else { return nil }
-            source = StreamedSource(passes: planes.scan, known: KnownImage(planes.image))
-        case "h5", "hdf5":
-            return nil
+            guard stored.image.encoding == .linearRec2020 || stored.image.encoding.conversion(to: .linearRec2020) == nil else { return nil }
+            source = StreamedSource(passes: stored.scan, known: KnownImage(stored.image))
         default:
             guard request.develop.encoding == .linearRec2020 || request.develop.encoding.conversion(to: .linearRec2020) == nil else { return nil }
             source = try developedSource(path, request: request)

@@ -150,21 +150,23 @@ import TestSupport
         #expect(try Pipeline.developForOutput(path: paths[0], options: masked.develop, keepClipMask: false, measuring: masked) == nil)
     }
 
-    /// Our own EXR is measured from its planes as stored (`EXRFile.readSceneLinearPlanes`),
-    /// widened band by band in each pass: the same results as the image read whole. An EXR in
-    /// another colour space is measured whole (after conversion to Rec.2020).
-    @Test func exrMeasuredFromItsPlanes() throws {
+    /// Our own EXR and HDF5 are measured from their pixels as stored (`EXRFile.readStored`,
+    /// `HDF5File.readStored`), widened band by band in each pass: the same results as the
+    /// image read whole. A file in another colour space is measured whole (after conversion
+    /// to Rec.2020).
+    @Test func storedFilesMeasuredAsStored() throws {
         let dir = TestData.temporaryDirectory("streaming-measurement-exr")
         defer { try? FileManager.default.removeItem(at: dir) }
         var chart = try TestChart.make(width: 200, height: 136, tileSize: (64, 48)).dng
         chart.orientation = 6
         let dng = dir.appendingPathComponent("chart.dng").path
         try DNGWriter.write(chart, to: dng)
-        for (name, options) in [("half", ["--exr-clip-mask"]), ("float", ["--exr-clip-mask", "--exr-type", "float"])] {
-            let exr = dir.appendingPathComponent("\(name).exr").path
-            let converted = try CLI.run(["convert", dng, "-o", exr] + options)
+        for (name, options) in [("half.exr", ["--exr-clip-mask"]), ("float.exr", ["--exr-clip-mask", "--exr-type", "float"]),
+                                ("half.h5", []), ("float.h5", ["--hdf5-type", "float32"])] {
+            let output = dir.appendingPathComponent(name).path
+            let converted = try CLI.run(["convert", dng, "-o", output] + options)
             try #require(converted.status == 0, "\(converted.stderr)")
-            try Self.compare(exr, "EXR, \(name)")
+            try Self.compare(output, name)
         }
         let aces = dir.appendingPathComponent("aces.exr").path
         try #require(try CLI.run(["convert", dng, "-o", aces, "--color", "acescg"]).status == 0)
