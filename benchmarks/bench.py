@@ -352,7 +352,10 @@ def stage_runs_for(runner, inp, commands, samples):
         if c.kind != "scenelinear":
             continue
         result = runner.run(c, inp["path"], extra=("--timings", "--json"))
-        flat = flatten_timings(json.loads(result["stdout"])["timings"])
+        document = json.loads(result["stdout"])
+        # The convert document lists its files; the timings are the (one) file's.
+        timings = document["timings"] if "timings" in document else document["files"][0]["timings"]
+        flat = flatten_timings(timings)
         flat["wall"] = result["wall"]
         samples.setdefault(inp["key"], {}).setdefault(c.key, []).append(flat)
 
