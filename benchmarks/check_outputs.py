@@ -63,6 +63,30 @@ def stage1_codes(path):
     raise SystemExit(f"{path}: no raw IFD")
 
 
+def referent_names(f, value):
+    """Object references (the dimension scales' DIMENSION_LIST and REFERENCE_LIST) by the
+    names of the objects they point to, the scales' back references as a set (their order
+    is the order the scales were attached in): the references themselves are file addresses."""
+    def name(v):
+        if isinstance(v, h5py.Reference):
+            return f[v].name if v else None
+        if isinstance(v, np.void):  # a compound: (dataset reference, dimension)
+            return tuple(name(v[field]) for field in v.dtype.names)
+        if isinstance(v, np.ndarray):
+            return tuple(name(x) for x in v.ravel())
+        return v.item() if isinstance(v, np.generic) else v
+    array = np.asarray(value)
+    names = [name(v) for v in (array.ravel() if array.shape else [array[()]])]
+    return sorted(names, key=repr) if array.dtype.names else names
+
+
+def same_attribute(a, b, x, y):
+    ax, ay = np.asarray(x), np.asarray(y)
+    if ax.dtype == object or ax.dtype.names or ay.dtype == object or ay.dtype.names:
+        return ax.shape == ay.shape and referent_names(a, x) == referent_names(b, y)
+    return np.array_equal(ax, ay)
+
+
 def compare_hdf5(path_a, path_b):
     differences, times_differ, write_time = [], False, []
     with h5py.File(path_a, "r") as a, h5py.File(path_b, "r") as b:
@@ -76,7 +100,7 @@ def compare_hdf5(path_a, path_b):
             if set(oa.attrs) != set(ob.attrs):
                 differences.append(f"{name}: attribute names")
             for key in oa.attrs:
-                if key in ob.attrs and not np.array_equal(np.asarray(oa.attrs[key]), np.asarray(ob.attrs[key])):
+                if key in ob.attrs and not same_attribute(a, b, oa.attrs[key], ob.attrs[key]):
                     label = f"{name}@{key}" if name != "/" else f"/@{key}"
                     (write_time if label in WRITE_TIME_ATTRIBUTES else differences).append(label)
             if isinstance(oa, h5py.Dataset):
