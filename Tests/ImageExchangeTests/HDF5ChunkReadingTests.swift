@@ -143,14 +143,9 @@ struct HDF5ChunkReadingTests {
     /// 1024 bytes; the file format 1.10 indexes (fixed array, extensible array, version-2
     /// B-tree, single chunk, implicit); a chunk written directly with its filters skipped;
     /// partial edge chunks stored unfiltered (`H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS`).
-    static let h5pyWriter = """
-    import os, ctypes, glob
-    out = sys.argv[1]
-    rng = np.random.default_rng(5)
-    def pixels(shape, dtype):
-        v = rng.standard_normal(shape) * 3
-        v.flat[:4] = [0.0, -0.0, 65504.0, 1e-7]
-        return v.astype(dtype)
+    /// Python: a file our reader accepts (`new`: the root attributes) and an /image it
+    /// recognises (`tag`: its colour space), for the scripts below (needs `out`, `np`, `h5py`).
+    static let h5pyFileHelpers = """
     def new(name, **kw):
         f = h5py.File(os.path.join(out, name + ".h5"), "w", **kw)
         f.attrs["format"] = "SceneLinear"
@@ -159,6 +154,17 @@ struct HDF5ChunkReadingTests {
     def tag(d):
         d.attrs["color_space"] = "lin_rec2020_scene"
         return d
+    """
+
+    static let h5pyWriter = """
+    import os, ctypes, glob
+    out = sys.argv[1]
+    rng = np.random.default_rng(5)
+    def pixels(shape, dtype):
+        v = rng.standard_normal(shape) * 3
+        v.flat[:4] = [0.0, -0.0, 65504.0, 1e-7]
+        return v.astype(dtype)
+    \(h5pyFileHelpers)
     def image(f, data, **kw):
         return tag(f.create_dataset("image", data=data, **kw))
     def low_level(f, data, file_type, dcpl):
@@ -393,14 +399,7 @@ struct HDF5ChunkReadingTests {
     out = sys.argv[1]
     lib = ctypes.CDLL(glob.glob(os.path.join(os.path.dirname(h5py.__file__), os.pardir, "h5py.libs", "libhdf5-*.so*"))[0])
     data = np.linspace(-1, 1, 13 * 10 * 3).reshape(13, 10, 3)
-    def new(name, **kw):
-        f = h5py.File(os.path.join(out, name + ".h5"), "w", **kw)
-        f.attrs["format"] = "SceneLinear"
-        f.attrs["format_version"] = np.int32(2)
-        return f
-    def tag(d):
-        d.attrs["color_space"] = "lin_rec2020_scene"
-        return d
+    \(h5pyFileHelpers)
     def image(f, values, **kw):
         return tag(f.create_dataset("image", data=values, **kw))
     def low_level(f, values, dcpl):
