@@ -12,6 +12,20 @@ public struct SimulationOutput: Sendable {
 }
 
 extension Pipeline {
+    /// A radiance map (`.exr` or `.h5` written by this tool) as a scene: read under a pixel
+    /// limit that keeps its simulation within `limits` (`SceneLimits.simulationBytesPerPixel`
+    /// per pixel), so a map too large to simulate is refused (`.limitExceeded`, exit code 17)
+    /// before its pixels are read. Values are divided by the file's exposure factor.
+    /// - Throws: the readers' errors.
+    public static func radianceMapScene(_ path: String, limits: SceneLimits = SceneLimits()) throws -> RenderedScene {
+        let read = ReadLimits(maxPixels: max(1, limits.maxBytes / SceneLimits.simulationBytesPerPixel))
+        let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
+        let image = ext == "exr" ? try EXRFile.readSceneLinear(path, limits: read) : try HDF5File.readSceneLinear(path, limits: read)
+        let values = image.pixels.samples.map { Double($0) / image.exposure.factor }
+        return RenderedScene(name: URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent,
+                             radiance: ImageBuffer(width: image.width, height: image.height, channels: 3, samples: values))
+    }
+
     /// Simulates `camera` photographing `scene` and writes, into `directory`:
     /// `<name>.dng`; `<name>.truth.exr` / `.truth.h5` — the scene radiance in the decoder's
     /// output units and geometry (linear Rec.2020, 1.0 = sensor white; half the size for

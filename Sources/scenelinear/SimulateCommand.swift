@@ -107,10 +107,7 @@ extension SceneLinearCommand {
             case "json":
                 return try RenderedScene(SceneDescription.read(scene))
             case "exr", "h5", "hdf5":
-                let image = ext == "exr" ? try EXRFile.readSceneLinear(scene) : try HDF5File.readSceneLinear(scene)
-                let values = image.pixels.samples.map { Double($0) / image.exposure.factor }
-                return RenderedScene(name: URL(fileURLWithPath: scene).deletingPathExtension().lastPathComponent,
-                                     radiance: ImageBuffer(width: image.width, height: image.height, channels: 3, samples: values))
+                return try Pipeline.radianceMapScene(scene)
             default:
                 throw SceneError(reason: "\(scene) is neither a built-in scene (\(BuiltInScene.allCases.map(\.rawValue).joined(separator: ", "))) nor a .json, .exr or .h5 file")
             }

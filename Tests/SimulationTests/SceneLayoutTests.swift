@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import ImageCore
 @testable import CaptureSimulation
+import SceneLinearKit
+import SimulationCheck
 import TestSupport
 
 /// Scene descriptions are untrusted input (`simulate --scene FILE.json`, and the scene inside
@@ -150,5 +152,32 @@ import TestSupport
         night.fNumber = 22
         night.iso = 6400
         try night.validate()
+    }
+
+    /// A radiance map (`simulate --scene map.exr|.h5`) too large to simulate under the
+    /// memory limit is refused from its header, before its pixels are read; one that fits
+    /// is read with its values divided by the file's exposure factor.
+    @Test func radianceMapsAreReadWithinTheSimulationLimit() throws {
+        let dir = TestData.temporaryDirectory("radiance-map-limit")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("map.exr").path
+        let values = (0..<(32 * 24 * 3)).map { Float($0 % 97) / 16 }
+        let image = SceneLinearImage(pixels: ImageBuffer(width: 32, height: 24, channels: 3, samples: values), clipMask: nil,
+                                     encoding: .linearRec2020, exposure: ExposureScaling(mode: .baseline, factor: 2),
+                                     provenance: ImageProvenance(sourceFile: "", sourceSHA256: "", software: "", sourceIFD: "",
+                                                                 whiteBalanceSource: "", whiteXY: [], cameraNeutral: [],
+                                                                 cameraToOutput: [], dng: []),
+                                     masks: [])
+        var options = EXROptions()
+        options.pixelType = .float
+        try EXRFile.write(image, to: path, options: options)
+        let scene = try Pipeline.radianceMapScene(path)
+        #expect(scene.radiance.width == 32 && scene.radiance.height == 24)
+        #expect(scene.radiance.samples == values.map { Double($0) / 2 })
+        let tight = SceneLimits(maxBytes: SceneLimits.simulationBytesPerPixel * (32 * 24 - 1))
+        let error = try #require(throws: ExchangeError.self) { try Pipeline.radianceMapScene(path, limits: tight) }
+        #expect(error.category == .limitExceeded && error.path == path, "\(error)")
+        #expect(try Pipeline.radianceMapScene(path, limits: SceneLimits(maxBytes: SceneLimits.simulationBytesPerPixel * 32 * 24))
+                .radiance.samples.count == 32 * 24 * 3)
     }
 }
