@@ -332,13 +332,9 @@ extension SceneLinearCommand {
                         // develop the blocks it kept.
                         groups.append(AnalysisOutput.hdf5Group(results))
                         developed = image
-                    } else if var request = analysisRequest {
-                        // Semantic-mask regions and 32-bit outputs: the Float image whole.
+                    } else if let request = analysisRequest {
+                        // CFA files, semantic-mask regions and 32-bit outputs: the Float image whole.
                         let d = try Pipeline.develop(path: file, options: try developOptions())
-                        request.regions = request.regions.map { region in
-                            guard region.name == "image", case .fractionalRectangle = region.shape else { return region }
-                            return Region(name: "image", shape: .rectangle(PixelRect(width: d.image.width, height: d.image.height)))
-                        }
                         let input = AnalysisInput(path: file, image: d.image, noise: AnalysisInput.noiseModel(for: d.image))
                         groups.append(AnalysisOutput.hdf5Group(try Pipeline.analyze(input, request: request)))
                         developed = ConvertedImage(d)
