@@ -96,11 +96,7 @@ extension EXRFile {
     public static func readSceneLinear(_ path: String, limits: ReadLimits = ReadLimits()) throws -> SceneLinearImage {
         let (planes, attributes, compression) = try readPlanes(path, limits: limits)
         // R, G and B go straight from the decoded planes into interleaved Float (no per-channel copies).
-        guard let samples = planes.interleaved(["R", "G", "B"]) else {
-            throw ExchangeError(path: path, operation: "readSceneLinear",
-                                message: "channels R, G, B are required; the file has \(planes.names.sorted())",
-                                category: .unsupportedFeature)
-        }
+        let samples = planes.interleaved(try planes.rgb(path: path))
         let (others, halves) = planes.collect(except: ["R", "G", "B"])
         let contents = EXRContents(width: planes.width, height: planes.height, channels: others, halfChannels: halves,
                                    attributes: attributes, compression: compression)
@@ -121,24 +117,17 @@ extension EXRFile {
     public static func readStored(_ path: String, limits: ReadLimits = ReadLimits()) throws -> StoredSceneLinearImage {
         let clipNames = [clipMaskChannel(.flat), clipMaskChannel(.layers)]
         let (planes, attributes, _) = try readPlanes(path, limits: limits, only: Set(["R", "G", "B"] + clipNames))
-        guard let r = planes.plane(named: "R"), let g = planes.plane(named: "G"), let b = planes.plane(named: "B") else {
-            throw ExchangeError(path: path, operation: "readSceneLinear",
-                                message: "channels R, G, B are required; the file has \(planes.names.sorted())",
-                                category: .unsupportedFeature)
-        }
+        let rgb = try planes.rgb(path: path)
         let (encoding, exposure, provenance) = try EXRMetadata.describe(attributes, path: path)
         let image = SceneLinearImage(pixels: ImageBuffer(width: 0, height: 0, channels: 3, samples: []), clipMask: nil,
                                      encoding: encoding, exposure: exposure, provenance: provenance, masks: [])
-        let rgb = [r, g, b], clip = clipNames.lazy.compactMap { planes.plane(named: $0) }.first, width = planes.width
+        let clip = clipNames.lazy.compactMap { planes.plane(named: $0) }.first, width = planes.width
         return StoredSceneLinearImage(image: image, width: width, height: planes.height, hasClipMask: clip != nil) { rows, values, mask in
             // (The planes live as long as this closure.)
             withExtendedLifetime(planes) {
                 let first = rows.lowerBound * width, count = rows.count * width
                 withUnsafeTemporaryAllocation(of: Float.self, capacity: count) { row in
-                    for (c, plane) in rgb.enumerated() {
-                        plane.widen(first, count: count, into: row.baseAddress!)
-                        for i in 0..<count { values[3 * i + c] = row[i] }
-                    }
+                    EXRChannelPlanes.interleave(rgb, first: first, count: count, into: values, scratch: row.baseAddress!)
                     if let clip, let mask {
                         clip.widen(first, count: count, into: row.baseAddress!)
                         for i in 0..<count { mask[i] = row[i] != 0 ? 1 : 0 }
@@ -306,10 +295,30 @@ final class EXRChannelPlanes: @unchecked Sendable {
 
     var names: [String] { planes.map(\.name) }
 
-    /// The channels `names` interleaved into `Float`, pixel by pixel (nil when one is missing).
-    func interleaved(_ names: [String]) -> [Float]? {
-        let chosen = names.compactMap { name in planes.first { $0.name == name } }
-        guard chosen.count == names.count else { return nil }
+    /// The R, G and B planes.
+    /// - Throws: `.unsupportedFeature` naming the channels the file has when one is missing.
+    func rgb(path: String) throws -> [Plane] {
+        guard let r = plane(named: "R"), let g = plane(named: "G"), let b = plane(named: "B") else {
+            throw ExchangeError(path: path, operation: "readSceneLinear",
+                                message: "channels R, G, B are required; the file has \(names.sorted())",
+                                category: .unsupportedFeature)
+        }
+        return [r, g, b]
+    }
+
+    /// Samples `first ..< first + count` of each of `planes`, widened to `Float` (through
+    /// `scratch`, room for `count`) and interleaved pixel by pixel into `out`.
+    static func interleave(_ planes: [Plane], first: Int, count: Int, into out: UnsafeMutablePointer<Float>,
+                           scratch: UnsafeMutablePointer<Float>) {
+        let n = planes.count
+        for (c, plane) in planes.enumerated() {
+            plane.widen(first, count: count, into: scratch)
+            for i in 0..<count { out[i * n + c] = scratch[i] }
+        }
+    }
+
+    /// `chosen` interleaved into `Float`, pixel by pixel, over the whole image.
+    func interleaved(_ chosen: [Plane]) -> [Float] {
         let n = chosen.count, count = width * height
         var out = LargeBuffer.uninitialized(Float.self, count: count * n)
         out.withUnsafeMutableBufferPointer { all in
@@ -318,12 +327,8 @@ final class EXRChannelPlanes: @unchecked Sendable {
             Parallel.forEachChunk(count: count, minimumChunk: 1 << 16) { range in
                 withUnsafeTemporaryAllocation(of: Float.self, capacity: 4096) { buffer in
                     for start in stride(from: range.lowerBound, to: range.upperBound, by: 4096) {
-                        let m = min(4096, range.upperBound - start)
-                        let row = UnsafeMutableBufferPointer(rebasing: buffer[0..<m])
-                        for (c, plane) in sources.enumerated() {
-                            plane.widen(start, count: m, into: row.baseAddress!)
-                            for i in 0..<m { dst[(start + i) * n + c] = row[i] }
-                        }
+                        Self.interleave(sources, first: start, count: min(4096, range.upperBound - start), into: dst + start * n,
+                                        scratch: buffer.baseAddress!)
                     }
                 }
             }
