@@ -25,6 +25,12 @@ public struct Region: Sendable, Equatable {
         self.shape = shape
     }
 
+    /// Whether the region is a semantic mask (which needs the image's masks to resolve).
+    public var isMask: Bool {
+        if case .mask = shape { return true }
+        return false
+    }
+
     /// The weight of every pixel of `image` (0 outside the region); a mask region takes the
     /// values of the image's semantic mask it names, clamped to 0…1.
     /// - Throws: `AnalysisError` when the region lies outside the image, is empty, or names a

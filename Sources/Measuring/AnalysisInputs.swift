@@ -38,12 +38,18 @@ public struct AnalysisInput: Sendable {
         ReadLimits(maxPixels: options.limits.maxPixels, maxBytes: Pipeline.memoryLimit(options))
     }
 
+    /// Whether values in `encoding` are measured as they are: linear Rec.2020, and camera
+    /// RGB (no conversion exists); the other colour spaces are converted by `inRec2020`.
+    static func measuredAsIs(_ encoding: ColorEncoding) -> Bool {
+        encoding == .linearRec2020 || encoding.conversion(to: .linearRec2020) == nil
+    }
+
     /// The image in linear Rec.2020, the encoding the measurements (luminance weights, noise
     /// model) are defined in: files written in another colour space (ACEScg, ACES2065-1,
     /// Rec.709, XYZ) are converted by one exact 3×3 matrix, and `cameraToOutput` with them.
     /// Camera RGB is measured as it is.
     public static func inRec2020(_ image: SceneLinearImage) -> SceneLinearImage {
-        guard image.encoding != .linearRec2020, let m = image.encoding.conversion(to: .linearRec2020) else { return image }
+        guard !measuredAsIs(image.encoding), let m = image.encoding.conversion(to: .linearRec2020) else { return image }
         var out = image
         let f = m.floatEntries
         out.pixels.samples.withUnsafeMutableBufferPointer { p in

@@ -67,7 +67,7 @@ extension Pipeline {
     /// size), the first pass also reduces the luminance for the charts.
     static func analyzeStreaming(_ path: String, request: AnalysisRequest,
                                  picture maxSize: Int? = nil) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?)? {
-        guard !request.regions.contains(where: { if case .mask = $0.shape { return true } else { return false } }) else { return nil }
+        guard !request.regions.contains(where: \.isMask) else { return nil }
         let source: StreamedSource
         let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
         switch ext {
@@ -75,10 +75,10 @@ extension Pipeline {
             let limits = AnalysisInput.readLimits(request.develop)
             let stored = ext == "exr" ? try EXRFile.readStored(path, limits: limits) : try HDF5File.readStored(path, limits: limits)
             // Another colour space is measured after conversion to Rec.2020, of the image in memory.
-            guard stored.image.encoding == .linearRec2020 || stored.image.encoding.conversion(to: .linearRec2020) == nil else { return nil }
+            guard AnalysisInput.measuredAsIs(stored.image.encoding) else { return nil }
             source = StreamedSource(passes: stored.scan, known: KnownImage(stored.image))
         default:
-            guard request.develop.encoding == .linearRec2020 || request.develop.encoding.conversion(to: .linearRec2020) == nil else { return nil }
+            guard AnalysisInput.measuredAsIs(request.develop.encoding) else { return nil }
             source = try developedSource(path, request: request)
         }
         return try measureStreamed(path, source, request: request, picture: maxSize)
@@ -94,19 +94,16 @@ extension Pipeline {
     /// - Throws: what the conversion and `analyze` throw.
     public static func developForOutput(path: String, options: DevelopOptions, keepClipMask: Bool,
                                         measuring request: AnalysisRequest) throws -> (image: ConvertedImage, analysis: FileAnalysis)? {
-        guard !request.regions.contains(where: { if case .mask = $0.shape { return true } else { return false } }),
-              options.encoding == .linearRec2020 || options.encoding.conversion(to: .linearRec2020) == nil else { return nil }
+        guard !request.regions.contains(where: \.isMask), AnalysisInput.measuredAsIs(options.encoding) else { return nil }
         let dng = try DNGFile.open(path: path)
         guard try dng.mainRawImage().photometric != Photometric.cfa else { return nil }
         let cache = try measurementBlockCache(dng, options: options)
         final class Output: @unchecked Sendable { var made: HalfDevelopedImage? }
         let output = Output(), known = KnownImage()
-        var later = options
-        later.includeMasks = false
-        let laterOptions = later
         let passes = ImageScan { prepare, visit in
             guard output.made == nil else {
-                _ = try Pipeline.developPass(dng, options: laterOptions, record: false, cache: cache, prepare: prepare, visit: visit)
+                // (A later pass skips the digest and the masks on its own.)
+                _ = try Pipeline.developPass(dng, options: options, record: false, cache: cache, prepare: prepare, visit: visit)
                 return
             }
             let made = try Pipeline.developForExport(dng, options: options, keepClipMask: keepClipMask, observer: (prepare, visit),

@@ -47,7 +47,7 @@ struct SourceOptions: ParsableArguments {
         var r = AnalysisRequest()
         r.regions = try regions.map(parsedRegion)
         // DNG inputs decode their semantic masks only when a region measures one.
-        r.develop.includeMasks = r.regions.contains { if case .mask = $0.shape { return true } else { return false } }
+        r.develop.includeMasks = r.regions.contains(where: \.isMask)
         r.develop.exposure = exposure
         r.develop.demosaic = demosaic
         r.develop.source = source
