@@ -9,10 +9,13 @@ import ImageCore
 /// weighted by each value's weight in fixed point (`FixedWeight`, so the sums are integers:
 /// exact, and the same in any order or thread split). The bin where the cumulative weight
 /// crosses each target is then refined by later passes, each looking only at the values
-/// inside the chosen bins: while a bin holds more than `collectLimit` values, a histogram of
-/// the next 12, then the last 4 bits of the `Float` key; else the values themselves (as
-/// 64-bit `OrderKey`s of the `Double` values, so values that round to the same `Float` are
-/// still told apart), collected and sorted. Typically one later pass finds every key.
+/// inside the chosen bins. A bin with few enough values (`collectLimit`) has them collected
+/// (as 64-bit `OrderKey`s of the `Double` values, so values that round to the same `Float`
+/// are still told apart) and selected from. A larger bin gets a histogram of the rest of
+/// its bits: of all 16 at once when the values are `Float`s (`floatValues`: a `Float` key
+/// then names one value, so that histogram resolves the target in the same pass), else of
+/// the next 12, then the last 4. So one later pass finds every key of `Float` values, and
+/// typically of the others.
 ///
 /// The value selected for a target t is the smallest value v (in sorted order) whose
 /// cumulative weight `Σ_{u ≤ v} w(u)` reaches t: the inverted CDF, numpy's
@@ -20,11 +23,17 @@ import ImageCore
 public struct ExactSelector: Sendable {
     /// Bits of the `Float` key resolved by the first pass.
     static let firstBits = 16
-    /// A chosen bin with at most this many values is resolved by collecting them.
+    /// A chosen bin with at most this many values, or 1/64 of all values when that is more
+    /// (at most 9 bytes per 64 values for nine targets), is resolved by collecting them:
+    /// appending 8 bytes per value costs less than counting in a histogram larger than the
+    /// caches.
     static let collectLimit = 1 << 18
 
     /// Cumulative weights to reach (in units of one full weight, i.e. fixed point / 2³²).
     public let targets: [Double]
+    /// Every value is a `Float` (converted to `Double` exactly): values with one `Float` key
+    /// are equal.
+    public let floatValues: Bool
     /// The 64-bit key found for each target (nil until resolved).
     public private(set) var keys: [UInt64?]
 
@@ -36,11 +45,23 @@ public struct ExactSelector: Sendable {
         var before: UInt64
         var count: UInt64
         var targets: [Int]
-        /// Collect the values (few enough, or all with one `Float`: their `Double`s differ
-        /// only for values computed in `Double`, and equal keys are merged as they come).
-        var collect: Bool { count <= UInt64(ExactSelector.collectLimit) || shift == 0 }
-        /// Bits of the histogram that splits the group further.
-        var nextBits: Int { shift == 16 ? 12 : 4 }
+        /// Bits of the histogram that splits the group further; 0: collect the values.
+        var nextBits: Int
+
+        /// A collecting group's number of values at which those of weight one are merged
+        /// (sorted, equal keys added up): never, unless it has more than its limit (values
+        /// with one `Float`).
+        var compactAt: Int
+
+        /// How a bin of `count` values with `shift` bits open is refined: collected (few
+        /// enough, or all with one `Float`: their `Double`s differ only for values computed
+        /// in `Double`, and equal keys are merged as they come), or by a histogram.
+        static func nextBits(count: UInt64, shift: Int, floatValues: Bool, limit: Int) -> Int {
+            if shift == 0 { return 0 }
+            if count <= UInt64(limit) { return 0 }
+            return floatValues ? shift : shift == 16 ? 12 : 4
+        }
+        var collect: Bool { nextBits == 0 }
     }
 
     private(set) var groups: [Group] = []
@@ -50,8 +71,9 @@ public struct ExactSelector: Sendable {
     public private(set) var maximumKey: UInt64 = 0
     private var started = false
 
-    public init(targets: [Double]) {
+    public init(targets: [Double], floatValues: Bool = false) {
         self.targets = targets
+        self.floatValues = floatValues
         keys = Array(repeating: nil, count: targets.count)
     }
 
@@ -60,6 +82,9 @@ public struct ExactSelector: Sendable {
 
     /// The value of target `i` once resolved (NaN when there were no values).
     public func value(_ i: Int) -> Double { keys[i].map(OrderKey.value) ?? .nan }
+
+    /// Most values a group collects (`collectLimit`, or more for a large image).
+    private var limit = ExactSelector.collectLimit
 
     /// The first-pass bin target `i` fell in (before it is resolved further), nil when none.
     public private(set) var firstBins: [Int?] = []
@@ -145,6 +170,9 @@ public struct ExactSelector: Sendable {
         minimumKey = pass.minimumKey
         firstBins = Array(repeating: nil, count: targets.count)
         guard pass.minimumKey <= pass.maximumKey else { return false }  // no values: nothing to select
+        var values = 0
+        for bin in 0..<FirstPass.bins { values += Int(pass.counts[bin]) }
+        limit = max(Self.collectLimit, values / 64)
         choose(pass.histogram(), prefix: 0, shift: 32, before: 0, targets: Array(targets.indices))
         return !groups.isEmpty
     }
@@ -183,11 +211,18 @@ public struct ExactSelector: Sendable {
             bin = chosenBin
             let newPrefix = (shift >= 32 ? 0 : prefix << UInt32(histogram.bits)) | UInt32(chosenBin)
             if subShift == 16 { firstBins[t] = chosenBin }
+            if subShift == 0 && floatValues {
+                // One `Float` key: one value.
+                keys[t] = OrderKey.of(Double(FloatKey.value(of: newPrefix)))
+                continue
+            }
             if let g = groups.firstIndex(where: { $0.prefix == newPrefix && $0.shift == subShift }) {
                 groups[g].targets.append(t)
             } else {
-                groups.append(Group(prefix: newPrefix, shift: subShift, before: chosenBefore, count: histogram.count(chosenBin),
-                                    targets: [t]))
+                let count = histogram.count(chosenBin)
+                groups.append(Group(prefix: newPrefix, shift: subShift, before: chosenBefore, count: count, targets: [t],
+                                    nextBits: Group.nextBits(count: count, shift: subShift, floatValues: floatValues, limit: limit),
+                                    compactAt: count <= UInt64(limit) ? .max : 2 * Self.collectLimit))
             }
         }
     }
@@ -229,7 +264,13 @@ public struct ExactSelector: Sendable {
                 hot[top] = hot[top] == -1 ? Int16(g) : -2
             }
             collected = groups.map { _ in [] }
-            unitKeys = groups.map { _ in [] }
+            // Room for every value a group can collect (only the memory written is used), so
+            // that no array is moved as it grows.
+            unitKeys = groups.map { group in
+                var keys: [UInt64] = []
+                if group.collect { keys.reserveCapacity(Int(min(group.count, UInt64(group.compactAt)))) }
+                return keys
+            }
         }
 
         deinit {
@@ -259,10 +300,10 @@ public struct ExactSelector: Sendable {
             } else {
                 if weight == FixedWeight.one {
                     unitKeys[g].append(OrderKey.of(v))
-                    if unitKeys[g].count >= 2 * ExactSelector.collectLimit { compact(g) }
+                    if unitKeys[g].count >= groups[g].compactAt { compact(g) }
                 } else {
                     collected[g].append((OrderKey.of(v), weight))
-                    if collected[g].count >= 2 * ExactSelector.collectLimit { collected[g] = Self.compacted(collected[g]) }
+                    if collected[g].count >= groups[g].compactAt { collected[g] = Self.compacted(collected[g]) }
                 }
             }
         }

@@ -88,6 +88,10 @@ struct EdgeTable: Sendable {
     /// lookup and a step past the few thresholds inside its prefix (at most one for log2
     /// bins of up to 64 per stop) instead of a search over all of them.
     let below: [UInt16]
+    /// Per 16-bit `Float` key prefix: the slot of every value with that prefix, or
+    /// `UInt16.max` where they do not all share one (a bin edge, the range's ends or zero
+    /// lies inside the prefix; `slot` then decides). Empty when the slots do not fit.
+    private(set) var prefixSlots: [UInt16] = []
 
     init(scale: HistogramOptions.Scale, range: ClosedRange<Double>, bins: Int, width: Double) {
         let log = scale == .log2
@@ -110,6 +114,56 @@ struct EdgeTable: Sendable {
             least { $0 > range.upperBound || ($0 >= range.lowerBound && min(bins - 1, Int(($0 - range.lowerBound) / width)) >= k) }
         }
         below = Self.prefixCounts(thresholds)
+        prefixSlots = uniformSlots()
+    }
+
+    /// `prefixSlots`: a prefix's values share a slot when its least and greatest values have
+    /// the same slot and no threshold lies above its least value within it (the categories
+    /// and bins are runs of the key order, and zero is the least value of its prefix).
+    private func uniformSlots() -> [UInt16] {
+        guard !below.isEmpty, thresholds.count + 5 < Int(UInt16.max) else { return [] }
+        var out = [UInt16](repeating: .max, count: 1 << 16)
+        for prefix in 0..<(1 << 16) {
+            let first = FloatKey.value(of: UInt32(prefix) << 16), last = FloatKey.value(of: UInt32(prefix) << 16 | 0xFFFF)
+            let next = prefix + 1 < (1 << 16) ? Int(below[prefix + 1]) : thresholds.count
+            let s = slot(first)
+            if s == slot(last) && Int(below[prefix]) == next { out[prefix] = UInt16(s) }
+        }
+        return out
+    }
+
+    /// Counts the slots of R, G, B and Y (four runs of `slots` counters from `counts`),
+    /// by the prefix table where the prefix decides a slot. Call `withCounter`.
+    struct Counter {
+        let table: EdgeTable
+        let prefixSlots: UnsafePointer<UInt16>?
+        let counts: UnsafeMutablePointer<Int>
+        let slots: Int
+
+        @inline(__always) func add(_ v: SIMD4<Float>) {
+            add(v.x, 0)
+            add(v.y, slots)
+            add(v.z, 2 * slots)
+            add(v.w, 3 * slots)
+        }
+
+        @inline(__always) private func add(_ v: Float, _ base: Int) {
+            if let prefixSlots {
+                let s = prefixSlots[Int(truncatingIfNeeded: FloatKey.of(v) >> 16)]
+                if s != .max {
+                    counts[base &+ Int(truncatingIfNeeded: s)] &+= 1
+                    return
+                }
+            }
+            counts[base &+ table.slot(v)] &+= 1
+        }
+    }
+
+    /// Runs `body` with a `Counter` into `counts` (4 × `slots` counters).
+    func withCounter<R>(counts: UnsafeMutablePointer<Int>, slots: Int, _ body: (Counter) -> R) -> R {
+        prefixSlots.withUnsafeBufferPointer { p in
+            body(Counter(table: self, prefixSlots: p.isEmpty ? nil : p.baseAddress, counts: counts, slots: slots))
+        }
     }
 
     /// `below` for `thresholds` (ascending): one sweep over the prefixes (empty when there

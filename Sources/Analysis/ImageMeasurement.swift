@@ -122,6 +122,8 @@ struct RegionPlan: Sendable {
     let histogram: HistogramOptions?
     let gains: [Float]?
     let weighted: Bool
+    /// Histogram bins the first pass can count (given range, or automatic log2), else nil.
+    let earlyHistogram: EarlyHistogram?
 
     init(_ r: RegionRequest) {
         name = r.name
@@ -132,6 +134,7 @@ struct RegionPlan: Sendable {
         histogram = r.histogram
         gains = r.pixelGains
         weighted = r.selection.weights != nil || r.pixelGains != nil
+        earlyHistogram = r.histogram.flatMap(EarlyHistogram.init)
     }
 
     var automaticLog: Bool { histogram.map { $0.range == nil && $0.scale == .log2 } ?? false }
@@ -225,24 +228,33 @@ struct RegionPlan: Sendable {
         let weights = selection.weights, automatic = automaticLog
         var low = UInt64.max, high = UInt64(0), maximum = a.maximum
         var pixels = 0, clipped = 0, positive = 0
-        forEachRow(patch) { p, mask, index, n in
-            for x in 0..<n {
-                if let weights, !(weights[index + x] > 0) { continue }
-                pixels += 1
-                if let mask, mask[x] != 0 {
-                    clipped += 1
-                    continue
+        func scan(_ counter: EdgeTable.Counter?) {
+            forEachRow(patch) { p, mask, index, n in
+                for x in 0..<n {
+                    if let weights, !(weights[index + x] > 0) { continue }
+                    pixels += 1
+                    if let mask, mask[x] != 0 {
+                        clipped += 1
+                        continue
+                    }
+                    let rgb = SIMD3(p[3 * x], p[3 * x + 1], p[3 * x + 2])
+                    let y = luminance.float(rgb)
+                    let v = SIMD4(rgb, y)
+                    maximum = max(maximum, v.max())
+                    counter?.add(v)
+                    guard automatic, y > 0 else { continue }
+                    positive += 1
+                    a.keys.add(FloatKey.of(y))
+                    let key = OrderKey.of(Double(y))
+                    low = min(low, key)
+                    high = max(high, key)
                 }
-                let rgb = SIMD3(p[3 * x], p[3 * x + 1], p[3 * x + 2])
-                let y = luminance.float(rgb)
-                maximum = max(maximum, SIMD4(rgb, y).max())
-                guard automatic, y > 0 else { continue }
-                positive += 1
-                a.keys.add(FloatKey.of(y))
-                let key = OrderKey.of(Double(y))
-                low = min(low, key)
-                high = max(high, key)
             }
+        }
+        if let early = earlyHistogram {
+            early.table.withCounter(counts: a.slots.baseAddress!, slots: early.slotCount, scan)
+        } else {
+            scan(nil)
         }
         if positive > 0 { a.keys.note(minimum: low, maximum: high) }
         a.pixels += pixels
@@ -321,6 +333,15 @@ final class HistogramFirst: @unchecked Sendable {
     var maximum = -Float.infinity
     /// The positive luminances (automatic log2 range: its lower end is the 0.1th percentile's octave).
     let keys = ExactSelector.FirstPass(weighted: false)
+    /// Per quantity, the slots (`EdgeTable.slot`) of the plan's `EarlyHistogram`; empty without one.
+    let slots: UnsafeMutableBufferPointer<Int>
+
+    init(_ early: EarlyHistogram?) {
+        slots = .allocate(capacity: 4 * (early?.slotCount ?? 0))
+        slots.initialize(repeating: 0)
+    }
+
+    deinit { slots.deallocate() }
 
     func merge(_ other: HistogramFirst) {
         pixels += other.pixels
@@ -328,6 +349,67 @@ final class HistogramFirst: @unchecked Sendable {
         positive += other.positive
         maximum = max(maximum, other.maximum)
         keys.merge(other.keys)
+        for i in slots.indices { slots[i] += other.slots[i] }
+    }
+}
+
+/// Histogram bins counted in the first pass, so that a histogram needs no second pass: the
+/// final bins when the range is given; for an automatic log2 range, bins of the same width
+/// on a lattice from −40 EV (the lowest automatic start) to 130 EV (past every `Float`), of
+/// which the final bins are a run once the range is known (`counts`).
+struct EarlyHistogram: Sendable {
+    let table: EdgeTable
+    /// The lattice's lower end and bins per stop; nil when `table` is the final one.
+    let lattice: (lower: Int, binsPerStop: Int)?
+    var slotCount: Int { table.thresholds.count + 1 + 4 }
+
+    static let latticeRange = -40...130
+
+    init?(_ options: HistogramOptions) {
+        if let range = options.range {
+            let e = RegionState.histogramEdges(options, range: range)
+            table = e.table
+            lattice = nil
+        } else if options.scale == .log2, (1...64).contains(options.binsPerStop) {
+            let range = Self.latticeRange
+            let e = RegionState.histogramEdges(options, range: Double(range.lowerBound)...Double(range.upperBound))
+            table = e.table
+            lattice = (range.lowerBound, options.binsPerStop)
+        } else {
+            return nil
+        }
+    }
+
+    /// The smallest value of bin `m` of `table`.
+    private func start(_ m: Int) -> Float { m == 0 ? table.lowest : table.thresholds[m - 1] }
+
+    /// The slot totals (`EdgeTable.slot` order, per quantity) of the final bins `final`,
+    /// made from the first pass's `slots`; nil when they cannot be told from them exactly
+    /// and a second pass must count. Lattice bins are taken only where every final bin
+    /// starts at the same `Float` as its lattice bin, no value reaches the lattice bin past
+    /// the last (so none is above, or equal to, the range's upper end), and, when the lattice
+    /// below the range is summed, its first bin is empty (where a NaN would be).
+    func counts(final: (range: ClosedRange<Double>, bins: Int, width: Double, table: EdgeTable), maximum: Float,
+                slots: UnsafeMutableBufferPointer<Int>) -> [Int]? {
+        let finalSlots = final.bins + 4
+        guard let lattice else { return Array(slots) }
+        let first = (Int(final.range.lowerBound) - lattice.lower) * lattice.binsPerStop
+        guard Double(Int(final.range.lowerBound)) == final.range.lowerBound, first >= 0,
+              first + final.bins + 1 <= slotCount - 4,
+              final.table.lowest == start(first),
+              (1..<final.bins).allSatisfy({ final.table.thresholds[$0 - 1] == start(first + $0) }),
+              maximum < start(first + final.bins) else { return nil }
+        var out = [Int](repeating: 0, count: 4 * finalSlots)
+        for q in 0..<4 {
+            let from = q * slotCount, to = q * finalSlots
+            if first > 0 && slots[from + 4] != 0 { return nil }
+            out[to] = slots[from]          // zero
+            out[to + 1] = slots[from + 1]  // negative
+            out[to + 2] = slots[from + 2] + (0..<first).reduce(0) { $0 + slots[from + 4 + $1] }  // below
+            out[to + 3] = slots[from + 3]  // above (none: checked)
+            for j in 0..<final.bins { out[to + 4 + j] = slots[from + 4 + first + j] }
+        }
+        return out
     }
 }
 
@@ -338,12 +420,13 @@ final class PassOne: @unchecked Sendable {
 
     init(_ plans: [RegionPlan]) {
         stats = plans.map { $0.statistics ? StatsFirst(weighted: $0.weighted) : nil }
-        histograms = plans.map { $0.histogram != nil ? HistogramFirst() : nil }
+        histograms = plans.map { $0.histogram != nil ? HistogramFirst($0.earlyHistogram) : nil }
     }
 
+    /// The workers' accumulators added into the first one's (whose storage is already there).
     static func merged(_ all: [PassOne], _ plans: [RegionPlan]) -> PassOne {
-        let out = PassOne(plans)
-        for a in all {
+        guard let out = all.first else { return PassOne(plans) }
+        for a in all.dropFirst() {
             for k in plans.indices {
                 if let s = a.stats[k] { out.stats[k]!.merge(s) }
                 if let h = a.histograms[k] { out.histograms[k]!.merge(h) }
@@ -362,7 +445,7 @@ final class LaterPass: @unchecked Sendable {
 
         init(_ state: RegionState, pass: Int) {
             refinements = state.selectors.contains(where: { !$0.isResolved }) ? state.selectors.map { $0.nextPass() } : nil
-            slots = pass == 2 && state.edges != nil ? [Int](repeating: 0, count: 4 * state.slotCount) : []
+            slots = pass == 2 && state.edges != nil && !state.histogramCounted ? [Int](repeating: 0, count: 4 * state.slotCount) : []
         }
 
         func merge(_ other: Region) {
@@ -376,9 +459,11 @@ final class LaterPass: @unchecked Sendable {
 
     init(_ states: [RegionState], pass: Int) { regions = states.map { Region($0, pass: pass) } }
 
+    /// The workers' accumulators added into the first one's (whose collected values then
+    /// stay where they are; each has room for every value of its groups).
     static func merged(_ all: [LaterPass], _ states: [RegionState], pass: Int) -> LaterPass {
-        let out = LaterPass(states, pass: pass)
-        for a in all { for k in states.indices { out.regions[k].merge(a.regions[k]) } }
+        guard let out = all.first else { return LaterPass(states, pass: pass) }
+        for a in all.dropFirst() { for k in states.indices { out.regions[k].merge(a.regions[k]) } }
         return out
     }
 }
@@ -395,6 +480,8 @@ struct RegionState: Sendable {
     /// The histogram's range, bins and edge table once pass 1 is done.
     var edges: (range: ClosedRange<Double>, bins: Int, width: Double, table: EdgeTable)?
     var slotTotals: [Int] = []
+    /// The histogram's bins were counted in pass 1 (`EarlyHistogram`).
+    var histogramCounted = false
     var slotCount: Int { (edges?.bins ?? 0) + 4 }
 
     init(_ plan: RegionPlan, stats: StatsFirst?, histogram: HistogramFirst?) {
@@ -409,12 +496,19 @@ struct RegionState: Sendable {
             }
             mean = total.sum / total.weight
             selectors = (0..<4).map { q in
-                var s = ExactSelector(targets: plan.fractions.map { $0 * total.weight })
+                var s = ExactSelector(targets: plan.fractions.map { $0 * total.weight }, floatValues: q < 3)
                 s.finishFirstPass(stats.keys[q])
                 return s
             }
         }
-        if let options = plan.histogram, let h = histogram { edges = Self.histogramRange(options, h) }
+        if let options = plan.histogram, let h = histogram {
+            let e = Self.histogramRange(options, h)
+            edges = e
+            if let early = plan.earlyHistogram, let counts = early.counts(final: e, maximum: h.maximum, slots: h.slots) {
+                slotTotals = counts
+                histogramCounted = true
+            }
+        }
     }
 
     /// The range and bins of a histogram: given, or automatic (log2: from the octave of the
@@ -446,6 +540,13 @@ struct RegionState: Sendable {
         } else {
             range = 0...max(1e-12, first.pixels > first.clipped ? Double(first.maximum) : 1)
         }
+        return histogramEdges(options, range: range)
+    }
+
+    /// The bins and edge table of a histogram over `range`.
+    static func histogramEdges(_ options: HistogramOptions, range: ClosedRange<Double>)
+        -> (range: ClosedRange<Double>, bins: Int, width: Double, table: EdgeTable) {
+        var range = range
         if range.upperBound <= range.lowerBound { range = range.lowerBound...(range.lowerBound + 1) }
         let bins = options.scale == .log2
             ? max(1, Int(((range.upperBound - range.lowerBound) * Double(options.binsPerStop)).rounded()))
@@ -455,7 +556,7 @@ struct RegionState: Sendable {
     }
 
     func needsPass(_ pass: Int) -> Bool {
-        if pass == 2 { return first != nil || edges != nil }
+        if pass == 2 { return first != nil || (edges != nil && !histogramCounted) }
         return selectors.contains { !$0.isResolved }
     }
 
@@ -467,16 +568,17 @@ struct RegionState: Sendable {
             let spread = refine(patch, spread: spreadWanted, refinements: a.refinements)
             if spreadWanted { a.spread.append((PatchKey(patch), spread)) }
         }
-        if pass == 2, let edges {
+        if pass == 2, let edges, !histogramCounted {
             let table = edges.table, slots = slotCount, weights = plan.selection.weights, luminance = Luminance()
             a.slots.withUnsafeMutableBufferPointer { c in
-                plan.forEachRow(patch) { p, mask, index, n in
-                    for x in 0..<n {
-                        if let weights, !(weights[index + x] > 0) { continue }
-                        if let mask, mask[x] != 0 { continue }
-                        let rgb = SIMD3(p[3 * x], p[3 * x + 1], p[3 * x + 2])
-                        let v = SIMD4(rgb, luminance.float(rgb))
-                        for q in 0..<4 { c[q * slots + table.slot(v[q])] += 1 }
+                table.withCounter(counts: c.baseAddress!, slots: slots) { counter in
+                    plan.forEachRow(patch) { p, mask, index, n in
+                        for x in 0..<n {
+                            if let weights, !(weights[index + x] > 0) { continue }
+                            if let mask, mask[x] != 0 { continue }
+                            let rgb = SIMD3(p[3 * x], p[3 * x + 1], p[3 * x + 2])
+                            counter.add(SIMD4(rgb, luminance.float(rgb)))
+                        }
                     }
                 }
             }
@@ -519,7 +621,7 @@ struct RegionState: Sendable {
     mutating func finish(_ a: LaterPass.Region, pass: Int) {
         if pass == 2 {
             for (_, s) in a.spread.sorted(by: { $0.0 < $1.0 }) { spread += s }
-            slotTotals = a.slots
+            if !histogramCounted { slotTotals = a.slots }
         }
         if let refinements = a.refinements {
             for q in 0..<4 where !selectors[q].isResolved { selectors[q].finish(refinements[q]) }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Analysis
 import ImageCore
@@ -202,7 +203,7 @@ import TestSupport
                 let x = options.scale == .log2 ? log2(Double(v)) : Double(v)
                 if x < range.lowerBound { b += 1; continue }
                 if x > range.upperBound { a += 1; continue }
-                c[min(bins - 1, Int((x - range.lowerBound) / width))] += 1
+                c[x.isNaN ? 0 : min(bins - 1, Int((x - range.lowerBound) / width))] += 1  // NaN: the first bin
             }
             (h.counts[name], h.below[name], h.above[name], h.zero[name], h.negative[name]) = (c, b, a, z, neg)
         }
@@ -257,6 +258,83 @@ import TestSupport
                 if table.slot(v) != expected { mismatches += 1 }
             }
             #expect(mismatches == 0, "\(table.log ? "log2" : "linear"), \(table.thresholds.count + 1) bins: \(mismatches) values")
+            // The counter's prefix table puts every value in the slot `slot` gives.
+            #expect(!table.prefixSlots.isEmpty)
+            let slots = table.thresholds.count + 5
+            var counts = [Int](repeating: 0, count: 4 * slots), direct = counts
+            counts.withUnsafeMutableBufferPointer { c in
+                table.withCounter(counts: c.baseAddress!, slots: slots) { counter in
+                    for v in values { counter.add(SIMD4(v, -v, v * 0.75, v.nextUp)) }
+                }
+            }
+            for v in values { for (q, u) in [v, -v, v * 0.75, v.nextUp].enumerated() { direct[q * slots + table.slot(u)] += 1 } }
+            #expect(counts == direct, "\(table.log ? "log2" : "linear"), \(table.thresholds.count + 1) bins: the counter")
+        }
+    }
+
+    /// Measures `requests` over `image`, counting the passes over it.
+    static func measureCountingPasses(_ image: SceneLinearImage, _ requests: [RegionRequest]) throws -> ([RegionResult], Int) {
+        let passes = Mutex(0)
+        let scan = ImageScan { prepare, visit in
+            passes.withLock { $0 += 1 }
+            try image.scan.pass(prepare, visit)
+        }
+        let results = try ImageMeasurement.measure(requests, noise: { nil }, scan: scan)
+        return (results, passes.withLock { $0 })
+    }
+
+    /// A log2 histogram (automatic range, or given) is counted in the first pass: bins on a
+    /// lattice of whole stops, of which the automatic range takes a run. One pass, and the
+    /// counts of the definition — also where the lattice cannot be used (a NaN below the
+    /// range) and a second pass counts; a linear automatic range needs the maximum first.
+    @Test func histogramsInOnePass() throws {
+        var image = Self.image("continuous", width: 83, height: 47, seed: 8)
+        var rng = SeededGenerator(seed: 9)
+        for i in stride(from: 0, to: image.pixels.samples.count, by: 5) {
+            let edge = Float(pow(2, Double(Int(rng.next() % 40) - 24) / 4))
+            image.pixels.samples[i] = [edge, edge.nextUp, edge.nextDown, 0][Int(rng.next() % 4)]
+        }
+        let all = PixelSelection.all(width: image.width, height: image.height)
+        let cases: [(HistogramOptions, Int)] = [(HistogramOptions(), 1), (HistogramOptions(binsPerStop: 16), 1),
+                                                (HistogramOptions(binsPerStop: 3), 1), (HistogramOptions(binsPerStop: 2, range: -9 ... 0.5), 1),
+                                                (HistogramOptions(scale: .linear, linearBins: 9), 2)]
+        for (options, passes) in cases {
+            let (results, counted) = try Self.measureCountingPasses(image, [RegionRequest(name: "", selection: all, statistics: false, histogram: options)])
+            #expect(counted == passes, "\(options)")
+            #expect(results[0].histogram == Self.referenceHistogram(image, weights: nil, options: options), "\(options)")
+        }
+        // A NaN counts in the first bin; on the lattice it would be taken for a value below the range.
+        image.pixels.samples[4] = .nan
+        let (results, counted) = try Self.measureCountingPasses(image, [RegionRequest(name: "", selection: all, statistics: false,
+                                                                                      histogram: HistogramOptions())])
+        #expect(counted == 2)
+        #expect(results[0].histogram == Self.referenceHistogram(image, weights: nil, options: HistogramOptions()))
+    }
+
+    /// R, G and B are `Float`s, so a crowded first-pass bin is resolved by a histogram of all
+    /// its 16 open bits in the second pass: statistics take two passes, Y (computed in
+    /// `Double`) collected from crowded bins too, and equal the definition.
+    @Test func floatQuantitiesResolveInOneLaterPass() throws {
+        let (width, height) = (640, 480)
+        var rng = SeededGenerator(seed: 2)
+        var samples = [Float](repeating: 0, count: width * height * 3)
+        for i in 0..<(width * height) {
+            // R among 4096 neighbouring `Float`s of one bin; G, B spread.
+            samples[3 * i] = 0.5 + Float(rng.next() % 4096) * 0x1p-24
+            samples[3 * i + 1] = Float(rng.next() % 100_000) / 100_000
+            samples[3 * i + 2] = 0.25 + Float(rng.next() % 7) * 0x1p-20
+        }
+        let image = SceneLinearImage(pixels: ImageBuffer(width: width, height: height, channels: 3, samples: samples),
+                                     clipMask: [UInt8](repeating: 0, count: width * height), encoding: .linearRec2020,
+                                     exposure: .none, provenance: .synthetic("dense"))
+        let all = PixelSelection.all(width: width, height: height)
+        let (results, passes) = try Self.measureCountingPasses(image, [RegionRequest(name: "", selection: all, percentiles: Self.percentiles)])
+        #expect(passes == 2)
+        let ref = Self.reference(image, weights: [Float](repeating: 1, count: width * height), percentiles: Self.percentiles)
+        let m = try #require(results[0].measurement)
+        for (q, name) in RegionStatistics.quantities.enumerated() {
+            let got = try #require(m.channels[name])
+            #expect(got.median == ref.stats[q].median && got.percentiles == ref.stats[q].percentiles, "\(name)")
         }
     }
 }
