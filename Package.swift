@@ -72,7 +72,7 @@ let package = Package(
         // Simulated captures with known ground-truth radiance.
         .target(name: "CaptureSimulation", dependencies: ["ImageCore", "DNGWriter", "Opcodes"]),
         // Charts (histograms, false-colour EV maps, XY plots) drawn with Cairo and Pango to PNG, SVG and PDF.
-        .target(name: "Plots", dependencies: ["ImageCore", "CCairo"]),
+        .target(name: "Plots", dependencies: ["ImageCore", "CCairo", "CDeflate"]),
         // The engine: one streaming develop for every input and command (and the
         // whole-image path for what it does not cover), export, file inspection.
         .target(
@@ -115,7 +115,7 @@ let package = Package(
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "TestSupport"]),
         .testTarget(name: "OpcodesTests", dependencies: ["Opcodes", "ImageCore", "TestSupport"]),
         .testTarget(name: "SimulationTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Batching", "SimulationCheck", "CaptureSimulation", "Analysis", "DNGWriter", "TestSupport"]),
-        .testTarget(name: "PlotsTests", dependencies: ["Plots", "TestSupport"]),
+        .testTarget(name: "PlotsTests", dependencies: ["Plots", "TestSupport", "CCairo"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Batching", "SimulationCheck", "CaptureSimulation", "TestSupport"]),
     ]
 )

@@ -357,6 +357,7 @@ public struct ExactSelector: Sendable {
                 // Every weight one: the key of the first rank whose cumulative weight
                 // reaches the target, selected without sorting.
                 var values = pass.unitKeys[g]
+                pass.unitKeys[g] = []  // `values` the only reference: selection reorders it in place
                 for t in group.targets {
                     var rank = max(0, Int((targets[t] - Double(group.before) * 0x1p-32).rounded(.up)) - 1)
                     while rank > 0 && Self.reached(group.before &+ UInt64(rank) * FixedWeight.one, targets[t]) { rank -= 1 }

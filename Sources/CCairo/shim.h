@@ -1,6 +1,6 @@
 #ifndef SCENELINEAR_CCAIRO_SHIM_H
 #define SCENELINEAR_CCAIRO_SHIM_H
-// Cairo 1.16 (PNG, SVG and PDF surfaces) and Pango 1.50 (text layout) from Debian
+// Cairo 1.16 (image, SVG and PDF surfaces) and Pango 1.50 (text layout) from Debian
 // (libcairo2-dev, libpango1.0-dev). The stream writers collect a surface's output in a
 // growable memory buffer, so Swift never hands a closure to C.
 #include <cairo.h>
@@ -37,10 +37,6 @@ static inline void ccairo_buffer_free(ccairo_buffer *b) {
     free(b->data);
     b->data = NULL;
     b->size = b->capacity = 0;
-}
-
-static inline cairo_status_t ccairo_write_png(cairo_surface_t *surface, ccairo_buffer *b) {
-    return cairo_surface_write_to_png_stream(surface, ccairo_buffer_write, b);
 }
 
 static inline cairo_surface_t *ccairo_svg_surface(ccairo_buffer *b, double width, double height) {

@@ -115,10 +115,9 @@ enum CairoRenderer {
         cairo_destroy(cr)
         if target == .png {
             cairo_surface_flush(surface)
-            _ = ccairo_write_png(surface, &buffer)
-        } else {
-            cairo_surface_finish(surface)
+            return PNGEncoder.encode(surface) ?? []
         }
+        cairo_surface_finish(surface)
         guard buffer.failed == 0, let data = buffer.data else { return [] }
         let bytes = Array(UnsafeBufferPointer(start: data, count: buffer.size))
         return target == .svg ? stableSurfaceIDs(bytes) : bytes
@@ -175,10 +174,7 @@ enum CairoRenderer {
     static func png(rgb: [UInt8], width: Int, height: Int) -> [UInt8] {
         guard let surface = imageSurface(rgb: rgb, width: width, height: height) else { return [] }
         defer { cairo_surface_destroy(surface) }
-        var buffer = ccairo_buffer()
-        defer { ccairo_buffer_free(&buffer) }
-        guard ccairo_write_png(surface, &buffer) == CAIRO_STATUS_SUCCESS, let data = buffer.data else { return [] }
-        return Array(UnsafeBufferPointer(start: data, count: buffer.size))
+        return PNGEncoder.encode(surface) ?? []
     }
 
     /// An RGB24 image surface holding `rgb`.
