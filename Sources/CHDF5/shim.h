@@ -51,6 +51,15 @@ static inline hid_t chdf5_create_float16_le(void) {
     return t;
 }
 
+/// The file address of `object`'s header (relative to the base address), from its basic
+/// information only (no message is decoded); HADDR_UNDEF on failure.
+static inline haddr_t chdf5_object_address(hid_t object) {
+    H5O_info_t info;
+    if (H5Oget_info2(object, &info, H5O_INFO_BASIC) < 0) return HADDR_UNDEF;
+    return info.addr;
+}
+static inline haddr_t chdf5_HADDR_UNDEF(void) { return HADDR_UNDEF; }
+
 /// Silences HDF5's automatic error stack printing; errors are reported through return codes.
 static inline void chdf5_silence_errors(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 #endif

@@ -159,6 +159,8 @@ struct HDF5Session {
     private final class FileSlot: @unchecked Sendable {
         var file: HDF5MappedFile?
         var heap: HDF5GlobalHeap?
+        /// Addresses of the object headers whose attribute messages passed `HDF5ObjectHeader`.
+        var checkedHeaders: Set<UInt64> = []
     }
 
     /// An error for a failed `operation`, with the HDF5 error stack; reads whose stack
@@ -278,6 +280,7 @@ struct HDF5Session {
             return 0
         }
         let context = Unmanaged.passUnretained(names).toOpaque()
+        try checkAttributeMessages(object)
         var index: hsize_t = 0
         if H5Aiterate2(object.id, H5_INDEX_CRT_ORDER, H5_ITER_INC, &index, visitor, context) >= 0 {
             return names.names
@@ -300,6 +303,7 @@ struct HDF5Session {
     /// `.number`/`.numbers`, integers → `.integer`/`.integers`; scalar dataspaces give the
     /// single forms, simple and null dataspaces the array forms. Other classes → nil.
     func attribute(_ object: H5Handle, _ name: String) throws -> MetadataValue? {
+        try checkAttributeMessages(object)
         let attribute = try handle(H5Aopen(object.id, name, chdf5_P_DEFAULT()), "H5Aopen (\(name))", closer: H5Aclose)
         let fileType = try type(H5Aget_type(attribute.id), "H5Aget_type (\(name))")
         let space = try self.space(H5Aget_space(attribute.id), "H5Aget_space (\(name))")
@@ -386,13 +390,39 @@ extension HDF5Session {
     /// The global heap of the file `object` is in (a session reads one file).
     private func globalHeap(_ object: H5Handle) throws -> HDF5GlobalHeap {
         if let known = slot.heap { return known }
+        let (offsetSize, lengthSize) = try addressSizes(object)
+        let opened = HDF5GlobalHeap(file: try mappedFile(object), offsetSize: offsetSize, lengthSize: lengthSize)
+        slot.heap = opened
+        return opened
+    }
+
+    /// The superblock's "size of offsets" and "size of lengths" of the file `object` is in.
+    private func addressSizes(_ object: H5Handle) throws -> (offsets: Int, lengths: Int) {
         let file = try handle(H5Iget_file_id(object.id), "H5Iget_file_id", closer: H5Fclose)
         let creation = try plist(H5Fget_create_plist(file.id), "H5Fget_create_plist")
         var offsetSize = 0, lengthSize = 0
         try check(H5Pget_sizes(creation.id, &offsetSize, &lengthSize), "H5Pget_sizes")
-        let opened = HDF5GlobalHeap(file: try mappedFile(object), offsetSize: offsetSize, lengthSize: lengthSize)
-        slot.heap = opened
-        return opened
+        return (offsetSize, lengthSize)
+    }
+
+    /// Checks `object`'s attribute messages before libhdf5 decodes them (`HDF5ObjectHeader`;
+    /// once per object).
+    /// - Throws: `ExchangeError` `.corruptData` (operation "object header") naming the object,
+    ///   its address and what is out of place.
+    func checkAttributeMessages(_ object: H5Handle) throws {
+        let found = chdf5_object_address(object.id)
+        guard found != chdf5_HADDR_UNDEF() else { throw error("H5Oget_info2") }
+        let address = UInt64(found)
+        if slot.checkedHeaders.contains(address) { return }
+        let file = try mappedFile(object)
+        let (offsetSize, lengthSize) = try addressSizes(object)
+        do {
+            try HDF5ObjectHeader.checkAttributes(file, at: address, offsetSize: offsetSize, lengthSize: lengthSize)
+        } catch {
+            throw ExchangeError(path: path, operation: "object header", message: "\(objectName(object)) at address \(address): \(error)",
+                                category: .corruptData)
+        }
+        slot.checkedHeaders.insert(address)
     }
 
     /// The file `object` is in, mapped, with its base address (the user block's size:

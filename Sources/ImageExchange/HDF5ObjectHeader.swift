@@ -1,0 +1,103 @@
+import Foundation
+
+/// The attribute messages of an HDF5 object header, checked by this module before libhdf5
+/// decodes them.
+///
+/// The earliest file format (h5py's default, `libver="earliest"`) writes version-1 object
+/// headers, which carry no checksum. libhdf5 1.10.8 decodes a compact attribute by copying
+/// its name with `strdup` before it compares the name's length with the stored one, so a
+/// name without its terminating NUL is read past the end of the header (a heap-buffer
+/// overflow under AddressSanitizer, `H5MM_strdup` called from `H5A__compact_build_table`).
+/// So before the reader lists or opens an object's attributes, it walks that object's
+/// header itself (HDF5 file format specification, "Version 1 Data Object Header Prefix"):
+/// the 16-byte prefix — version 1, a reserved byte, the number of messages (2 bytes), the
+/// reference count (4) and the size of the first chunk (4), padded to 8 — then messages of
+/// type (2), size (2), flags (1) and 3 reserved bytes before their data, with continuation
+/// messages (type 0x10: an address and a length) naming further chunks. Every message must
+/// lie inside its chunk, every chunk inside the file, and every attribute message (type
+/// 0x0C, unless shared) must hold its name, NUL-terminated, inside the message: version 1
+/// and 2 after an 8-byte header (version, reserved or flags, name size, datatype size,
+/// dataspace size), version 3 after 9 (and the name's encoding). A version-2 header starts
+/// with `OHDR` and ends with a checksum, which libhdf5 verifies before it decodes anything:
+/// it is left to the library.
+enum HDF5ObjectHeader {
+    struct Damage: Error, Equatable, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// Most chunks one header may have (each continuation message names one).
+    static let chunkLimit = 4096
+
+    /// Checks the header at `address` of `file` whose addresses take `offsetSize` bytes
+    /// and lengths `lengthSize`.
+    /// - Throws: `Damage` saying what is out of place.
+    static func checkAttributes(_ file: HDF5MappedFile, at address: UInt64, offsetSize: Int, lengthSize: Int) throws(Damage) {
+        let bytes = file.bytes
+        guard let start = file.offset(of: address, count: 16) else {
+            throw Damage("the header runs past the end of the file (\(bytes.count) bytes)")
+        }
+        if bytes[start] == 0x4F, bytes[start + 1] == 0x48, bytes[start + 2] == 0x44, bytes[start + 3] == 0x52 { return }  // "OHDR"
+        guard bytes[start] == 1 else { throw Damage("object header version \(bytes[start])") }
+        let firstSize = UInt64(unsigned(bytes, at: start + 8, size: 4))
+        var chunks = [(address: address + 16, length: firstSize)]
+        var seen: Set<UInt64> = [address + 16]
+        var next = 0
+        while next < chunks.count {
+            let chunk = chunks[next]
+            next += 1
+            guard let from = file.offset(of: chunk.address, count: chunk.length) else {
+                throw Damage("a chunk of \(chunk.length) bytes at address \(chunk.address) runs past the end of the file (\(bytes.count) bytes)")
+            }
+            let end = from + Int(chunk.length)
+            var p = from
+            while p + 8 <= end {
+                let type = unsigned(bytes, at: p, size: 2), size = unsigned(bytes, at: p + 2, size: 2), flags = bytes[p + 4]
+                let data = p + 8
+                guard data + size <= end else {
+                    throw Damage("message \(describe(type)) of \(size) bytes at address \(chunk.address + UInt64(p - from)) runs past its chunk")
+                }
+                if type == 0x10 {
+                    guard size >= offsetSize + lengthSize,
+                          let target = HDF5GlobalHeap.unsigned(bytes, at: data, size: offsetSize),
+                          let length = HDF5GlobalHeap.unsigned(bytes, at: data + offsetSize, size: lengthSize) else {
+                        throw Damage("a continuation message of \(size) bytes that names no chunk")
+                    }
+                    guard seen.insert(target).inserted else { throw Damage("a continuation to address \(target) seen before") }
+                    guard chunks.count < chunkLimit else { throw Damage("more than \(chunkLimit) chunks") }
+                    chunks.append((target, length))
+                } else if type == 0x0C && flags & 0x02 == 0 {
+                    try checkAttribute(bytes, at: data, size: size)
+                }
+                p = data + size
+            }
+        }
+    }
+
+    /// An attribute message of `size` bytes at `at`: its name inside it, ending in NUL.
+    static func checkAttribute(_ bytes: UnsafeRawBufferPointer, at data: Int, size: Int) throws(Damage) {
+        guard size >= 8 else { throw Damage("an attribute message of \(size) bytes") }
+        let version = bytes[data]
+        let nameAt: Int
+        switch version {
+        case 1, 2: nameAt = 8
+        case 3: nameAt = 9
+        default: throw Damage("attribute message version \(version)")
+        }
+        let nameSize = unsigned(bytes, at: data + 2, size: 2)
+        guard nameSize >= 1, nameAt + nameSize <= size else {
+            throw Damage("an attribute name of \(nameSize) bytes in a message of \(size)")
+        }
+        guard bytes[data + nameAt + nameSize - 1] == 0 else {
+            let shown = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(data + nameAt)..<(data + nameAt + min(nameSize, 40))]), as: UTF8.self)
+            throw Damage("the attribute name \"\(shown)\" (\(nameSize) bytes) does not end in NUL")
+        }
+    }
+
+    private static func describe(_ type: Int) -> String { String(format: "0x%04X", type) }
+
+    /// The little-endian unsigned integer of `size` (≤ 4) bytes at `offset`.
+    private static func unsigned(_ bytes: UnsafeRawBufferPointer, at offset: Int, size: Int) -> Int {
+        (0..<size).reduce(0) { $0 | Int(bytes[offset + $1]) << (8 * $1) }
+    }
+}
