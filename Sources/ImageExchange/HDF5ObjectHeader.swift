@@ -15,9 +15,10 @@ import Foundation
 /// type (2), size (2), flags (1) and 3 reserved bytes before their data, with continuation
 /// messages (type 0x10: an address and a length) naming further chunks. Every message must
 /// lie inside its chunk, every chunk inside the file, and every attribute message (type
-/// 0x0C, unless shared) must hold its name, NUL-terminated, inside the message: version 1
-/// and 2 after an 8-byte header (version, reserved or flags, name size, datatype size,
-/// dataspace size), version 3 after 9 (and the name's encoding). A version-2 header starts
+/// 0x0C, unless shared) must hold its name, NUL-terminated, then its datatype, dataspace and
+/// data inside the message: version 1 and 2 after an 8-byte header (version, reserved or
+/// flags, name size, datatype size, dataspace size), version 3 after 9 (and the name's
+/// encoding); version 1 pads each part to 8 bytes (`checkAttribute`). A version-2 header starts
 /// with `OHDR` and ends with a checksum, which libhdf5 verifies before it decodes anything:
 /// it is left to the library.
 enum HDF5ObjectHeader {
@@ -67,15 +68,20 @@ enum HDF5ObjectHeader {
                     guard chunks.count < chunkLimit else { throw Damage("more than \(chunkLimit) chunks") }
                     chunks.append((target, length))
                 } else if type == 0x0C && flags & 0x02 == 0 {
-                    try checkAttribute(bytes, at: data, size: size)
+                    try checkAttribute(bytes, at: data, size: size, offsetSize: offsetSize, lengthSize: lengthSize)
                 }
                 p = data + size
             }
         }
     }
 
-    /// An attribute message of `size` bytes at `at`: its name inside it, ending in NUL.
-    static func checkAttribute(_ bytes: UnsafeRawBufferPointer, at data: Int, size: Int) throws(Damage) {
+    /// An attribute message of `size` bytes at `data`: its name inside it, ending in NUL; its
+    /// datatype and dataspace inside it after the name; and its data — as many elements as the
+    /// dataspace has points, of the datatype's size (a variable-length element as stored: a
+    /// length, an address and an index) — inside it after those. libhdf5 copies each part by
+    /// the sizes the message states.
+    static func checkAttribute(_ bytes: UnsafeRawBufferPointer, at data: Int, size: Int, offsetSize: Int = 8,
+                               lengthSize: Int = 8) throws(Damage) {
         guard size >= 8 else { throw Damage("an attribute message of \(size) bytes") }
         let version = bytes[data]
         let nameAt: Int
@@ -92,6 +98,56 @@ enum HDF5ObjectHeader {
             let shown = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(data + nameAt)..<(data + nameAt + min(nameSize, 40))]), as: UTF8.self)
             throw Damage("the attribute name \"\(shown)\" (\(nameSize) bytes) does not end in NUL")
         }
+        let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(data + nameAt)..<(data + nameAt + nameSize - 1)]), as: UTF8.self)
+        // Version 1 pads the name, the datatype and the dataspace to multiples of 8.
+        func part(_ n: Int) -> Int { version == 1 ? (n + 7) & ~7 : n }
+        let typeSize = unsigned(bytes, at: data + 4, size: 2), spaceSize = unsigned(bytes, at: data + 6, size: 2)
+        let typeAt = nameAt + part(nameSize), spaceAt = typeAt + part(typeSize), valuesAt = spaceAt + part(spaceSize)
+        guard typeSize >= 8, spaceSize >= 8, valuesAt <= size else {
+            throw Damage("attribute \(name): a datatype of \(typeSize) and a dataspace of \(spaceSize) bytes after the name do not fit in a message of \(size)")
+        }
+        let typeClass = Int(bytes[data + typeAt] & 0x0F)
+        var element = unsigned(bytes, at: data + typeAt + 4, size: 4)
+        if typeClass == 9 { element = max(element, 4 + offsetSize + 4) }
+        let points = try Self.points(bytes, at: data + spaceAt, size: spaceSize, lengthSize: lengthSize, attribute: name)
+        let (needed, overflow) = points.multipliedReportingOverflow(by: UInt64(element))
+        guard !overflow, needed <= UInt64(size - valuesAt) else {
+            throw Damage("attribute \(name): \(points) elements of \(element) bytes do not fit in the \(size - valuesAt) bytes after its dataspace")
+        }
+    }
+
+    /// The number of points of the dataspace message of `size` bytes at `at` (version 1:
+    /// rank 0 is a scalar; version 2: its type, scalar, simple or null).
+    static func points(_ bytes: UnsafeRawBufferPointer, at: Int, size: Int, lengthSize: Int, attribute: String) throws(Damage) -> UInt64 {
+        let version = bytes[at], rank = Int(bytes[at + 1])
+        let dimensionsAt: Int
+        switch version {
+        case 1:
+            if rank == 0 { return 1 }
+            dimensionsAt = 8
+        case 2:
+            switch bytes[at + 3] {
+            case 0: return 1
+            case 1: dimensionsAt = 4
+            case 2: return 0
+            default: throw Damage("attribute \(attribute): dataspace type \(bytes[at + 3])")
+            }
+        default:
+            throw Damage("attribute \(attribute): dataspace version \(version)")
+        }
+        guard rank <= 32, dimensionsAt + rank * lengthSize <= size else {
+            throw Damage("attribute \(attribute): a dataspace of rank \(rank) in \(size) bytes")
+        }
+        var points: UInt64 = 1
+        for d in 0..<rank {
+            guard let extent = HDF5GlobalHeap.unsigned(bytes, at: at + dimensionsAt + d * lengthSize, size: lengthSize) else {
+                throw Damage("attribute \(attribute): a dimension beyond 64 bits")
+            }
+            let (product, overflow) = points.multipliedReportingOverflow(by: extent)
+            guard !overflow else { throw Damage("attribute \(attribute): more than 2⁶⁴ points") }
+            points = product
+        }
+        return points
     }
 
     private static func describe(_ type: Int) -> String { String(format: "0x%04X", type) }

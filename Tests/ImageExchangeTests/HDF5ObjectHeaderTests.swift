@@ -24,14 +24,19 @@ struct HDF5ObjectHeaderTests {
         return [UInt8(type & 0xFF), UInt8(type >> 8), UInt8(padded.count & 0xFF), UInt8(padded.count >> 8), flags, 0, 0, 0] + padded
     }
 
-    /// An attribute message's data of `version` named `name` (`terminated`: with its NUL).
-    static func attribute(_ name: String, version: UInt8 = 1, terminated: Bool = true) -> [UInt8] {
+    /// An attribute message's data of `version` named `name` (`terminated`: with its NUL):
+    /// a 4-byte integer type, a dataspace of `points` points (scalar when nil; version 1 with
+    /// 8-byte extents) and the data, 4 bytes per point (or `dataBytes`).
+    static func attribute(_ name: String, version: UInt8 = 1, terminated: Bool = true, points: UInt64? = nil,
+                          dataBytes: Int? = nil) -> [UInt8] {
         let bytes = Array(name.utf8) + (terminated ? [0] : [])
-        let size = UInt8(bytes.count)
-        var head: [UInt8] = [version, 0, size, 0, 8, 0, 8, 0]
+        let type: [UInt8] = [0x10, 0, 0, 0, 4, 0, 0, 0]
+        var space: [UInt8] = [1, points == nil ? 0 : 1, 0, 0, 0, 0, 0, 0]
+        if let points { space += (0..<8).map { UInt8(truncatingIfNeeded: points >> (8 * UInt64($0))) } }
+        var head: [UInt8] = [version, 0, UInt8(bytes.count), 0, UInt8(type.count), 0, UInt8(space.count), 0]
         if version == 3 { head.append(0) }
         let namePart = version == 1 ? bytes + [UInt8](repeating: 0x41, count: (8 - bytes.count % 8) % 8) : bytes
-        return head + namePart + [UInt8](repeating: 0x41, count: 16)
+        return head + namePart + type + space + [UInt8](repeating: 0x41, count: dataBytes ?? 4 * Int(points ?? 1))
     }
 
     static func continuation(to address: UInt64, length: UInt64) -> [UInt8] {
@@ -61,10 +66,10 @@ struct HDF5ObjectHeaderTests {
     /// the file, a continuation loop, another header version fail, naming what is wrong; a
     /// version-2 header (`OHDR`, checksummed) and shared attributes are left to libhdf5.
     @Test func rules() throws {
-        let second = Self.message(0x0C, Self.attribute("colour", version: 3))
-        let first = Self.message(0x0C, Self.attribute("format")) + Self.continuation(to: 16 + 104, length: UInt64(second.count))
+        let second = Self.message(0x0C, Self.attribute("colour", version: 3, points: 3))
+        let first = Self.message(0x0C, Self.attribute("format")) + Self.continuation(to: 16 + 112, length: UInt64(second.count))
             + Self.message(0x0C, Self.attribute("v2", version: 2))
-        #expect(first.count == 104)
+        #expect(first.count == 112)
         #expect(try Self.check(Self.header(first, count: 4, tail: second)) == nil)
 
         let unterminated = Self.message(0x0C, Self.attribute("formatX", terminated: false))
@@ -86,7 +91,15 @@ struct HDF5ObjectHeaderTests {
         #expect(try Self.check(Array("OHDR".utf8) + [UInt8](repeating: 0xFF, count: 60)) == nil)
         var nameSize = Self.message(0x0C, Self.attribute("format"))
         nameSize[8 + 2] = 200
-        #expect(try Self.check(Self.header(nameSize, count: 1)) == HDF5ObjectHeader.Damage("an attribute name of 200 bytes in a message of 32"))
+        #expect(try Self.check(Self.header(nameSize, count: 1)) == HDF5ObjectHeader.Damage("an attribute name of 200 bytes in a message of 40"))
+        var spaceSize = Self.message(0x0C, Self.attribute("format"))
+        spaceSize[8 + 6] = 200
+        #expect(try Self.check(Self.header(spaceSize, count: 1)) == HDF5ObjectHeader.Damage(
+            "attribute format: a datatype of 8 and a dataspace of 200 bytes after the name do not fit in a message of 40"))
+        #expect(try Self.check(Self.header(Self.message(0x0C, Self.attribute("format", points: 100, dataBytes: 8)), count: 1))
+                == HDF5ObjectHeader.Damage("attribute format: 100 elements of 4 bytes do not fit in the 8 bytes after its dataspace"))
+        #expect(try Self.check(Self.header(Self.message(0x0C, Self.attribute("format", points: 1 << 62, dataBytes: 8)), count: 1))
+                == HDF5ObjectHeader.Damage("attribute format: 4611686018427387904 elements of 4 bytes do not fit in the 8 bytes after its dataspace"))
     }
 
     /// Files of the layout in h5py's default (earliest) format, plainly and after a 512-byte
