@@ -77,9 +77,9 @@ enum HDF5ObjectHeader {
 
     /// An attribute message of `size` bytes at `data`: its name inside it, ending in NUL; its
     /// datatype and dataspace inside it after the name; and its data — as many elements as the
-    /// dataspace has points, of the datatype's size (a variable-length element as stored: a
-    /// length, an address and an index) — inside it after those. libhdf5 copies each part by
-    /// the sizes the message states.
+    /// dataspace has points, of the datatype's size — inside it after those; a variable-length
+    /// datatype's size must be that of its stored element (a length, an address and an index).
+    /// libhdf5 copies each part by the sizes the message states.
     static func checkAttribute(_ bytes: UnsafeRawBufferPointer, at data: Int, size: Int, offsetSize: Int = 8,
                                lengthSize: Int = 8) throws(Damage) {
         guard size >= 8 else { throw Damage("an attribute message of \(size) bytes") }
@@ -107,8 +107,12 @@ enum HDF5ObjectHeader {
             throw Damage("attribute \(name): a datatype of \(typeSize) and a dataspace of \(spaceSize) bytes after the name do not fit in a message of \(size)")
         }
         let typeClass = Int(bytes[data + typeAt] & 0x0F)
-        var element = unsigned(bytes, at: data + typeAt + 4, size: 4)
-        if typeClass == 9 { element = max(element, 4 + offsetSize + 4) }
+        let element = unsigned(bytes, at: data + typeAt + 4, size: 4)
+        // A variable-length element is stored as a length, an address and an index; libhdf5
+        // allocates by the stated size but reads that many bytes.
+        guard typeClass != 9 || element == 4 + offsetSize + 4 else {
+            throw Damage("attribute \(name): a variable-length datatype of \(element) bytes (this file's take \(4 + offsetSize + 4))")
+        }
         let points = try Self.points(bytes, at: data + spaceAt, size: spaceSize, lengthSize: lengthSize, attribute: name)
         let (needed, overflow) = points.multipliedReportingOverflow(by: UInt64(element))
         guard !overflow, needed <= UInt64(size - valuesAt) else {

@@ -98,6 +98,11 @@ struct HDF5ObjectHeaderTests {
             "attribute format: a datatype of 8 and a dataspace of 200 bytes after the name do not fit in a message of 40"))
         #expect(try Self.check(Self.header(Self.message(0x0C, Self.attribute("format", points: 100, dataBytes: 8)), count: 1))
                 == HDF5ObjectHeader.Damage("attribute format: 100 elements of 4 bytes do not fit in the 8 bytes after its dataspace"))
+        var vlen = Self.message(0x0C, Self.attribute("format"))
+        vlen[8 + 16] = 0x19  // variable-length, version 1
+        vlen[8 + 16 + 4] = 15
+        #expect(try Self.check(Self.header(vlen, count: 1))
+                == HDF5ObjectHeader.Damage("attribute format: a variable-length datatype of 15 bytes (this file's take 16)"))
         #expect(try Self.check(Self.header(Self.message(0x0C, Self.attribute("format", points: 1 << 62, dataBytes: 8)), count: 1))
                 == HDF5ObjectHeader.Damage("attribute format: 4611686018427387904 elements of 4 bytes do not fit in the 8 bytes after its dataspace"))
     }
