@@ -58,6 +58,12 @@ static inline haddr_t chdf5_object_address(hid_t object) {
     if (H5Oget_info2(object, &info, H5O_INFO_BASIC) < 0) return HADDR_UNDEF;
     return info.addr;
 }
+/// The same for the object `name` names from `loc`.
+static inline haddr_t chdf5_object_address_by_name(hid_t loc, const char *name) {
+    H5O_info_t info;
+    if (H5Oget_info_by_name2(loc, name, &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0) return HADDR_UNDEF;
+    return info.addr;
+}
 static inline haddr_t chdf5_HADDR_UNDEF(void) { return HADDR_UNDEF; }
 
 /// Silences HDF5's automatic error stack printing; errors are reported through return codes.

@@ -207,6 +207,7 @@ public enum HDF5File {
         try HDF5Library.withLock {
             let session = HDF5Session(path: path, writing: false)
             let file = try open(path, session)
+            try session.checkHeader(of: object, from: file)
             let target = try session.handle(H5Oopen(file.id, object, chdf5_P_DEFAULT()), "H5Oopen (\(object))",
                                             closer: H5Oclose)
             return Dictionary(try session.attributes(target), uniquingKeysWith: { first, _ in first })
@@ -583,6 +584,7 @@ private struct HDF5Reader {
         guard exists("image") else {
             throw ExchangeError(path: s.path, operation: "H5Lexists", message: "no /image dataset", category: .corruptData)
         }
+        try s.checkHeader(of: "image", from: file)
         let dataset = try s.handle(H5Dopen2(file.id, "image", chdf5_P_DEFAULT()), "H5Dopen2 (/image)", closer: H5Dclose)
         let (height, width) = try shape(dataset, channels: 3, name: "/image")
         // Float RGB (or as stored), the clip mask, and a few mask layers' worth.
@@ -592,6 +594,7 @@ private struct HDF5Reader {
 
         var mask: [UInt8]?
         if exists("clip_mask") {
+            try s.checkHeader(of: "clip_mask", from: file)
             let maskSet = try s.handle(H5Dopen2(file.id, "clip_mask", chdf5_P_DEFAULT()), "H5Dopen2 (/clip_mask)",
                                        closer: H5Dclose)
             let (mh, mw) = try shape(maskSet, channels: nil, name: "/clip_mask")
@@ -670,6 +673,7 @@ private struct HDF5Reader {
         let f16 = try s.type(chdf5_create_float16_le(), "H5Tcopy (float16)")
         return try names.map { name in
             let path = "/masks/\(name)"
+            try s.checkHeader(of: name, from: group)
             let dataset = try s.handle(H5Dopen2(group.id, name, chdf5_P_DEFAULT()), "H5Dopen2 (\(path))", closer: H5Dclose)
             let (h, w) = try shape(dataset, channels: nil, name: path)
             guard h == height, w == width else {

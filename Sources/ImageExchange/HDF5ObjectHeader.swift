@@ -33,7 +33,7 @@ enum HDF5ObjectHeader {
     /// Checks the header at `address` of `file` whose addresses take `offsetSize` bytes
     /// and lengths `lengthSize`.
     /// - Throws: `Damage` saying what is out of place.
-    static func checkAttributes(_ file: HDF5MappedFile, at address: UInt64, offsetSize: Int, lengthSize: Int) throws(Damage) {
+    static func check(_ file: HDF5MappedFile, at address: UInt64, offsetSize: Int, lengthSize: Int) throws(Damage) {
         let bytes = file.bytes
         guard let start = file.offset(of: address, count: 16) else {
             throw Damage("the header runs past the end of the file (\(bytes.count) bytes)")
@@ -67,8 +67,14 @@ enum HDF5ObjectHeader {
                     guard seen.insert(target).inserted else { throw Damage("a continuation to address \(target) seen before") }
                     guard chunks.count < chunkLimit else { throw Damage("more than \(chunkLimit) chunks") }
                     chunks.append((target, length))
-                } else if type == 0x0C && flags & 0x02 == 0 {
-                    try checkAttribute(bytes, at: data, size: size, offsetSize: offsetSize, lengthSize: lengthSize)
+                } else if flags & 0x02 == 0 {
+                    // (A shared message holds a reference to the message elsewhere.)
+                    switch type {
+                    case 0x03: _ = try checkDatatype(bytes, at: data, end: data + size, depth: 0, context: "the datatype")
+                    case 0x0B: try checkFilterPipeline(bytes, at: data, size: size)
+                    case 0x0C: try checkAttribute(bytes, at: data, size: size, offsetSize: offsetSize, lengthSize: lengthSize)
+                    default: break
+                    }
                 }
                 p = data + size
             }
@@ -106,6 +112,7 @@ enum HDF5ObjectHeader {
         guard typeSize >= 8, spaceSize >= 8, valuesAt <= size else {
             throw Damage("attribute \(name): a datatype of \(typeSize) and a dataspace of \(spaceSize) bytes after the name do not fit in a message of \(size)")
         }
+        _ = try checkDatatype(bytes, at: data + typeAt, end: data + size, depth: 0, context: "attribute \(name)")
         let typeClass = Int(bytes[data + typeAt] & 0x0F)
         let element = unsigned(bytes, at: data + typeAt + 4, size: 4)
         // A variable-length element is stored as a length, an address and an index; libhdf5
@@ -117,6 +124,107 @@ enum HDF5ObjectHeader {
         let (needed, overflow) = points.multipliedReportingOverflow(by: UInt64(element))
         guard !overflow, needed <= UInt64(size - valuesAt) else {
             throw Damage("attribute \(name): \(points) elements of \(element) bytes do not fit in the \(size - valuesAt) bytes after its dataspace")
+        }
+    }
+
+    /// A datatype (HDF5 file format specification, "Datatype Message") from `at`, as libhdf5
+    /// decodes it, with every part before `end`: the names of compound members and enumeration
+    /// values end in NUL before `end` (libhdf5 copies them with `strdup`, then steps past each
+    /// — padded to 8 bytes before version 3), an opaque tag, array dimensions and enumeration
+    /// values lie before `end`, and member, base and parent types are checked the same way.
+    /// Returns where the datatype ends.
+    static func checkDatatype(_ bytes: UnsafeRawBufferPointer, at start: Int, end: Int, depth: Int, context: String) throws(Damage) -> Int {
+        guard depth < 32 else { throw Damage("\(context): datatypes nested more than 32 deep") }
+        guard start + 8 <= end else { throw Damage("\(context): a datatype past the end of its message") }
+        let version = Int(bytes[start] >> 4), typeClass = Int(bytes[start] & 0x0F)
+        let bits = unsigned(bytes, at: start + 1, size: 3), size = unsigned(bytes, at: start + 4, size: 4)
+        guard (1...5).contains(version) else { throw Damage("\(context): datatype version \(version)") }
+        var p = start + 8
+        func need(_ n: Int) throws(Damage) {
+            guard n >= 0, p + n <= end else { throw Damage("\(context): a datatype of class \(typeClass) runs past the end of its message") }
+        }
+        func name() throws(Damage) {
+            guard let nul = (p..<end).first(where: { bytes[$0] == 0 }) else {
+                throw Damage("\(context): a member name without its terminating NUL")
+            }
+            let length = nul - p
+            p += version < 3 ? (length + 8) / 8 * 8 : length + 1
+        }
+        switch typeClass {
+        case 0, 4: try need(4); p += 4                   // fixed-point, bitfield: offset, precision
+        case 1: try need(12); p += 12                    // floating point
+        case 2: try need(2); p += 2                      // time
+        case 3, 7: break                                 // string, reference
+        case 5:                                          // opaque: its tag
+            let tag = bits & 0xFF
+            try need(tag)
+            p += tag
+        case 6:                                          // compound
+            let members = bits & 0xFFFF
+            let offsetBytes = version >= 3 ? Swift.max(1, (Int.bitWidth - size.leadingZeroBitCount + 7) / 8) : 4
+            for _ in 0..<members {
+                try name()
+                try need(offsetBytes)
+                p += offsetBytes
+                if version == 1 {
+                    try need(28)  // dimensionality, reserved, permutation, reserved, four dimensions
+                    p += 28
+                }
+                p = try checkDatatype(bytes, at: p, end: end, depth: depth + 1, context: context)
+            }
+        case 8:                                          // enumeration: base type, names, values
+            let members = bits & 0xFFFF
+            p = try checkDatatype(bytes, at: p, end: end, depth: depth + 1, context: context)
+            let baseSize = unsigned(bytes, at: start + 8 + 4, size: 4)
+            for _ in 0..<members { try name() }
+            let (values, overflow) = members.multipliedReportingOverflow(by: baseSize)
+            guard !overflow else { throw Damage("\(context): enumeration values beyond any size") }
+            try need(values)
+            p += values
+        case 9:                                          // variable length: base type
+            p = try checkDatatype(bytes, at: p, end: end, depth: depth + 1, context: context)
+        case 10:                                         // array: dimensions (and permutation before version 3), base type
+            try need(4)
+            let rank = Int(bytes[p])
+            p += version >= 3 ? 1 : 4
+            let dimensionBytes = rank * (version >= 3 ? 4 : 8)
+            try need(dimensionBytes)
+            p += dimensionBytes
+            p = try checkDatatype(bytes, at: p, end: end, depth: depth + 1, context: context)
+        default:
+            throw Damage("\(context): datatype class \(typeClass)")
+        }
+        return p
+    }
+
+    /// A filter pipeline message of `size` bytes at `at`: every filter's name inside it and
+    /// ending in NUL within its stated length (libhdf5 takes the name's `strlen`), its client
+    /// values inside it.
+    static func checkFilterPipeline(_ bytes: UnsafeRawBufferPointer, at data: Int, size: Int) throws(Damage) {
+        guard size >= 2 else { throw Damage("a filter pipeline message of \(size) bytes") }
+        let version = bytes[data], filters = Int(bytes[data + 1])
+        guard version == 1 || version == 2 else { throw Damage("filter pipeline version \(version)") }
+        var p = data + (version == 1 ? 8 : 2)
+        let end = data + size
+        for k in 0..<filters {
+            guard p + 2 <= end else { throw Damage("filter \(k + 1) of \(filters) past the end of the pipeline message") }
+            let id = unsigned(bytes, at: p, size: 2)
+            let named = version == 1 || id >= 256
+            let head = named ? 8 : 6
+            guard p + head <= end else { throw Damage("filter \(k + 1) of \(filters) past the end of the pipeline message") }
+            let nameLength = named ? unsigned(bytes, at: p + 2, size: 2) : 0
+            let values = unsigned(bytes, at: p + head - 2, size: 2)
+            p += head
+            if nameLength > 0 {
+                let padded = version == 1 ? (nameLength + 7) / 8 * 8 : nameLength
+                guard p + padded <= end, (p..<(p + nameLength)).contains(where: { bytes[$0] == 0 }) else {
+                    throw Damage("filter \(k + 1) of \(filters): a name of \(nameLength) bytes without its terminating NUL inside the message")
+                }
+                p += padded
+            }
+            let valueBytes = 4 * values + (version == 1 && values % 2 == 1 ? 4 : 0)
+            guard p + valueBytes <= end else { throw Damage("filter \(k + 1) of \(filters): \(values) values past the end of the pipeline message") }
+            p += valueBytes
         }
     }
 

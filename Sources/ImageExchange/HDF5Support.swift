@@ -280,7 +280,7 @@ struct HDF5Session {
             return 0
         }
         let context = Unmanaged.passUnretained(names).toOpaque()
-        try checkAttributeMessages(object)
+        try checkHeader(of: object)
         var index: hsize_t = 0
         if H5Aiterate2(object.id, H5_INDEX_CRT_ORDER, H5_ITER_INC, &index, visitor, context) >= 0 {
             return names.names
@@ -303,7 +303,7 @@ struct HDF5Session {
     /// `.number`/`.numbers`, integers → `.integer`/`.integers`; scalar dataspaces give the
     /// single forms, simple and null dataspaces the array forms. Other classes → nil.
     func attribute(_ object: H5Handle, _ name: String) throws -> MetadataValue? {
-        try checkAttributeMessages(object)
+        try checkHeader(of: object)
         let attribute = try handle(H5Aopen(object.id, name, chdf5_P_DEFAULT()), "H5Aopen (\(name))", closer: H5Aclose)
         let fileType = try type(H5Aget_type(attribute.id), "H5Aget_type (\(name))")
         let space = try self.space(H5Aget_space(attribute.id), "H5Aget_space (\(name))")
@@ -405,21 +405,32 @@ extension HDF5Session {
         return (offsetSize, lengthSize)
     }
 
-    /// Checks `object`'s attribute messages before libhdf5 decodes them (`HDF5ObjectHeader`;
-    /// once per object).
+    /// Checks the messages of `object`'s header that libhdf5 would decode unsafely
+    /// (`HDF5ObjectHeader`) before it decodes them; once per object.
     /// - Throws: `ExchangeError` `.corruptData` (operation "object header") naming the object,
     ///   its address and what is out of place.
-    func checkAttributeMessages(_ object: H5Handle) throws {
+    func checkHeader(of object: H5Handle) throws {
         let found = chdf5_object_address(object.id)
         guard found != chdf5_HADDR_UNDEF() else { throw error("H5Oget_info2") }
-        let address = UInt64(found)
+        try checkHeader(at: UInt64(found), in: object, named: objectName(object))
+    }
+
+    /// The same for the object `name` names from `location`, before it is opened (opening a
+    /// dataset decodes its datatype and filter pipeline).
+    func checkHeader(of name: String, from location: H5Handle) throws {
+        let found = chdf5_object_address_by_name(location.id, name)
+        guard found != chdf5_HADDR_UNDEF() else { throw error("H5Oget_info_by_name2 (\(name))") }
+        try checkHeader(at: UInt64(found), in: location, named: name)
+    }
+
+    private func checkHeader(at address: UInt64, in object: H5Handle, named name: String) throws {
         if slot.checkedHeaders.contains(address) { return }
         let file = try mappedFile(object)
         let (offsetSize, lengthSize) = try addressSizes(object)
         do {
-            try HDF5ObjectHeader.checkAttributes(file, at: address, offsetSize: offsetSize, lengthSize: lengthSize)
+            try HDF5ObjectHeader.check(file, at: address, offsetSize: offsetSize, lengthSize: lengthSize)
         } catch {
-            throw ExchangeError(path: path, operation: "object header", message: "\(objectName(object)) at address \(address): \(error)",
+            throw ExchangeError(path: path, operation: "object header", message: "\(name) at address \(address): \(error)",
                                 category: .corruptData)
         }
         slot.checkedHeaders.insert(address)

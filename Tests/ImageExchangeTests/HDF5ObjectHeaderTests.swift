@@ -54,7 +54,7 @@ struct HDF5ObjectHeaderTests {
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let file = try HDF5MappedFile(path: path, base: 0)
         do {
-            try HDF5ObjectHeader.checkAttributes(file, at: 0, offsetSize: 8, lengthSize: 8)
+            try HDF5ObjectHeader.check(file, at: 0, offsetSize: 8, lengthSize: 8)
             return nil
         } catch {
             return error
@@ -98,11 +98,26 @@ struct HDF5ObjectHeaderTests {
             "attribute format: a datatype of 8 and a dataspace of 200 bytes after the name do not fit in a message of 40"))
         #expect(try Self.check(Self.header(Self.message(0x0C, Self.attribute("format", points: 100, dataBytes: 8)), count: 1))
                 == HDF5ObjectHeader.Damage("attribute format: 100 elements of 4 bytes do not fit in the 8 bytes after its dataspace"))
-        var vlen = Self.message(0x0C, Self.attribute("format"))
-        vlen[8 + 16] = 0x19  // variable-length, version 1
-        vlen[8 + 16 + 4] = 15
+        // A variable-length string of 15 bytes (stored: 4 + 8 + 4) over unsigned bytes, a scalar.
+        let vlenType: [UInt8] = [0x19, 1, 0, 0, 15, 0, 0, 0] + [0x10, 0, 0, 0, 1, 0, 0, 0, 0, 0, 8, 0]
+        let vlenData: [UInt8] = [1, 0, 7, 0, 20, 0, 8, 0] + Array("format\0".utf8) + [0] + vlenType + [0, 0, 0, 0]
+            + [1, 0, 0, 0, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 16)
+        let vlen = Self.message(0x0C, vlenData)
         #expect(try Self.check(Self.header(vlen, count: 1))
                 == HDF5ObjectHeader.Damage("attribute format: a variable-length datatype of 15 bytes (this file's take 16)"))
+        // Names inside datatypes (libhdf5 copies them with strdup): a compound member's must end
+        // in NUL inside the message, and so must a filter's inside its stated length.
+        let compound: [UInt8] = [0x16, 1, 0, 0, 4, 0, 0, 0] + Array("memberXY".utf8)
+        #expect(try Self.check(Self.header(Self.message(0x03, compound), count: 1))
+                == HDF5ObjectHeader.Damage("the datatype: a member name without its terminating NUL"))
+        let member = [0x16, 1, 0, 0, 4, 0, 0, 0] + Array("member\0\0".utf8) + [0, 0, 0, 0] + [UInt8](repeating: 0, count: 28)
+            + [0x10, 0, 0, 0, 4, 0, 0, 0, 0, 0, 32, 0]
+        #expect(try Self.check(Self.header(Self.message(0x03, member), count: 1)) == nil)
+        let filter: [UInt8] = [1, 1, 0, 0, 0, 0, 0, 0] + [1, 0, 8, 0, 0, 0, 0, 0] + Array("deflateX".utf8)
+        #expect(try Self.check(Self.header(Self.message(0x0B, filter), count: 1))
+                == HDF5ObjectHeader.Damage("filter 1 of 1: a name of 8 bytes without its terminating NUL inside the message"))
+        #expect(try Self.check(Self.header(Self.message(0x0B, [1, 1, 0, 0, 0, 0, 0, 0] + [1, 0, 8, 0, 0, 0, 0, 0]
+                                                                 + Array("deflate\0".utf8)), count: 1)) == nil)
         #expect(try Self.check(Self.header(Self.message(0x0C, Self.attribute("format", points: 1 << 62, dataBytes: 8)), count: 1))
                 == HDF5ObjectHeader.Damage("attribute format: 4611686018427387904 elements of 4 bytes do not fit in the 8 bytes after its dataspace"))
     }
