@@ -144,7 +144,7 @@ enum HDF5ObjectHeader {
             guard n >= 0, p + n <= end else { throw Damage("\(context): a datatype of class \(typeClass) runs past the end of its message") }
         }
         func name() throws(Damage) {
-            guard let nul = (p..<end).first(where: { bytes[$0] == 0 }) else {
+            guard p < end, let nul = (p..<end).first(where: { bytes[$0] == 0 }) else {
                 throw Damage("\(context): a member name without its terminating NUL")
             }
             let length = nul - p

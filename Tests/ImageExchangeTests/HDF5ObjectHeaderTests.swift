@@ -113,6 +113,10 @@ struct HDF5ObjectHeaderTests {
         let member = [0x16, 1, 0, 0, 4, 0, 0, 0] + Array("member\0\0".utf8) + [0, 0, 0, 0] + [UInt8](repeating: 0, count: 28)
             + [0x10, 0, 0, 0, 4, 0, 0, 0, 0, 0, 32, 0]
         #expect(try Self.check(Self.header(Self.message(0x03, member), count: 1)) == nil)
+        // An enumeration whose first name's padding runs past the message: the second name starts outside it.
+        let enumeration: [UInt8] = [0x18, 2, 0, 0, 1, 0, 0, 0] + [0x10, 0, 0, 0, 1, 0, 0, 0, 0, 0, 8, 0] + Array("a\0".utf8)
+        #expect(try Self.check(Self.header(Self.message(0x03, enumeration), count: 1))
+                == HDF5ObjectHeader.Damage("the datatype: a member name without its terminating NUL"))
         let filter: [UInt8] = [1, 1, 0, 0, 0, 0, 0, 0] + [1, 0, 8, 0, 0, 0, 0, 0] + Array("deflateX".utf8)
         #expect(try Self.check(Self.header(Self.message(0x0B, filter), count: 1))
                 == HDF5ObjectHeader.Damage("filter 1 of 1: a name of 8 bytes without its terminating NUL inside the message"))
