@@ -23,10 +23,10 @@ import ImageCore
 public struct ExactSelector: Sendable {
     /// Bits of the `Float` key resolved by the first pass.
     static let firstBits = 16
-    /// A chosen bin with at most this many values, or 1/64 of all values when that is more
-    /// (at most 9 bytes per 64 values for nine targets), is resolved by collecting them:
-    /// appending 8 bytes per value costs less than counting in a histogram larger than the
-    /// caches.
+    /// A chosen bin with at most this many values, or 1/64 of all values when that is more,
+    /// is resolved by collecting them (8 bytes each: with nine targets in nine bins, at most
+    /// 9 bytes per 8 values of the image): appending costs less than counting in a histogram
+    /// larger than the caches.
     static let collectLimit = 1 << 18
 
     /// Cumulative weights to reach (in units of one full weight, i.e. fixed point / 2³²).
