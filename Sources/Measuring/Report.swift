@@ -43,12 +43,9 @@ public enum AnalysisReport {
                              progress: (@Sendable (Int, Int) -> Void)? = nil) throws -> [FileAnalysis] {
         var request = request
         if request.histogram == nil { request.histogram = HistogramOptions() }
-        // The fonts load while the files are measured.
-        let fonts = BackgroundValue { PlotFont.prepare() }
         let store = SharedStore<Int, Charts>()
         let regions = request.regions
         let results = Pipeline.analyze(paths, request: request, progress: progress, pictureSize: 1000) { i, picture, result in
-            fonts.wait()
             let name = URL(fileURLWithPath: picture.path).lastPathComponent
             let map = AnalysisCharts.evMap(picture, title: name, regions: regions, maxSize: 1000)
             let histograms = result.regions.compactMap { AnalysisCharts.histogram(result, region: $0) }

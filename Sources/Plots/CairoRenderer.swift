@@ -29,14 +29,6 @@ public enum PlotFont {
         return measured > 0.5 && measured < 0.9 ? measured : 0.729
     }()
 
-    /// Loads the fonts and their configuration (fontconfig reads its files once per
-    /// process, some tens of milliseconds), so that a caller can have it done on another
-    /// thread while it measures, before its first chart.
-    public static func prepare() {
-        _ = capRatio
-        _ = width(of: "0.1 EV", bold: true)
-    }
-
     /// Advance width of `text` in pixels.
     public static func width(of text: String, scale: Int = 1, bold: Bool = false) -> Double {
         guard !text.isEmpty else { return 0 }
