@@ -52,9 +52,7 @@ fuzz-smoke: bootstrap
 	Fuzz/run.sh exr $(FUZZ_SECONDS)
 	Fuzz/run.sh scene $(FUZZ_SECONDS)
 	Fuzz/run.sh hdf5 $(FUZZ_SECONDS)
-# (Fuzz/run.sh hdf5-h5py, from h5py's files, is run by hand: libhdf5 1.10.8 can still crash
-# decoding an object header without a checksum, as h5py's default files have —
-# docs/robustness.md, "What libhdf5 still reads".)
+	Fuzz/run.sh hdf5-h5py $(FUZZ_SECONDS) corpus/hdf5
 
 demo: release
 	@mkdir -p $(DEMO_OUT)
