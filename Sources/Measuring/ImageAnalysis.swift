@@ -52,8 +52,11 @@ extension Pipeline {
 
     /// Measures one file and, when `picture` gives an EV map's size, keeps what its charts
     /// need (`AnalysisPicture`).
-    static func analyze(_ path: String, request: AnalysisRequest, picture maxSize: Int?) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?) {
-        if let streamed = try analyzeStreaming(path, request: request, picture: maxSize) { return streamed }
+    /// `pictureReady` gets the picture as soon as it is complete: after the first of the
+    /// measurement's passes (so that its chart can be drawn while the later passes run).
+    static func analyze(_ path: String, request: AnalysisRequest, picture maxSize: Int?,
+                        pictureReady: ((AnalysisPicture) -> Void)? = nil) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?) {
+        if let streamed = try analyzeStreaming(path, request: request, picture: maxSize, pictureReady: pictureReady) { return streamed }
         let input = try AnalysisInput.load(path, options: request.develop)
         return (try analyze(input, request: request), maxSize.map { AnalysisPicture(input.image, path: path, maxSize: $0) })
     }
@@ -65,8 +68,8 @@ extension Pipeline {
     /// Nil when the request needs the image whole: a region given by a semantic mask, or a
     /// colour space the measurements convert back from. With `picture` (an EV map's
     /// size), the first pass also reduces the luminance for the charts.
-    static func analyzeStreaming(_ path: String, request: AnalysisRequest,
-                                 picture maxSize: Int? = nil) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?)? {
+    static func analyzeStreaming(_ path: String, request: AnalysisRequest, picture maxSize: Int? = nil,
+                                 pictureReady: ((AnalysisPicture) -> Void)? = nil) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?)? {
         guard !request.regions.contains(where: \.isMask) else { return nil }
         let source: StreamedSource
         let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
@@ -81,7 +84,7 @@ extension Pipeline {
             guard AnalysisInput.measuredAsIs(request.develop.encoding) else { return nil }
             source = try developedSource(path, request: request)
         }
-        return try measureStreamed(path, source, request: request, picture: maxSize)
+        return try measureStreamed(path, source, request: request, picture: maxSize, pictureReady: pictureReady)
     }
 
     /// `convert --analysis` in one pass: the half-float image `convert` writes and the
@@ -156,17 +159,32 @@ extension Pipeline {
     }
 
     /// The measurements of `request` over `source`'s passes, and the picture reduced in the first.
-    static func measureStreamed(_ path: String, _ source: StreamedSource, request: AnalysisRequest,
-                                picture maxSize: Int?) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?) {
+    static func measureStreamed(_ path: String, _ source: StreamedSource, request: AnalysisRequest, picture maxSize: Int?,
+                                pictureReady: ((AnalysisPicture) -> Void)? = nil) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?) {
         final class FirstPass: @unchecked Sendable {
             var done = false
             var size = (width: 0, height: 0)
             var reduction: LuminanceReduction?
+            var picture: AnalysisPicture?
         }
         let first = FirstPass()
+        // The reduced luminance as a picture, once the first pass is done (made once).
+        func picture() -> AnalysisPicture? {
+            if let made = first.picture { return made }
+            guard let reduction = first.reduction, let image = source.known.image else { return nil }
+            let (width, height) = first.size
+            let made = AnalysisPicture(path: path, width: width, height: height, exposureFactor: image.exposure.factor,
+                                       luminance: reduction.result(), weights: { try? $0.weights(width: width, height: height) })
+            first.picture = made
+            pictureReady?(made)
+            return made
+        }
+        nonisolated(unsafe) let pictureNow = picture
         let scan = ImageScan { prepare, visit in
             let isFirst = !first.done
             first.done = true
+            // A later pass: the first one's picture is complete.
+            if !isFirst { _ = pictureNow() }
             try source.passes.pass({ width, height in
                 if isFirst {
                     first.size = (width, height)
@@ -191,11 +209,7 @@ extension Pipeline {
         let (width, height) = first.size
         let analysis = try fileAnalysis(path: path, image: image, width: width, height: height, noise: noise,
                                         measured: results.map { ($0.measurement!.region, $0.measurement!, $0.histogram) }, request: request)
-        let picture = first.reduction.map { reduction in
-            AnalysisPicture(path: path, width: width, height: height, exposureFactor: image.exposure.factor, luminance: reduction.result(),
-                            weights: { try? $0.weights(width: width, height: height) })
-        }
-        return (analysis, picture)
+        return (analysis, picture())
     }
 
     /// The region measured when none is given.
@@ -250,11 +264,14 @@ extension Pipeline {
     /// each file's picture (`AnalysisPicture`, its luminance reduced for an EV map whose
     /// longest side is `pictureSize`) with its results (file index, picture, results), e.g.
     /// to draw it; an error it throws marks that file as failed. `budget`: the memory the
-    /// files in flight share (default: `--max-memory`'s).
+    /// files in flight share (default: `--max-memory`'s). `pictureReady` gets a file's
+    /// picture (file index, picture) as soon as it is complete, before `visit`: a chart of it
+    /// can be drawn while the measurement's later passes run.
     public static func analyze(_ paths: [String], request: AnalysisRequest,
                                progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil, pictureSize: Int = 1200,
                                budget given: MemoryBudget? = nil,
-                               visit: (@Sendable (Int, AnalysisPicture, FileAnalysis) throws -> Void)? = nil) -> [FileAnalysis] {
+                               visit: (@Sendable (Int, AnalysisPicture, FileAnalysis) throws -> Void)? = nil,
+                               pictureReady: (@Sendable (Int, AnalysisPicture) -> Void)? = nil) -> [FileAnalysis] {
         let counter = ProgressCounter(total: paths.count, report: progress)
         // Files measured together stay within --max-memory together (a DNG reserves the
         // conversion's estimate, which covers the measurement and its kept blocks; EXR and
@@ -264,7 +281,8 @@ extension Pipeline {
             defer { counter.step() }
             do {
                 let (result, picture) = try budget.withReservation(estimatedPeakBytes(path: paths[i], options: request.develop)) {
-                    try analyze(paths[i], request: request, picture: visit == nil ? nil : pictureSize)
+                    try analyze(paths[i], request: request, picture: visit == nil ? nil : pictureSize,
+                                pictureReady: pictureReady.map { ready in { ready(i, $0) } })
                 }
                 if let visit, let picture { try visit(i, picture, result) }
                 return result

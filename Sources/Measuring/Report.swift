@@ -32,6 +32,14 @@ public enum AnalysisReport {
     struct Charts: Sendable {
         var evMap: Drawing
         var histograms: [Drawing]
+        /// The EV map's PNG, drawn while the measurement's later passes ran (HTML and Markdown).
+        var evMapPNG: BackgroundValue<[UInt8]>?
+    }
+
+    /// The EV map chart of a file's picture.
+    static func evMap(_ picture: AnalysisPicture, regions: [Region]) -> Drawing {
+        let name = URL(fileURLWithPath: picture.path).lastPathComponent
+        return AnalysisCharts.evMap(picture, title: name, regions: regions, maxSize: 1000).drawing()
     }
 
     /// Analyses `paths` and writes the report to `path`.
@@ -44,19 +52,22 @@ public enum AnalysisReport {
         var request = request
         if request.histogram == nil { request.histogram = HistogramOptions() }
         let store = SharedStore<Int, Charts>()
+        let early = SharedStore<Int, BackgroundValue<[UInt8]>>()
         let regions = request.regions
-        let results = Pipeline.analyze(paths, request: request, progress: progress, pictureSize: 1000) { i, picture, result in
-            let name = URL(fileURLWithPath: picture.path).lastPathComponent
-            let map = AnalysisCharts.evMap(picture, title: name, regions: regions, maxSize: 1000)
+        // HTML and Markdown embed PNGs: the EV map's is made while the later passes run.
+        let draw: @Sendable (Int, AnalysisPicture) -> Void = { i, picture in
+            early[i] = BackgroundValue { evMap(picture, regions: regions).png() }
+        }
+        let results = Pipeline.analyze(paths, request: request, progress: progress, pictureSize: 1000, visit: { i, picture, result in
             let histograms = result.regions.compactMap { AnalysisCharts.histogram(result, region: $0) }
                 .map { $0.drawing(width: 900, height: 480) }
-            store[i] = Charts(evMap: map.drawing(), histograms: histograms)
-        }
+            store[i] = Charts(evMap: evMap(picture, regions: regions), histograms: histograms, evMapPNG: early[i])
+        }, pictureReady: format == .pdf ? nil : draw)
         let charts = (0..<paths.count).map { store[$0] }
         switch format {
         case .html:
-            var out = TextBuilder(format: .html) { _, drawing in
-                "data:image/png;base64," + Data(drawing.png()).base64EncodedString()
+            var out = TextBuilder(format: .html) { _, drawing, png in
+                "data:image/png;base64," + Data(png?.wait() ?? drawing.png()).base64EncodedString()
             }
             try document(results, charts: charts, request: request, into: &out)
             try writeText(out.text, to: path)
@@ -100,7 +111,7 @@ public enum AnalysisReport {
             ], header: false)
             let stem = (name as NSString).deletingPathExtension
             if let c = charts[i] {
-                try out.chart("\(i + 1)-\(stem)-ev-map.png", c.evMap, alt: "EV map of \(name)")
+                try out.chart("\(i + 1)-\(stem)-ev-map.png", c.evMap, alt: "EV map of \(name)", png: c.evMapPNG)
             }
             out.heading(3, "Statistics")
             for r in f.regions {
@@ -193,9 +204,9 @@ public enum AnalysisReport {
             throw OutputError(path: staging.path, reason: "cannot create the chart folder")
         }
         do {
-            var out = TextBuilder(format: .markdown) { name, drawing in
+            var out = TextBuilder(format: .markdown) { name, drawing, png in
                 let file = staging.appendingPathComponent(name)
-                guard FileManager.default.createFile(atPath: file.path, contents: Data(drawing.png())) else {
+                guard FileManager.default.createFile(atPath: file.path, contents: Data(png?.wait() ?? drawing.png())) else {
                     throw OutputError(path: file.path, reason: "cannot create the file")
                 }
                 return "\(folderName)/\(name)"
@@ -221,11 +232,13 @@ protocol ReportWriter {
     mutating func paragraph(_ s: String)
     mutating func table(_ header: [String], _ rows: [[String]], header showHeader: Bool)
     /// A chart; `name` is its file name where the format keeps charts as files.
-    mutating func chart(_ name: String, _ drawing: Drawing, alt: String) throws
+    /// A chart; `png`, when given, is its PNG made beforehand.
+    mutating func chart(_ name: String, _ drawing: Drawing, alt: String, png: BackgroundValue<[UInt8]>?) throws
     mutating func end()
 }
 
 extension ReportWriter {
+    mutating func chart(_ name: String, _ drawing: Drawing, alt: String) throws { try chart(name, drawing, alt: alt, png: nil) }
     mutating func table(_ header: [String], _ rows: [[String]]) { table(header, rows, header: true) }
 }
 
@@ -234,16 +247,17 @@ struct TextBuilder: ReportWriter {
     enum Kind { case html, markdown }
     let format: Kind
     var text = ""
-    /// Turns a chart (file name, drawing) into the reference an image element points at.
-    let store: (String, Drawing) throws -> String
+    /// Turns a chart (file name, drawing, its PNG when made beforehand) into the reference an
+    /// image element points at.
+    let store: (String, Drawing, BackgroundValue<[UInt8]>?) throws -> String
 
-    init(format: Kind, store: @escaping (String, Drawing) throws -> String) {
+    init(format: Kind, store: @escaping (String, Drawing, BackgroundValue<[UInt8]>?) throws -> String) {
         self.format = format
         self.store = store
     }
 
-    mutating func chart(_ name: String, _ drawing: Drawing, alt: String) throws {
-        image(try store(name, drawing), alt: alt)
+    mutating func chart(_ name: String, _ drawing: Drawing, alt: String, png: BackgroundValue<[UInt8]>?) throws {
+        image(try store(name, drawing, png), alt: alt)
     }
 
     mutating func begin(title: String) {

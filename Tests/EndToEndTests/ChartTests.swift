@@ -141,6 +141,17 @@ import TestSupport
         #expect(markdown.contains("**Not measured** (not-dng)"))
         let assets = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("r_files").path).sorted()
         #expect(assets == ["1-parts-ev-map.png", "1-parts-histogram-1.png"])
+        // The EV map's PNG, made while the later passes ran, is the one drawn from the picture
+        // the measurement hands over at its end.
+        var request = AnalysisRequest()
+        request.regions = [Region(name: "left", shape: .rectangle(PixelRect(top: 0, left: 0, bottom: 48, right: 32)))]
+        request.histogram = HistogramOptions()
+        let early = SharedStore<Int, [UInt8]>(), late = SharedStore<Int, [UInt8]>(), mapRegions = request.regions
+        _ = Pipeline.analyze([dng], request: request, pictureSize: 1000, visit: { i, picture, _ in
+            late[i] = AnalysisReport.evMap(picture, regions: mapRegions).png()
+        }, pictureReady: { i, picture in early[i] = AnalysisReport.evMap(picture, regions: mapRegions).png() })
+        let written = [UInt8](try Data(contentsOf: dir.appendingPathComponent("r_files/1-parts-ev-map.png")))
+        #expect(early[0] != nil && early[0] == late[0] && late[0] == written)
         #expect(!(try FileManager.default.contentsOfDirectory(atPath: dir.path)).contains { $0.contains("partial") })
     }
 
