@@ -55,7 +55,7 @@ extension Pipeline {
     /// `pictureReady` gets the picture as soon as it is complete: after the first of the
     /// measurement's passes (so that its chart can be drawn while the later passes run).
     static func analyze(_ path: String, request: AnalysisRequest, picture maxSize: Int?,
-                        pictureReady: ((AnalysisPicture) -> Void)? = nil) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?) {
+                        pictureReady: (@Sendable (AnalysisPicture) -> Void)? = nil) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?) {
         if let streamed = try analyzeStreaming(path, request: request, picture: maxSize, pictureReady: pictureReady) { return streamed }
         let input = try AnalysisInput.load(path, options: request.develop)
         return (try analyze(input, request: request), maxSize.map { AnalysisPicture(input.image, path: path, maxSize: $0) })
@@ -69,7 +69,7 @@ extension Pipeline {
     /// colour space the measurements convert back from. With `picture` (an EV map's
     /// size), the first pass also reduces the luminance for the charts.
     static func analyzeStreaming(_ path: String, request: AnalysisRequest, picture maxSize: Int? = nil,
-                                 pictureReady: ((AnalysisPicture) -> Void)? = nil) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?)? {
+                                 pictureReady: (@Sendable (AnalysisPicture) -> Void)? = nil) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?)? {
         guard !request.regions.contains(where: \.isMask) else { return nil }
         let source: StreamedSource
         let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
@@ -160,7 +160,7 @@ extension Pipeline {
 
     /// The measurements of `request` over `source`'s passes, and the picture reduced in the first.
     static func measureStreamed(_ path: String, _ source: StreamedSource, request: AnalysisRequest, picture maxSize: Int?,
-                                pictureReady: ((AnalysisPicture) -> Void)? = nil) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?) {
+                                pictureReady: (@Sendable (AnalysisPicture) -> Void)? = nil) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?) {
         final class FirstPass: @unchecked Sendable {
             var done = false
             var size = (width: 0, height: 0)
@@ -169,7 +169,7 @@ extension Pipeline {
         }
         let first = FirstPass()
         // The reduced luminance as a picture, once the first pass is done (made once).
-        func picture() -> AnalysisPicture? {
+        @Sendable func picture() -> AnalysisPicture? {
             if let made = first.picture { return made }
             guard let reduction = first.reduction, let image = source.known.image else { return nil }
             let (width, height) = first.size
@@ -179,12 +179,11 @@ extension Pipeline {
             pictureReady?(made)
             return made
         }
-        nonisolated(unsafe) let pictureNow = picture
         let scan = ImageScan { prepare, visit in
             let isFirst = !first.done
             first.done = true
             // A later pass: the first one's picture is complete.
-            if !isFirst { _ = pictureNow() }
+            if !isFirst { _ = picture() }
             try source.passes.pass({ width, height in
                 if isFirst {
                     first.size = (width, height)
@@ -281,8 +280,8 @@ extension Pipeline {
             defer { counter.step() }
             do {
                 let (result, picture) = try budget.withReservation(estimatedPeakBytes(path: paths[i], options: request.develop)) {
-                    try analyze(paths[i], request: request, picture: visit == nil ? nil : pictureSize,
-                                pictureReady: pictureReady.map { ready in { ready(i, $0) } })
+                    let ready: (@Sendable (AnalysisPicture) -> Void)? = pictureReady.map { f in { @Sendable picture in f(i, picture) } }
+                    return try analyze(paths[i], request: request, picture: visit == nil ? nil : pictureSize, pictureReady: ready)
                 }
                 if let visit, let picture { try visit(i, picture, result) }
                 return result
