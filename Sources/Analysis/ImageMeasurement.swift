@@ -358,22 +358,22 @@ final class HistogramFirst: @unchecked Sendable {
 /// on a lattice from −40 EV (the lowest automatic start) to 130 EV (past every `Float`), of
 /// which the final bins are a run once the range is known (`counts`).
 struct EarlyHistogram: Sendable {
-    let table: EdgeTable
-    /// The lattice's lower end and bins per stop; nil when `table` is the final one.
+    /// The bins counted: the final ones (a given range), or the lattice's.
+    let edges: (range: ClosedRange<Double>, bins: Int, width: Double, table: EdgeTable)
+    /// The lattice's lower end and bins per stop; nil when `edges` are the final ones.
     let lattice: (lower: Int, binsPerStop: Int)?
+    var table: EdgeTable { edges.table }
     var slotCount: Int { table.thresholds.count + 1 + 4 }
 
     static let latticeRange = -40...130
 
     init?(_ options: HistogramOptions) {
         if let range = options.range {
-            let e = RegionState.histogramEdges(options, range: range)
-            table = e.table
+            edges = RegionState.histogramEdges(options, range: range)
             lattice = nil
         } else if options.scale == .log2, (1...64).contains(options.binsPerStop) {
             let range = Self.latticeRange
-            let e = RegionState.histogramEdges(options, range: Double(range.lowerBound)...Double(range.upperBound))
-            table = e.table
+            edges = RegionState.histogramEdges(options, range: Double(range.lowerBound)...Double(range.upperBound))
             lattice = (range.lowerBound, options.binsPerStop)
         } else {
             return nil
@@ -502,7 +502,8 @@ struct RegionState: Sendable {
             }
         }
         if let options = plan.histogram, let h = histogram {
-            let e = Self.histogramRange(options, h)
+            // A given range's bins are those the first pass counted.
+            let e = plan.earlyHistogram.flatMap { $0.lattice == nil ? $0.edges : nil } ?? Self.histogramRange(options, h)
             edges = e
             if let early = plan.earlyHistogram, let counts = early.counts(final: e, maximum: h.maximum, slots: h.slots) {
                 slotTotals = counts

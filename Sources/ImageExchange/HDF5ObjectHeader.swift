@@ -86,8 +86,8 @@ enum HDF5ObjectHeader {
     /// dataspace has points, of the datatype's size — inside it after those; a variable-length
     /// datatype's size must be that of its stored element (a length, an address and an index).
     /// libhdf5 copies each part by the sizes the message states.
-    static func checkAttribute(_ bytes: UnsafeRawBufferPointer, at data: Int, size: Int, offsetSize: Int = 8,
-                               lengthSize: Int = 8) throws(Damage) {
+    static func checkAttribute(_ bytes: UnsafeRawBufferPointer, at data: Int, size: Int, offsetSize: Int,
+                               lengthSize: Int) throws(Damage) {
         guard size >= 8 else { throw Damage("an attribute message of \(size) bytes") }
         let version = bytes[data]
         let nameAt: Int
@@ -266,6 +266,6 @@ enum HDF5ObjectHeader {
 
     /// The little-endian unsigned integer of `size` (≤ 4) bytes at `offset`.
     private static func unsigned(_ bytes: UnsafeRawBufferPointer, at offset: Int, size: Int) -> Int {
-        (0..<size).reduce(0) { $0 | Int(bytes[offset + $1]) << (8 * $1) }
+        Int(HDF5GlobalHeap.unsigned(bytes, at: offset, size: size)!)  // at most 4 bytes: always fits
     }
 }

@@ -30,10 +30,15 @@ public enum AnalysisReport {
 
     /// The charts of one file.
     struct Charts: Sendable {
-        var evMap: Drawing
+        /// The EV map and, for HTML and Markdown, its PNG: made on a thread of their own, from
+        /// the end of the measurement's first pass on when the measurement streams.
+        var evMap: BackgroundValue<EVMapChart>
         var histograms: [Drawing]
-        /// The EV map's PNG, drawn while the measurement's later passes ran (HTML and Markdown).
-        var evMapPNG: BackgroundValue<[UInt8]>?
+    }
+
+    struct EVMapChart: Sendable {
+        var drawing: Drawing
+        var png: [UInt8]?
     }
 
     /// The EV map chart of a file's picture.
@@ -52,22 +57,27 @@ public enum AnalysisReport {
         var request = request
         if request.histogram == nil { request.histogram = HistogramOptions() }
         let store = SharedStore<Int, Charts>()
-        let early = SharedStore<Int, BackgroundValue<[UInt8]>>()
-        let regions = request.regions
-        // HTML and Markdown embed PNGs: the EV map's is made while the later passes run.
-        let draw: @Sendable (Int, AnalysisPicture) -> Void = { i, picture in
-            early[i] = BackgroundValue { evMap(picture, regions: regions).png() }
+        let early = SharedStore<Int, BackgroundValue<EVMapChart>>()
+        let regions = request.regions, embedsPNG = format != .pdf
+        // The EV map (and the PNG that HTML and Markdown embed) is made while the later passes run.
+        let draw: @Sendable (Int, AnalysisPicture) -> BackgroundValue<EVMapChart> = { i, picture in
+            let made = BackgroundValue { () -> EVMapChart in
+                let drawing = evMap(picture, regions: regions)
+                return EVMapChart(drawing: drawing, png: embedsPNG ? drawing.png() : nil)
+            }
+            early[i] = made
+            return made
         }
         let results = Pipeline.analyze(paths, request: request, progress: progress, pictureSize: 1000, visit: { i, picture, result in
             let histograms = result.regions.compactMap { AnalysisCharts.histogram(result, region: $0) }
                 .map { $0.drawing(width: 900, height: 480) }
-            store[i] = Charts(evMap: evMap(picture, regions: regions), histograms: histograms, evMapPNG: early[i])
-        }, pictureReady: format == .pdf ? nil : draw)
+            store[i] = Charts(evMap: early[i] ?? draw(i, picture), histograms: histograms)
+        }, pictureReady: { _ = draw($0, $1) })
         let charts = (0..<paths.count).map { store[$0] }
         switch format {
         case .html:
             var out = TextBuilder(format: .html) { _, drawing, png in
-                "data:image/png;base64," + Data(png?.wait() ?? drawing.png()).base64EncodedString()
+                "data:image/png;base64," + Data(png ?? drawing.png()).base64EncodedString()
             }
             try document(results, charts: charts, request: request, into: &out)
             try writeText(out.text, to: path)
@@ -111,7 +121,8 @@ public enum AnalysisReport {
             ], header: false)
             let stem = (name as NSString).deletingPathExtension
             if let c = charts[i] {
-                try out.chart("\(i + 1)-\(stem)-ev-map.png", c.evMap, alt: "EV map of \(name)", png: c.evMapPNG)
+                let map = c.evMap.wait()
+                try out.chart("\(i + 1)-\(stem)-ev-map.png", map.drawing, alt: "EV map of \(name)", png: map.png)
             }
             out.heading(3, "Statistics")
             for r in f.regions {
@@ -206,7 +217,7 @@ public enum AnalysisReport {
         do {
             var out = TextBuilder(format: .markdown) { name, drawing, png in
                 let file = staging.appendingPathComponent(name)
-                guard FileManager.default.createFile(atPath: file.path, contents: Data(png?.wait() ?? drawing.png())) else {
+                guard FileManager.default.createFile(atPath: file.path, contents: Data(png ?? drawing.png())) else {
                     throw OutputError(path: file.path, reason: "cannot create the file")
                 }
                 return "\(folderName)/\(name)"
@@ -233,7 +244,7 @@ protocol ReportWriter {
     mutating func table(_ header: [String], _ rows: [[String]], header showHeader: Bool)
     /// A chart; `name` is its file name where the format keeps charts as files.
     /// A chart; `png`, when given, is its PNG made beforehand.
-    mutating func chart(_ name: String, _ drawing: Drawing, alt: String, png: BackgroundValue<[UInt8]>?) throws
+    mutating func chart(_ name: String, _ drawing: Drawing, alt: String, png: [UInt8]?) throws
     mutating func end()
 }
 
@@ -249,14 +260,14 @@ struct TextBuilder: ReportWriter {
     var text = ""
     /// Turns a chart (file name, drawing, its PNG when made beforehand) into the reference an
     /// image element points at.
-    let store: (String, Drawing, BackgroundValue<[UInt8]>?) throws -> String
+    let store: (String, Drawing, [UInt8]?) throws -> String
 
-    init(format: Kind, store: @escaping (String, Drawing, BackgroundValue<[UInt8]>?) throws -> String) {
+    init(format: Kind, store: @escaping (String, Drawing, [UInt8]?) throws -> String) {
         self.format = format
         self.store = store
     }
 
-    mutating func chart(_ name: String, _ drawing: Drawing, alt: String, png: BackgroundValue<[UInt8]>?) throws {
+    mutating func chart(_ name: String, _ drawing: Drawing, alt: String, png: [UInt8]?) throws {
         image(try store(name, drawing, png), alt: alt)
     }
 

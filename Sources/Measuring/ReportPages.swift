@@ -1,6 +1,5 @@
 import Foundation
 import Plots
-import ImageCore
 
 /// A report laid out on A4 pages, for a PDF: headings, wrapped paragraphs, tables (split into
 /// several when their columns do not fit the width) and charts as vector drawings, each kept
@@ -158,7 +157,7 @@ struct ReportPages: ReportWriter {
     }
 
     /// A chart, scaled to the width of the text (never enlarged), kept whole on a page.
-    mutating func chart(_ name: String, _ drawing: Drawing, alt: String, png _: BackgroundValue<[UInt8]>?) throws {
+    mutating func chart(_ name: String, _ drawing: Drawing, alt: String, png _: [UInt8]?) throws {
         guard drawing.width > 0, drawing.height > 0 else { return }
         let scale = min(1, usableWidth / Double(drawing.width), (Self.height - 2 * Self.margin) / Double(drawing.height))
         let w = Double(drawing.width) * scale, h = Double(drawing.height) * scale
