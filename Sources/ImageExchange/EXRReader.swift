@@ -375,10 +375,20 @@ struct EXRChunkDecoder {
         let layout = try chunkLayout(ctxt)
         let failures = EXRReadFailures()
         let counter = EXRChunkCounter(total: layout.count)
-        nonisolated(unsafe) let decoder = self
-        nonisolated(unsafe) let handle = ctxt
-        Parallel.forEach(max(1, min(threads, layout.count))) { _ in
-            decoder.work(handle, layout: layout, counter: counter, failures: failures)
+        // The library loads (and, when it is damaged, rebuilds) the chunk offset table on the
+        // first chunk lookup. Done here, on one thread, so that two workers never rebuild it
+        // at once, each logging the same messages: the error of a damaged file is the same
+        // on every run.
+        var first = exr_chunk_info_t()
+        let rv = layout.count > 0 ? chunkInfo(ctxt, layout: layout, index: 0, into: &first) : exrSuccess
+        if rv != exrSuccess {
+            failures.record(0, rv, layout.tiled ? "exr_read_tile_chunk_info" : "exr_read_scanline_chunk_info")
+        } else {
+            nonisolated(unsafe) let decoder = self
+            nonisolated(unsafe) let handle = ctxt
+            Parallel.forEach(max(1, min(threads, layout.count))) { _ in
+                decoder.work(handle, layout: layout, counter: counter, failures: failures)
+            }
         }
         if let (index, rv, operation, message) = failures.first {
             var error = context.error(rv, operation + " (chunk \(index))")
@@ -422,6 +432,15 @@ struct EXRChunkDecoder {
                       tilesAcross: across, tiled: true)
     }
 
+    /// The library's description of chunk `index` (level 0 for tiles).
+    private func chunkInfo(_ ctxt: exr_context_t, layout: Layout, index: Int, into chunk: inout exr_chunk_info_t) -> exr_result_t {
+        if layout.tiled {
+            let tx = index % layout.tilesAcross, ty = index / layout.tilesAcross
+            return exr_read_tile_chunk_info(ctxt, part, Int32(tx), Int32(ty), 0, 0, &chunk)
+        }
+        return exr_read_scanline_chunk_info(ctxt, part, window.min.y + Int32(index * layout.linesPerChunk), &chunk)
+    }
+
     private func work(_ ctxt: exr_context_t, layout: Layout, counter: EXRChunkCounter, failures: EXRReadFailures) {
         let pipe = UnsafeMutablePointer<exr_decode_pipeline_t>.allocate(capacity: 1)
         pipe.initialize(to: exr_decode_pipeline_t())
@@ -434,13 +453,11 @@ struct EXRChunkDecoder {
             var chunk = exr_chunk_info_t()
             var rv: exr_result_t
             var row = 0, column = 0
+            rv = chunkInfo(ctxt, layout: layout, index: index, into: &chunk)
             if layout.tiled {
-                let tx = index % layout.tilesAcross, ty = index / layout.tilesAcross
-                rv = exr_read_tile_chunk_info(ctxt, part, Int32(tx), Int32(ty), 0, 0, &chunk)
-                row = ty * layout.tileHeight
-                column = tx * layout.tileWidth
+                row = (index / layout.tilesAcross) * layout.tileHeight
+                column = (index % layout.tilesAcross) * layout.tileWidth
             } else {
-                rv = exr_read_scanline_chunk_info(ctxt, part, window.min.y + Int32(index * layout.linesPerChunk), &chunk)
                 row = Int(chunk.start_y) - Int(window.min.y)
             }
             guard rv == exrSuccess else {
