@@ -124,13 +124,20 @@ public struct BatchConverter: Sendable {
                                         shard: job.shard.count > 1 ? job.shard.description : nil)
             do {
                 try budget.withReservation(Pipeline.estimatedPeakBytes(path: input, options: job.develop)) {
-                    // 32-bit outputs are written from the Float image, the others from the half one.
-                    let image: any SceneLinearRaster = job.export.needsFloat(targets.map(\.0))
-                        ? try Pipeline.develop(path: input, options: job.develop).image
-                        : try Pipeline.developForOutput(path: input, options: job.develop,
-                                                        keepClipMask: job.export.needsClipMask(targets.map(\.0))).image
+                    if targets.map(\.0) == [.exr] && !job.export.needsFloat([.exr]) {
+                        // One EXR: written as the rows are made.
+                        _ = try Pipeline.convertToEXR(path: input, options: job.develop, exr: job.export.exr, to: targets[0].1)
+                    } else {
+                        // 32-bit outputs are written from the Float image, the others from the half one.
+                        let image: any SceneLinearRaster = job.export.needsFloat(targets.map(\.0))
+                            ? try Pipeline.develop(path: input, options: job.develop).image
+                            : try Pipeline.developForExport(path: input, options: job.develop,
+                                                            keepClipMask: job.export.needsClipMask(targets.map(\.0))).image
+                        for (format, path) in targets {
+                            try Pipeline.export(image, format: format, to: path, options: job.export)
+                        }
+                    }
                     for (format, path) in targets {
-                        try Pipeline.export(image, format: format, to: path, options: job.export)
                         let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
                         record.outputs.append(.init(format: format.rawValue, path: path, sha256: SHA256Digest.hex(of: data)))
                     }

@@ -23,15 +23,22 @@ extension Pipeline {
     /// Compares the digests the file records with those of its data (`imageDigest` from the
     /// decoding pass), and returns the processing items the outputs record.
     /// - Throws: `RawDigestError.mismatch` naming both digests, unless the policy ignores it.
+    ///
+    /// - Parameter assumingImageMatches: the items the check will give when the raw image's
+    ///   digest matches, before it is decoded (`imageDigest` is not used); what a header
+    ///   written before the image records. The OriginalRawFileDigest is checked either way.
     static func checkDigests(_ dng: DNGFile, raw: ImageIFD, main: ImageIFD, expectation: RawDigestExpectation?,
-                             imageDigest: MD5Digest.Value?, options: DevelopOptions) throws -> [MetadataItem] {
+                             imageDigest: MD5Digest.Value?, options: DevelopOptions,
+                             assumingImageMatches: Bool = false) throws -> [MetadataItem] {
         guard options.digest != .skip else { return [MetadataItem("digest", .text("not checked"))] }
         guard raw.path == main.path else {
             return [MetadataItem("digest", .text("not checked: the digests cover the main raw image, not \(raw.path)"))]
         }
         var items: [MetadataItem] = []
         var outcomes: [DigestOutcome] = []
-        if let expectation, let imageDigest {
+        if let expectation, assumingImageMatches {
+            outcomes.append(DigestOutcome(tag: expectation.tag, stored: expectation.stored, computed: expectation.stored))
+        } else if let expectation, let imageDigest {
             outcomes.append(try expectation.outcome(dng, imageDigest: imageDigest, limits: options.limits))
         } else {
             items.append(MetadataItem("digest", .text("absent")))

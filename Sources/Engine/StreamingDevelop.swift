@@ -12,10 +12,21 @@ public struct HalfDevelopedImage: Sendable {
     public var timings: StageTimings
 }
 
+/// Where `Pipeline.stream` writes an EXR as the rows are made: the temporary file, the name
+/// errors give (the destination), and the options (`EXROptions.isStreamable`).
+struct EXRStreamTarget {
+    var temporaryPath: String
+    var path: String
+    var options: EXROptions
+}
+
 /// An image ready for the writers: in half floats (`developForOutput`), or in `Float` when
 /// the measurements need it too (`develop`, for `convert --analysis`).
 public struct ConvertedImage: Sendable {
-    public let image: any SceneLinearRaster
+    /// The image; nil when it went into its EXR as it was made (`Pipeline.convertToEXR`).
+    public let image: (any SceneLinearRaster)?
+    /// What the image is (size, metadata, masks), with or without its pixels.
+    public let description: any SceneLinearDescription
     public let rawIFD: ImageIFD
     public let geometry: GeometryPlan
     public var timings: StageTimings
@@ -23,18 +34,20 @@ public struct ConvertedImage: Sendable {
 
     /// The result of `develop`.
     public init(_ d: DevelopedImage) {
-        self.init(image: d.image, rawIFD: d.rawIFD, geometry: d.geometry, timings: d.timings,
+        self.init(image: d.image, description: d.image, rawIFD: d.rawIFD, geometry: d.geometry, timings: d.timings,
                   clippedPixelCount: d.image.clippedPixelCount)
     }
 
     /// The result of `developForExport`.
     public init(_ h: HalfDevelopedImage) {
-        self.init(image: h.image, rawIFD: h.rawIFD, geometry: h.geometry, timings: h.timings,
+        self.init(image: h.image, description: h.image, rawIFD: h.rawIFD, geometry: h.geometry, timings: h.timings,
                   clippedPixelCount: h.image.clippedPixelCount)
     }
 
-    init(image: any SceneLinearRaster, rawIFD: ImageIFD, geometry: GeometryPlan, timings: StageTimings, clippedPixelCount: Int) {
+    init(image: (any SceneLinearRaster)?, description: any SceneLinearDescription, rawIFD: ImageIFD, geometry: GeometryPlan,
+         timings: StageTimings, clippedPixelCount: Int) {
         self.image = image
+        self.description = description
         self.rawIFD = rawIFD
         self.geometry = geometry
         self.timings = timings
@@ -90,6 +103,41 @@ extension Pipeline {
         return HalfDevelopedImage(image: image, rawIFD: s.raw, color: s.color, geometry: s.geometry, timings: s.timings)
     }
 
+    /// Converts a DNG into one EXR, `destination` (written under a temporary name and
+    /// renamed into place): for half-float scanline ZIP or ZIPS files (`EXROptions.isStreamable`,
+    /// the default), straight into the file as the rows are made (`EXRStreamWriter`: each
+    /// chunk compressed once its rows are done, with no image-sized buffer), byte for byte
+    /// the file `developForOutput` and `EXRFile.write` make; the image is then not kept
+    /// (`ConvertedImage.image` nil). Files whose header depends on the whole pass (an opcode
+    /// list acting region by region reports what it did; a digest mismatch recorded with
+    /// `DigestPolicy.ignoreMismatch`), DefaultScale resampling and the other EXR options are
+    /// developed whole and then written.
+    public static func convertToEXR(path: String, options: DevelopOptions = DevelopOptions(), exr: EXROptions,
+                                    to destination: String) throws -> ConvertedImage {
+        var timings = StageTimings()
+        let dng = try measure(&timings.container) { try DNGFile.open(path: path) }
+        return try AtomicFile.write(to: destination) { temporary in
+            let target = exr.isStreamable ? EXRStreamTarget(temporaryPath: temporary, path: destination, options: exr) : nil
+            let s = try stream(dng, options: options, keepClipMask: exr.includeClipMask, timings: timings, as: Float16.self,
+                               convert: { HalfConversion.convert($0, to: $1) }, exr: target)
+            var timings = s.timings
+            if s.wroteEXR {
+                let description = WrittenImageDescription(width: s.width, height: s.height, masks: s.masks, encoding: s.color.encoding,
+                                                          exposure: s.exposure, provenance: s.provenance)
+                return ConvertedImage(image: nil, description: description, rawIFD: s.raw, geometry: s.geometry,
+                                      timings: timings, clippedPixelCount: s.clippedPixelCount)
+            }
+            let image = HalfSceneLinearImage(pixels: ImageBuffer(width: s.width, height: s.height, channels: 3, samples: s.pixels),
+                                             clipMask: s.clipMask, clippedPixelCount: s.clippedPixelCount,
+                                             encoding: s.color.encoding, exposure: s.exposure, provenance: s.provenance, masks: s.masks)
+            let start = DispatchTime.now().uptimeNanoseconds
+            try EXRFile.write(image, temporary: temporary, reportedAs: destination, options: exr)
+            timings.export[OutputFormat.exr.rawValue] = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            return ConvertedImage(image: image, description: image, rawIFD: s.raw, geometry: s.geometry, timings: timings,
+                                  clippedPixelCount: s.clippedPixelCount)
+        }
+    }
+
     /// One pass of the conversion `convert` and `develop` run, its output handed to `visit`
     /// as patches of the output image (`ImagePatch`: `Float` RGB in output coordinates, after
     /// crop, scale and orientation) instead of being kept: `prepare` gets the output size
@@ -140,6 +188,8 @@ extension Pipeline {
         var provenance: ImageProvenance
         var masks: [SemanticMaskLayer]
         var timings: StageTimings
+        /// Whether the output went into the EXR `stream` was asked to write (`pixels` empty).
+        var wroteEXR = false
     }
 
     /// The conversion into output samples of type `E`, made from each band's `Float` values
@@ -156,7 +206,8 @@ extension Pipeline {
         _ dng: DNGFile, options: DevelopOptions, keepClipMask: Bool, timings initial: StageTimings, as _: E.Type,
         convert: @escaping @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void,
         visitor: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)? = nil, hash: Bool = true,
-        cache: DecodedBlockCache? = nil, observer: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)? = nil
+        cache: DecodedBlockCache? = nil, observer: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)? = nil,
+        exr: EXRStreamTarget? = nil
     ) throws -> Streamed<E> {
         var timings = initial
         let path = dng.path
@@ -216,6 +267,36 @@ extension Pipeline {
         let start = DispatchTime.now().uptimeNanoseconds
         var processing = notes
         var trims: [Int: PixelRect] = [:]  // what a TrimBounds of OpcodeList2/3 cropped Stage 2/3 to
+        // An EXR written as the rows are made needs its header first: everything it records
+        // must be known before the first row. So not when an opcode list acting region by
+        // region reports on the pixels after the pass, nor when a digest mismatch may be
+        // recorded instead of refused; the SHA-256 is set once the hash is done.
+        let predictedDigestItems: [MetadataItem]? = exr == nil || options.digest == .ignoreMismatch
+            || (list2 != nil && list2PerRegion) || (list3 != nil && list3PerRegion) ? nil
+            : try checkDigests(dng, raw: raw, main: main, expectation: digestExpectation, imageDigest: nil, options: options,
+                               assumingImageMatches: true)
+        var streamedMasks: [SemanticMaskLayer] = []
+        var streamedProcessing: [MetadataItem] = []
+        let exrStart: EXRStreamStart? = predictedDigestItems.map { digestItems in
+            { plan, stage3Width, stage3Height in
+                if options.includeMasks && !dng.maskIFDs.isEmpty {
+                    let grid = Stage3Grid.pipeline(activeArea: area, binning: binning, width: stage3Width, height: stage3Height,
+                                                   trim2: trims[2], trim3: trims[3])
+                    streamedMasks = try SemanticMasks.layers(dng, grid: grid, plan: plan, limits: options.limits)
+                }
+                var provenance = Self.provenance(dng: dng, raw: raw, mapping: linearization.mapping, color: color,
+                                                 sha256: String(repeating: "0", count: 64))
+                // A CFA image's demosaicing is noted once its bands are made.
+                let demosaicNote = MetadataItem("demosaic", .text(options.demosaic.rawValue))
+                let notes = processing + (cfa != nil && !processing.contains(demosaicNote) ? [demosaicNote] : [])
+                streamedProcessing = notes + digestItems + plan.processingItems
+                provenance.processing = streamedProcessing
+                let description = WrittenImageDescription(width: plan.outputWidth, height: plan.outputHeight, masks: streamedMasks,
+                                                          encoding: color.encoding, exposure: exposure, provenance: provenance)
+                return try EXRStreamWriter(temporaryPath: exr!.temporaryPath, path: exr!.path, description: description,
+                                           options: exr!.options)
+            }
+        }
         var output: (SinkOutput<E>, GeometryPlan)?
         var stage2: LinearImage?  // Stage 2, collected whole for a stage that needs it so
         var list2Done = false     // whether OpcodeList2 ran region by region
@@ -231,7 +312,8 @@ extension Pipeline {
             if list3PerRegion {
                 let plan = try geometry(width: width, height: height)
                 var decoded = false
-                let made = try sink.run(plan: plan, stage3Width: width, stage3Height: height, list3: list3, opcodes: opcodes) { finish in
+                let made = try sink.run(plan: plan, stage3Width: width, stage3Height: height, list3: list3, opcodes: opcodes,
+                                        exr: exrStart) { finish in
                     decoded = try demosaicBands { band, rows in try finish.finish(&band, rows: rows, columns: 0..<width) }
                 }
                 if decoded { output = (made, plan) }
@@ -295,7 +377,7 @@ extension Pipeline {
                 let plan = try geometry(width: area.width, height: area.height)
                 var decoded = false
                 let made = try sink.run(plan: plan, stage3Width: area.width, stage3Height: area.height, list3: list3,
-                                        opcodes: opcodes) { finish in decoded = try decodeBlocks(into: .finish(finish)) }
+                                        opcodes: opcodes, exr: exrStart) { finish in decoded = try decodeBlocks(into: .finish(finish)) }
                 if decoded { output = (made, plan) }
             } else if let cfa, list2PerRegion {
                 // CFA: a window of the mosaic's rows, demosaiced band by band as the rows a band
@@ -394,7 +476,7 @@ extension Pipeline {
             let image = stage3
             let plan = try geometry(width: image.width, height: image.height)
             let made = try sink.run(plan: plan, stage3Width: image.width, stage3Height: image.height,
-                                    list3: list3PerRegion ? list3 : nil, opcodes: opcodes) { finish in
+                                    list3: list3PerRegion ? list3 : nil, opcodes: opcodes, exr: exrStart) { finish in
                 try forEachBand(of: image) { band, rows in try finish.finish(&band, rows: rows, columns: 0..<image.width) }
             }
             output = (made, plan)
@@ -411,14 +493,26 @@ extension Pipeline {
         var provenance = Self.provenance(dng: dng, raw: raw, mapping: mapping, color: color, sha256: sha)
         provenance.processing = processing + digestItems + plan.processingItems
         var masks: [SemanticMaskLayer] = []
-        if options.includeMasks && !dng.maskIFDs.isEmpty {
+        if let writer = made.writer {
+            // The header went first: it must record what the pass found.
+            guard provenance.processing == streamedProcessing else {
+                throw OutputError(path: exr!.path, reason: "internal error: the EXR header was written with processing items "
+                                  + "\(streamedProcessing.map(\.key)) but the conversion recorded \(provenance.processing.map(\.key))")
+            }
+            // The export's own time: the chunk table and the SHA-256 (the chunks were written
+            // during develop).
+            let start = DispatchTime.now().uptimeNanoseconds
+            try writer.finish(sourceSHA256: sha)
+            timings.export[OutputFormat.exr.rawValue] = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            masks = streamedMasks
+        } else if options.includeMasks && !dng.maskIFDs.isEmpty {
             let grid = Stage3Grid.pipeline(activeArea: area, binning: binning, width: made.stage3Width, height: made.stage3Height,
                                            trim2: trims[2], trim3: trims[3])
             masks = try SemanticMasks.layers(dng, grid: grid, plan: plan, limits: options.limits)
         }
         return Streamed(pixels: made.pixels, width: made.width, height: made.height, clipMask: keepClipMask ? made.mask : nil,
                         clippedPixelCount: made.clippedPixelCount, raw: raw, mapping: mapping, color: color, exposure: exposure,
-                        geometry: plan, provenance: provenance, masks: masks, timings: timings)
+                        geometry: plan, provenance: provenance, masks: masks, timings: timings, wroteEXR: made.writer != nil)
     }
 
     /// Bands `range` of `bands`, each demosaiced by `demosaic(band, values, mask)` into a band

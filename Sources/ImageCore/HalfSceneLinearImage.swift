@@ -34,17 +34,42 @@ public struct HalfSceneLinearImage: Sendable {
     public func halfPixels() -> [Float16] { pixels.samples }
 }
 
-/// What the EXR and HDF5 writers need of an image: its size, its pixels as binary16, the
-/// masks and the metadata. `SceneLinearImage` rounds its Float pixels to half (round to
-/// nearest even); `HalfSceneLinearImage` already holds them.
-public protocol SceneLinearRaster: Sendable {
+/// What describes an output image without its pixels: its size, the masks and the metadata
+/// (what a file's header records, and what `convert` reports).
+public protocol SceneLinearDescription: Sendable {
     var width: Int { get }
     var height: Int { get }
-    var clipMask: [UInt8]? { get }
     var masks: [SemanticMaskLayer] { get }
     var encoding: ColorEncoding { get }
     var exposure: ExposureScaling { get }
     var provenance: ImageProvenance { get }
+}
+
+/// An output image written as it was made, of which only the description is kept.
+public struct WrittenImageDescription: SceneLinearDescription {
+    public var width: Int
+    public var height: Int
+    public var masks: [SemanticMaskLayer]
+    public var encoding: ColorEncoding
+    public var exposure: ExposureScaling
+    public var provenance: ImageProvenance
+
+    public init(width: Int, height: Int, masks: [SemanticMaskLayer], encoding: ColorEncoding, exposure: ExposureScaling,
+                provenance: ImageProvenance) {
+        self.width = width
+        self.height = height
+        self.masks = masks
+        self.encoding = encoding
+        self.exposure = exposure
+        self.provenance = provenance
+    }
+}
+
+/// What the EXR and HDF5 writers need of an image: its description, its pixels as binary16
+/// and the clip mask. `SceneLinearImage` rounds its Float pixels to half (round to
+/// nearest even); `HalfSceneLinearImage` already holds them.
+public protocol SceneLinearRaster: SceneLinearDescription {
+    var clipMask: [UInt8]? { get }
     /// RGB, interleaved, row-major, rounded to binary16.
     func halfPixels() -> [Float16]
     /// RGB, interleaved, row-major, as Float (a half image widened exactly).

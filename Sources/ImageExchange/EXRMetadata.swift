@@ -23,7 +23,7 @@ enum EXRMetadata {
 
     /// `acesContainer`: the file meets SMPTE ST 2065-4 (ACES2065-1, uncompressed half
     /// scanline R, G, B[, A] only), so `acesImageContainerFlag` is set.
-    static func attributes(for image: some SceneLinearRaster, acesContainer: Bool = false) -> [(String, EXRAttributeValue)] {
+    static func attributes(for image: some SceneLinearDescription, acesContainer: Bool = false) -> [(String, EXRAttributeValue)] {
         var out: [(String, EXRAttributeValue)] = []
         let p = image.provenance
         if let space = image.encoding.colorSpace {

@@ -36,6 +36,15 @@ public enum EXRFile {
     ///   `ExchangeError` (`.outputFailure`) when OpenEXRCore fails (disk full, image too
     ///   large or empty, ...), with the library's message.
     public static func write(_ image: some SceneLinearRaster, to path: String, options: EXROptions = .init()) throws {
+        try AtomicFile.write(to: path) { temporary in
+            try write(image, temporary: temporary, reportedAs: path, options: options)
+        }
+    }
+
+    /// `write` into `temporary`, which the caller renames into place (or removes on
+    /// failure); errors name `path`.
+    public static func write(_ image: some SceneLinearRaster, temporary: String, reportedAs path: String,
+                             options: EXROptions = .init()) throws {
         let width = image.width, height = image.height
         guard width > 0, height > 0, width <= Int(Int32.max), height <= Int(Int32.max) else {
             throw ExchangeError(path: path, operation: "EXRFile.write",
@@ -55,25 +64,18 @@ public enum EXRFile {
         }
         // Single-channel planes after R, G, B: alpha, the clip mask (when asked for), then
         // each other semantic mask layer.
-        var extraNames: [String] = []
-        var extraPlanes: [[Float]] = []
-        if let alpha = image.masks.first(where: { $0.name == alphaLayer }) {
-            extraNames.append("A")
-            extraPlanes.append(alpha.values.samples)
-        }
-        if options.includeClipMask {
-            extraNames.append(clipMaskChannel(options.layout))
-            extraPlanes.append((image.clipMask ?? [UInt8](repeating: 0, count: width * height)).map { $0 != 0 ? 1 : 0 })
-        }
-        for layer in image.masks where layer.name != alphaLayer {
-            extraNames.append(maskChannel(layer.name, layout: options.layout))
-            extraPlanes.append(layer.values.samples)
+        let extras = extraChannels(masks: image.masks, options: options)
+        let extraNames = extras.map(\.name)
+        let extraPlanes: [[Float]] = extras.map { extra in
+            guard let layer = extra.layer else {
+                return (image.clipMask ?? [UInt8](repeating: 0, count: width * height)).map { $0 != 0 ? 1 : 0 }
+            }
+            return image.masks[layer].values.samples
         }
         let acesContainer = image.encoding == .aces2065 && options.compression == .none && options.pixelType == .half
             && options.tiling == nil && extraNames.allSatisfy { $0 == "A" }
         let attributes = EXRMetadata.attributes(for: image, acesContainer: acesContainer)
-        try AtomicFile.write(to: path) { temporary in
-            try reportingDestination(path) {
+        try reportingDestination(path) {
                 var levels: [EXRPixelStore]
                 if options.pixelType == .half && options.tiling?.mipmaps != true {
                     levels = [EXRPixelStore(width: width, height: height, rgbHalves: image.halfPixels(),
@@ -99,7 +101,6 @@ public enum EXRFile {
                 try writeFile(stage, levels: levels, attributes: attributes, options: uncompressed)
                 try rewrite(stage, as: temporary, compression: options.compression, path: path, category: .outputFailure)
             }
-        }
     }
 
     /// The DWA compression level (OpenEXR's default: 45).
@@ -136,12 +137,48 @@ public enum EXRFile {
     private static func writeFile(_ path: String, levels: [EXRPixelStore], attributes: [(String, EXRAttributeValue)],
                                   options: EXROptions) throws {
         let context = try EXRContext.create(path)
-        guard let ctxt = context.handle else { return }
+        guard context.handle != nil else { return }
         let top = levels[0]
+        let part = try writeHeader(context, width: top.width, height: top.height, extraNames: top.names,
+                                   attributes: attributes, options: options)
+        if options.tiling != nil {
+            // Mip-map levels own their values; a single level may reference the image's.
+            try top.withPlanes { first in
+                try EXRTileEncoder(context: context, part: part, levels: [first] + levels.dropFirst().map { $0.withPlanes { $0 } }).run()
+            }
+        } else {
+            try top.withPlanes { planes in
+                try EXRChunkEncoder(context: context, part: part, planes: planes, zip: options.deflater)
+                    .run(threads: Parallel.threadCount)
+            }
+        }
+        withExtendedLifetime(levels) {}
+        try context.finish()
+    }
+
+    /// The names of the single-channel planes after R, G, B, in the order they are added:
+    /// alpha (from the transparency mask layer), the clip mask (when asked for), then each
+    /// other semantic mask layer; each with where its values come from (the index of a mask
+    /// layer, or nil for the clip mask).
+    static func extraChannels(masks: [SemanticMaskLayer], options: EXROptions) -> [(name: String, layer: Int?)] {
+        var out: [(name: String, layer: Int?)] = []
+        if let alpha = masks.firstIndex(where: { $0.name == alphaLayer }) { out.append(("A", alpha)) }
+        if options.includeClipMask { out.append((clipMaskChannel(options.layout), nil)) }
+        for (i, layer) in masks.enumerated() where layer.name != alphaLayer {
+            out.append((maskChannel(layer.name, layout: options.layout), i))
+        }
+        return out
+    }
+
+    /// Adds the part, its channels (R, G, B, then `extraNames`) and `attributes`, and writes
+    /// the header; returns the part's index.
+    static func writeHeader(_ context: EXRContext, width: Int, height: Int, extraNames: [String],
+                            attributes: [(String, EXRAttributeValue)], options: EXROptions) throws -> Int32 {
+        guard let ctxt = context.handle else { return 0 }
         var part: Int32 = 0
         try context.check(exr_add_part(ctxt, nil, options.tiling == nil ? EXR_STORAGE_SCANLINE : EXR_STORAGE_TILED, &part),
                           "exr_add_part")
-        try context.check(exr_initialize_required_attr_simple(ctxt, part, Int32(top.width), Int32(top.height),
+        try context.check(exr_initialize_required_attr_simple(ctxt, part, Int32(width), Int32(height),
                                                               options.compression.exrValue),
                           "exr_initialize_required_attr_simple")
         if let tiling = options.tiling {
@@ -155,32 +192,18 @@ public enum EXRFile {
             try context.check(exr_set_zip_compression_level(ctxt, part, Int32(min(level, 9))), "exr_set_zip_compression_level")
         }
         let pixelType = options.pixelType == .half ? EXR_PIXEL_HALF : EXR_PIXEL_FLOAT
-        for name in ["R", "G", "B"] + top.names {
+        for name in ["R", "G", "B"] + extraNames {
             try context.check(exr_add_channel(ctxt, part, name, pixelType, EXR_PERCEPTUALLY_LOGARITHMIC, 1, 1),
                               "exr_add_channel")
         }
-        if attributes.contains(where: { $0.0.utf8.count > 31 }) || top.names.contains(where: { $0.utf8.count > 31 }) {
+        if attributes.contains(where: { $0.0.utf8.count > 31 }) || extraNames.contains(where: { $0.utf8.count > 31 }) {
             try context.check(exr_set_longname_support(ctxt, 1), "exr_set_longname_support")
         }
         for (name, value) in attributes {
             try setAttribute(context, part, name, value)
         }
         try context.check(exr_write_header(ctxt), "exr_write_header")
-        if options.tiling != nil {
-            // Mip-map levels own their values; a single level may reference the image's.
-            try top.withPlanes { first in
-                try EXRTileEncoder(context: context, part: part, levels: [first] + levels.dropFirst().map { $0.withPlanes { $0 } }).run()
-            }
-        } else {
-            let usesDeflate = options.compression == .zip || options.compression == .zips
-            try top.withPlanes { planes in
-                try EXRChunkEncoder(context: context, part: part, planes: planes,
-                                    zip: usesDeflate ? options.zipLevel.map { .libdeflate(level: $0) } ?? .runLength : nil)
-                    .run(threads: Parallel.threadCount)
-            }
-        }
-        withExtendedLifetime(levels) {}
-        try context.finish()
+        return part
     }
 
     private static func setAttribute(_ context: EXRContext, _ part: Int32, _ name: String,

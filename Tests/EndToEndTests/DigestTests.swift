@@ -152,7 +152,7 @@ import TestSupport
         do {
             let options = DevelopOptions()
             let image = try Pipeline.developForOutput(path: url.path, options: options, keepClipMask: false)
-            #expect(image.image.provenance.processing.first { $0.key == "digest" }?.value == .text("verified"))
+            #expect(image.description.provenance.processing.first { $0.key == "digest" }?.value == .text("verified"))
         }
 
         // The same file with one different sample: written without a digest of its own,
@@ -177,7 +177,7 @@ import TestSupport
             }
             options.digest = .ignoreMismatch
             let ignored = try Pipeline.developForOutput(path: changedURL.path, options: options, keepClipMask: false)
-            let items = ignored.image.provenance.processing
+            let items = ignored.description.provenance.processing
             #expect(items.first { $0.key == "digest" }?.value == .text("mismatch, ignored"))
             #expect(items.first { $0.key == "digestStored" }?.value == .text(MD5Digest.hex(stored)))
             // The measurements, which develop the file once per pass, check it in their first.
@@ -207,7 +207,7 @@ import TestSupport
         do {
             let options = DevelopOptions()
             let image = try Pipeline.developForOutput(path: url.path, options: options, keepClipMask: false)
-            let items = image.image.provenance.processing
+            let items = image.description.provenance.processing
             #expect(items.first { $0.key == "digest" }?.value == .text("verified"))
             #expect(items.first { $0.key == "digestTag" }?.value == .text("RawImageDigest (50972)"))
         }
@@ -238,7 +238,7 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: directory) }
         let (url, _) = try Self.tiledFile(directory)
         let original = try Data(contentsOf: url)
-        let reference = try Pipeline.developForOutput(path: url.path, keepClipMask: false).image
+        let reference = try #require(try Pipeline.developForOutput(path: url.path, keepClipMask: false).image)
         let layout = try #require(try DNGFile.open(path: url.path).mainRawImage().layout)
         var rng = SeededGenerator(seed: 2026)
         var refused = 0, identical = 0
@@ -250,7 +250,7 @@ import TestSupport
             let path = directory.appendingPathComponent("m\(i).dng").path
             try bytes.write(to: URL(fileURLWithPath: path))
             do {
-                let image = try Pipeline.developForOutput(path: path, keepClipMask: false).image
+                let image = try #require(try Pipeline.developForOutput(path: path, keepClipMask: false).image)
                 #expect(Self.samesPixels(image, reference), "mutation \(i) at byte \(at) converted into a different image")
                 identical += 1
             } catch let error as any SceneLinearFailure {

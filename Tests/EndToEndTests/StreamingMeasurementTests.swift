@@ -139,9 +139,10 @@ import TestSupport
             let (converted, measured) = try #require(try Pipeline.developForOutput(path: path, options: request.develop, keepClipMask: true,
                                                                                     measuring: request), "\(label)")
             let plain = try Pipeline.developForOutput(path: path, options: request.develop, keepClipMask: true)
-            #expect(converted.image.halfPixels().map(\.bitPattern) == plain.image.halfPixels().map(\.bitPattern), "\(label): pixels")
-            #expect(converted.image.clipMask == plain.image.clipMask && converted.clippedPixelCount == plain.clippedPixelCount, "\(label)")
-            #expect(converted.image.provenance == plain.image.provenance, "\(label): provenance")
+            let (convertedImage, plainImage) = (try #require(converted.image), try #require(plain.image))
+            #expect(convertedImage.halfPixels().map(\.bitPattern) == plainImage.halfPixels().map(\.bitPattern), "\(label): pixels")
+            #expect(convertedImage.clipMask == plainImage.clipMask && converted.clippedPixelCount == plain.clippedPixelCount, "\(label)")
+            #expect(convertedImage.provenance == plainImage.provenance, "\(label): provenance")
             let whole = try Pipeline.analyze(AnalysisInput.load(path, options: request.develop), request: request)
             try Self.compareAnalyses(measured, whole, label)
         }

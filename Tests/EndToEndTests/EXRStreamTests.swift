@@ -1,0 +1,118 @@
+import Foundation
+import Testing
+import DNGWriter
+@testable import Engine
+@testable import ImageExchange
+import SceneLinearKit
+@testable import SimulationCheck
+import TestSupport
+
+/// `Pipeline.convertToEXR` writes the EXR as the rows are made (`EXRStreamWriter`): the file
+/// is byte for byte the one `EXRFile.write` makes of `developForExport`'s image, in every
+/// orientation, with crops, semantic masks, the clip mask channel, ZIP and ZIPS at the
+/// default and a chosen deflate level, LinearRaw and CFA; the cases it leaves to the
+/// whole-image writer (an opcode list acting region by region, DefaultScale, `--ignore-digest`,
+/// other compressions) give the same bytes too.
+@Suite struct EXRStreamTests {
+    /// Converts `path` both ways and compares the files; returns whether the EXR was written
+    /// as the rows were made.
+    @discardableResult
+    static func compare(_ path: String, options: DevelopOptions = DevelopOptions(), exr: EXROptions = EXROptions(),
+                        in dir: URL, _ label: String) throws -> Bool {
+        let whole = dir.appendingPathComponent("whole.exr").path, streamed = dir.appendingPathComponent("streamed.exr").path
+        let image = try Pipeline.developForExport(path: path, options: options, keepClipMask: exr.includeClipMask).image
+        try EXRFile.write(image, to: whole, options: exr)
+        let converted = try Pipeline.convertToEXR(path: path, options: options, exr: exr, to: streamed)
+        #expect(Self.bytes(whole) == Self.bytes(streamed), "\(label): the files differ")
+        #expect(converted.description.provenance == image.provenance && converted.description.masks == image.masks, "\(label)")
+        #expect(converted.clippedPixelCount == image.clippedPixelCount, "\(label)")
+        // Nothing but the output is left in the directory.
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".exr") || $0.contains(".tmp") }
+        #expect(Set(left) == ["whole.exr", "streamed.exr"], "\(label): \(left)")
+        return converted.image == nil
+    }
+
+    static func bytes(_ path: String) -> Data { (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data() }
+
+    static func chart() throws -> LinearRawDNG {
+        var chart = try TestChart.make(width: 200, height: 136, tileSize: (64, 48)).dng
+        chart.defaultCrop = (origin: [6, 4], size: [180, 120])
+        chart.defaultUserCrop = [0.1, 0.05, 0.9, 0.95]
+        let sky: [UInt8] = (0..<(68 * 100)).map { i in UInt8((i % 100) * 255 / 99) }
+        chart.semanticMasks = [SemanticMaskDNG(width: 100, height: 68, samples: sky, semanticName: "urn:com:apple:photo:2020:aux:semanticskymatte")]
+        return chart
+    }
+
+    @Test func sameBytesAsTheWholeImageWriter() throws {
+        let dir = TestData.temporaryDirectory("exr-stream")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var chart = try Self.chart()
+        let path = dir.appendingPathComponent("chart.dng").path
+        for orientation in [1, 3, 6, 8] {
+            chart.orientation = orientation
+            try DNGWriter.write(chart, to: path)
+            #expect(try Self.compare(path, in: dir, "orientation \(orientation)"))
+            #expect(try Self.compare(path, exr: EXROptions(includeClipMask: true), in: dir, "orientation \(orientation), clip mask"))
+        }
+        #expect(try Self.compare(path, exr: EXROptions(compression: .zips, includeClipMask: true), in: dir, "ZIPS"))
+        #expect(try Self.compare(path, exr: EXROptions(zipLevel: 4, layout: .layers), in: dir, "libdeflate level 4, layers"))
+        var noMasks = DevelopOptions()
+        noMasks.includeMasks = false
+        #expect(try Self.compare(path, options: noMasks, in: dir, "no masks"))
+        var noOrientation = DevelopOptions()
+        noOrientation.applyOrientation = false
+        #expect(try Self.compare(path, options: noOrientation, in: dir, "sensor orientation"))
+        // CFA, every demosaicing method, with the digest skipped.
+        let cfa = try StreamingDevelopTests.sunsetCapture(width: 160, height: 120, seed: 5)
+        let cfaPath = dir.appendingPathComponent("cfa.dng").path
+        try DNGWriter.write(cfa, to: cfaPath)
+        for method in DemosaicMethod.allCases {
+            var options = DevelopOptions()
+            options.demosaic = method
+            #expect(try Self.compare(cfaPath, options: options, in: dir, "CFA \(method)"))
+        }
+        var skip = DevelopOptions()
+        skip.digest = .skip
+        #expect(try Self.compare(cfaPath, options: skip, in: dir, "digest skipped"))
+    }
+
+    /// What the header cannot know before the pass: written whole, the same bytes.
+    @Test func wholeImageCasesGiveTheSameBytes() throws {
+        let dir = TestData.temporaryDirectory("exr-stream-whole")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var chart = try Self.chart()
+        let path = dir.appendingPathComponent("chart.dng").path
+        try DNGWriter.write(chart, to: path)
+        var ignore = DevelopOptions()
+        ignore.digest = .ignoreMismatch
+        #expect(try !Self.compare(path, options: ignore, in: dir, "--ignore-digest"))
+        #expect(try !Self.compare(path, exr: EXROptions(compression: .piz), in: dir, "PIZ"))
+        #expect(try !Self.compare(path, exr: EXROptions(pixelType: .float), in: dir, "FLOAT"))
+        chart.defaultScale = [2, 1]
+        try DNGWriter.write(chart, to: path)
+        #expect(try !Self.compare(path, in: dir, "DefaultScale"))
+        // A GainMap in OpcodeList2 (region by region, reported after the pass).
+        let shaded = try StreamingDevelopTests.sunsetCapture(width: 160, height: 120, seed: 6, cfa: false, lensShading: 0.3)
+        try DNGWriter.write(shaded, to: path)
+        #expect(try !Self.compare(path, in: dir, "GainMap"))
+    }
+
+    /// A damaged tile: the conversion fails with the decoder's error and leaves nothing.
+    @Test func damagedInputLeavesNoFile() throws {
+        let dir = TestData.temporaryDirectory("exr-stream-damaged")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var chart = try Self.chart()
+        chart.compression = .losslessJPEG(predictor: 1)
+        let path = dir.appendingPathComponent("chart.dng").path
+        try DNGWriter.write(chart, to: path)
+        var bytes = Self.bytes(path)
+        // Overwrite the middle of the file (tile data) with garbage.
+        for i in (bytes.count / 2)..<(bytes.count / 2 + 2000) { bytes[i] = UInt8(truncatingIfNeeded: i &* 131) }
+        let bad = dir.appendingPathComponent("bad.dng").path
+        try bytes.write(to: URL(fileURLWithPath: bad))
+        let out = dir.appendingPathComponent("out.exr").path
+        #expect(throws: (any Error).self) { try Pipeline.convertToEXR(path: bad, exr: EXROptions(), to: out) }
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        #expect(Set(left) == ["chart.dng", "bad.dng"], "\(left)")
+    }
+}
