@@ -209,12 +209,13 @@ struct BandFinisher<E: BitwiseCopyable & Sendable>: @unchecked Sendable {
                                      orientation: plan.orientation, clipped: clipped) { patch in
                 try observe?(patch)
                 let r = patch.rect, n = r.width
+                let rows = writer.rows(r.top..<r.bottom)
                 for y in r.top..<r.bottom {
                     let from = (y - r.top) * patch.rowStride
-                    let row = UnsafeMutableRawPointer(writer.rgbRow(y) + 3 * r.left).assumingMemoryBound(to: E.self)
+                    let row = UnsafeMutableRawPointer(rows.rgb(y) + 3 * r.left).assumingMemoryBound(to: E.self)
                     convert(UnsafeBufferPointer(start: patch.values + 3 * from, count: 3 * n),
                             UnsafeMutableBufferPointer(start: row, count: 3 * n))
-                    if let clip = writer.clipRow(y) {
+                    if let clip = rows.clip(y) {
                         // 1 where any channel clipped, else 0 (as the clip mask channel of `EXRFile.write`).
                         for x in 0..<n { clip[r.left + x] = patch.mask.map { $0[from + x] != 0 ? 1 : 0 } ?? 0 }
                     }

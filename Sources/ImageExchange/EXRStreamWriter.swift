@@ -17,8 +17,8 @@ extension EXROptions {
 }
 
 /// Writes a scanline EXR while its rows are being made, with no image-sized buffer: the
-/// producer writes each output row's half floats where `rgbRow` points (and the clip mask
-/// where `clipRow` points), then says which pixels it finished (`finished`); the thread
+/// producer writes each output row's half floats where `rows` points (and the clip mask,
+/// when the file has it), then says which pixels it finished (`finished`); the thread
 /// that completes a chunk's rows compresses the chunk at once (`EXRZipCompressor`, exactly
 /// as `EXRFile.write` does) and the chunks are written in increasing order
 /// (`EXRWriteOrder`), each chunk's rows returned to a pool for the next one. The result is
@@ -30,13 +30,13 @@ extension EXROptions {
 /// (alpha and `mask_<name>` channels) are given whole at the start; their rows are
 /// converted to half with each chunk.
 ///
-/// `rgbRow`, `clipRow` and `finished` are safe to call from any thread, for disjoint pixels.
+/// `rows` and `finished` are safe to call from any thread, for disjoint pixels.
 public final class EXRStreamWriter: @unchecked Sendable {
     public let width: Int
     public let height: Int
     /// Scanlines per chunk: 16 (ZIP) or 1 (ZIPS).
     public let linesPerChunk: Int
-    /// Whether the file has the clip mask channel (`clipRow` is non-nil).
+    /// Whether the file has the clip mask channel (`Rows.clip` is non-nil).
     public let hasClipMask: Bool
 
     private let context: EXRContext
@@ -139,22 +139,36 @@ public final class EXRStreamWriter: @unchecked Sendable {
         return b
     }
 
-    /// Where output row `y`'s R, G, B halves go (3 × `width`, interleaved).
-    public func rgbRow(_ y: Int) -> UnsafeMutablePointer<Float16> {
-        precondition(y >= 0 && y < height)
-        lock.lock()
-        defer { lock.unlock() }
-        return buffer(y / linesPerChunk) + (y % linesPerChunk) * width * 3
+    /// Where the samples of output rows `rows` go, for writing some of their pixels before
+    /// `finished` says which.
+    public struct Rows {
+        let firstChunk: Int
+        let bases: [UnsafeMutablePointer<Float16>]
+        let linesPerChunk: Int, width: Int
+        /// Offset of the clip mask plane in a chunk's buffer (nil without it).
+        let clipPlane: Int?
+
+        /// Where row `y`'s R, G, B halves go (3 × `width`, interleaved).
+        public func rgb(_ y: Int) -> UnsafeMutablePointer<Float16> {
+            bases[y / linesPerChunk - firstChunk] + (y % linesPerChunk) * width * 3
+        }
+
+        /// Where row `y`'s clip mask goes (`width` halves, 1 where clipped, else 0); nil
+        /// when the file has no clip mask channel.
+        public func clip(_ y: Int) -> UnsafeMutablePointer<Float16>? {
+            clipPlane.map { bases[y / linesPerChunk - firstChunk] + $0 + (y % linesPerChunk) * width }
+        }
     }
 
-    /// Where output row `y`'s clip mask goes (`width` halves, 1 where clipped, else 0); nil
-    /// when the file has no clip mask channel.
-    public func clipRow(_ y: Int) -> UnsafeMutablePointer<Float16>? {
-        guard let clipPlane else { return nil }
-        precondition(y >= 0 && y < height)
+    /// The rows `rows` (within the image) for writing.
+    public func rows(_ rows: Range<Int>) -> Rows {
+        precondition(rows.lowerBound >= 0 && rows.upperBound <= height && !rows.isEmpty)
+        let first = rows.lowerBound / linesPerChunk, last = (rows.upperBound - 1) / linesPerChunk
         lock.lock()
-        defer { lock.unlock() }
-        return buffer(y / linesPerChunk) + linesPerChunk * width * (3 + clipPlane) + (y % linesPerChunk) * width
+        let bases = (first...last).map { buffer($0) }
+        lock.unlock()
+        return Rows(firstChunk: first, bases: bases, linesPerChunk: linesPerChunk, width: width,
+                    clipPlane: clipPlane.map { linesPerChunk * width * (3 + $0) })
     }
 
     /// `pixels` pixels of each of rows `rows` are written. Each chunk whose rows are now
