@@ -39,4 +39,21 @@ static inline int ccrypto_md5_final(EVP_MD_CTX *ctx, uint8_t *out) {
 }
 
 static inline void ccrypto_md5_free(EVP_MD_CTX *ctx) { EVP_MD_CTX_free(ctx); }
+
+/// A new SHA-256 context, ready for updates (ccrypto_md5_update adds bytes to any
+/// context); NULL on failure. Free with ccrypto_md5_free.
+static inline EVP_MD_CTX *ccrypto_sha256_new(void) {
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    if (ctx != NULL && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+        EVP_MD_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+/// Finishes a SHA-256 digest into out (32 bytes). Returns 1 on success.
+static inline int ccrypto_sha256_final(EVP_MD_CTX *ctx, uint8_t *out) {
+    unsigned int len = 0;
+    return EVP_DigestFinal_ex(ctx, out, &len) == 1 && len == 32;
+}
 #endif

@@ -250,10 +250,14 @@ extension Pipeline {
         let hashing = BackgroundValue { () -> (String, Double) in
             guard hash else { return ("", 0) }
             var seconds = 0.0
-            let hex = measure(&seconds) { SHA256Digest.hex(of: file.data) }
-            // The hash has touched every page of the file; drop them from resident memory
-            // (blocks still to be decoded read theirs again from the page cache).
-            file.releaseResidentPages()
+            // Each 4 MiB the hash has read leaves resident memory at once (blocks still to be
+            // decoded read their pages again from the page cache), so the input file never
+            // counts whole in the peak.
+            let hex = measure(&seconds) {
+                file.data.withUnsafeBytes { bytes in
+                    SHA256Digest.hex(of: bytes, piece: 4 << 20) { file.releaseResidentPages(offset: $0.lowerBound, length: $0.count) }
+                }
+            }
             return (hex, seconds)
         }
         // However this function ends, the hashing thread is done before it returns (it reads
