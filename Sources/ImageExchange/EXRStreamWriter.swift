@@ -74,14 +74,7 @@ public final class EXRStreamWriter: @unchecked Sendable {
         width = description.width
         height = description.height
         self.path = path
-        guard width > 0, height > 0, width <= Int(Int32.max), height <= Int(Int32.max) else {
-            throw ExchangeError(path: path, operation: "EXRFile.write",
-                                message: "an EXR data window cannot be \(width)×\(height)", category: .outputFailure)
-        }
-        if let level = options.zipLevel, !(0...12).contains(level) {
-            throw ExchangeError(path: path, operation: "EXRFile.write",
-                                message: "zip level \(level) is outside 0...12", category: .outputFailure)
-        }
+        try EXRFile.check(width: description.width, height: description.height, options: options, path: path)
         deflater = options.deflater!
         let extras = EXRFile.extraChannels(masks: description.masks, options: options)
         extraSources = extras.map { $0.layer.map { description.masks[$0].values.samples } }

@@ -46,14 +46,7 @@ public enum EXRFile {
     public static func write(_ image: some SceneLinearRaster, temporary: String, reportedAs path: String,
                              options: EXROptions = .init()) throws {
         let width = image.width, height = image.height
-        guard width > 0, height > 0, width <= Int(Int32.max), height <= Int(Int32.max) else {
-            throw ExchangeError(path: path, operation: "EXRFile.write",
-                                message: "an EXR data window cannot be \(width)×\(height)", category: .outputFailure)
-        }
-        if let level = options.zipLevel, !(0...12).contains(level) {
-            throw ExchangeError(path: path, operation: "EXRFile.write",
-                                message: "zip level \(level) is outside 0...12", category: .outputFailure)
-        }
+        try check(width: width, height: height, options: options, path: path)
         if options.compression.needsCXXEncoder && options.tiling != nil {
             throw ExchangeError(path: path, operation: "EXRFile.write",
                                 message: "\(options.compression.rawValue) is written as scanlines only, not tiled", category: .outputFailure)
@@ -101,6 +94,18 @@ public enum EXRFile {
                 try writeFile(stage, levels: levels, attributes: attributes, options: uncompressed)
                 try rewrite(stage, as: temporary, compression: options.compression, path: path, category: .outputFailure)
             }
+    }
+
+    /// Refuses a size no EXR data window can have and a deflate level out of range.
+    static func check(width: Int, height: Int, options: EXROptions, path: String) throws {
+        guard width > 0, height > 0, width <= Int(Int32.max), height <= Int(Int32.max) else {
+            throw ExchangeError(path: path, operation: "EXRFile.write",
+                                message: "an EXR data window cannot be \(width)×\(height)", category: .outputFailure)
+        }
+        if let level = options.zipLevel, !(0...12).contains(level) {
+            throw ExchangeError(path: path, operation: "EXRFile.write",
+                                message: "zip level \(level) is outside 0...12", category: .outputFailure)
+        }
     }
 
     /// The DWA compression level (OpenEXR's default: 45).
