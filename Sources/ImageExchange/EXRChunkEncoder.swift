@@ -180,6 +180,13 @@ final class EXRWriteOrder: @unchecked Sendable {
     private var waiting: [Int: (Int32, [UInt8])] = [:]
     private(set) var firstFailure: (exr_result_t, String)?
 
+    /// `firstFailure`, read under the lock (while workers may still record one).
+    var failure: (exr_result_t, String)? {
+        condition.lock()
+        defer { condition.unlock() }
+        return firstFailure
+    }
+
     /// `window`: how many chunks may be claimed beyond the last written one; nil when the
     /// library writes the chunks itself (one worker), so none pass through `deliver`.
     init(context: exr_context_t, part: Int32, total: Int, window: Int?) {

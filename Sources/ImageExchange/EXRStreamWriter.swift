@@ -44,8 +44,8 @@ public final class EXRStreamWriter: @unchecked Sendable {
     private let order: EXRWriteOrder
     private let deflater: EXRZipCompressor.Deflater
     private let chunkCount: Int
-    /// Per sample of a chunk's buffer: RGB interleaved (3 halves a pixel), then one plane per
-    /// extra channel, each `linesPerChunk × width`.
+    /// A chunk's buffer holds RGB interleaved (3 halves a pixel), then this many planes, one
+    /// per extra channel, each `linesPerChunk × width` halves.
     private let planesPerChunk: Int
     /// The file's channels in file order, each as (plane index in the chunk buffer, or −1 for
     /// R/G/B with its offset in the interleaved pixel).
@@ -60,7 +60,6 @@ public final class EXRStreamWriter: @unchecked Sendable {
     private var free: [UnsafeMutablePointer<Float16>] = []
     private var compressors: [EXRZipCompressor] = []
     private let path: String
-    private var finished_ = false
 
     /// Creates the file at `temporaryPath` (the caller renames it into place) and writes its
     /// header; errors name `path`.
@@ -182,7 +181,7 @@ public final class EXRStreamWriter: @unchecked Sendable {
         }
         lock.unlock()
         for c in complete { compress(c) }
-        if let (rv, operation) = order.firstFailure { throw failure(rv, operation) }
+        if let (rv, operation) = order.failure { throw failure(rv, operation) }
     }
 
     /// The error of a failed library call, naming the destination.
@@ -229,7 +228,7 @@ public final class EXRStreamWriter: @unchecked Sendable {
     ///
     /// - Throws: `ExchangeError` when a chunk failed or is missing, or the header update fails.
     public func finish(sourceSHA256: String) throws {
-        if let (rv, operation) = order.firstFailure { throw failure(rv, operation) }
+        if let (rv, operation) = order.failure { throw failure(rv, operation) }
         guard order.allWritten else {
             throw ExchangeError(path: path, operation: "exr_write_scanline_chunk",
                                 message: "not every chunk was written", category: .internalError)
