@@ -322,6 +322,7 @@ extension SceneLinearCommand {
                     let targets = try Pipeline.outputPaths(input: file, output: outputPath, formats: formats)
                     let export = exportOptions
                     var developed: ConvertedImage
+                    var writtenByConversion = false  // the one EXR, written by `convertToEXR`
                     var groups: [HDF5Group] = []
                     let analysisRequest = analysis ? try self.analysisRequest() : nil
                     if let analysisRequest, !export.needsFloat(targets.map(\.0)),
@@ -346,6 +347,7 @@ extension SceneLinearCommand {
                         do {
                             developed = try Pipeline.convertToEXR(path: file, options: try developOptions(), exr: export.exr,
                                                                   to: targets[0].1)
+                            writtenByConversion = true
                         } catch {
                             if newDirectory { rmdir(outputPath) }
                             throw error
@@ -361,7 +363,7 @@ extension SceneLinearCommand {
                     if outputPath.hasSuffix("/") { try createOutputDirectory(outputPath) }
                     var written: [[String: String]] = []
                     for (format, path) in targets {
-                        if let image = developed.image {
+                        if !writtenByConversion, let image = developed.image {
                             let start = DispatchTime.now().uptimeNanoseconds
                             try Pipeline.export(image, format: format, to: path, options: export, hdf5Groups: groups)
                             developed.timings.export[format.rawValue] = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
