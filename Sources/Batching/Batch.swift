@@ -124,9 +124,12 @@ public struct BatchConverter: Sendable {
                                         shard: job.shard.count > 1 ? job.shard.description : nil)
             do {
                 try budget.withReservation(Pipeline.estimatedPeakBytes(path: input, options: job.develop)) {
-                    if targets.map(\.0) == [.exr] && !job.export.needsFloat([.exr]) {
-                        // One EXR: written as the rows are made.
-                        _ = try Pipeline.convertToEXR(path: input, options: job.develop, exr: job.export.exr, to: targets[0].1)
+                    if targets.count == 1 && !job.export.needsFloat(targets.map(\.0)) {
+                        // One file: written as the rows are made.
+                        let (format, target) = targets[0]
+                        _ = format == .exr
+                            ? try Pipeline.convertToEXR(path: input, options: job.develop, exr: job.export.exr, to: target)
+                            : try Pipeline.convertToHDF5(path: input, options: job.develop, hdf5: job.export.hdf5, to: target)
                     } else {
                         // 32-bit outputs are written from the Float image, the others from the half one.
                         let image: any SceneLinearRaster = job.export.needsFloat(targets.map(\.0))

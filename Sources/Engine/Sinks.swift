@@ -76,12 +76,12 @@ struct SinkOutput<E: Sendable>: Sendable {
     var width: Int, height: Int
     var clippedPixelCount: Int
     var stage3Width: Int, stage3Height: Int
-    var writer: EXRStreamWriter? = nil
+    var writer: (any StreamingImageWriter)? = nil
 }
 
-/// Starts the EXR the output sink writes into as the rows are made, given the geometry and
-/// the Stage 3 size (see `Pipeline.convertToEXR`).
-typealias EXRStreamStart = (GeometryPlan, _ stage3Width: Int, _ stage3Height: Int) throws -> EXRStreamWriter
+/// Starts the file the output sink writes into as the rows are made, given the geometry and
+/// the Stage 3 size (see `Pipeline.convertToEXR`, `Pipeline.convertToHDF5`).
+typealias StreamingStart = (GeometryPlan, _ stage3Width: Int, _ stage3Height: Int) throws -> any StreamingImageWriter
 
 /// The end of every route: Stage 3 bands through OpcodeList3 (when it acts per pixel) and
 /// the colour matrix into output samples of type `E`, placed where crop and orientation
@@ -101,10 +101,10 @@ struct OutputSink<E: BitwiseCopyable & Sendable>: Sendable {
     /// Allocates the output of `plan` for a `stage3Width` × `stage3Height` Stage 3 image and
     /// runs `body`, which must hand every Stage 3 pixel to the finisher once.
     ///
-    /// - Parameter exr: when given (and no DefaultScale resampling applies), the output goes
-    ///   into the EXR it starts, row by row, instead of into an image.
+    /// - Parameter file: when given (and no DefaultScale resampling applies), the output goes
+    ///   into the file it starts, row by row, instead of into an image.
     func run(plan: GeometryPlan, stage3Width: Int, stage3Height: Int, list3: OpcodeList?, opcodes: Pipeline.StreamingOpcodes,
-             exr: EXRStreamStart? = nil, _ body: (BandFinisher<E>) throws -> Void) throws -> SinkOutput<E> {
+             file: StreamingStart? = nil, _ body: (BandFinisher<E>) throws -> Void) throws -> SinkOutput<E> {
         let bounds = PixelRect(width: stage3Width, height: stage3Height)
         if plan.scaledWidth != plan.crop.width || plan.scaledHeight != plan.crop.height {
             // DefaultScale: the colour-converted Stage 3 image whole, then crop, resample, orient.
@@ -142,12 +142,12 @@ struct OutputSink<E: BitwiseCopyable & Sendable>: Sendable {
                               stage3Width: stage3Width, stage3Height: stage3Height)
         }
         try observer?.prepare(outWidth, outHeight)
-        if let exr {
-            precondition(E.self == Float16.self, "an EXR is written from half floats")
-            let writer = try exr(plan, stage3Width, stage3Height)
+        if let file {
+            precondition(E.self == Float16.self, "a file is written from half floats")
+            let writer = try file(plan, stage3Width, stage3Height)
             let clipped = SharedCount()
             try body(BandFinisher(list3: list3, bounds: bounds, opcodes: opcodes, matrix: matrix,
-                                  target: .exr(writer, plan: plan, clipped: clipped, convert: convert, observe: observer?.visit)))
+                                  target: .file(writer, plan: plan, clipped: clipped, convert: convert, observe: observer?.visit)))
             return SinkOutput(pixels: [], mask: [], width: outWidth, height: outHeight, clippedPixelCount: clipped.value,
                               stage3Width: stage3Width, stage3Height: stage3Height, writer: writer)
         }
@@ -177,7 +177,7 @@ struct BandFinisher<E: BitwiseCopyable & Sendable>: @unchecked Sendable {
                     observe: ImageScan.Visitor?)
         case collect(StageCollector)
         case visit(ImageScan.Visitor, plan: GeometryPlan, clipped: SharedCount)
-        case exr(EXRStreamWriter, plan: GeometryPlan, clipped: SharedCount,
+        case file(any StreamingImageWriter, plan: GeometryPlan, clipped: SharedCount,
                  convert: @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void,
                  observe: ImageScan.Visitor?)
     }
@@ -204,7 +204,7 @@ struct BandFinisher<E: BitwiseCopyable & Sendable>: @unchecked Sendable {
         case .visit(let visit, let plan, let clipped):
             try Pipeline.visitPlaced(band.values, mask: band.mask, rows: rows, columns: columns, crop: plan.crop,
                                      orientation: plan.orientation, clipped: clipped, visit: visit)
-        case .exr(let writer, let plan, let clipped, let convert, let observe):
+        case .file(let writer, let plan, let clipped, let convert, let observe):
             try Pipeline.visitPlaced(band.values, mask: band.mask, rows: rows, columns: columns, crop: plan.crop,
                                      orientation: plan.orientation, clipped: clipped) { patch in
                 try observe?(patch)
@@ -215,10 +215,7 @@ struct BandFinisher<E: BitwiseCopyable & Sendable>: @unchecked Sendable {
                     let row = UnsafeMutableRawPointer(rows.rgb(y) + 3 * r.left).assumingMemoryBound(to: E.self)
                     convert(UnsafeBufferPointer(start: patch.values + 3 * from, count: 3 * n),
                             UnsafeMutableBufferPointer(start: row, count: 3 * n))
-                    if let clip = rows.clip(y) {
-                        // 1 where any channel clipped, else 0 (as the clip mask channel of `EXRFile.write`).
-                        for x in 0..<n { clip[r.left + x] = patch.mask.map { $0[from + x] != 0 ? 1 : 0 } ?? 0 }
-                    }
+                    rows.setClip(y, from: r.left, patch.mask.map { $0 + from }, count: n)
                 }
                 try writer.finished(rows: r.top..<r.bottom, pixels: n)
             }

@@ -12,12 +12,17 @@ public struct HalfDevelopedImage: Sendable {
     public var timings: StageTimings
 }
 
-/// Where `Pipeline.stream` writes an EXR as the rows are made: the temporary file, the name
-/// errors give (the destination), and the options (`EXROptions.isStreamable`).
-struct EXRStreamTarget {
+/// Where `Pipeline.stream` writes a file as the rows are made: the format with its options
+/// (`EXROptions.isStreamable`, `HDF5Options.isStreamable`), the temporary file, and the name
+/// errors give (the destination).
+struct StreamingOutput {
+    enum Format {
+        case exr(EXROptions)
+        case hdf5(HDF5Options)
+    }
+    var format: Format
     var temporaryPath: String
     var path: String
-    var options: EXROptions
 }
 
 /// An image ready for the writers: in half floats (`developForOutput`), or in `Float` when
@@ -114,14 +119,40 @@ extension Pipeline {
     /// developed whole and then written.
     public static func convertToEXR(path: String, options: DevelopOptions = DevelopOptions(), exr: EXROptions,
                                     to destination: String) throws -> ConvertedImage {
+        try convertStreaming(path: path, options: options, to: destination, keepClipMask: exr.includeClipMask,
+                             format: exr.isStreamable ? .exr(exr) : nil) { image, temporary in
+            try EXRFile.write(image, temporary: temporary, reportedAs: destination, options: exr)
+            return OutputFormat.exr
+        }
+    }
+
+    /// Converts a DNG into one HDF5 file, `destination`, as `convertToEXR` does: for
+    /// compressed float16 files (`HDF5Options.isStreamable`, the default), `/image` is written
+    /// chunk by chunk as the rows are made (`HDF5StreamWriter`), the attributes, clip mask and
+    /// masks afterwards; the file holds what `HDF5File.write` writes of the developed image.
+    /// DefaultScale resampling and the other options develop the image whole first.
+    public static func convertToHDF5(path: String, options: DevelopOptions = DevelopOptions(), hdf5: HDF5Options,
+                                     to destination: String) throws -> ConvertedImage {
+        try convertStreaming(path: path, options: options, to: destination, keepClipMask: true,
+                             format: hdf5.isStreamable ? .hdf5(hdf5) : nil) { image, temporary in
+            try HDF5File.write(image, temporary: temporary, reportedAs: destination, options: hdf5)
+            return OutputFormat.hdf5
+        }
+    }
+
+    /// The conversion into one file: streamed when `format` is given and the image allows,
+    /// else developed into half floats and written by `writeWhole` into the temporary file.
+    private static func convertStreaming(path: String, options: DevelopOptions, to destination: String, keepClipMask: Bool,
+                                         format: StreamingOutput.Format?,
+                                         writeWhole: (HalfSceneLinearImage, String) throws -> OutputFormat) throws -> ConvertedImage {
         var timings = StageTimings()
         let dng = try measure(&timings.container) { try DNGFile.open(path: path) }
         return try AtomicFile.write(to: destination) { temporary in
-            let target = exr.isStreamable ? EXRStreamTarget(temporaryPath: temporary, path: destination, options: exr) : nil
-            let s = try stream(dng, options: options, keepClipMask: exr.includeClipMask, timings: timings, as: Float16.self,
-                               convert: { HalfConversion.convert($0, to: $1) }, exr: target)
+            let target = format.map { StreamingOutput(format: $0, temporaryPath: temporary, path: destination) }
+            let s = try stream(dng, options: options, keepClipMask: keepClipMask, timings: timings, as: Float16.self,
+                               convert: { HalfConversion.convert($0, to: $1) }, output: target)
             var timings = s.timings
-            if s.wroteEXR {
+            if s.wroteFile {
                 let description = WrittenImageDescription(width: s.width, height: s.height, masks: s.masks, encoding: s.color.encoding,
                                                           exposure: s.exposure, provenance: s.provenance)
                 return ConvertedImage(image: nil, description: description, rawIFD: s.raw, geometry: s.geometry,
@@ -131,8 +162,8 @@ extension Pipeline {
                                              clipMask: s.clipMask, clippedPixelCount: s.clippedPixelCount,
                                              encoding: s.color.encoding, exposure: s.exposure, provenance: s.provenance, masks: s.masks)
             let start = DispatchTime.now().uptimeNanoseconds
-            try EXRFile.write(image, temporary: temporary, reportedAs: destination, options: exr)
-            timings.export[OutputFormat.exr.rawValue] = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            let written = try writeWhole(image, temporary)
+            timings.export[written.rawValue] = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             return ConvertedImage(image: image, description: image, rawIFD: s.raw, geometry: s.geometry, timings: timings,
                                   clippedPixelCount: s.clippedPixelCount)
         }
@@ -188,8 +219,8 @@ extension Pipeline {
         var provenance: ImageProvenance
         var masks: [SemanticMaskLayer]
         var timings: StageTimings
-        /// Whether the output went into the EXR `stream` was asked to write (`pixels` empty).
-        var wroteEXR = false
+        /// Whether the output went into the file `stream` was asked to write (`pixels` empty).
+        var wroteFile = false
     }
 
     /// The conversion into output samples of type `E`, made from each band's `Float` values
@@ -207,7 +238,7 @@ extension Pipeline {
         convert: @escaping @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void,
         visitor: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)? = nil, hash: Bool = true,
         cache: DecodedBlockCache? = nil, observer: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)? = nil,
-        exr: EXRStreamTarget? = nil
+        output target: StreamingOutput? = nil
     ) throws -> Streamed<E> {
         var timings = initial
         let path = dng.path
@@ -274,15 +305,19 @@ extension Pipeline {
         // An EXR written as the rows are made needs its header first: everything it records
         // must be known before the first row. So not when an opcode list acting region by
         // region reports on the pixels after the pass, nor when a digest mismatch may be
-        // recorded instead of refused; the SHA-256 is set once the hash is done.
-        let predictedDigestItems: [MetadataItem]? = exr == nil || options.digest == .ignoreMismatch
+        // recorded instead of refused; the SHA-256 is set once the hash is done. An HDF5
+        // file's attributes are written at the end.
+        var exrOptions: EXROptions?
+        if case .exr(let o)? = target?.format { exrOptions = o }
+        let predictedDigestItems: [MetadataItem]? = exrOptions == nil || options.digest == .ignoreMismatch
             || (list2 != nil && list2PerRegion) || (list3 != nil && list3PerRegion) ? nil
             : try checkDigests(dng, raw: raw, main: main, expectation: digestExpectation, imageDigest: nil, options: options,
                                assumingImageMatches: true)
         var streamedMasks: [SemanticMaskLayer] = []
         var streamedProcessing: [MetadataItem] = []
-        let exrStart: EXRStreamStart? = predictedDigestItems.map { digestItems in
-            { plan, stage3Width, stage3Height in
+        var fileStart: StreamingStart?
+        if let target, let exrOptions, let digestItems = predictedDigestItems {
+            fileStart = { plan, stage3Width, stage3Height in
                 if options.includeMasks && !dng.maskIFDs.isEmpty {
                     let grid = Stage3Grid.pipeline(activeArea: area, binning: binning, width: stage3Width, height: stage3Height,
                                                    trim2: trims[2], trim3: trims[3])
@@ -297,8 +332,17 @@ extension Pipeline {
                 provenance.processing = streamedProcessing
                 let description = WrittenImageDescription(width: plan.outputWidth, height: plan.outputHeight, masks: streamedMasks,
                                                           encoding: color.encoding, exposure: exposure, provenance: provenance)
-                return try EXRStreamWriter(temporaryPath: exr!.temporaryPath, path: exr!.path, description: description,
-                                           options: exr!.options)
+                return try EXRStreamWriter(temporaryPath: target.temporaryPath, path: target.path, description: description,
+                                           options: exrOptions)
+            }
+        } else if let target, case .hdf5(let hdf5Options) = target.format {
+            fileStart = { plan, _, _ in
+                // The root's attributes first, as in every file; the SHA-256 is set at the end.
+                let provenance = Self.provenance(dng: dng, raw: raw, mapping: linearization.mapping, color: color,
+                                                 sha256: String(repeating: "0", count: 64))
+                return try HDF5StreamWriter(temporaryPath: target.temporaryPath, path: target.path, width: plan.outputWidth,
+                                            height: plan.outputHeight, encoding: color.encoding, provenance: provenance,
+                                            options: hdf5Options, clipMask: keepClipMask)
             }
         }
         var output: (SinkOutput<E>, GeometryPlan)?
@@ -317,7 +361,7 @@ extension Pipeline {
                 let plan = try geometry(width: width, height: height)
                 var decoded = false
                 let made = try sink.run(plan: plan, stage3Width: width, stage3Height: height, list3: list3, opcodes: opcodes,
-                                        exr: exrStart) { finish in
+                                        file: fileStart) { finish in
                     decoded = try demosaicBands { band, rows in try finish.finish(&band, rows: rows, columns: 0..<width) }
                 }
                 if decoded { output = (made, plan) }
@@ -381,7 +425,7 @@ extension Pipeline {
                 let plan = try geometry(width: area.width, height: area.height)
                 var decoded = false
                 let made = try sink.run(plan: plan, stage3Width: area.width, stage3Height: area.height, list3: list3,
-                                        opcodes: opcodes, exr: exrStart) { finish in decoded = try decodeBlocks(into: .finish(finish)) }
+                                        opcodes: opcodes, file: fileStart) { finish in decoded = try decodeBlocks(into: .finish(finish)) }
                 if decoded { output = (made, plan) }
             } else if let cfa, list2PerRegion {
                 // CFA: a window of the mosaic's rows, demosaiced band by band as the rows a band
@@ -480,7 +524,7 @@ extension Pipeline {
             let image = stage3
             let plan = try geometry(width: image.width, height: image.height)
             let made = try sink.run(plan: plan, stage3Width: image.width, stage3Height: image.height,
-                                    list3: list3PerRegion ? list3 : nil, opcodes: opcodes, exr: exrStart) { finish in
+                                    list3: list3PerRegion ? list3 : nil, opcodes: opcodes, file: fileStart) { finish in
                 try forEachBand(of: image) { band, rows in try finish.finish(&band, rows: rows, columns: 0..<image.width) }
             }
             output = (made, plan)
@@ -497,10 +541,10 @@ extension Pipeline {
         var provenance = Self.provenance(dng: dng, raw: raw, mapping: mapping, color: color, sha256: sha)
         provenance.processing = processing + digestItems + plan.processingItems
         var masks: [SemanticMaskLayer] = []
-        if let writer = made.writer {
+        if let writer = made.writer as? EXRStreamWriter {
             // The header went first: it must record what the pass found.
             guard provenance.processing == streamedProcessing else {
-                throw OutputError(path: exr!.path, reason: "internal error: the EXR header was written with processing items "
+                throw OutputError(path: target!.path, reason: "internal error: the EXR header was written with processing items "
                                   + "\(streamedProcessing.map(\.key)) but the conversion recorded \(provenance.processing.map(\.key))")
             }
             // The export's own time: the chunk table and the SHA-256 (the chunks were written
@@ -514,9 +558,16 @@ extension Pipeline {
                                            trim2: trims[2], trim3: trims[3])
             masks = try SemanticMasks.layers(dng, grid: grid, plan: plan, limits: options.limits)
         }
+        if let writer = made.writer as? HDF5StreamWriter {
+            // What is left after the pass: the clip mask, the semantic masks and the attributes.
+            let start = DispatchTime.now().uptimeNanoseconds
+            try writer.finish(WrittenImageDescription(width: made.width, height: made.height, masks: masks,
+                                                      encoding: color.encoding, exposure: exposure, provenance: provenance))
+            timings.export[OutputFormat.hdf5.rawValue] = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        }
         return Streamed(pixels: made.pixels, width: made.width, height: made.height, clipMask: keepClipMask ? made.mask : nil,
                         clippedPixelCount: made.clippedPixelCount, raw: raw, mapping: mapping, color: color, exposure: exposure,
-                        geometry: plan, provenance: provenance, masks: masks, timings: timings, wroteEXR: made.writer != nil)
+                        geometry: plan, provenance: provenance, masks: masks, timings: timings, wroteFile: made.writer != nil)
     }
 
     /// Bands `range` of `bands`, each demosaiced by `demosaic(band, values, mask)` into a band

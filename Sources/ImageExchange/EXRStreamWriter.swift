@@ -16,48 +16,37 @@ extension EXROptions {
     }
 }
 
-/// Writes a scanline EXR while its rows are being made, with no image-sized buffer: the
-/// producer writes each output row's half floats where `rows` points (and the clip mask,
-/// when the file has it), then says which pixels it finished (`finished`); the thread
-/// that completes a chunk's rows compresses the chunk at once (`EXRZipCompressor`, exactly
-/// as `EXRFile.write` does) and the chunks are written in increasing order
-/// (`EXRWriteOrder`), each chunk's rows returned to a pool for the next one. The result is
-/// the file `EXRFile.write` makes of the same image, byte for byte.
+/// Writes a scanline EXR while its rows are being made (`StreamingImageWriter`), with no
+/// image-sized buffer: the thread that completes a chunk's rows compresses the chunk at
+/// once (`EXRZipCompressor`, exactly as `EXRFile.write` does) and the chunks are written in
+/// increasing order (`EXRWriteOrder`), each chunk's buffer returned to a pool for the next
+/// one. The result is the file `EXRFile.write` makes of the same image, byte for byte.
 ///
 /// The header goes first, so everything it records must be known before the first row:
 /// the source's SHA-256, computed meanwhile, is written as a placeholder of the same length
-/// and set afterwards by an in-place header update (`finish`). The semantic mask layers
-/// (alpha and `mask_<name>` channels) are given whole at the start; their rows are
-/// converted to half with each chunk.
-///
-/// `rows` and `finished` are safe to call from any thread, for disjoint pixels.
-public final class EXRStreamWriter: @unchecked Sendable {
+/// and set afterwards in place (`finish`). The semantic mask layers (alpha and
+/// `mask_<name>` channels) are given whole at the start; their rows are converted to half
+/// with each chunk.
+public final class EXRStreamWriter: StreamingImageWriter, @unchecked Sendable {
     public let width: Int
     public let height: Int
     /// Scanlines per chunk: 16 (ZIP) or 1 (ZIPS).
     public let linesPerChunk: Int
-    /// Whether the file has the clip mask channel (`Rows.clip` is non-nil).
-    public let hasClipMask: Bool
 
     private let context: EXRContext
-    private let part: Int32
     private let order: EXRWriteOrder
     private let deflater: EXRZipCompressor.Deflater
-    private let chunkCount: Int
-    /// A chunk's buffer holds RGB interleaved (3 halves a pixel), then this many planes, one
-    /// per extra channel, each `linesPerChunk × width` halves.
-    private let planesPerChunk: Int
+    /// A chunk's buffer holds RGB interleaved (3 halves a pixel), then one plane per extra
+    /// channel, each `linesPerChunk × width` halves.
+    private let staging: RowChunkStaging
     /// The file's channels in file order, each as (plane index in the chunk buffer, or −1 for
     /// R/G/B with its offset in the interleaved pixel).
     private let channelOrder: [(plane: Int, rgbOffset: Int)]
     /// The extra channels' sources: a mask layer's values, or the clip mask (nil).
     private let extraSources: [[Float]?]
-    private let clipPlane: Int?
-
+    /// Where the clip mask plane starts in a chunk's buffer (nil without one).
+    private let clipHalves: Int?
     private let lock = NSLock()
-    private var buffers: [UnsafeMutablePointer<Float16>?]
-    private var filled: [Int]
-    private var free: [UnsafeMutablePointer<Float16>] = []
     private var compressors: [EXRZipCompressor] = []
     private let path: String
 
@@ -77,13 +66,10 @@ public final class EXRStreamWriter: @unchecked Sendable {
         deflater = options.deflater!
         let extras = EXRFile.extraChannels(masks: description.masks, options: options)
         extraSources = extras.map { $0.layer.map { description.masks[$0].values.samples } }
-        hasClipMask = options.includeClipMask
-        clipPlane = extras.firstIndex { $0.layer == nil }
-        planesPerChunk = extras.count
         let attributes = EXRMetadata.attributes(for: description, acesContainer: false)
         context = try reportingDestination(path) { try EXRContext.create(temporaryPath) }
         let (context, width, height) = (context, width, height)
-        part = try reportingDestination(path) {
+        let part = try reportingDestination(path) {
             try EXRFile.writeHeader(context, width: width, height: height, extraNames: extras.map(\.name),
                                     attributes: attributes, options: options)
         }
@@ -94,8 +80,16 @@ public final class EXRStreamWriter: @unchecked Sendable {
         try context.check(exr_get_scanlines_per_chunk(ctxt, part, &lines), "exr_get_scanlines_per_chunk")
         var count: Int32 = 0
         try context.check(exr_get_chunk_count(ctxt, part, &count), "exr_get_chunk_count")
-        linesPerChunk = Int(lines)
-        chunkCount = Int(count)
+        let linesPerChunk = Int(lines)
+        self.linesPerChunk = linesPerChunk
+        let staging = RowChunkStaging(width: width, height: height, linesPerChunk: linesPerChunk,
+                                      samplesPerChunk: linesPerChunk * width * (3 + extras.count))
+        self.staging = staging
+        guard staging.chunkCount == Int(count) else {
+            throw ExchangeError(path: path, operation: "exr_get_chunk_count",
+                                message: "\(count) chunks, expected \(staging.chunkCount)", category: .internalError)
+        }
+        clipHalves = extras.firstIndex { $0.layer == nil }.map { linesPerChunk * width * (3 + $0) }
         // The channel list as the file orders it (by name).
         var list: UnsafePointer<exr_attr_chlist_t>?
         try context.check(exr_get_channels(ctxt, part, &list), "exr_get_channels")
@@ -110,77 +104,18 @@ public final class EXRStreamWriter: @unchecked Sendable {
             }
         }
         channelOrder = order
-        buffers = [UnsafeMutablePointer<Float16>?](repeating: nil, count: chunkCount)
-        filled = [Int](repeating: 0, count: chunkCount)
-        self.order = EXRWriteOrder(context: ctxt, part: part, total: chunkCount, window: chunkCount)
+        self.order = EXRWriteOrder(context: ctxt, part: part, total: Int(count), window: Int(count))
     }
 
-    deinit {
-        for buffer in buffers { buffer?.deallocate() }
-        for buffer in free { buffer.deallocate() }
+    public func rows(_ rows: Range<Int>) -> StreamingRows {
+        staging.rows(rows, clipHalves: clipHalves, clipBytes: nil)
     }
 
-    /// Halves per chunk buffer.
-    private var chunkSamples: Int { linesPerChunk * width * (3 + planesPerChunk) }
-
-    /// The buffer of chunk `c`, made (or taken from the pool) on first use; call with `lock` held.
-    private func buffer(_ c: Int) -> UnsafeMutablePointer<Float16> {
-        if let b = buffers[c] { return b }
-        let b = free.popLast() ?? .allocate(capacity: chunkSamples)
-        buffers[c] = b
-        return b
-    }
-
-    /// Where the samples of output rows `rows` go, for writing some of their pixels before
-    /// `finished` says which.
-    public struct Rows {
-        let firstChunk: Int
-        let bases: [UnsafeMutablePointer<Float16>]
-        let linesPerChunk: Int, width: Int
-        /// Offset of the clip mask plane in a chunk's buffer (nil without it).
-        let clipPlane: Int?
-
-        /// Where row `y`'s R, G, B halves go (3 × `width`, interleaved).
-        public func rgb(_ y: Int) -> UnsafeMutablePointer<Float16> {
-            bases[y / linesPerChunk - firstChunk] + (y % linesPerChunk) * width * 3
-        }
-
-        /// Where row `y`'s clip mask goes (`width` halves, 1 where clipped, else 0); nil
-        /// when the file has no clip mask channel.
-        public func clip(_ y: Int) -> UnsafeMutablePointer<Float16>? {
-            clipPlane.map { bases[y / linesPerChunk - firstChunk] + $0 + (y % linesPerChunk) * width }
-        }
-    }
-
-    /// The rows `rows` (within the image) for writing.
-    public func rows(_ rows: Range<Int>) -> Rows {
-        precondition(rows.lowerBound >= 0 && rows.upperBound <= height && !rows.isEmpty)
-        let first = rows.lowerBound / linesPerChunk, last = (rows.upperBound - 1) / linesPerChunk
-        lock.lock()
-        let bases = (first...last).map { buffer($0) }
-        lock.unlock()
-        return Rows(firstChunk: first, bases: bases, linesPerChunk: linesPerChunk, width: width,
-                    clipPlane: clipPlane.map { linesPerChunk * width * (3 + $0) })
-    }
-
-    /// `pixels` pixels of each of rows `rows` are written. Each chunk whose rows are now
-    /// complete is compressed on this thread and written in its turn.
+    /// Each chunk whose rows are now complete is compressed on this thread and written in its turn.
     ///
     /// - Throws: the first failure of compressing or writing (every later call throws it too).
     public func finished(rows: Range<Int>, pixels: Int) throws {
-        guard !rows.isEmpty, pixels > 0 else { return }
-        var complete: [Int] = []
-        lock.lock()
-        var c = rows.lowerBound / linesPerChunk
-        while c * linesPerChunk < rows.upperBound {
-            let lines = min(rows.upperBound, (c + 1) * linesPerChunk) - max(rows.lowerBound, c * linesPerChunk)
-            filled[c] += lines * pixels
-            if filled[c] == rowsIn(c) * width { complete.append(c) }
-            precondition(filled[c] <= rowsIn(c) * width, "a pixel of chunk \(c) was finished twice")
-            c += 1
-        }
-        lock.unlock()
-        for c in complete { compress(c) }
+        for c in staging.finished(rows: rows, pixels: pixels) { compress(c) }
         if let (rv, operation) = order.failure { throw failure(rv, operation) }
     }
 
@@ -191,22 +126,20 @@ public final class EXRStreamWriter: @unchecked Sendable {
         return error
     }
 
-    private func rowsIn(_ c: Int) -> Int { min(height, (c + 1) * linesPerChunk) - c * linesPerChunk }
-
     /// Compresses chunk `c` (complete) and hands it to the write order.
     private func compress(_ c: Int) {
+        let b = staging.buffer(c)
         lock.lock()
-        let b = buffers[c]!
         let zip = compressors.popLast() ?? EXRZipCompressor(deflater)
         lock.unlock()
         guard let zip else { return order.fail(exr_result_t(EXR_ERR_OUT_OF_MEMORY.rawValue), "libdeflate_alloc_compressor") }
-        let rows = rowsIn(c), y0 = c * linesPerChunk
+        let rows = staging.rows(of: c)
         // The mask layers' rows of this chunk, rounded to half as `EXRFile.write` rounds them.
         for (k, source) in extraSources.enumerated() {
             guard let source else { continue }
             let plane = b + linesPerChunk * width * (3 + k)
-            let halves = HalfConversion.halves(Array(source[(y0 * width)..<((y0 + rows) * width)]))
-            halves.withUnsafeBufferPointer { plane.update(from: $0.baseAddress!, count: rows * width) }
+            let halves = HalfConversion.halves(Array(source[(rows.lowerBound * width)..<(rows.upperBound * width)]))
+            halves.withUnsafeBufferPointer { plane.update(from: $0.baseAddress!, count: rows.count * width) }
         }
         let raw = UnsafeRawPointer(b).assumingMemoryBound(to: UInt16.self)
         let sources = channelOrder.map { channel -> EXRZipCompressor.ChannelSource in
@@ -214,13 +147,12 @@ public final class EXRStreamWriter: @unchecked Sendable {
                 ? .init(first: raw + channel.rgbOffset, pixelStride: 3)
                 : .init(first: raw + linesPerChunk * width * (3 + channel.plane), pixelStride: 1)
         }
-        let bytes = zip.compressRows(sources, width: width, y0: 0, rows: rows)
+        let bytes = zip.compressRows(sources, width: width, y0: 0, rows: rows.count)
+        staging.recycle(c)
         lock.lock()
-        buffers[c] = nil
-        free.append(b)
         compressors.append(zip)
         lock.unlock()
-        _ = order.deliver(c, y: Int32(y0), bytes: bytes)
+        _ = order.deliver(c, y: Int32(rows.lowerBound), bytes: bytes)
     }
 
     /// Finishes the file once every pixel was finished: the chunk table is written, and the

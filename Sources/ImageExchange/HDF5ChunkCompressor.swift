@@ -57,7 +57,7 @@ struct HDF5ChunkCompressor {
     }
 
     /// One chunk through shuffle and deflate; `part` may be shorter than the chunk (edge).
-    private func compress(_ part: UnsafeRawBufferPointer, chunkBytes: Int) throws -> [UInt8] {
+    func compress(_ part: UnsafeRawBufferPointer, chunkBytes: Int) throws -> [UInt8] {
         var input = [UInt8](repeating: 0, count: chunkBytes)
         input.withUnsafeMutableBytes { dst in
             if shuffle && elementSize > 1 {

@@ -132,6 +132,31 @@ public enum HDF5File {
     ///   the options are invalid.
     public static func write(_ image: some SceneLinearRaster, to path: String, options: HDF5Options = .init(),
                              groups: [HDF5Group] = []) throws {
+        try check(width: image.width, height: image.height, options: options, path: path)
+        try AtomicFile.write(to: path) { temporary in
+            try write(image, temporary: temporary, reportedAs: path, options: options, groups: groups)
+        }
+    }
+
+    /// `write` into `temporary`, which the caller renames into place (or removes on
+    /// failure); errors name `path`.
+    public static func write(_ image: some SceneLinearRaster, temporary: String, reportedAs path: String,
+                             options: HDF5Options = .init(), groups: [HDF5Group] = []) throws {
+        try check(width: image.width, height: image.height, options: options, path: path)
+        let pixels: HDF5Samples = options.sampleType == .float16 ? .halves(image.halfPixels()) : .floats(image.floatPixels())
+        try reportingDestination(path) {
+            try HDF5Library.withLock {
+                let writer = try HDF5Writer(session: HDF5Session(path: temporary, writing: true), width: image.width,
+                                            height: image.height, encoding: image.encoding, options: options,
+                                            compressInParallel: Parallel.threadCount > 1, provenance: image.provenance)
+                try writer.writePixels(pixels)
+                try writer.end(image, clipMask: image.clipMask, groups: groups)
+            }
+        }
+    }
+
+    /// Refuses a deflate level out of range, chunks of no rows and an empty image.
+    static func check(width: Int, height: Int, options: HDF5Options, path: String) throws {
         if case .deflate(let level) = options.compression, !(0...9).contains(level) {
             throw ExchangeError(path: path, operation: "HDF5File.write", message: "deflate level \(level) is outside 0...9",
                                 category: .outputFailure)
@@ -140,18 +165,9 @@ public enum HDF5File {
             throw ExchangeError(path: path, operation: "HDF5File.write", message: "chunkRows must be at least 1",
                                 category: .outputFailure)
         }
-        guard image.width > 0, image.height > 0 else {
+        guard width > 0, height > 0 else {
             throw ExchangeError(path: path, operation: "HDF5File.write",
-                                message: "an image of \(image.width)×\(image.height) has no chunks", category: .outputFailure)
-        }
-        let pixels: HDF5Samples = options.sampleType == .float16 ? .halves(image.halfPixels()) : .floats(image.floatPixels())
-        try AtomicFile.write(to: path) { temporary in
-            try reportingDestination(path) {
-                try HDF5Library.withLock {
-                    try HDF5Writer(session: HDF5Session(path: temporary, writing: true), image: image, options: options,
-                                   groups: groups).write(pixels)
-                }
-            }
+                                message: "an image of \(width)×\(height) has no chunks", category: .outputFailure)
         }
     }
 
@@ -270,14 +286,36 @@ enum HDF5Samples {
     }
 }
 
-/// Writes one image in the `HDF5File` layout.
-private struct HDF5Writer {
+/// Writes one image in the `HDF5File` layout: `init` creates the file, the dimension scales
+/// and `/image` without its samples; the samples go in whole (`writePixels`) or chunk by
+/// chunk (`writeChunk`, `HDF5StreamWriter`); `end` adds the attributes, the clip mask, the
+/// semantic masks and the groups, and closes the file. Every call under `HDF5Library.withLock`.
+final class HDF5Writer {
     let session: HDF5Session
-    let image: any SceneLinearRaster
+    let width: Int, height: Int
     let options: HDF5Options
-    let groups: [HDF5Group]
+    private let file: H5Handle
+    private let scales: [H5Handle]
+    private let dataset: H5Handle
+    private let sampleFileType: H5Handle
+    /// Compresses `/image`'s chunks here (nil: HDF5's filter pipeline, or no compression).
+    let compressor: HDF5ChunkCompressor?
 
-    func write(_ pixels: HDF5Samples) throws {
+    /// The source's SHA-256 as the root's attributes record it, once written (by `init`;
+    /// `end` sets the final value in place when it differs).
+    private var writtenSHA256: String?
+
+    /// - Parameters:
+    ///   - compressInParallel: compress `/image`'s chunks here on all cores (always for the
+    ///     run-length deflate, which HDF5's own filter cannot do).
+    ///   - provenance: the root's attributes, written first; a `sourceSHA256` not known yet
+    ///     (a placeholder) is set by `end`.
+    init(session: HDF5Session, width: Int, height: Int, encoding: ColorEncoding, options: HDF5Options,
+         compressInParallel: Bool, provenance: ImageProvenance) throws {
+        self.session = session
+        self.width = width
+        self.height = height
+        self.options = options
         let s = session
         // The HDF5 1.8 file format: the superblock (v2) and object headers (v2) carry
         // checksums, so damaged metadata is reported rather than followed (the earliest
@@ -286,9 +324,40 @@ private struct HDF5Writer {
         // and later.
         let fapl = try s.plist(H5Pcreate(chdf5_P_FILE_ACCESS()), "H5Pcreate")
         try s.check(H5Pset_libver_bounds(fapl.id, H5F_LIBVER_V18, H5F_LIBVER_V18), "H5Pset_libver_bounds")
-        let file = try s.handle(H5Fcreate(s.path, chdf5_F_ACC_TRUNC(), chdf5_P_DEFAULT(), fapl.id),
-                                "H5Fcreate", closer: H5Fclose)
-        let p = image.provenance
+        file = try s.handle(H5Fcreate(s.path, chdf5_F_ACC_TRUNC(), chdf5_P_DEFAULT(), fapl.id),
+                            "H5Fcreate", closer: H5Fclose)
+        try Self.writeRootAttributes(s, file, provenance)
+        writtenSHA256 = provenance.sourceSHA256
+        let rows = min(options.chunkRows ?? HDF5File.defaultChunkRows, height)
+        scales = try Self.writeDimensionScales(s, file, width: width, height: height, encoding: encoding)
+        sampleFileType = options.sampleType == .float16 ? try s.type(chdf5_create_float16_le(), "H5Tcopy (float16)")
+            : try s.type(H5Tcopy(chdf5_IEEE_F32LE()), "H5Tcopy (float32)")
+        let space = try s.dataspace([height, width, 3])
+        let dcpl = try s.plist(H5Pcreate(chdf5_P_DATASET_CREATE()), "H5Pcreate")
+        try s.check(H5Pset_chunk(dcpl.id, 3, [hsize_t(rows), hsize_t(width), 3]), "H5Pset_chunk")
+        // An explicit fill value 0 makes HDF5 pad the edge chunk with zeros (with no fill
+        // value it would store whatever its buffer held), as the parallel path does.
+        var zero = Float(0)
+        try s.check(H5Pset_fill_value(dcpl.id, chdf5_NATIVE_FLOAT(), &zero), "H5Pset_fill_value")
+        try s.check(H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_IFSET), "H5Pset_fill_time")
+        var compressor: HDF5ChunkCompressor?
+        if options.compression != .none {
+            if options.shuffle { try s.check(H5Pset_shuffle(dcpl.id), "H5Pset_shuffle") }
+            let level: Int? = if case .deflate(let l) = options.compression { l } else { nil }
+            // The filter's level is only a note for readers of the pipeline; decoding ignores it.
+            try s.check(H5Pset_deflate(dcpl.id, UInt32(level ?? 1)), "H5Pset_deflate")
+            if level == nil || compressInParallel {
+                compressor = HDF5ChunkCompressor(session: s, level: level, shuffle: options.shuffle,
+                                                 elementSize: options.sampleType == .float16 ? 2 : 4, elementsPerPixel: 3)
+            }
+        }
+        self.compressor = compressor
+        dataset = try s.handle(H5Dcreate2(file.id, "image", sampleFileType.id, space.id, chdf5_P_DEFAULT(), dcpl.id,
+                                          chdf5_P_DEFAULT()), "H5Dcreate2 (/image)", closer: H5Dclose)
+    }
+
+    /// The root group's attributes: format, version, software, source and time of writing.
+    private static func writeRootAttributes(_ s: HDF5Session, _ file: H5Handle, _ p: ImageProvenance) throws {
         let root = try s.handle(H5Gopen2(file.id, "/", chdf5_P_DEFAULT()), "H5Gopen2 (/)", closer: H5Gclose)
         try s.setString(root, "format", HDF5File.formatName)
         try s.setInt32(root, "format_version", HDF5File.formatVersion)
@@ -300,36 +369,64 @@ private struct HDF5Writer {
         formatter.timeZone = TimeZone(identifier: "UTC")
         try s.setString(root, "created", formatter.string(from: Date()))
         root.close()
+    }
 
-        let scales = try writeDimensionScales(file)
-        try writeImage(file, pixels, scales: scales)
-        if let mask = image.clipMask { try writeClipMask(file, mask, scales: scales) }
-        if !image.masks.isEmpty { try writeMasks(file, scales: scales) }
-        for scale in scales { try s.check(scale.close(), "H5Dclose (dimension scale)") }
-        try writeItems(image.provenance.dng, group: "dng", in: file)
-        if !image.provenance.processing.isEmpty {
-            try writeItems(image.provenance.processing, group: "processing", in: file)
+    /// Rows per chunk of `/image`, `/clip_mask` and the masks.
+    var rows: Int { min(options.chunkRows ?? HDF5File.defaultChunkRows, height) }
+
+    /// All of `/image` at once.
+    func writePixels(_ pixels: HDF5Samples) throws {
+        let s = session
+        try pixels.withUnsafeBytes { raw in
+            if let compressor {
+                try compressor.write(dataset, data: raw, totalRows: height, rowElements: width * 3, chunkRows: rows, rank: 3)
+            } else {
+                try s.check(H5Dwrite(dataset.id, sampleFileType.id, chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(),
+                                     raw.baseAddress), "H5Dwrite (/image)")
+            }
         }
-        for group in groups { try writeGroup(group, in: file) }
+    }
+
+    /// Chunk `index` of `/image`, compressed (`compressor`).
+    func writeChunk(_ index: Int, bytes: [UInt8]) throws {
+        let offset: [hsize_t] = [hsize_t(index * rows), 0, 0]
+        try bytes.withUnsafeBytes { raw in
+            try session.check(H5Dwrite_chunk(dataset.id, chdf5_P_DEFAULT(), 0, offset, raw.count, raw.baseAddress),
+                              "H5Dwrite_chunk")
+        }
+    }
+
+    /// The rest of the file: attributes (the root's, `/image`'s), `/clip_mask`, `/masks`,
+    /// `/dng`, `/processing` and `groups`; closes it.
+    func end(_ image: some SceneLinearDescription, clipMask: [UInt8]?, groups: [HDF5Group]) throws {
+        let s = session
+        if writtenSHA256 != image.provenance.sourceSHA256 {
+            let root = try s.handle(H5Gopen2(file.id, "/", chdf5_P_DEFAULT()), "H5Gopen2 (/)", closer: H5Gclose)
+            try s.replaceString(root, "source_sha256", image.provenance.sourceSHA256)
+            root.close()
+        }
+        try writeImageAttributes(image)
+        if let clipMask { try writeClipMask(clipMask) }
+        if !image.masks.isEmpty { try writeMasks(image.masks) }
+        for scale in scales { try s.check(scale.close(), "H5Dclose (dimension scale)") }
+        try writeItems(image.provenance.dng, group: "dng")
+        if !image.provenance.processing.isEmpty {
+            try writeItems(image.provenance.processing, group: "processing")
+        }
+        for group in groups { try writeGroup(group) }
         try s.check(file.close(), "H5Fclose")
     }
 
-    private var rows: Int { min(options.chunkRows ?? HDF5File.defaultChunkRows, image.height) }
 
-    /// The file type of the image and mask samples.
-    private func sampleType() throws -> H5Handle {
-        options.sampleType == .float16 ? try session.type(chdf5_create_float16_le(), "H5Tcopy (float16)")
-            : try session.type(H5Tcopy(chdf5_IEEE_F32LE()), "H5Tcopy (float32)")
-    }
 
     /// The netCDF-4 / CF view of the file: dimension-scale datasets `/y` and `/x` (pixel
     /// row and column indices, int32) and `/channel` (the strings "R", "G", "B"), attached
     /// to `/image` [y, x, channel], `/clip_mask` and every `/masks/<name>` [y, x].
-    private func writeDimensionScales(_ file: H5Handle) throws -> [H5Handle] {
-        let s = session
+    private static func writeDimensionScales(_ s: HDF5Session, _ file: H5Handle, width: Int, height: Int,
+                                             encoding: ColorEncoding) throws -> [H5Handle] {
         var out: [H5Handle] = []
-        for (name, count, description) in [("y", image.height, "output pixel row, top to bottom"),
-                                           ("x", image.width, "output pixel column, left to right")] {
+        for (name, count, description) in [("y", height, "output pixel row, top to bottom"),
+                                           ("x", width, "output pixel column, left to right")] {
             let space = try s.dataspace([count])
             let d = try s.handle(H5Dcreate2(file.id, name, chdf5_STD_I32LE(), space.id, chdf5_P_DEFAULT(), chdf5_P_DEFAULT(),
                                             chdf5_P_DEFAULT()), "H5Dcreate2 (/\(name))", closer: H5Dclose)
@@ -355,57 +452,23 @@ private struct HDF5Writer {
                         "H5Dwrite (/channel)")
         }
         try s.check(H5DSset_scale(channel.id, "channel"), "H5DSset_scale (/channel)")
-        try s.setString(channel, "long_name", "colour channel of /image (\(image.encoding.displayName))")
+        try s.setString(channel, "long_name", "colour channel of /image (\(encoding.displayName))")
         out.append(channel)
         return out
     }
 
     /// Attaches the `y`, `x` (and `channel` for rank 3) scales to the dimensions of `dataset`.
-    private func attach(_ dataset: H5Handle, _ scales: [H5Handle], rank: Int, name: String) throws {
+    private func attach(_ dataset: H5Handle, rank: Int, name: String) throws {
         for dim in 0..<rank {
             try session.check(H5DSattach_scale(dataset.id, scales[dim].id, UInt32(dim)), "H5DSattach_scale (\(name), \(dim))")
         }
     }
 
-    private func writeImage(_ file: H5Handle, _ pixels: HDF5Samples, scales: [H5Handle]) throws {
+    private func writeImageAttributes(_ image: some SceneLinearDescription) throws {
         let s = session
-        let f16 = try sampleType()
-        let space = try s.dataspace([image.height, image.width, 3])
-        let dcpl = try s.plist(H5Pcreate(chdf5_P_DATASET_CREATE()), "H5Pcreate")
-        try s.check(H5Pset_chunk(dcpl.id, 3, [hsize_t(rows), hsize_t(image.width), 3]), "H5Pset_chunk")
-        // An explicit fill value 0 makes HDF5 pad the edge chunk with zeros (with no fill
-        // value it would store whatever its buffer held), as the parallel path does.
-        var zero = Float(0)
-        try s.check(H5Pset_fill_value(dcpl.id, chdf5_NATIVE_FLOAT(), &zero), "H5Pset_fill_value")
-        try s.check(H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_IFSET), "H5Pset_fill_time")
-        // Chunks compressed here (in parallel; always for the run-length deflate, which
-        // HDF5's own filter cannot do) rather than by HDF5's filter pipeline.
-        var compressor: HDF5ChunkCompressor?
-        if options.compression != .none {
-            if options.shuffle { try s.check(H5Pset_shuffle(dcpl.id), "H5Pset_shuffle") }
-            let level: Int? = if case .deflate(let l) = options.compression { l } else { nil }
-            // The filter's level is only a note for readers of the pipeline; decoding ignores it.
-            try s.check(H5Pset_deflate(dcpl.id, UInt32(level ?? 1)), "H5Pset_deflate")
-            if level == nil || Parallel.threadCount > 1 {
-                compressor = HDF5ChunkCompressor(session: s, level: level, shuffle: options.shuffle,
-                                                 elementSize: pixels.elementSize, elementsPerPixel: 3)
-            }
-        }
-        let dataset = try s.handle(H5Dcreate2(file.id, "image", f16.id, space.id, chdf5_P_DEFAULT(), dcpl.id,
-                                              chdf5_P_DEFAULT()), "H5Dcreate2 (/image)", closer: H5Dclose)
-        try pixels.withUnsafeBytes { raw in
-            if let compressor {
-                try compressor.write(dataset, data: raw, totalRows: image.height, rowElements: image.width * 3,
-                                     chunkRows: rows, rank: 3)
-            } else {
-                try s.check(H5Dwrite(dataset.id, f16.id, chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), raw.baseAddress),
-                            "H5Dwrite (/image)")
-            }
-        }
-
         // Attached before the CLASS attribute is written: H5DSattach_scale reads a dataset's
         // CLASS as a fixed-length string, and this one is variable-length.
-        try attach(dataset, scales, rank: 3, name: "/image")
+        try attach(dataset, rank: 3, name: "/image")
         let p = image.provenance
         try s.setString(dataset, "CLASS", "IMAGE")
         try s.setString(dataset, "IMAGE_VERSION", "1.2")
@@ -432,11 +495,11 @@ private struct HDF5Writer {
         try s.check(dataset.close(), "H5Dclose (/image)")
     }
 
-    private func writeClipMask(_ file: H5Handle, _ mask: [UInt8], scales: [H5Handle]) throws {
+    private func writeClipMask(_ mask: [UInt8]) throws {
         let s = session
-        let space = try s.dataspace([image.height, image.width])
+        let space = try s.dataspace([height, width])
         let dcpl = try s.plist(H5Pcreate(chdf5_P_DATASET_CREATE()), "H5Pcreate")
-        try s.check(H5Pset_chunk(dcpl.id, 2, [hsize_t(rows), hsize_t(image.width)]), "H5Pset_chunk")
+        try s.check(H5Pset_chunk(dcpl.id, 2, [hsize_t(rows), hsize_t(width)]), "H5Pset_chunk")
         var zero: UInt8 = 0
         try s.check(H5Pset_fill_value(dcpl.id, chdf5_NATIVE_UINT8(), &zero), "H5Pset_fill_value")
         try s.check(H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_IFSET), "H5Pset_fill_time")
@@ -449,27 +512,27 @@ private struct HDF5Writer {
         }
         try s.setString(dataset, "description",
                         "bit c set: camera channel c was at or above its white level (value is a lower bound)")
-        try attach(dataset, scales, rank: 2, name: "/clip_mask")
+        try attach(dataset, rank: 2, name: "/clip_mask")
         try s.check(dataset.close(), "H5Dclose (/clip_mask)")
     }
 
     /// Writes `/masks/<name>` (float16 [H, W], chunked, shuffle + deflate) for each semantic
     /// mask layer, with attributes `semantic_name`, `instance_id`, `source_ifd`; the group's
     /// attribute `layers` lists the names in order.
-    private func writeMasks(_ file: H5Handle, scales: [H5Handle]) throws {
+    private func writeMasks(_ masks: [SemanticMaskLayer]) throws {
         let s = session
         let group = try s.handle(H5Gcreate2(file.id, "masks", chdf5_P_DEFAULT(), chdf5_P_DEFAULT(), chdf5_P_DEFAULT()),
                                  "H5Gcreate2 (/masks)", closer: H5Gclose)
-        try s.setStrings(group, "layers", image.masks.map(\.name))
+        try s.setStrings(group, "layers", masks.map(\.name))
         try s.setString(group, "description",
                         "semantic masks of the DNG (SemanticName URNs), resampled onto this image's pixels: weight 0...1 per pixel")
-        let f16 = try sampleType()
+        let f16 = sampleFileType
         let level = options.maskDeflateLevel
-        for layer in image.masks {
+        for layer in masks {
             let name = "/masks/\(layer.name)"
-            let space = try s.dataspace([image.height, image.width])
+            let space = try s.dataspace([height, width])
             let dcpl = try s.plist(H5Pcreate(chdf5_P_DATASET_CREATE()), "H5Pcreate")
-            try s.check(H5Pset_chunk(dcpl.id, 2, [hsize_t(rows), hsize_t(image.width)]), "H5Pset_chunk")
+            try s.check(H5Pset_chunk(dcpl.id, 2, [hsize_t(rows), hsize_t(width)]), "H5Pset_chunk")
             var zero = Float(0)
             try s.check(H5Pset_fill_value(dcpl.id, chdf5_NATIVE_FLOAT(), &zero), "H5Pset_fill_value")
             try s.check(H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_IFSET), "H5Pset_fill_time")
@@ -481,7 +544,7 @@ private struct HDF5Writer {
             try samples.withUnsafeBytes { raw in
                 if Parallel.threadCount > 1 {
                     let compressor = HDF5ChunkCompressor(session: s, level: level, shuffle: true, elementSize: samples.elementSize)
-                    try compressor.write(dataset, data: raw, totalRows: image.height, rowElements: image.width,
+                    try compressor.write(dataset, data: raw, totalRows: height, rowElements: width,
                                          chunkRows: rows, rank: 2)
                 } else {
                     try s.check(H5Dwrite(dataset.id, f16.id, chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), raw.baseAddress),
@@ -491,14 +554,14 @@ private struct HDF5Writer {
             try s.setString(dataset, "semantic_name", layer.semanticName)
             try s.setString(dataset, "instance_id", layer.instanceID)
             try s.setString(dataset, "source_ifd", layer.sourceIFD)
-            try attach(dataset, scales, rank: 2, name: name)
+            try attach(dataset, rank: 2, name: name)
             try s.check(dataset.close(), "H5Dclose (\(name))")
         }
         try s.check(group.close(), "H5Gclose (/masks)")
     }
 
     /// Writes an extra group (intermediate groups are created) with its attributes and datasets.
-    private func writeGroup(_ group: HDF5Group, in file: H5Handle) throws {
+    private func writeGroup(_ group: HDF5Group) throws {
         let s = session
         let lcpl = try s.plist(H5Pcreate(chdf5_P_LINK_CREATE()), "H5Pcreate")
         try s.check(H5Pset_create_intermediate_group(lcpl.id, 1), "H5Pset_create_intermediate_group")
@@ -537,7 +600,7 @@ private struct HDF5Writer {
     }
 
     /// Writes `items` as the attributes of a new group `name`, keeping their order.
-    private func writeItems(_ items: [MetadataItem], group name: String, in file: H5Handle) throws {
+    private func writeItems(_ items: [MetadataItem], group name: String) throws {
         let s = session
         let gcpl = try s.plist(H5Pcreate(chdf5_P_GROUP_CREATE()), "H5Pcreate")
         try s.check(H5Pset_attr_creation_order(gcpl.id, chdf5_P_CRT_ORDER_TRACKED_INDEXED()), "H5Pset_attr_creation_order")

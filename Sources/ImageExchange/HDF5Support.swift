@@ -218,6 +218,20 @@ struct HDF5Session {
         try setStrings(object, name, [value], scalar: true)
     }
 
+    /// Writes a new value into the existing scalar string attribute `name` (its place among
+    /// the object's attributes is kept).
+    func replaceString(_ object: H5Handle, _ name: String, _ value: String) throws {
+        let t = try utf8StringType()
+        let attribute = try handle(H5Aopen(object.id, name, chdf5_P_DEFAULT()), "H5Aopen (\(name))", closer: H5Aclose)
+        let pointer = strdup(value)
+        defer { free(pointer) }
+        var pointers = [pointer]
+        try pointers.withUnsafeMutableBufferPointer { buffer in
+            try check(H5Awrite(attribute.id, t.id, UnsafeRawPointer(buffer.baseAddress)), "H5Awrite (\(name))")
+        }
+        try check(attribute.close(), "H5Aclose (\(name))")
+    }
+
     func setStrings(_ object: H5Handle, _ name: String, _ values: [String], scalar: Bool = false) throws {
         let t = try utf8StringType()
         let pointers = values.map { strdup($0) }

@@ -151,7 +151,7 @@ extension SceneLinearCommand {
 
         @OptionGroup var limits: LimitOptions
 
-        @Flag(help: "Print timings in seconds: container, develop (Stage 1 to the output samples, region by region in one pass), hash (the input's SHA-256, on a thread of its own alongside develop) and each export. A single ZIP or ZIPS EXR is compressed and written during develop, as its rows are made; its export time is what is left after the pass (the chunk table and the SHA-256 in the header).")
+        @Flag(help: "Print timings in seconds: container, develop (Stage 1 to the output samples, region by region in one pass), hash (the input's SHA-256, on a thread of its own alongside develop) and each export. A single ZIP or ZIPS EXR, or a single compressed HDF5 file, is compressed and written during develop, as its rows are made; its export time is what is left after the pass (the EXR's chunk table and SHA-256; the HDF5 file's attributes, clip mask and masks).")
         var timings = false
 
         func validate() throws {
@@ -322,7 +322,7 @@ extension SceneLinearCommand {
                     let targets = try Pipeline.outputPaths(input: file, output: outputPath, formats: formats)
                     let export = exportOptions
                     var developed: ConvertedImage
-                    var writtenByConversion = false  // the one EXR, written by `convertToEXR`
+                    var writtenByConversion = false  // the one file, written by `convertToEXR`/`convertToHDF5`
                     var groups: [HDF5Group] = []
                     let analysisRequest = analysis ? try self.analysisRequest() : nil
                     if let analysisRequest, !export.needsFloat(targets.map(\.0)),
@@ -339,14 +339,16 @@ extension SceneLinearCommand {
                         let input = AnalysisInput(path: file, image: d.image, noise: AnalysisInput.noiseModel(for: d.image))
                         groups.append(AnalysisOutput.hdf5Group(try Pipeline.analyze(input, request: request)))
                         developed = ConvertedImage(d)
-                    } else if targets.map(\.0) == [.exr] && !export.needsFloat([.exr]) {
-                        // One EXR: written as the rows are made (the export is part of develop), so a
+                    } else if targets.count == 1 && !export.needsFloat(targets.map(\.0)) {
+                        // One file: written as the rows are made (the export is part of develop), so a
                         // directory named by -o is needed first (and removed again, empty, on failure).
                         let newDirectory = outputPath.hasSuffix("/") && !FileManager.default.fileExists(atPath: outputPath)
                         if newDirectory { try createOutputDirectory(outputPath) }
                         do {
-                            developed = try Pipeline.convertToEXR(path: file, options: try developOptions(), exr: export.exr,
-                                                                  to: targets[0].1)
+                            let (format, target) = targets[0]
+                            developed = format == .exr
+                                ? try Pipeline.convertToEXR(path: file, options: try developOptions(), exr: export.exr, to: target)
+                                : try Pipeline.convertToHDF5(path: file, options: try developOptions(), hdf5: export.hdf5, to: target)
                             writtenByConversion = true
                         } catch {
                             if newDirectory { rmdir(outputPath) }

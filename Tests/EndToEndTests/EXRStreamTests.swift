@@ -97,7 +97,7 @@ import TestSupport
         #expect(try !Self.compare(path, in: dir, "GainMap"))
     }
 
-    /// A damaged tile: the conversion fails with the decoder's error and leaves nothing.
+    /// A damaged tile: the conversion into an EXR or an HDF5 file fails and leaves nothing.
     @Test func damagedInputLeavesNoFile() throws {
         let dir = TestData.temporaryDirectory("exr-stream-damaged")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -110,8 +110,12 @@ import TestSupport
         for i in (bytes.count / 2)..<(bytes.count / 2 + 2000) { bytes[i] = UInt8(truncatingIfNeeded: i &* 131) }
         let bad = dir.appendingPathComponent("bad.dng").path
         try bytes.write(to: URL(fileURLWithPath: bad))
-        let out = dir.appendingPathComponent("out.exr").path
-        #expect(throws: (any Error).self) { try Pipeline.convertToEXR(path: bad, exr: EXROptions(), to: out) }
+        #expect(throws: (any Error).self) {
+            try Pipeline.convertToEXR(path: bad, exr: EXROptions(), to: dir.appendingPathComponent("out.exr").path)
+        }
+        #expect(throws: (any Error).self) {
+            try Pipeline.convertToHDF5(path: bad, hdf5: HDF5Options(), to: dir.appendingPathComponent("out.h5").path)
+        }
         let left = try FileManager.default.contentsOfDirectory(atPath: dir.path)
         #expect(Set(left) == ["chart.dng", "bad.dng"], "\(left)")
     }
