@@ -14,7 +14,7 @@ DEMO_OUT := demo-output
 # Test suites run again under AddressSanitizer by `make test-asan`: those that read untrusted
 # bytes, and every one that calls a C library (libtiff, libjxl, libjpeg, HDF5, OpenEXR, zlib,
 # libdeflate, libcrypto) in-process.
-ASAN_SUITES := DNGContainerTests|RunLengthDeflateTests|LosslessJPEGTests|RawDecodeTests|LinearizeTests|OpcodesTests|DemosaicTests|ImageExchangeTests|SemanticMasksTests|MalformedCorpusTests|StreamingDevelopTests|OpcodeList1Tests|SimulationTests|DigestTests|RoundTripTests|BatchTests|EnhancedImageTests|PlotsTests|StreamingMeasurementTests|ParallelTests
+ASAN_SUITES := DNGContainerTests|RunLengthDeflateTests|LosslessJPEGTests|RawDecodeTests|LinearizeTests|OpcodesTests|DemosaicTests|ImageExchangeTests|SemanticMasksTests|MalformedCorpusTests|StreamingDevelopTests|OpcodeList1Tests|SimulationTests|DigestTests|RoundTripTests|BatchTests|EnhancedImageTests|PlotsTests|StreamingMeasurementTests|ParallelTests|EXRStreamTests|HDF5StreamTests
 FUZZ_SECONDS ?= 30
 SUNSET_REGIONS := --region sky=0.1,0.1,0.28,0.38 --region sun=0.38,0.69,0.46,0.75
 
