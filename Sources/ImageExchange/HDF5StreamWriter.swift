@@ -97,9 +97,15 @@ public final class HDF5StreamWriter: StreamingImageWriter, @unchecked Sendable {
         if let failure { throw failure }
     }
 
+    /// Keeps the first failure, naming the destination rather than the temporary file.
     private func record(_ error: any Error) {
+        var named = error
+        if var e = error as? ExchangeError {
+            e.path = path
+            named = e
+        }
         condition.lock()
-        if failure == nil { failure = (try? reportingDestination(path) { throw error }) ?? error }
+        if failure == nil { failure = named }
         condition.unlock()
     }
 

@@ -151,6 +151,31 @@ enum CLI {
         #expect(error["error"] == "not-dng" && error["exitCode"] == "11")
     }
 
+    /// A write that fails part way (the file-size limit reached, as on a full disk) while the
+    /// EXR or HDF5 file is written chunk by chunk during the conversion: exit code 16, the
+    /// message names the destination and the failing call, and nothing is left behind.
+    @Test func writeFailingPartWay() throws {
+        let prlimit = try TestData.tool("prlimit")
+        let dir = TestData.temporaryDirectory("cli-fsize")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let chart = dir.appendingPathComponent("chart.dng").path
+        let made = try CLI.run(["testchart", "-o", chart, "--width", "960", "--height", "640"])
+        #expect(made.status == 0, "\(made.stderr)")
+        let outputs = dir.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: outputs, withIntermediateDirectories: true)
+        for (name, call) in [("a.exr", "exr_write_scanline_chunk"), ("a.h5", "H5Dwrite_chunk")] {
+            let destination = outputs.appendingPathComponent(name).path
+            // SIGXFSZ ignored (inherited through exec), so the write fails with EFBIG instead.
+            let r = try TestData.run(URL(fileURLWithPath: "/bin/sh"),
+                                     ["-c", "trap '' XFSZ; exec \"$0\" --fsize=100000 \"$1\" convert \"$2\" -o \"$3\"",
+                                      prlimit.path, try CLI.binary.path, chart, destination])
+            #expect(r.status == 16, "\(name): \(r.stderr)")
+            #expect(r.stderr.hasPrefix("scenelinear: error: cannot write \(destination): \(call)"), "\(name): \(r.stderr)")
+            #expect(r.stderr.contains("File too large"), "\(name): \(r.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: outputs.path).isEmpty, "\(name)")
+        }
+    }
+
     /// An .h5 whose global heap object (the root attribute `format`) claims a size far past
     /// its collection — the damage with which libhdf5 1.10.8's own read crashed `stats` — is
     /// refused with exit code 13 and a message naming the file, the attribute and the damage.
