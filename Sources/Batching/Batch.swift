@@ -126,10 +126,8 @@ public struct BatchConverter: Sendable {
                 try budget.withReservation(Pipeline.estimatedPeakBytes(path: input, options: job.develop)) {
                     if targets.count == 1 && !job.export.needsFloat(targets.map(\.0)) {
                         // One file: written as the rows are made.
-                        let (format, target) = targets[0]
-                        _ = format == .exr
-                            ? try Pipeline.convertToEXR(path: input, options: job.develop, exr: job.export.exr, to: target)
-                            : try Pipeline.convertToHDF5(path: input, options: job.develop, hdf5: job.export.hdf5, to: target)
+                        _ = try Pipeline.convert(path: input, options: job.develop, format: targets[0].0, export: job.export,
+                                                 to: targets[0].1)
                     } else {
                         // 32-bit outputs are written from the Float image, the others from the half one.
                         let image: any SceneLinearRaster = job.export.needsFloat(targets.map(\.0))

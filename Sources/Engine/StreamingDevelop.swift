@@ -28,7 +28,8 @@ struct StreamingOutput {
 /// An image ready for the writers: in half floats (`developForOutput`), or in `Float` when
 /// the measurements need it too (`develop`, for `convert --analysis`).
 public struct ConvertedImage: Sendable {
-    /// The image; nil when it went into its EXR as it was made (`Pipeline.convertToEXR`).
+    /// The image; nil when it went into its file as it was made (`Pipeline.convertToEXR`,
+    /// `Pipeline.convertToHDF5`).
     public let image: (any SceneLinearRaster)?
     /// What the image is (size, metadata, masks), with or without its pixels.
     public let description: any SceneLinearDescription
@@ -140,6 +141,15 @@ extension Pipeline {
         }
     }
 
+    /// `convertToEXR` or `convertToHDF5`, as `format` says, with `export`'s settings for it.
+    public static func convert(path: String, options: DevelopOptions = DevelopOptions(), format: OutputFormat,
+                               export: ExportOptions, to destination: String) throws -> ConvertedImage {
+        switch format {
+        case .exr: return try convertToEXR(path: path, options: options, exr: export.exr, to: destination)
+        case .hdf5: return try convertToHDF5(path: path, options: options, hdf5: export.hdf5, to: destination)
+        }
+    }
+
     /// The conversion into one file: streamed when `format` is given and the image allows,
     /// else developed into half floats and written by `writeWhole` into the temporary file.
     private static func convertStreaming(path: String, options: DevelopOptions, to destination: String, keepClipMask: Bool,
@@ -161,9 +171,9 @@ extension Pipeline {
             let image = HalfSceneLinearImage(pixels: ImageBuffer(width: s.width, height: s.height, channels: 3, samples: s.pixels),
                                              clipMask: s.clipMask, clippedPixelCount: s.clippedPixelCount,
                                              encoding: s.color.encoding, exposure: s.exposure, provenance: s.provenance, masks: s.masks)
-            let start = DispatchTime.now().uptimeNanoseconds
-            let written = try writeWhole(image, temporary)
-            timings.export[written.rawValue] = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            var seconds = 0.0
+            let written = try measure(&seconds) { try writeWhole(image, temporary) }
+            timings.export[written.rawValue] = seconds
             return ConvertedImage(image: image, description: image, rawIFD: s.raw, geometry: s.geometry, timings: timings,
                                   clippedPixelCount: s.clippedPixelCount)
         }
@@ -316,6 +326,12 @@ extension Pipeline {
         var streamedMasks: [SemanticMaskLayer] = []
         var streamedProcessing: [MetadataItem] = []
         var fileStart: StreamingStart?
+        /// What a file written before the pass records of the source: its SHA-256, still being
+        /// computed, is a placeholder of the same length (set at the end).
+        func headerProvenance() -> ImageProvenance {
+            Self.provenance(dng: dng, raw: raw, mapping: linearization.mapping, color: color,
+                            sha256: String(repeating: "0", count: 64))
+        }
         if let target, let exrOptions, let digestItems = predictedDigestItems {
             fileStart = { plan, stage3Width, stage3Height in
                 if options.includeMasks && !dng.maskIFDs.isEmpty {
@@ -323,8 +339,7 @@ extension Pipeline {
                                                    trim2: trims[2], trim3: trims[3])
                     streamedMasks = try SemanticMasks.layers(dng, grid: grid, plan: plan, limits: options.limits)
                 }
-                var provenance = Self.provenance(dng: dng, raw: raw, mapping: linearization.mapping, color: color,
-                                                 sha256: String(repeating: "0", count: 64))
+                var provenance = headerProvenance()
                 // A CFA image's demosaicing is noted once its bands are made.
                 let demosaicNote = MetadataItem("demosaic", .text(options.demosaic.rawValue))
                 let notes = processing + (cfa != nil && !processing.contains(demosaicNote) ? [demosaicNote] : [])
@@ -338,11 +353,9 @@ extension Pipeline {
         } else if let target, case .hdf5(let hdf5Options) = target.format {
             fileStart = { plan, _, _ in
                 // The root's attributes first, as in every file; the SHA-256 is set at the end.
-                let provenance = Self.provenance(dng: dng, raw: raw, mapping: linearization.mapping, color: color,
-                                                 sha256: String(repeating: "0", count: 64))
-                return try HDF5StreamWriter(temporaryPath: target.temporaryPath, path: target.path, width: plan.outputWidth,
-                                            height: plan.outputHeight, encoding: color.encoding, provenance: provenance,
-                                            options: hdf5Options, clipMask: keepClipMask)
+                try HDF5StreamWriter(temporaryPath: target.temporaryPath, path: target.path, width: plan.outputWidth,
+                                     height: plan.outputHeight, encoding: color.encoding, provenance: headerProvenance(),
+                                     options: hdf5Options, clipMask: keepClipMask)
             }
         }
         var output: (SinkOutput<E>, GeometryPlan)?
@@ -549,9 +562,7 @@ extension Pipeline {
             }
             // The export's own time: the chunk table and the SHA-256 (the chunks were written
             // during develop).
-            let start = DispatchTime.now().uptimeNanoseconds
-            try writer.finish(sourceSHA256: sha)
-            timings.export[OutputFormat.exr.rawValue] = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            try measure(&timings.export[OutputFormat.exr.rawValue, default: 0]) { try writer.finish(sourceSHA256: sha) }
             masks = streamedMasks
         } else if options.includeMasks && !dng.maskIFDs.isEmpty {
             let grid = Stage3Grid.pipeline(activeArea: area, binning: binning, width: made.stage3Width, height: made.stage3Height,
@@ -560,10 +571,10 @@ extension Pipeline {
         }
         if let writer = made.writer as? HDF5StreamWriter {
             // What is left after the pass: the clip mask, the semantic masks and the attributes.
-            let start = DispatchTime.now().uptimeNanoseconds
-            try writer.finish(WrittenImageDescription(width: made.width, height: made.height, masks: masks,
-                                                      encoding: color.encoding, exposure: exposure, provenance: provenance))
-            timings.export[OutputFormat.hdf5.rawValue] = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            try measure(&timings.export[OutputFormat.hdf5.rawValue, default: 0]) {
+                try writer.finish(WrittenImageDescription(width: made.width, height: made.height, masks: masks,
+                                                          encoding: color.encoding, exposure: exposure, provenance: provenance))
+            }
         }
         return Streamed(pixels: made.pixels, width: made.width, height: made.height, clipMask: keepClipMask ? made.mask : nil,
                         clippedPixelCount: made.clippedPixelCount, raw: raw, mapping: mapping, color: color, exposure: exposure,

@@ -134,12 +134,15 @@ public final class EXRStreamWriter: StreamingImageWriter, @unchecked Sendable {
         lock.unlock()
         guard let zip else { return order.fail(exr_result_t(EXR_ERR_OUT_OF_MEMORY.rawValue), "libdeflate_alloc_compressor") }
         let rows = staging.rows(of: c)
-        // The mask layers' rows of this chunk, rounded to half as `EXRFile.write` rounds them.
+        // The mask layers' rows of this chunk, rounded to half as `EXRFile.write` rounds them
+        // (the same conversion), straight into the chunk's buffer.
         for (k, source) in extraSources.enumerated() {
             guard let source else { continue }
             let plane = b + linesPerChunk * width * (3 + k)
-            let halves = HalfConversion.halves(Array(source[(rows.lowerBound * width)..<(rows.upperBound * width)]))
-            halves.withUnsafeBufferPointer { plane.update(from: $0.baseAddress!, count: rows.count * width) }
+            source.withUnsafeBufferPointer { all in
+                HalfConversion.convert(UnsafeBufferPointer(rebasing: all[(rows.lowerBound * width)..<(rows.upperBound * width)]),
+                                       to: UnsafeMutableBufferPointer(start: plane, count: rows.count * width))
+            }
         }
         let raw = UnsafeRawPointer(b).assumingMemoryBound(to: UInt16.self)
         let sources = channelOrder.map { channel -> EXRZipCompressor.ChannelSource in

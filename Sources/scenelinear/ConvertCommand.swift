@@ -345,10 +345,8 @@ extension SceneLinearCommand {
                         let newDirectory = outputPath.hasSuffix("/") && !FileManager.default.fileExists(atPath: outputPath)
                         if newDirectory { try createOutputDirectory(outputPath) }
                         do {
-                            let (format, target) = targets[0]
-                            developed = format == .exr
-                                ? try Pipeline.convertToEXR(path: file, options: try developOptions(), exr: export.exr, to: target)
-                                : try Pipeline.convertToHDF5(path: file, options: try developOptions(), hdf5: export.hdf5, to: target)
+                            developed = try Pipeline.convert(path: file, options: try developOptions(), format: targets[0].0,
+                                                             export: export, to: targets[0].1)
                             writtenByConversion = true
                         } catch {
                             if newDirectory { rmdir(outputPath) }
