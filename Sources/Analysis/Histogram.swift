@@ -38,8 +38,10 @@ public struct Histogram: Sendable, Codable, Equatable {
     public var above: [String: Int]
     public var zero: [String: Int]
     public var negative: [String: Int]
-    /// Pixels with a clipped camera channel (the same for every quantity).
-    public var clipped: Int
+    /// Pixels with a clipped camera channel (the same for every quantity), not binned; `nil`
+    /// when the image carries no clip mask: then every pixel is binned and none is known to
+    /// be clipped or unclipped. JSON: `null`.
+    public var clipped: Int?
     /// Pixels of the region (weight > 0).
     public var pixels: Int
 
@@ -62,10 +64,26 @@ public struct Histogram: Sendable, Codable, Equatable {
         return try! ImageMeasurement.measure([request], noise: { nil }, scan: image.scan)[0].histogram!
     }
 
+    enum CodingKeys: String, CodingKey { case scale, edges, counts, below, above, zero, negative, clipped, pixels }
+
+    /// Writes `clipped` as `null` when unknown rather than leaving the key out.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(scale, forKey: .scale)
+        try c.encode(edges, forKey: .edges)
+        try c.encode(counts, forKey: .counts)
+        try c.encode(below, forKey: .below)
+        try c.encode(above, forKey: .above)
+        try c.encode(zero, forKey: .zero)
+        try c.encode(negative, forKey: .negative)
+        try c.encode(clipped, forKey: .clipped)
+        try c.encode(pixels, forKey: .pixels)
+    }
+
     /// Total of every category for `quantity` (equals `pixels`).
     public func total(_ quantity: String) -> Int {
         (counts[quantity] ?? []).reduce(0, +) + (below[quantity] ?? 0) + (above[quantity] ?? 0) + (zero[quantity] ?? 0)
-            + (negative[quantity] ?? 0) + clipped
+            + (negative[quantity] ?? 0) + (clipped ?? 0)
     }
 }
 

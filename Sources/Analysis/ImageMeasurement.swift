@@ -259,6 +259,7 @@ struct RegionPlan: Sendable {
         if positive > 0 { a.keys.note(minimum: low, maximum: high) }
         a.pixels += pixels
         a.clipped += clipped
+        if patch.mask == nil { a.unmasked += pixels }
         a.positive += positive
         a.maximum = maximum
     }
@@ -303,6 +304,8 @@ final class StatsFirst: @unchecked Sendable {
     let keys: [ExactSelector.FirstPass]
     var blocks: [(PatchKey, BlockSums)] = []
     var count = 0, clipped = 0, negative = 0
+    /// Pixels counted from patches without a clip mask: their clipping is not known.
+    var unmasked = 0
 
     init(weighted: Bool) { keys = (0..<4).map { _ in ExactSelector.FirstPass(weighted: weighted) } }
 
@@ -310,6 +313,7 @@ final class StatsFirst: @unchecked Sendable {
         blocks.append((PatchKey(patch), sums))
         self.count += count
         self.clipped += clipped
+        if patch.mask == nil { unmasked += count }
         self.negative += negative
         // R, G and B are `Float`s: their extremes' keys follow from their `Float` keys; Y's are kept.
         for q in 0..<3 {
@@ -323,6 +327,7 @@ final class StatsFirst: @unchecked Sendable {
         blocks += other.blocks
         count += other.count
         clipped += other.clipped
+        unmasked += other.unmasked
         negative += other.negative
     }
 }
@@ -330,6 +335,8 @@ final class StatsFirst: @unchecked Sendable {
 /// One worker's first-pass histogram counts of one region.
 final class HistogramFirst: @unchecked Sendable {
     var pixels = 0, clipped = 0, positive = 0
+    /// Pixels binned from patches without a clip mask: their clipping is not known.
+    var unmasked = 0
     var maximum = -Float.infinity
     /// The positive luminances (automatic log2 range: its lower end is the 0.1th percentile's octave).
     let keys = ExactSelector.FirstPass(weighted: false)
@@ -346,6 +353,7 @@ final class HistogramFirst: @unchecked Sendable {
     func merge(_ other: HistogramFirst) {
         pixels += other.pixels
         clipped += other.clipped
+        unmasked += other.unmasked
         positive += other.positive
         maximum = max(maximum, other.maximum)
         keys.merge(other.keys)
@@ -651,7 +659,8 @@ struct RegionState: Sendable {
                     percentiles: plan.percentiles.enumerated().map { .init(percentile: $1, value: s.value($0 + 1)) },
                     meanStandardError: meanSE, medianStandardError: medianSE)
             }
-            out.measurement = RegionMeasurement(region: plan.name, channels: channels, clippedPixels: first.clipped,
+            out.measurement = RegionMeasurement(region: plan.name, channels: channels,
+                                                clippedPixels: first.unmasked > 0 ? nil : first.clipped,
                                                 negativePixels: first.negative, pixels: first.count)
         }
         if let options = plan.histogram, let h = histogramFirst, let edges {
@@ -668,7 +677,7 @@ struct RegionState: Sendable {
             }
             out.histogram = Histogram(scale: options.scale, edges: (0...edges.bins).map { edges.range.lowerBound + Double($0) * edges.width },
                                       counts: counts, below: below, above: above, zero: zero, negative: negative,
-                                      clipped: h.clipped, pixels: h.pixels)
+                                      clipped: h.unmasked > 0 ? nil : h.clipped, pixels: h.pixels)
         }
         return out
     }

@@ -13,8 +13,13 @@ public enum RatioStatistic: Sendable, Equatable, Codable {
 public struct RadianceRatio: Sendable, Codable, Equatable {
     /// `value`: both regions unclipped. `lowerBound`: the numerator has clipped pixels, so the
     /// true ratio is at least `value`. `upperBound`: the denominator has clipped pixels, so it
-    /// is at most `value`. `undetermined`: both have clipped pixels.
-    public enum Kind: String, Sendable, Codable { case value, lowerBound = "lower-bound", upperBound = "upper-bound", undetermined }
+    /// is at most `value`. `undetermined`: both have clipped pixels. `clippingUnknown`: the
+    /// image carries no clip mask (an EXR written without one, or by another tool), so
+    /// either region may hold pixels at white and `value` may be a bound of either kind.
+    public enum Kind: String, Sendable, Codable {
+        case value, lowerBound = "lower-bound", upperBound = "upper-bound", undetermined
+        case clippingUnknown = "clipping-unknown"
+    }
 
     public var numerator: String
     public var denominator: String
@@ -56,16 +61,23 @@ extension RadianceRatio {
         }
         let kind: Kind
         let explanation: String
-        switch (numerator.clippedPixels > 0, denominator.clippedPixels > 0) {
+        guard let clippedA = numerator.clippedPixels, let clippedB = denominator.clippedPixels else {
+            let unknown = [numerator, denominator].filter { $0.clippedPixels == nil }.map(\.region)
+            return RadianceRatio(numerator: numerator.region, denominator: denominator.region, quantity: quantity,
+                                 statistic: statistic.name, ratio: ratio, kind: .clippingUnknown, low95: low, high95: high,
+                                 relativeStandardError: relative,
+                                 explanation: "the image carries no clip mask: whether \(unknown.joined(separator: " and ")) reached white is unknown, so the ratio may be a bound")
+        }
+        switch (clippedA > 0, clippedB > 0) {
         case (false, false):
             kind = .value
             explanation = "both regions unclipped"
         case (true, false):
             kind = .lowerBound
-            explanation = "\(numerator.clippedPixels) pixels of \(numerator.region) reached white: its radiance is underestimated, so the true ratio is at least this"
+            explanation = "\(clippedA) pixels of \(numerator.region) reached white: its radiance is underestimated, so the true ratio is at least this"
         case (false, true):
             kind = .upperBound
-            explanation = "\(denominator.clippedPixels) pixels of \(denominator.region) reached white: its radiance is underestimated, so the true ratio is at most this"
+            explanation = "\(clippedB) pixels of \(denominator.region) reached white: its radiance is underestimated, so the true ratio is at most this"
         case (true, true):
             kind = .undetermined
             explanation = "both regions have pixels at white: the ratio is not determined"

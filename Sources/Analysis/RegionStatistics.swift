@@ -30,12 +30,41 @@ public struct QuantityStatistics: Sendable, Codable, Equatable {
 public struct RegionMeasurement: Sendable, Codable, Equatable {
     public var region: String
     public var channels: [String: QuantityStatistics]
-    /// Pixels of the region with any camera channel at or above white.
-    public var clippedPixels: Int
+    /// Pixels of the region with any camera channel at or above white; `nil` when the image
+    /// carries no clip mask (an EXR written without one, or by another tool): its clipping is
+    /// unknown, never taken as none. JSON: `null`.
+    public var clippedPixels: Int?
     public var negativePixels: Int
     public var pixels: Int
 
-    public var clippedFraction: Double { pixels > 0 ? Double(clippedPixels) / Double(pixels) : 0 }
+    /// "N clipped (p %)", or "clipping unknown (no clip mask)".
+    public var clippingSummary: String {
+        guard let clippedPixels, let clippedFraction else { return "clipping unknown (no clip mask)" }
+        return "\(clippedPixels) clipped (\(String(format: "%.3f", 100 * clippedFraction)) %)"
+    }
+
+    /// The share of clipped pixels; `nil` when clipping is unknown.
+    public var clippedFraction: Double? { clippedPixels.map { pixels > 0 ? Double($0) / Double(pixels) : 0 } }
+
+    public init(region: String, channels: [String: QuantityStatistics], clippedPixels: Int?, negativePixels: Int, pixels: Int) {
+        self.region = region
+        self.channels = channels
+        self.clippedPixels = clippedPixels
+        self.negativePixels = negativePixels
+        self.pixels = pixels
+    }
+
+    enum CodingKeys: String, CodingKey { case region, channels, clippedPixels, negativePixels, pixels }
+
+    /// Writes `clippedPixels` as `null` when unknown rather than leaving the key out.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(region, forKey: .region)
+        try c.encode(channels, forKey: .channels)
+        try c.encode(clippedPixels, forKey: .clippedPixels)
+        try c.encode(negativePixels, forKey: .negativePixels)
+        try c.encode(pixels, forKey: .pixels)
+    }
 }
 
 /// Measures regions of scene-linear images.

@@ -64,7 +64,8 @@ public final class EXRStreamWriter: StreamingImageWriter, @unchecked Sendable {
         self.path = path
         try EXRFile.check(width: description.width, height: description.height, options: options, path: path)
         deflater = options.deflater!
-        let extras = EXRFile.extraChannels(masks: description.masks, options: options)
+        // (The conversion always makes the clip mask when the options ask for it.)
+        let extras = EXRFile.extraChannels(masks: description.masks, clipMaskKnown: true, options: options)
         extraSources = extras.map { $0.layer.map { description.masks[$0].values.samples } }
         let attributes = EXRMetadata.attributes(for: description, acesContainer: false)
         context = try reportingDestination(path) { try EXRContext.create(temporaryPath) }

@@ -81,7 +81,9 @@ public struct EXROptions: Sendable {
     public var zipLevel: Int?
     /// Adds the clip mask channel (`mask_clipped`, or `mask.clipped.Y` with the `layers`
     /// layout): 1 where `clipMask != 0`, else 0 (all 0 when the image has no clip mask).
-    public var includeClipMask: Bool = false
+    /// On by default, so that clipping travels with the pixels: a reader of a file without
+    /// the channel cannot tell a clipped pixel from an unclipped one.
+    public var includeClipMask: Bool = true
     /// HALF (default) or FLOAT channels.
     public var pixelType: EXRPixelType = .half
     /// Scanline (nil, the default) or tiled output.
@@ -90,7 +92,7 @@ public struct EXROptions: Sendable {
     public var layout: EXRLayout = .flat
 
     /// Options for `EXRFile.write`; see the properties for the meaning of each.
-    public init(compression: EXRCompression = .zip, zipLevel: Int? = nil, includeClipMask: Bool = false,
+    public init(compression: EXRCompression = .zip, zipLevel: Int? = nil, includeClipMask: Bool = true,
                 pixelType: EXRPixelType = .half, tiling: EXRTiling? = nil, layout: EXRLayout = .flat) {
         self.compression = compression
         self.zipLevel = zipLevel

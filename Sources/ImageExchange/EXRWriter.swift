@@ -57,7 +57,7 @@ public enum EXRFile {
         }
         // Single-channel planes after R, G, B: alpha, the clip mask (when asked for), then
         // each other semantic mask layer.
-        let extras = extraChannels(masks: image.masks, options: options)
+        let extras = extraChannels(masks: image.masks, clipMaskKnown: image.clipMask != nil, options: options)
         let extraNames = extras.map(\.name)
         let extraPlanes: [[Float]] = extras.map { extra in
             guard let layer = extra.layer else {
@@ -162,13 +162,14 @@ public enum EXRFile {
     }
 
     /// The names of the single-channel planes after R, G, B, in the order they are added:
-    /// alpha (from the transparency mask layer), the clip mask (when asked for), then each
-    /// other semantic mask layer; each with where its values come from (the index of a mask
-    /// layer, or nil for the clip mask).
-    static func extraChannels(masks: [SemanticMaskLayer], options: EXROptions) -> [(name: String, layer: Int?)] {
+    /// alpha (from the transparency mask layer), the clip mask (when asked for and known: a
+    /// channel of zeros for an image whose clipping is unknown would claim that nothing
+    /// clipped), then each other semantic mask layer; each with where its values come from
+    /// (the index of a mask layer, or nil for the clip mask).
+    static func extraChannels(masks: [SemanticMaskLayer], clipMaskKnown: Bool, options: EXROptions) -> [(name: String, layer: Int?)] {
         var out: [(name: String, layer: Int?)] = []
         if let alpha = masks.firstIndex(where: { $0.name == alphaLayer }) { out.append(("A", alpha)) }
-        if options.includeClipMask { out.append((clipMaskChannel(options.layout), nil)) }
+        if options.includeClipMask && clipMaskKnown { out.append((clipMaskChannel(options.layout), nil)) }
         for (i, layer) in masks.enumerated() where layer.name != alphaLayer {
             out.append((maskChannel(layer.name, layout: options.layout), i))
         }

@@ -37,7 +37,14 @@ public struct StreamingRows {
     public func setClip(_ y: Int, from x: Int, _ mask: UnsafePointer<UInt8>?, count: Int) {
         if let clipHalves {
             let row = bases[y / linesPerChunk - firstChunk] + clipHalves + (y % linesPerChunk) * width + x
-            for i in 0..<count { row[i] = mask.map { $0[i] != 0 ? 1 : 0 } ?? 0 }
+            // 1.0 (0x3C00) where a channel clipped, else 0, written as bit patterns.
+            row.withMemoryRebound(to: UInt16.self, capacity: count) { bits in
+                if let mask {
+                    for i in 0..<count { bits[i] = mask[i] != 0 ? 0x3C00 : 0 }
+                } else {
+                    bits.update(repeating: 0, count: count)
+                }
+            }
         } else if let clipBytes {
             let row = clipBytes + y * width + x
             if let mask { row.update(from: mask, count: count) } else { row.update(repeating: 0, count: count) }

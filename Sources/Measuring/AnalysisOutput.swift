@@ -40,7 +40,7 @@ public enum AnalysisOutput {
             for r in f.regions {
                 for q in RegionStatistics.quantities {
                     let s = r.measurement.channels[q]!
-                    var row = [csvField(f.file), csvField(r.name), q, String(r.measurement.pixels), String(r.measurement.clippedPixels),
+                    var row = [csvField(f.file), csvField(r.name), q, String(r.measurement.pixels), r.measurement.clippedPixels.map(String.init) ?? "",
                                String(r.measurement.negativePixels), number(s.mean), number(s.meanStandardError), number(s.median),
                                number(s.medianStandardError), number(s.standardDeviation), number(s.minimum), number(s.maximum)]
                     row += percentiles.map { p in number(s.percentiles.first { $0.percentile == p }?.value) }
@@ -64,8 +64,7 @@ public enum AnalysisOutput {
             lines.append("\(f.file): \(f.width)×\(f.height), \(f.colorSpace), exposure \(f.exposureScaling) ×\(String(format: "%.6g", f.exposureFactor))\(f.noiseModel ? "" : " (no NoiseProfile: no standard errors)")")
             for r in f.regions {
                 let m = r.measurement
-                lines.append(String(format: "  region %@: %d pixels, %d clipped (%.3f %%), %d with a negative channel", r.name, m.pixels,
-                                    m.clippedPixels, 100 * m.clippedFraction, m.negativePixels))
+                lines.append("  region \(r.name): \(m.pixels) pixels, \(m.clippingSummary), \(m.negativePixels) with a negative channel")
                 let pcols = percentiles.map { "p" + String(format6: $0) }
                 lines.append("    q         mean         ±se      median        std         min         max " + pcols.map { $0.padding(toLength: 11, withPad: " ", startingAt: 0) }.joined(separator: " "))
                 for q in RegionStatistics.quantities {
@@ -98,6 +97,7 @@ public enum AnalysisOutput {
         case .lowerBound: s += " — a LOWER BOUND: " + r.explanation
         case .upperBound: s += " — an UPPER BOUND: " + r.explanation
         case .undetermined: s += " — UNDETERMINED: " + r.explanation
+        case .clippingUnknown: s += " — CLIPPING UNKNOWN: " + r.explanation
         }
         return s
     }
@@ -128,8 +128,8 @@ public enum AnalysisOutput {
                         rows.append((prefix + ["bin", number(h.edges[i]), number(h.edges[i + 1]), String(c)]).joined(separator: ","))
                     }
                     for (kind, v) in [("below", h.below[q] ?? 0), ("above", h.above[q] ?? 0), ("zero", h.zero[q] ?? 0),
-                                      ("negative", h.negative[q] ?? 0), ("clipped", h.clipped)] {
-                        rows.append((prefix + [kind, "", "", String(v)]).joined(separator: ","))
+                                      ("negative", h.negative[q] ?? 0), ("clipped", h.clipped)] as [(String, Int?)] {
+                        rows.append((prefix + [kind, "", "", v.map(String.init) ?? ""]).joined(separator: ","))
                     }
                 }
             }
@@ -144,7 +144,7 @@ public enum AnalysisOutput {
             for r in f.regions {
                 guard let h = r.histogram else { continue }
                 let unit = h.scale == .log2 ? "EV (0 = white)" : "value"
-                lines.append("\(f.file) region \(r.name): \(h.pixels) pixels, \(h.counts["Y"]?.count ?? 0) bins in \(unit); clipped \(h.clipped)")
+                lines.append("\(f.file) region \(r.name): \(h.pixels) pixels, \(h.counts["Y"]?.count ?? 0) bins in \(unit); clipped \(h.clipped.map(String.init) ?? "unknown (no clip mask)")")
                 let first = (h.scale == .log2 ? "EV from" : "from").padding(toLength: 10, withPad: " ", startingAt: 0)
                 lines.append("  " + first + "         R          G          B          Y")
                 for i in 0..<(h.edges.count - 1) {
@@ -155,7 +155,7 @@ public enum AnalysisOutput {
                     lines.append("  " + kind.padding(toLength: 8, withPad: " ", startingAt: 0) + "  " +
                                  RegionStatistics.quantities.map { String(d[$0] ?? 0).leftPadded(10) }.joined(separator: " "))
                 }
-                lines.append("  clipped   " + String(h.clipped).leftPadded(10) + " (all quantities)")
+                lines.append("  clipped   " + (h.clipped.map(String.init) ?? "unknown").leftPadded(10) + " (all quantities)")
             }
         }
         return lines.joined(separator: "\n")
@@ -181,7 +181,7 @@ public enum AnalysisOutput {
                                         attributes: [MetadataItem("rows", .text(RegionStatistics.quantities.joined(separator: ","))),
                                                      MetadataItem("columns", .text(columns.joined(separator: ","))),
                                                      MetadataItem("pixels", .integer(m.pixels)),
-                                                     MetadataItem("clipped_pixels", .integer(m.clippedPixels)),
+                                                     MetadataItem("clipped_pixels", .integer(m.clippedPixels ?? -1)),
                                                      MetadataItem("dr_robust_stops", .number(r.dynamicRange.robustStops ?? .nan)),
                                                      MetadataItem("dr_above_noise_stops", .number(r.dynamicRange.stopsAboveNoiseFloor ?? .nan))]))
             if let h = r.histogram {
@@ -190,7 +190,7 @@ public enum AnalysisOutput {
                 let counts = RegionStatistics.quantities.flatMap { h.counts[$0] ?? [] }
                 datasets.append(HDF5Dataset(name: "\(prefix)_histogram_counts", shape: [4, h.edges.count - 1], values: .integers(counts),
                                             attributes: [MetadataItem("rows", .text(RegionStatistics.quantities.joined(separator: ","))),
-                                                         MetadataItem("clipped", .integer(h.clipped)),
+                                                         MetadataItem("clipped", .integer(h.clipped ?? -1)),
                                                          MetadataItem("below", .integers(RegionStatistics.quantities.map { h.below[$0] ?? 0 })),
                                                          MetadataItem("above", .integers(RegionStatistics.quantities.map { h.above[$0] ?? 0 })),
                                                          MetadataItem("zero", .integers(RegionStatistics.quantities.map { h.zero[$0] ?? 0 })),

@@ -19,7 +19,7 @@ public enum AnalysisCharts {
         func share(_ n: Int) -> String {
             h.pixels > 0 ? "\(grouped(n)) (\(String(format: "%.2g", 100 * Double(n) / Double(h.pixels))) %)" : grouped(n)
         }
-        notes.append(("clipped", share(h.clipped)))
+        notes.append(("clipped", h.clipped.map(share) ?? "unknown (no clip mask)"))
         for (label, counts) in [("zero", h.zero), ("negative", h.negative), ("below range", h.below), ("above range", h.above)] {
             let y = counts["Y"] ?? 0
             let any = RegionStatistics.quantities.map { counts[$0] ?? 0 }.max() ?? 0

@@ -127,7 +127,7 @@ public enum AnalysisReport {
             out.heading(3, "Statistics")
             for r in f.regions {
                 let m = r.measurement
-                out.paragraph("Region **\(r.name)**: \(m.pixels) pixels, \(m.clippedPixels) clipped (\(String(format: "%.3f", 100 * m.clippedFraction)) %), \(m.negativePixels) with a negative channel.")
+                out.paragraph("Region **\(r.name)**: \(m.pixels) pixels, \(m.clippingSummary), \(m.negativePixels) with a negative channel.")
                 let ps = m.channels["Y"]?.percentiles.map(\.percentile).filter { request.percentiles.contains($0) } ?? []
                 let header = ["", "mean", "± s.e.", "median", "± s.e.", "std", "min", "max"] + ps.map { "p" + String(format6: $0) }
                 var rows: [[String]] = []
@@ -160,6 +160,7 @@ public enum AnalysisReport {
                     case .lowerBound: kind = "lower bound: " + r.explanation
                     case .upperBound: kind = "upper bound: " + r.explanation
                     case .undetermined: kind = "undetermined: " + r.explanation
+                    case .clippingUnknown: kind = "clipping unknown: " + r.explanation
                     }
                     rows.append(["\(r.numerator) / \(r.denominator)", "\(r.quantity) \(r.statistic)", g(r.ratio), interval,
                                  r.relativeStandardError.map { String(format: "%.3g %%", 100 * $0) } ?? "—", kind])

@@ -193,7 +193,8 @@ extension Pipeline {
             predicted = errors.map { $0 * $0 * n } // SE² = σ²/n for equal weights
         }
         let truthY = (SIMD3(truth[0], truth[1], truth[2]) * Rec2020.luminanceWeights).sum()
-        let clipped = m.clippedPixels > 0
+        // A DNG's clip mask is always known; a file without one counts as clipped (not trusted).
+        let clipped = (m.clippedPixels ?? 1) > 0
         var biasPassed: Bool?
         var variancePassed: Bool?
         var ratios: [Double]?
@@ -209,7 +210,7 @@ extension Pipeline {
         }
         return PatchValidation(name: patch.name, pixels: m.pixels, stopsBelowWhite: truthY > 0 ? log2(1 / truthY) : .infinity,
                                truth: truth, measured: measured, relativeBias: bias, standardError: se,
-                               clippedFraction: m.clippedFraction, measuredVariance: measuredVariance,
+                               clippedFraction: m.clippedFraction ?? 1, measuredVariance: measuredVariance,
                                predictedVariance: predicted, varianceRatio: ratios, biasPassed: biasPassed,
                                variancePassed: variancePassed)
     }

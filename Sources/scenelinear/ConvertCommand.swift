@@ -44,12 +44,12 @@ extension SceneLinearCommand {
                 (DefaultCrop, DefaultUserCrop), scaled to square pixels (DefaultScale) and turned \
                 to the display orientation (Orientation). Nothing is \
                 clipped except Stage 2 values at or above the white level, which are set to 1.0 \
-                and flagged in the clip mask (/clip_mask in HDF5; EXR channel mask.clipped.Y with \
-                --exr-clip-mask). Outputs are written to a temporary file and renamed on success.
+                and flagged in the clip mask (/clip_mask in HDF5; EXR channel mask_clipped, or \
+                mask.clipped.Y with --exr-layout layers; --no-exr-clip-mask leaves it out). Outputs are written to a temporary file and renamed on success.
 
                 Semantic masks (DNG 1.6, e.g. Apple ProRAW's sky matte) are resampled onto the \
                 output pixels (bilinear, same crop, scale and orientation as the image) and \
-                written as EXR channels mask.<name>.Y and HDF5 datasets /masks/<name>, where \
+                written as EXR channels mask_<name> (mask.<name>.Y with --exr-layout layers) and HDF5 datasets /masks/<name>, where \
                 <name> is a short name from the mask's SemanticName (semanticskymatte → sky); \
                 the full URN is recorded beside each. A mask that cannot be decoded fails the \
                 conversion with its own error; --no-masks converts without them.
@@ -125,8 +125,8 @@ extension SceneLinearCommand {
         @Option(help: "Deflate level of EXR zip/zips: 0–12 (libdeflate; 1, the default, is the fastest that compresses; higher levels gain under 1 % in size for 2–3× the time); for pxr24, zlib's 0–9.")
         var exrZipLevel: Int?
 
-        @Flag(help: "Add the clip mask to the EXR as channel mask.clipped.Y (1 = a camera channel reached white).")
-        var exrClipMask = false
+        @Flag(inversion: .prefixedNo, help: "Carry the clip mask in the EXR as channel mask_clipped (mask.clipped.Y with --exr-layout layers; 1 = a camera channel reached white), so that measurements of the EXR know which pixels are lower bounds (default: on). Without it, stats, ratio and report on the EXR report clipping as unknown.")
+        var exrClipMask = true
 
         @Flag(help: "Leave out the DNG's semantic masks (by default each becomes EXR channel mask.<name>.Y and HDF5 dataset /masks/<name>).")
         var noMasks = false

@@ -151,7 +151,8 @@ struct ErrorTests {
         let dir = TestData.temporaryDirectory("err-corrupt")
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("full").path
-        try EXRFile.write(Fixture.image(width: 97, height: 83), to: path, options: EXROptions(compression: .zip))
+        // (R, G, B only: the counts below were found for this layout.)
+        try EXRFile.write(Fixture.image(width: 97, height: 83), to: path, options: EXROptions(compression: .zip, includeClipMask: false))
         let full = Fixture.bytes(path)
         let original = try EXRFile.read(path)
         var rng = SeededGenerator(seed: 99)

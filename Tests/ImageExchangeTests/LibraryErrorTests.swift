@@ -80,7 +80,7 @@ import TestSupport
         Self.put(0x7FFF_FFF0, bytes: 4, at: chunk1 + 4, in: &sizeOnly)
         try sizeOnly.write(to: URL(fileURLWithPath: bad))
         #expect(throws: ExchangeError(path: bad, operation: "exr_read_scanline_chunk_info (chunk 1)",
-                                      message: "EXR_ERR_BAD_CHUNK_LEADER: Preparing to read scanline 16 (chunk 1), found corrupt leader: packed data size says 2147483632, must be between 0 and 1536",
+                                      message: "EXR_ERR_BAD_CHUNK_LEADER: Preparing to read scanline 16 (chunk 1), found corrupt leader: packed data size says 2147483632, must be between 0 and 2048",  // 16 rows × 16 pixels × 4 half channels (R, G, B, mask_clipped)
                                       category: .corruptData)) {
             try EXRFile.read(bad)
         }
