@@ -124,20 +124,27 @@ public struct BatchConverter: Sendable {
                                         shard: job.shard.count > 1 ? job.shard.description : nil)
             do {
                 try budget.withReservation(Pipeline.estimatedPeakBytes(path: input, options: job.develop)) {
-                    if targets.count == 1 && !job.export.needsFloat(targets.map(\.0)) {
-                        // One file: written as the rows are made.
-                        _ = try Pipeline.convert(path: input, options: job.develop, format: targets[0].0, export: job.export,
-                                                 to: targets[0].1)
-                    } else {
-                        // 32-bit outputs are written from the Float image, the others from the half one.
-                        let image: any SceneLinearRaster = job.export.needsFloat(targets.map(\.0))
-                            ? try Pipeline.develop(path: input, options: job.develop).image
-                            : try Pipeline.developForExport(path: input, options: job.develop,
-                                                            keepClipMask: job.export.needsClipMask(targets.map(\.0))).image
-                        for (format, path) in targets {
-                            try Pipeline.export(image, format: format, to: path, options: job.export)
+                    // Half floats unless a value is beyond their range: then 32-bit floats.
+                    var export = job.export
+                    while true { do {
+                        if targets.count == 1 && !export.needsFloat(targets.map(\.0)) {
+                            // One file: written as the rows are made.
+                            _ = try Pipeline.convert(path: input, options: job.develop, format: targets[0].0, export: export,
+                                                     to: targets[0].1)
+                        } else {
+                            // 32-bit outputs are written from the Float image, the others from the half one.
+                            let image: any SceneLinearRaster = export.needsFloat(targets.map(\.0))
+                                ? try Pipeline.develop(path: input, options: job.develop).image
+                                : try Pipeline.developForExport(path: input, options: job.develop,
+                                                                keepClipMask: export.needsClipMask(targets.map(\.0))).image
+                            for (format, path) in targets {
+                                try Pipeline.export(image, format: format, to: path, options: export)
+                            }
                         }
-                    }
+                        break
+                    } catch is HalfRangeError where !export.isFloat {
+                        export = export.widenedToFloat
+                    } }
                     for (format, path) in targets {
                         let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
                         record.outputs.append(.init(format: format.rawValue, path: path, sha256: SHA256Digest.hex(of: data)))

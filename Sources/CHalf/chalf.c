@@ -61,15 +61,24 @@ static float soft_f16_to_f32(uint16_t h) {
 }
 
 #ifdef CHALF_X86
+// Returns nonzero when some result is infinite or NaN (all exponent bits set).
 __attribute__((target("avx,f16c")))
-static void hw_f32_to_f16(const float *src, uint16_t *dst, size_t count) {
+static int hw_f32_to_f16(const float *src, uint16_t *dst, size_t count) {
     size_t i = 0;
+    const __m128i exponent = _mm_set1_epi16(0x7c00);
+    __m128i nonfinite = _mm_setzero_si128();
     for (; i + 8 <= count; i += 8) {
         __m256 v = _mm256_loadu_ps(src + i);
         __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+        nonfinite = _mm_or_si128(nonfinite, _mm_cmpeq_epi16(_mm_and_si128(h, exponent), exponent));
         _mm_storeu_si128((__m128i *)(dst + i), h);
     }
-    for (; i < count; i++) dst[i] = soft_f32_to_f16(src[i]);
+    int any = !_mm_testz_si128(nonfinite, nonfinite);
+    for (; i < count; i++) {
+        dst[i] = soft_f32_to_f16(src[i]);
+        any |= (dst[i] & 0x7c00u) == 0x7c00u;
+    }
+    return any;
 }
 
 __attribute__((target("avx,f16c")))
@@ -98,11 +107,17 @@ int chalf_has_f16c(void) {
 #endif
 }
 
-void chalf_f32_to_f16(const float *src, uint16_t *dst, size_t count) {
+size_t chalf_f32_to_f16(const float *src, uint16_t *dst, size_t count) {
+    int any = 1;
 #ifdef CHALF_X86
-    if (chalf_has_f16c()) { hw_f32_to_f16(src, dst, count); return; }
+    if (chalf_has_f16c()) any = hw_f32_to_f16(src, dst, count);
+    else
 #endif
     for (size_t i = 0; i < count; i++) dst[i] = soft_f32_to_f16(src[i]);
+    if (!any) return 0;
+    size_t n = 0;  // rare: count them exactly
+    for (size_t i = 0; i < count; i++) n += (dst[i] & 0x7c00u) == 0x7c00u;
+    return n;
 }
 
 void chalf_f16_to_f32(const uint16_t *src, float *dst, size_t count) {

@@ -41,6 +41,18 @@ public struct ExportOptions: Sendable {
         (formats.contains(.exr) && exr.pixelType == .float) || (formats.contains(.hdf5) && hdf5.sampleType == .float32)
     }
 
+    /// Whether both formats already store 32-bit floats.
+    public var isFloat: Bool { exr.pixelType == .float && hdf5.sampleType == .float32 }
+
+    /// The same options with 32-bit float samples in both formats: what a conversion falls
+    /// back to when a value is beyond half precision's range (`HalfRangeError`).
+    public var widenedToFloat: ExportOptions {
+        var o = self
+        o.exr.pixelType = .float
+        o.hdf5.sampleType = .float32
+        return o
+    }
+
     public init(exr: EXROptions = EXROptions(), hdf5: HDF5Options = HDF5Options()) {
         self.exr = exr
         self.hdf5 = hdf5

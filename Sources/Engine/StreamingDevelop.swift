@@ -101,8 +101,10 @@ extension Pipeline {
                                         timings: StageTimings = StageTimings(),
                                         observer: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)? = nil,
                                         cache: DecodedBlockCache? = nil) throws -> HalfDevelopedImage {
+        let nonFinite = SharedCount()
         let s = try stream(dng, options: options, keepClipMask: keepClipMask, timings: timings, as: Float16.self,
-                           convert: { HalfConversion.convert($0, to: $1) }, cache: cache, observer: observer)
+                           convert: { nonFinite.add(HalfConversion.convert($0, to: $1)) }, cache: cache, observer: observer)
+        if nonFinite.value > 0 { throw HalfRangeError(what: dng.path, count: nonFinite.value) }
         let image = HalfSceneLinearImage(pixels: ImageBuffer(width: s.width, height: s.height, channels: 3, samples: s.pixels),
                                          clipMask: s.clipMask, clippedPixelCount: s.clippedPixelCount, encoding: s.color.encoding,
                                          exposure: s.exposure, provenance: s.provenance, masks: s.masks)
@@ -159,8 +161,11 @@ extension Pipeline {
         let dng = try measure(&timings.container) { try DNGFile.open(path: path) }
         return try AtomicFile.write(to: destination) { temporary in
             let target = format.map { StreamingOutput(format: $0, temporaryPath: temporary, path: destination) }
+            let nonFinite = SharedCount()
             let s = try stream(dng, options: options, keepClipMask: keepClipMask, timings: timings, as: Float16.self,
-                               convert: { HalfConversion.convert($0, to: $1) }, output: target)
+                               convert: { nonFinite.add(HalfConversion.convert($0, to: $1)) }, output: target)
+            // Infinity is never written: the temporary file goes, and `convert` writes floats instead.
+            if nonFinite.value > 0 { throw HalfRangeError(what: destination, count: nonFinite.value) }
             var timings = s.timings
             if s.wroteFile {
                 let description = WrittenImageDescription(width: s.width, height: s.height, masks: s.masks, encoding: s.color.encoding,

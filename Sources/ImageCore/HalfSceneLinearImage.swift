@@ -71,16 +71,21 @@ public struct WrittenImageDescription: SceneLinearDescription {
 public protocol SceneLinearRaster: SceneLinearDescription {
     var clipMask: [UInt8]? { get }
     /// RGB, interleaved, row-major, rounded to binary16.
-    func halfPixels() -> [Float16]
+    /// - Throws: `HalfRangeError` (naming `destination`) when a value is beyond ±65504.
+    func halfPixels(for destination: String) throws -> [Float16]
     /// RGB, interleaved, row-major, as Float (a half image widened exactly).
     func floatPixels() -> [Float]
 }
 
 extension HalfSceneLinearImage: SceneLinearRaster {
+    /// (The conversion that made them has checked their range.)
+    public func halfPixels(for destination: String) -> [Float16] { pixels.samples }
     public func floatPixels() -> [Float] { pixels.samples.map { Float($0) } }
 }
 
 extension SceneLinearImage: SceneLinearRaster {
-    public func halfPixels() -> [Float16] { HalfConversion.halves(pixels.samples) }
+    public func halfPixels(for destination: String) throws -> [Float16] {
+        try HalfConversion.checkedHalves(pixels.samples, what: destination)
+    }
     public func floatPixels() -> [Float] { pixels.samples }
 }

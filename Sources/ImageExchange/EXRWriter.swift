@@ -71,15 +71,15 @@ public enum EXRFile {
         try reportingDestination(path) {
                 var levels: [EXRPixelStore]
                 if options.pixelType == .half && options.tiling?.mipmaps != true {
-                    levels = [EXRPixelStore(width: width, height: height, rgbHalves: image.halfPixels(),
+                    levels = [EXRPixelStore(width: width, height: height, rgbHalves: try image.halfPixels(for: path),
                                             extra: extraPlanes, names: extraNames)]
                 } else {
-                    let base = EXRPixelStore(width: width, height: height, rgbFloats: image.floatPixels(), extra: extraPlanes,
-                                             names: extraNames, type: options.pixelType)
+                    let base = try EXRPixelStore(width: width, height: height, rgbFloats: image.floatPixels(), extra: extraPlanes,
+                                                 names: extraNames, type: options.pixelType, destination: path)
                     levels = [base]
                     if options.tiling?.mipmaps == true {
                         while let last = levels.last, last.width > 1 || last.height > 1 {
-                            levels.append(last.halved(type: options.pixelType))
+                            levels.append(try last.halved(type: options.pixelType))
                         }
                     }
                 }
@@ -356,17 +356,19 @@ final class EXRPixelStore: @unchecked Sendable {
     }
 
     /// Pixels from Float values, stored as `type`.
-    convenience init(width: Int, height: Int, rgbFloats: [Float], extra: [[Float]], names: [String], type: EXRPixelType) {
+    /// - Throws: `HalfRangeError` naming `destination` when HALF cannot hold a value.
+    convenience init(width: Int, height: Int, rgbFloats: [Float], extra: [[Float]], names: [String], type: EXRPixelType,
+                     destination: String) throws {
         self.init(width: width, height: height, type: type, names: names)
         var all = rgbFloats
         for plane in extra { all += plane }
-        fill(all)
+        try fill(all, destination: destination)
         floats = all
     }
 
-    private func fill(_ all: [Float]) {
+    private func fill(_ all: [Float], destination: String) throws {
         if type == .half {
-            let halves = HalfConversion.halves(all)
+            let halves = try HalfConversion.checkedHalves(all, what: destination)
             halves.withUnsafeBytes { storage.copyMemory(from: $0) }
         } else {
             all.withUnsafeBytes { storage.copyMemory(from: $0) }
@@ -375,7 +377,7 @@ final class EXRPixelStore: @unchecked Sendable {
 
     /// The next mip-map level (ROUND_DOWN): each pixel the mean of a 2×2 block of this one
     /// (a 1-pixel dimension stays 1).
-    func halved(type: EXRPixelType) -> EXRPixelStore {
+    func halved(type: EXRPixelType) throws -> EXRPixelStore {
         let src = floats ?? []
         let w2 = max(1, width / 2), h2 = max(1, height / 2)
         let fx = width > 1 ? 2 : 1, fy = height > 1 ? 2 : 1
@@ -402,7 +404,7 @@ final class EXRPixelStore: @unchecked Sendable {
                 }
             }
         }
-        next.fill(out)
+        try next.fill(out, destination: "a mip-map level")  // (averages of values HALF holds: never thrown)
         next.floats = out
         return next
     }

@@ -143,7 +143,7 @@ public enum HDF5File {
     public static func write(_ image: some SceneLinearRaster, temporary: String, reportedAs path: String,
                              options: HDF5Options = .init(), groups: [HDF5Group] = []) throws {
         try check(width: image.width, height: image.height, options: options, path: path)
-        let pixels: HDF5Samples = options.sampleType == .float16 ? .halves(image.halfPixels()) : .floats(image.floatPixels())
+        let pixels: HDF5Samples = options.sampleType == .float16 ? .halves(try image.halfPixels(for: path)) : .floats(image.floatPixels())
         try reportingDestination(path) {
             try HDF5Library.withLock {
                 let writer = try HDF5Writer(session: HDF5Session(path: temporary, writing: true), width: image.width,

@@ -320,61 +320,71 @@ extension SceneLinearCommand {
                     }
                     defer { if let stdoutTemporary { try? FileManager.default.removeItem(atPath: stdoutTemporary) } }
                     let targets = try Pipeline.outputPaths(input: file, output: outputPath, formats: formats)
-                    let export = exportOptions
-                    var developed: ConvertedImage
-                    var writtenByConversion = false  // the one file, written by `convertToEXR`/`convertToHDF5`
-                    var groups: [HDF5Group] = []
-                    let analysisRequest = analysis ? try self.analysisRequest() : nil
-                    if let analysisRequest, !export.needsFloat(targets.map(\.0)),
-                       let (image, results) = try Pipeline.developForOutput(path: file, options: try developOptions(),
-                                                                            keepClipMask: export.needsClipMask(targets.map(\.0)),
-                                                                            measuring: analysisRequest) {
-                        // One pass converts and takes the measurements' first look; later passes
-                        // develop the blocks it kept.
-                        groups.append(AnalysisOutput.hdf5Group(results))
-                        developed = image
-                    } else if let request = analysisRequest {
-                        // CFA files, semantic-mask regions and 32-bit outputs: the Float image whole.
-                        let d = try Pipeline.develop(path: file, options: try developOptions())
-                        let input = AnalysisInput(path: file, image: d.image, noise: AnalysisInput.noiseModel(for: d.image))
-                        groups.append(AnalysisOutput.hdf5Group(try Pipeline.analyze(input, request: request)))
-                        developed = ConvertedImage(d)
-                    } else if targets.count == 1 && !export.needsFloat(targets.map(\.0)) {
-                        // One file: written as the rows are made (the export is part of develop), so a
-                        // directory named by -o is needed first (and removed again, empty, on failure).
-                        let newDirectory = outputPath.hasSuffix("/") && !FileManager.default.fileExists(atPath: outputPath)
-                        if newDirectory { try createOutputDirectory(outputPath) }
-                        do {
-                            developed = try Pipeline.convert(path: file, options: try developOptions(), format: targets[0].0,
-                                                             export: export, to: targets[0].1)
-                            writtenByConversion = true
-                        } catch {
-                            if newDirectory { rmdir(outputPath) }
-                            throw error
+                    // Half floats first; a value beyond their range (never written as infinity)
+                    // makes the outputs 32-bit float, and the file is converted again.
+                    var export = exportOptions
+                    while true { do {
+                        var developed: ConvertedImage
+                        var writtenByConversion = false  // the one file, written by `convertToEXR`/`convertToHDF5`
+                        var groups: [HDF5Group] = []
+                        let analysisRequest = analysis ? try self.analysisRequest() : nil
+                        if let analysisRequest, !export.needsFloat(targets.map(\.0)),
+                           let (image, results) = try Pipeline.developForOutput(path: file, options: try developOptions(),
+                                                                                keepClipMask: export.needsClipMask(targets.map(\.0)),
+                                                                                measuring: analysisRequest) {
+                            // One pass converts and takes the measurements' first look; later passes
+                            // develop the blocks it kept.
+                            groups.append(AnalysisOutput.hdf5Group(results))
+                            developed = image
+                        } else if let request = analysisRequest {
+                            // CFA files, semantic-mask regions and 32-bit outputs: the Float image whole.
+                            let d = try Pipeline.develop(path: file, options: try developOptions())
+                            let input = AnalysisInput(path: file, image: d.image, noise: AnalysisInput.noiseModel(for: d.image))
+                            groups.append(AnalysisOutput.hdf5Group(try Pipeline.analyze(input, request: request)))
+                            developed = ConvertedImage(d)
+                        } else if targets.count == 1 && !export.needsFloat(targets.map(\.0)) {
+                            // One file: written as the rows are made (the export is part of develop), so a
+                            // directory named by -o is needed first (and removed again, empty, on failure).
+                            let newDirectory = outputPath.hasSuffix("/") && !FileManager.default.fileExists(atPath: outputPath)
+                            if newDirectory { try createOutputDirectory(outputPath) }
+                            do {
+                                developed = try Pipeline.convert(path: file, options: try developOptions(), format: targets[0].0,
+                                                                 export: export, to: targets[0].1)
+                                writtenByConversion = true
+                            } catch {
+                                if newDirectory { rmdir(outputPath) }
+                                throw error
+                            }
+                        } else if export.needsFloat(targets.map(\.0)) {
+                            // 32-bit outputs: the Float image, not the half-float one.
+                            developed = ConvertedImage(try Pipeline.develop(path: file, options: try developOptions()))
+                        } else {
+                            developed = try Pipeline.developForOutput(path: file, options: try developOptions(),
+                                                                      keepClipMask: export.needsClipMask(targets.map(\.0)))
                         }
-                    } else if export.needsFloat(targets.map(\.0)) {
-                        // 32-bit outputs: the Float image, not the half-float one.
-                        developed = ConvertedImage(try Pipeline.develop(path: file, options: try developOptions()))
-                    } else {
-                        developed = try Pipeline.developForOutput(path: file, options: try developOptions(),
-                                                                  keepClipMask: export.needsClipMask(targets.map(\.0)))
-                    }
-                    // A directory named by -o is created now, once there is something to put in it.
-                    if outputPath.hasSuffix("/") { try createOutputDirectory(outputPath) }
-                    var written: [[String: String]] = []
-                    for (format, path) in targets {
-                        if !writtenByConversion, let image = developed.image {
-                            let start = DispatchTime.now().uptimeNanoseconds
-                            try Pipeline.export(image, format: format, to: path, options: export, hdf5Groups: groups)
-                            developed.timings.export[format.rawValue] = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+                        // A directory named by -o is created now, once there is something to put in it.
+                        if outputPath.hasSuffix("/") { try createOutputDirectory(outputPath) }
+                        var written: [[String: String]] = []
+                        for (format, path) in targets {
+                            if !writtenByConversion, let image = developed.image {
+                                let start = DispatchTime.now().uptimeNanoseconds
+                                try Pipeline.export(image, format: format, to: path, options: export, hdf5Groups: groups)
+                                developed.timings.export[format.rawValue] = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+                            }
+                            written.append(["format": format.rawValue, "path": toStdout ? "-" : path])
                         }
-                        written.append(["format": format.rawValue, "path": toStdout ? "-" : path])
-                    }
-                    if let stdoutTemporary {
-                        try copyToStandardOutput(stdoutTemporary)
-                        return
-                    }
-                    report(developed, written: written)
+                        if let stdoutTemporary {
+                            try copyToStandardOutput(stdoutTemporary)
+                            return
+                        }
+                        report(developed, written: written)
+                        break
+                    } catch let range as HalfRangeError where !export.isFloat {
+                        export = export.widenedToFloat
+                        if !quiet {
+                            FileHandle.standardError.write(Data("scenelinear: \(range.count) values are beyond the half-float range (±65504): writing 32-bit float channels instead\n".utf8))
+                        }
+                    } }
                 } catch let f as any SceneLinearFailure {
                     failure = f
                     throw f

@@ -140,7 +140,7 @@ import TestSupport
                                                                                     measuring: request), "\(label)")
             let plain = try Pipeline.developForOutput(path: path, options: request.develop, keepClipMask: true)
             let (convertedImage, plainImage) = (try #require(converted.image), try #require(plain.image))
-            #expect(convertedImage.halfPixels().map(\.bitPattern) == plainImage.halfPixels().map(\.bitPattern), "\(label): pixels")
+            #expect((try convertedImage.halfPixels(for: label)).map(\.bitPattern) == (try plainImage.halfPixels(for: label)).map(\.bitPattern), "\(label): pixels")
             #expect(convertedImage.clipMask == plainImage.clipMask && converted.clippedPixelCount == plain.clippedPixelCount, "\(label)")
             #expect(convertedImage.provenance == plainImage.provenance, "\(label): provenance")
             let whole = try Pipeline.analyze(AnalysisInput.load(path, options: request.develop), request: request)
