@@ -53,6 +53,8 @@ let package = Package(
         .target(name: "Linearize", dependencies: ["ImageCore", "DNGContainer", "RawDecode"]),
         // The DNG colour model: camera → XYZ D50 → linear Rec.2020.
         .target(name: "DNGColor", dependencies: ["ImageCore", "DNGContainer", "Linearize"]),
+        // Absolute units: the photometric chain from linear values to cd/m², and camera calibrations.
+        .target(name: "Photometry", dependencies: ["ImageCore", "DNGContainer"]),
         // Output geometry: DefaultCrop, DefaultUserCrop, DefaultScale, Orientation.
         .target(name: "ImageGeometry", dependencies: ["ImageCore", "DNGContainer"]),
         // DNG 1.6 semantic masks: decoded, resampled onto the Stage 3 grid, given the output geometry.
@@ -79,7 +81,7 @@ let package = Package(
             name: "Engine",
             dependencies: [
                 "ImageCore", "DNGContainer", "RawDecode", "Linearize", "Demosaic", "DNGColor", "ImageGeometry", "ImageExchange",
-                "Opcodes", "SemanticMasks",
+                "Opcodes", "SemanticMasks", "Photometry",
             ]),
         // Measurements of files and their reports: analysis requests, text/JSON/CSV/HDF5
         // output, charts, HTML and Markdown reports.

@@ -6,6 +6,7 @@ import Foundation
 @_exported import ImageExchange
 @_exported import ImageGeometry
 @_exported import Opcodes
+@_exported import Photometry
 @_exported import Linearize
 @_exported import RawDecode
 
@@ -47,6 +48,13 @@ public struct DevelopOptions: Sendable {
     /// The raw-data digests the file records: verified while decoding (default), a
     /// mismatch ignored (recorded in the output), or not computed.
     public var digest: DigestPolicy = .verify
+    /// For `.luminance` and `.radiance`: the camera's calibration (nil: the estimate from
+    /// the exposure metadata), whether it may be applied to another camera body, and the
+    /// uncertainty added for other settings than its references'
+    /// (`Photometry.luminanceScale`).
+    public var calibration: CameraCalibration?
+    public var allowOtherCamera = false
+    public var settingsUncertainty = Photometry.defaultSettingsUncertainty
 
     public init(exposure: ExposureMode = .none, encoding: ColorEncoding = .linearRec2020, whiteBalance: WhiteBalance = .asShot) {
         self.exposure = exposure
@@ -180,10 +188,20 @@ public enum Pipeline {
     }
 
     /// The exposure factor of a mode for this file.
-    /// - Throws: `ColorError`-free `RawDecodeError.unsupported` when `normalized` lacks the
-    ///   exposure time, f-number or ISO.
-    public static func exposureScaling(_ mode: ExposureMode, metadata: DNGMetadata, path: String = "") throws -> ExposureScaling {
+    /// - Throws: `RawDecodeError.unsupported` when `normalized` lacks the exposure time,
+    ///   f-number or ISO; `PhotometryError` when absolute units cannot be worked out.
+    public static func exposureScaling(_ mode: ExposureMode, metadata: DNGMetadata, path: String = "",
+                                       options: DevelopOptions = DevelopOptions()) throws -> ExposureScaling {
         switch mode {
+        case .luminance, .radiance:
+            var scale = try Photometry.luminanceScale(metadata, path: path, calibration: options.calibration,
+                                                      allowOtherCamera: options.allowOtherCamera,
+                                                      settingsUncertainty: options.settingsUncertainty)
+            if mode == .radiance {
+                scale.mode = .radiance
+                scale.factor /= Photometric.radianceEfficacy
+            }
+            return scale
         case .none: return .none
         case .baseline:
             return ExposureScaling(mode: .baseline, factor: pow(2, metadata.baselineExposure + metadata.baselineExposureOffset))

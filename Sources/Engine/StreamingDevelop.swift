@@ -279,7 +279,7 @@ extension Pipeline {
         let area = raw.activeArea
         let color = try ColorTransform.make(metadata: dng.metadata, encoding: options.encoding,
                                             whiteBalance: options.whiteBalance, path: path)
-        let exposure = try exposureScaling(options.exposure, metadata: dng.metadata, path: path)
+        let exposure = try exposureScaling(options.exposure, metadata: dng.metadata, path: path, options: options)
         // Stage 3 is the ActiveArea (less any TrimBounds), or half of it for 2×2 superpixels.
         let binning = cfa != nil && options.demosaic == .superpixel ? 2 : 1
         let (geometryIFD, geometryBinning) = geometrySource(raw: raw, main: main, binning: binning)

@@ -36,6 +36,41 @@ public enum ExposureMode: String, Sendable, Codable, CaseIterable {
     /// Divided by the exposure: × f-number² / (exposure time · ISO/100), so captures with
     /// different settings can be compared (proportional to scene radiance).
     case normalized
+    /// Absolute: luminance Y in cd/m² (R, G, B scaled alike), `factor` = K · 2^(BE + BEO) ·
+    /// N² / (t · S) from a calibration or the exposure metadata (docs/photometry.md).
+    case luminance
+    /// Absolute, in Radiance's convention: W·sr⁻¹·m⁻², luminance = 179 lm/W × Y; `factor` is
+    /// the luminance one divided by 179.
+    case radiance
+
+    /// Whether the values are in physical units.
+    public var isAbsolute: Bool { self == .luminance || self == .radiance }
+
+    /// The unit of the values, as every output records it.
+    public var unitsText: String {
+        switch self {
+        case .none, .baseline, .normalized:
+            return "DNG linear reference value x exposureFactor (1.0 = sensor white level after black subtraction)"
+        case .luminance: return "cd/m^2 (luminance Y; R, G, B scaled alike); exposureFactor = cd/m^2 per linear reference value"
+        case .radiance: return "W/(sr m^2) (Radiance convention: luminance = 179 lm/W x Y); exposureFactor = W/(sr m^2) per linear reference value"
+        }
+    }
+
+    /// The luminance in cd/m² of RGB (1, 1, 1) (EXR `whiteLuminance`) in absolute units.
+    public var whiteLuminance: Double? {
+        switch self {
+        case .luminance: return 1
+        case .radiance: return Photometric.radianceEfficacy
+        default: return nil
+        }
+    }
+}
+
+/// Constants of the absolute units.
+public enum Photometric {
+    /// Radiance's luminous efficacy of its white, lm/W (`WHTEFFICACY`): luminance =
+    /// 179 × radiance.
+    public static let radianceEfficacy = 179.0
 }
 
 /// An exposure scaling and the factor it applied. Dividing the image by `factor` gives back
@@ -43,10 +78,17 @@ public enum ExposureMode: String, Sendable, Codable, CaseIterable {
 public struct ExposureScaling: Sendable, Codable, Equatable {
     public var mode: ExposureMode
     public var factor: Double
+    /// For absolute units: how `factor` was obtained (a calibration file and its constant,
+    /// or the exposure metadata with the constants used).
+    public var source: String?
+    /// For absolute units: the relative standard uncertainty (k = 1) of `factor`.
+    public var relativeUncertainty: Double?
 
-    public init(mode: ExposureMode, factor: Double) {
+    public init(mode: ExposureMode, factor: Double, source: String? = nil, relativeUncertainty: Double? = nil) {
         self.mode = mode
         self.factor = factor
+        self.source = source
+        self.relativeUncertainty = relativeUncertainty
     }
 
     public static let none = ExposureScaling(mode: .none, factor: 1)

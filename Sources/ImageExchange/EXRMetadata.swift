@@ -1,7 +1,5 @@
 import ImageCore
 
-/// The text written as the `units` of every output (EXR `sceneLinear:units`, HDF5 `units`).
-let sceneLinearUnits = "DNG linear reference value x exposureFactor (1.0 = sensor white level after black subtraction)"
 
 /// Maps a `SceneLinearImage`'s description (encoding, exposure, provenance) to EXR header
 /// attributes and back.
@@ -38,9 +36,13 @@ enum EXRMetadata {
         out.append((prefix + "software", .string(p.software)))
         out.append((prefix + "sourceIFD", .string(p.sourceIFD)))
         out.append((prefix + "colorSpace", .string(image.encoding.rawValue)))
-        out.append((prefix + "units", .string(sceneLinearUnits)))
+        out.append((prefix + "units", .string(image.exposure.mode.unitsText)))
         out.append((prefix + "exposureScaling", .string(image.exposure.mode.rawValue)))
         out.append((prefix + "exposureFactor", .double(image.exposure.factor)))
+        if let source = image.exposure.source { out.append((prefix + "scaleSource", .string(source))) }
+        if let u = image.exposure.relativeUncertainty { out.append((prefix + "scaleRelativeUncertainty", .double(u))) }
+        // The standard attribute: cd/m² of RGB (1, 1, 1), consistent with the pixels.
+        if let white = image.exposure.mode.whiteLuminance { out.append(("whiteLuminance", .float(Float(white)))) }
         out.append((prefix + "whiteBalance", .string(p.whiteBalanceSource)))
         out.append((prefix + "whiteXY", p.whiteXY.count == 2 ? .v2d(p.whiteXY) : .floatVector(p.whiteXY.map(Float.init))))
         out.append((prefix + "cameraNeutral",
@@ -221,6 +223,8 @@ enum EXRMetadata {
             exposure.mode = mode
         }
         if let f = doubles(prefix + "exposureFactor").first { exposure.factor = f }
+        exposure.source = string(prefix + "scaleSource")
+        exposure.relativeUncertainty = doubles(prefix + "scaleRelativeUncertainty").first
 
         let provenance = ImageProvenance(
             sourceFile: string(prefix + "sourceFile") ?? "",

@@ -485,9 +485,12 @@ final class HDF5Writer {
             try s.setDoubles(dataset, "luminance_weights", [w.x, w.y, w.z])
         }
         try s.setStrings(dataset, "channel_names", ["R", "G", "B"])
-        try s.setString(dataset, "units", sceneLinearUnits)
+        try s.setString(dataset, "units", image.exposure.mode.unitsText)
         try s.setString(dataset, "exposure_scaling", image.exposure.mode.rawValue)
         try s.setDouble(dataset, "exposure_factor", image.exposure.factor)
+        if let source = image.exposure.source { try s.setString(dataset, "scale_source", source) }
+        if let u = image.exposure.relativeUncertainty { try s.setDouble(dataset, "scale_relative_uncertainty", u) }
+        if let white = image.exposure.mode.whiteLuminance { try s.setDouble(dataset, "white_luminance", white) }
         try s.setString(dataset, "white_balance_source", p.whiteBalanceSource)
         try s.setDoubles(dataset, "white_xy", p.whiteXY)
         try s.setDoubles(dataset, "camera_neutral", p.cameraNeutral)
@@ -697,6 +700,8 @@ private struct HDF5Reader {
         var exposure = ExposureScaling.none
         if let m = text(imageAttributes, "exposure_scaling"), let mode = ExposureMode(rawValue: m) { exposure.mode = mode }
         if case .number(let f)? = imageAttributes["exposure_factor"] { exposure.factor = f }
+        exposure.source = text(imageAttributes, "scale_source")
+        if case .number(let u)? = imageAttributes["scale_relative_uncertainty"] { exposure.relativeUncertainty = u }
         let provenance = ImageProvenance(
             sourceFile: text(rootAttributes, "source_file") ?? "",
             sourceSHA256: text(rootAttributes, "source_sha256") ?? "",

@@ -61,7 +61,7 @@ public enum AnalysisOutput {
                 lines.append("\(f.file): error: \(e)")
                 continue
             }
-            lines.append("\(f.file): \(f.width)×\(f.height), \(f.colorSpace), exposure \(f.exposureScaling) ×\(String(format: "%.6g", f.exposureFactor))\(f.noiseModel ? "" : " (no NoiseProfile: no standard errors)")")
+            lines.append("\(f.file): \(f.width)×\(f.height), \(f.colorSpace), \(f.scaleText)\(f.noiseModel ? "" : " (no NoiseProfile: no standard errors)")")
             for r in f.regions {
                 let m = r.measurement
                 lines.append("  region \(r.name): \(m.pixels) pixels, \(m.clippingSummary), \(m.negativePixels) with a negative channel")
@@ -81,10 +81,21 @@ public enum AnalysisOutput {
                 if let s = dr.robustStops { drText += String(format: " %.2f stops (p%@ to p%@)", s, String(format6: dr.lowPercentile), String(format6: dr.highPercentile)) }
                 if let s = dr.stopsAboveNoiseFloor, let f = dr.noiseFloor { drText += String(format: ", %.2f stops above the noise floor (Y = %.3g, SNR 1)", s, f) }
                 lines.append(drText)
+                for b in r.budgets ?? [] { lines.append("    " + budgetText(b, unit: f.unitSymbol)) }
             }
             for ratio in f.ratios { lines.append("  " + ratioText(ratio)) }
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// One budget as a line: each item's relative uncertainty, the combined one and the
+    /// 95 % interval.
+    public static func budgetText(_ b: UncertaintyBudget, unit: String) -> String {
+        var s = String(format: "%@ %@ %.6g %@: ", b.quantity, b.statistic, b.value, unit)
+        s += b.items.map { String(format: "%@ %.3g %%", $0.name, 100 * $0.relative) }.joined(separator: " ⊕ ")
+        s += String(format: " = ±%.3g %% (k = 1); 95 %% interval [%.6g, %.6g]", 100 * b.relativeStandardUncertainty, b.low95, b.high95)
+        if !b.notIncluded.isEmpty { s += "; not included: " + b.notIncluded.joined(separator: "; ") }
+        return s
     }
 
     // MARK: ratios

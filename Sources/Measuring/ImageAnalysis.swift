@@ -11,6 +11,11 @@ public struct FileAnalysis: Sendable, Codable {
     public var colorSpace: String
     public var exposureScaling: String
     public var exposureFactor: Double
+    /// The unit of every value (`ExposureMode.unitsText`).
+    public var units: String = ""
+    /// For absolute units: how the scale was obtained and its relative standard uncertainty.
+    public var scaleSource: String?
+    public var scaleRelativeUncertainty: Double?
     /// True when a NoiseProfile gives standard errors and intervals.
     public var noiseModel: Bool
     public var regions: [RegionAnalysis]
@@ -20,12 +25,78 @@ public struct FileAnalysis: Sendable, Codable {
     public var errorCategory: String?
 }
 
+extension FileAnalysis {
+    /// The unit's symbol: "cd/m²", "W·sr⁻¹·m⁻²", or "" for relative values.
+    public var unitSymbol: String {
+        switch exposureScaling {
+        case ExposureMode.luminance.rawValue: return "cd/m²"
+        case ExposureMode.radiance.rawValue: return "W·sr⁻¹·m⁻²"
+        default: return ""
+        }
+    }
+
+    /// "exposure none ×1", or for absolute units the unit, the scale and its origin.
+    public var scaleText: String {
+        guard !unitSymbol.isEmpty else { return "exposure \(exposureScaling) ×\(String(format: "%.6g", exposureFactor))" }
+        var s = "units \(unitSymbol) (\(String(format: "%.6g", exposureFactor)) per linear reference value"
+        if let u = scaleRelativeUncertainty { s += String(format: " ± %.3g %%", 100 * u) }
+        if let source = scaleSource { s += "; \(source)" }
+        return s + ")"
+    }
+}
+
 /// One region of one file.
 public struct RegionAnalysis: Sendable, Codable {
     public var name: String
     public var measurement: RegionMeasurement
     public var dynamicRange: DynamicRange
     public var histogram: Histogram?
+    /// In absolute units: the uncertainty budgets of the mean and median of Y.
+    public var budgets: [UncertaintyBudget]?
+}
+
+/// The uncertainty of one statistic in absolute units, line by line (GUM: uncorrelated
+/// relative terms of a product add in quadrature), with a 95 % interval (k = 1.96).
+public struct UncertaintyBudget: Sendable, Codable, Equatable {
+    public struct Item: Sendable, Codable, Equatable {
+        public var name: String
+        /// Relative standard uncertainty (k = 1).
+        public var relative: Double
+        public var note: String
+    }
+    public var quantity: String
+    public var statistic: String
+    public var value: Double
+    public var items: [Item]
+    /// What the budget leaves out, said plainly (e.g. the demosaic's correlation).
+    public var notIncluded: [String]
+    public var relativeStandardUncertainty: Double
+    public var standardUncertainty: Double
+    public var low95: Double
+    public var high95: Double
+
+    /// The budget of `value` from its noise (standard error `noise`, nil without a
+    /// NoiseProfile) and the scale's relative uncertainty.
+    public static func of(quantity: String, statistic: String, value: Double, noise: Double?, scaleSource: String,
+                          scale: Double, demosaic: String?) -> UncertaintyBudget {
+        var items: [Item] = []
+        var notIncluded: [String] = []
+        if let noise, value != 0 {
+            items.append(Item(name: "noise", relative: abs(noise / value),
+                              note: "photon and read noise from the NoiseProfile, propagated through the colour matrix (includes quantisation where the profile's read term does)"))
+        } else {
+            notIncluded.append("noise: the file has no NoiseProfile")
+        }
+        items.append(Item(name: "scale", relative: scale, note: scaleSource))
+        if let demosaic, demosaic != "superpixel" {
+            notIncluded.append("demosaic correlation: \(demosaic) interpolation correlates neighbouring pixels, so the noise term is too small for CFA images (--demosaic superpixel has none)")
+        }
+        let u = items.map { $0.relative * $0.relative }.reduce(0, +).squareRoot()
+        let s = abs(value) * u
+        return UncertaintyBudget(quantity: quantity, statistic: statistic, value: value, items: items, notIncluded: notIncluded,
+                                 relativeStandardUncertainty: u, standardUncertainty: s, low95: value - 1.96 * s,
+                                 high95: value + 1.96 * s)
+    }
 }
 
 /// The request of an analysis command.
@@ -240,9 +311,22 @@ extension Pipeline {
                              measured: [(String, RegionMeasurement, Histogram?)], request: AnalysisRequest) throws -> FileAnalysis {
         var results: [RegionAnalysis] = []
         var byName: [String: RegionMeasurement] = [:]
+        let exposure = image.exposure
+        let demosaic: String? = {
+            if case .text(let d)? = image.provenance.processingValue("demosaic") { return d }
+            return nil
+        }()
         for (name, m, histogram) in measured {
+            var budgets: [UncertaintyBudget]?
+            if exposure.mode.isAbsolute, let y = m.channels["Y"] {
+                let scale = exposure.relativeUncertainty ?? 0, source = exposure.source ?? "not recorded"
+                budgets = [UncertaintyBudget.of(quantity: "Y", statistic: "mean", value: y.mean, noise: y.meanStandardError,
+                                                scaleSource: source, scale: scale, demosaic: demosaic),
+                           UncertaintyBudget.of(quantity: "Y", statistic: "median", value: y.median, noise: y.medianStandardError,
+                                                scaleSource: source, scale: scale, demosaic: demosaic)]
+            }
             results.append(RegionAnalysis(name: name, measurement: m, dynamicRange: DynamicRange.of(m.channels["Y"]!, noise: noise),
-                                          histogram: histogram))
+                                          histogram: histogram, budgets: budgets))
             byName[name] = m
         }
         var ratios: [RadianceRatio] = []
@@ -254,8 +338,9 @@ extension Pipeline {
         }
         return FileAnalysis(file: path, sourceSHA256: image.provenance.sourceSHA256, width: width, height: height,
                             colorSpace: image.encoding.rawValue, exposureScaling: image.exposure.mode.rawValue,
-                            exposureFactor: image.exposure.factor, noiseModel: noise != nil, regions: results,
-                            ratios: ratios, error: nil, errorCategory: nil)
+                            exposureFactor: image.exposure.factor, units: image.exposure.mode.unitsText,
+                            scaleSource: image.exposure.source, scaleRelativeUncertainty: image.exposure.relativeUncertainty,
+                            noiseModel: noise != nil, regions: results, ratios: ratios, error: nil, errorCategory: nil)
     }
 
     /// Measures many files in parallel (as many at a time as there are cores), calling `progress` after each; a file that fails

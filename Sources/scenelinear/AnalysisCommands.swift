@@ -21,8 +21,10 @@ struct SourceOptions: ParsableArguments {
     @Option(name: .customLong("region"), help: ArgumentHelp("A region: name=top,left,bottom,right (pixels, or fractions when all ≤ 1) or name=poly:x1,y1,x2,y2,... (pixels), in output coordinates, or name=mask:<mask> (a semantic mask by layer name, e.g. mask:sky, or SemanticName URN; its values 0…1 weight the pixels). Repeatable; none = the whole image.", valueName: "name=spec"))
     var regions: [String] = []
 
-    @Option(help: "Exposure scaling of DNG inputs: none, baseline, or normalized (÷ exposure time · ISO/100 / f-number²).")
+    @Option(help: "Exposure scaling of DNG inputs in relative units: none, baseline, or normalized (÷ exposure time · ISO/100 / f-number²).")
     var exposure: ExposureMode = .none
+
+    @OptionGroup var unitOptions: UnitOptions
 
     @Option(help: "CFA demosaicing of DNG inputs: rcd (default), bilinear, or superpixel (2×2 binning, half size, no interpolated values: the choice for radiometry).")
     var demosaic: DemosaicMethod = Demosaicer.defaultMethod
@@ -48,7 +50,7 @@ struct SourceOptions: ParsableArguments {
         r.regions = try regions.map(parsedRegion)
         // DNG inputs decode their semantic masks only when a region measures one.
         r.develop.includeMasks = r.regions.contains(where: \.isMask)
-        r.develop.exposure = exposure
+        try unitOptions.apply(to: &r.develop, exposure: exposure)
         r.develop.demosaic = demosaic
         r.develop.source = source
         try limits.apply(to: &r.develop)

@@ -3,7 +3,6 @@ import Analysis
 import Foundation
 import SceneLinearKit
 
-extension ExposureMode: ExpressibleByArgument {}
 extension EXRCompression: ExpressibleByArgument {}
 extension CropMode: ExpressibleByArgument {}
 extension DemosaicMethod: ExpressibleByArgument {}
@@ -83,8 +82,10 @@ extension SceneLinearCommand {
         @Option(help: "Comma-separated output formats: exr, hdf5 (default: from the output name, else exr).")
         var format: String?
 
-        @Option(help: "Exposure scaling: none (1.0 = sensor white) or baseline (× 2^(BaselineExposure + BaselineExposureOffset)).")
+        @Option(help: "Exposure scaling of relative values: none (1.0 = sensor white), baseline (× 2^(BaselineExposure + BaselineExposureOffset)) or normalized (× f-number² / (exposure time · ISO/100)).")
         var exposure: ExposureMode = .none
+
+        @OptionGroup var unitOptions: UnitOptions
 
         @Option(help: "Output colour (all linear, scene-referred, never clipped): rec2020 (Rec.2020, D65; lin_rec2020_scene), acescg (ACES AP1; lin_ap1_scene), aces2065-1 (ACES AP0; lin_ap0_scene), rec709 (Rec.709/sRGB primaries, D65; lin_rec709_scene), xyz-d65 (CIE XYZ, D65 white; lin_ciexyzd65_scene) or camera (white-balanced camera RGB, no matrix).")
         var color: ColorChoice = .rec2020
@@ -209,6 +210,7 @@ extension SceneLinearCommand {
 
         func developOptions() throws -> DevelopOptions {
             var options = DevelopOptions(exposure: exposure, encoding: color.encoding, whiteBalance: try parsedWhiteBalance())
+            try unitOptions.apply(to: &options, exposure: exposure)
             options.crop = crop
             options.demosaic = demosaic
             options.applyOrientation = !noOrientation

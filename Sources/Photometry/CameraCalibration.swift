@@ -1,0 +1,182 @@
+import DNGContainer
+import Foundation
+import ImageCore
+
+/// The camera a calibration belongs to.
+public struct CameraIdentity: Codable, Sendable, Equatable {
+    public var make: String?
+    public var model: String?
+    public var uniqueCameraModel: String?
+    public var serialNumber: String?
+    public var lens: String?
+
+    public init(make: String? = nil, model: String? = nil, uniqueCameraModel: String? = nil, serialNumber: String? = nil,
+                lens: String? = nil) {
+        self.make = make
+        self.model = model
+        self.uniqueCameraModel = uniqueCameraModel
+        self.serialNumber = serialNumber
+        self.lens = lens
+    }
+
+    public init(_ metadata: DNGMetadata) {
+        self.init(make: metadata.make, model: metadata.model, uniqueCameraModel: metadata.uniqueCameraModel,
+                  serialNumber: metadata.capture.cameraSerialNumber, lens: metadata.capture.lensModel)
+    }
+
+    public var text: String {
+        var parts = [make, model].compactMap { $0 }.joined(separator: " ")
+        if parts.isEmpty { parts = uniqueCameraModel ?? "unknown camera" }
+        if let serialNumber { parts += " #\(serialNumber)" }
+        return parts
+    }
+
+    /// Why `other` is not this camera body, or nil when it is: make, model (or
+    /// UniqueCameraModel) and, when both record one, the serial number must agree.
+    public func mismatch(_ other: CameraIdentity) -> String? {
+        func norm(_ s: String?) -> String? { s.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } }
+        if norm(make) != norm(other.make) || norm(model) != norm(other.model) || norm(uniqueCameraModel) != norm(other.uniqueCameraModel) {
+            return "it was made with \(text), not \(other.text)"
+        }
+        if let a = norm(serialNumber), let b = norm(other.serialNumber), a != b {
+            return "it was made with serial number \(serialNumber!), not \(other.serialNumber!)"
+        }
+        return nil
+    }
+}
+
+/// A camera's luminance calibration (`scenelinear calibrate`, schema
+/// `scenelinear.calibration/1`): the constant K of `Photometry` fitted to reference
+/// luminances, with its standard uncertainty and each reference's residual.
+public struct CameraCalibration: Codable, Sendable, Equatable {
+    public var schema = "scenelinear.calibration/1"
+    public var software = SceneLinearVersion.software
+    /// When it was made (ISO 8601).
+    public var created: String
+    /// The file's name when read (for the record of where a scale came from); not stored.
+    public var name: String = ""
+    public var camera: CameraIdentity
+    /// K, cd·s/m² per unit: L = K · x · 2^(BE + BEO) · N² / (t · S).
+    public var constant: Double
+    /// Relative standard uncertainty of K (k = 1): the fit's (inflated by the Birge ratio
+    /// when above 1) and the meter's shared calibration, in quadrature.
+    public var relativeUncertainty: Double
+    /// The fit's part alone.
+    public var fitRelativeUncertainty: Double
+    /// The reference meter's shared calibration uncertainty (does not average down).
+    public var meterRelativeUncertainty: Double
+    /// √(χ² / (n − 1)) of the references about the fit (nil for one reference).
+    public var birgeRatio: Double?
+    public var references: [Reference]
+
+    public struct Reference: Codable, Sendable, Equatable {
+        /// The photo and the region measured in it.
+        public var file: String
+        public var region: String
+        /// How the reference luminance was obtained: "spot meter", or "grey card ρ = …,
+        /// E = … lx" (L = ρ · E / π).
+        public var method: String
+        /// The reference luminance, cd/m², and its relative standard uncertainty.
+        public var luminance: Double
+        public var luminanceRelativeUncertainty: Double
+        /// The region's mean linear reference value of Y and its relative standard error
+        /// (NoiseProfile).
+        public var measured: Double
+        public var measuredRelativeUncertainty: Double
+        public var settings: Photometry.Settings
+        /// This reference's own K.
+        public var constant: Double
+        /// ln(K_reference / K): its residual about the fit.
+        public var residual: Double
+
+        public init(file: String, region: String, method: String, luminance: Double, luminanceRelativeUncertainty: Double,
+                    measured: Double, measuredRelativeUncertainty: Double, settings: Photometry.Settings) {
+            self.file = file
+            self.region = region
+            self.method = method
+            self.luminance = luminance
+            self.luminanceRelativeUncertainty = luminanceRelativeUncertainty
+            self.measured = measured
+            self.measuredRelativeUncertainty = measuredRelativeUncertainty
+            self.settings = settings
+            constant = luminance / (measured * settings.exposureFactor)
+            residual = 0
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case schema, software, created, camera, constant, relativeUncertainty, fitRelativeUncertainty, meterRelativeUncertainty
+        case birgeRatio, references
+    }
+
+    /// Fits K to `references` on the log scale, each weighted by 1 / (u_rel(L)² +
+    /// u_rel(x)²); the fit's uncertainty (Σw)^−½ is inflated by the Birge ratio when the
+    /// references scatter more than their uncertainties say, and the meter's shared
+    /// uncertainty added after (it does not average down).
+    /// - Throws: `PhotometryError` for no references, or one that is not positive.
+    public static func fit(_ references: [Reference], camera: CameraIdentity, meterRelativeUncertainty: Double = 0,
+                           created: String) throws -> CameraCalibration {
+        guard !references.isEmpty else { throw PhotometryError(path: "", reason: "a calibration needs at least one reference") }
+        for r in references where !(r.luminance > 0 && r.measured > 0 && r.constant.isFinite) {
+            throw PhotometryError(path: r.file, reason: "reference \(r.region): luminance \(r.luminance) cd/m² and measured value \(r.measured) must both be positive")
+        }
+        // A reference without any stated uncertainty weighs as one of 0.01 %.
+        let weights = references.map { 1 / max(1e-8, $0.luminanceRelativeUncertainty * $0.luminanceRelativeUncertainty
+                                                   + $0.measuredRelativeUncertainty * $0.measuredRelativeUncertainty) }
+        let total = weights.reduce(0, +)
+        let lnK = zip(weights, references).map { $0 * log($1.constant) }.reduce(0, +) / total
+        var fitted = references
+        var chi2 = 0.0
+        for i in fitted.indices {
+            fitted[i].residual = log(fitted[i].constant) - lnK
+            chi2 += weights[i] * fitted[i].residual * fitted[i].residual
+        }
+        var u = (1 / total).squareRoot()
+        var birge: Double?
+        if references.count > 1 {
+            let b = (chi2 / Double(references.count - 1)).squareRoot()
+            birge = b
+            if b > 1 { u *= b }
+        }
+        return CameraCalibration(created: created, camera: camera, constant: exp(lnK),
+                                 relativeUncertainty: (u * u + meterRelativeUncertainty * meterRelativeUncertainty).squareRoot(),
+                                 fitRelativeUncertainty: u, meterRelativeUncertainty: meterRelativeUncertainty, birgeRatio: birge,
+                                 references: fitted)
+    }
+
+    /// Refuses a calibration made with another camera body, unless allowed.
+    public func check(camera other: CameraIdentity, path: String, allowOtherCamera: Bool) throws {
+        if !allowOtherCamera, let why = camera.mismatch(other) {
+            throw PhotometryError(path: path, reason: "the calibration \(name) belongs to another camera: \(why) (--allow-other-camera applies it anyway)")
+        }
+    }
+
+    /// Reads a calibration file.
+    /// - Throws: `PhotometryError` naming the file and what is wrong.
+    public static func read(_ path: String) throws -> CameraCalibration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw PhotometryError(path: path, reason: "cannot read the calibration file", category: .inputUnreadable)
+        }
+        var c: CameraCalibration
+        do {
+            c = try JSONDecoder().decode(CameraCalibration.self, from: data)
+        } catch {
+            throw PhotometryError(path: path, reason: "not a calibration file (scenelinear.calibration/1): \(error)", category: .corruptData)
+        }
+        guard c.schema == "scenelinear.calibration/1" else {
+            throw PhotometryError(path: path, reason: "schema \(c.schema), not scenelinear.calibration/1", category: .unsupportedVersion)
+        }
+        guard c.constant > 0, c.constant.isFinite, c.relativeUncertainty >= 0, c.relativeUncertainty.isFinite else {
+            throw PhotometryError(path: path, reason: "constant \(c.constant) and relative uncertainty \(c.relativeUncertainty) must be positive and finite", category: .corruptData)
+        }
+        c.name = path
+        return c
+    }
+
+    /// The calibration as pretty-printed JSON.
+    public func json() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+import SceneLinearKit
+
+/// `--exposure` takes the relative scalings only; absolute units are `--units`.
+extension ExposureMode: ExpressibleByArgument {
+    public init?(argument: String) {
+        guard let mode = ExposureMode(rawValue: argument), !mode.isAbsolute else { return nil }
+        self = mode
+    }
+
+    public static var allValueStrings: [String] { ["none", "baseline", "normalized"] }
+}
+
+/// The unit of the values: relative (the default) or absolute.
+enum UnitChoice: String, ExpressibleByArgument, CaseIterable {
+    case relative, luminance, radiance
+}
+
+/// Units and calibration, shared by `convert` and the analysis commands.
+struct UnitOptions: ParsableArguments {
+    @Option(help: "Units of the values: relative (default: 1.0 = sensor white, times --exposure's factor), luminance (cd/m²: Y in cd/m², R, G, B scaled alike) or radiance (W·sr⁻¹·m⁻², Radiance's convention: luminance = 179 × Y). The absolute scale is K · 2^(BaselineExposure + BaselineExposureOffset) · N²/(t · ISO), K from --calibration or else the ISO 12232 estimate 78/0.65 = 120 (±25 %, indicative); the outputs record the scale, how it was obtained and its uncertainty.")
+    var units: UnitChoice = .relative
+
+    @Option(help: ArgumentHelp("A camera calibration written by `scenelinear calibrate` (JSON): its constant K and uncertainty give the absolute scale of --units luminance or radiance. Refused for another camera body unless --allow-other-camera.", valueName: "file.json"))
+    var calibration: String?
+
+    @Flag(help: "Apply --calibration to a camera other than the one it was made with (make, model or serial number differ).")
+    var allowOtherCamera = false
+
+    @Option(help: ArgumentHelp("Relative standard uncertainty (percent) added to a calibration applied at other settings (exposure time, f-number, ISO) than its references', for nominal against actual aperture and shutter (default 6.7).", valueName: "percent"))
+    var settingsUncertainty: Double?
+
+    func validate() throws {
+        if calibration != nil && units == .relative {
+            throw ValidationError("--calibration gives an absolute scale: use it with --units luminance or --units radiance")
+        }
+        if let u = settingsUncertainty, !(u >= 0 && u < 1000) {
+            throw ValidationError("--settings-uncertainty must be a percentage from 0 to 1000")
+        }
+    }
+
+    /// Sets `options`' exposure mode and calibration from `--units` (with `exposure`, the
+    /// relative scaling asked for).
+    /// - Throws: `ValidationError` for absolute units with an exposure scaling; the
+    ///   calibration file's `PhotometryError`.
+    func apply(to options: inout DevelopOptions, exposure: ExposureMode) throws {
+        guard units != .relative else {
+            options.exposure = exposure
+            return
+        }
+        if exposure != .none {
+            throw ValidationError("--exposure \(exposure.rawValue) and --units \(units.rawValue) both scale the values: absolute units replace the exposure scaling")
+        }
+        options.exposure = units == .luminance ? .luminance : .radiance
+        options.calibration = try calibration.map(CameraCalibration.read)
+        options.allowOtherCamera = allowOtherCamera
+        if let u = settingsUncertainty { options.settingsUncertainty = u / 100 }
+    }
+}
