@@ -30,6 +30,11 @@ public struct CameraModel: Codable, Sendable, Equatable {
     public var fNumber = 1.8
     public var iso = 100.0
     public var baseISO = 100.0
+    /// The sensor's ISO 12232 saturation-based speed against its ISO label, in stops: −⅓
+    /// (the default) is a sensor ⅓ stop less sensitive than its label says, as measured
+    /// cameras often are. It sets the scene's absolute luminance (the truth record's
+    /// `photometry`), not the raw data.
+    public var sensitivityOffset = -1.0 / 3
     /// Electrons per second per unit radiance at f/1. `nil`: chosen so that radiance 1.0 at
     /// this camera's exposure time and f-number just reaches the full well at base ISO.
     public var quantumScale: Double?
@@ -68,7 +73,7 @@ public struct CameraModel: Codable, Sendable, Equatable {
     public init() {}
 
     enum CodingKeys: String, CodingKey {
-        case layout, cfaPattern, exposureTime, fNumber, iso, baseISO, quantumScale, fullWell, readNoise, darkCurrent
+        case layout, cfaPattern, exposureTime, fNumber, iso, baseISO, sensitivityOffset, quantumScale, fullWell, readNoise, darkCurrent
         case prnu, dsnu, adcBits, blackLevel, companding, cameraMatrix, lensShading, storage, seed, noise
     }
 
@@ -82,6 +87,7 @@ public struct CameraModel: Codable, Sendable, Equatable {
         fNumber = try c.decodeIfPresent(Double.self, forKey: .fNumber) ?? d.fNumber
         iso = try c.decodeIfPresent(Double.self, forKey: .iso) ?? d.iso
         baseISO = try c.decodeIfPresent(Double.self, forKey: .baseISO) ?? d.baseISO
+        sensitivityOffset = try c.decodeIfPresent(Double.self, forKey: .sensitivityOffset) ?? d.sensitivityOffset
         quantumScale = try c.decodeIfPresent(Double.self, forKey: .quantumScale)
         fullWell = try c.decodeIfPresent(Double.self, forKey: .fullWell) ?? d.fullWell
         readNoise = try c.decodeIfPresent(Double.self, forKey: .readNoise) ?? d.readNoise
@@ -110,6 +116,7 @@ public struct CameraModel: Codable, Sendable, Equatable {
         try c.encode(fNumber, forKey: .fNumber)
         try c.encode(iso, forKey: .iso)
         try c.encode(baseISO, forKey: .baseISO)
+        try c.encode(sensitivityOffset, forKey: .sensitivityOffset)
         try c.encode(quantumScale, forKey: .quantumScale)
         try c.encode(fullWell, forKey: .fullWell)
         try c.encode(readNoise, forKey: .readNoise)

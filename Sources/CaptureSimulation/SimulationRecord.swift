@@ -21,6 +21,8 @@ public struct SimulationRecord: Codable, Sendable, Equatable {
     public var patches: [Patch]
     /// Files written with it, by role ("dng", "truth-exr", "truth-hdf5", "expected-hdf5").
     public var files: [String: String]
+    /// The scene in absolute units (nil in records written before it was kept).
+    public var photometry: SimulatedPhotometry?
 
     public init(capture: SimulatedCapture, files: [String: String]) {
         scene = capture.scene.description
@@ -34,6 +36,7 @@ public struct SimulationRecord: Codable, Sendable, Equatable {
         }
         patches = capture.scene.patches
         self.files = files
+        photometry = SimulatedPhotometry(camera: capture.camera, radianceToOutput: capture.radianceToOutput, patches: patches)
     }
 
     /// Reads a record.
@@ -93,5 +96,36 @@ extension CameraModel {
         } catch {
             throw SceneError(reason: "\(path) is not a camera description: \(error)")
         }
+    }
+}
+
+/// The simulated scene in absolute units. The camera is an ISO 12232 camera whose sensor
+/// is `sensitivityOffset` stops off its label: the focal-plane exposure H = q · L · t / N²
+/// (q = 0.65) reaches the sensor's white at 78 / (S · 2^offset) lx·s, so an output value x
+/// (linear reference value of Y, no exposure scaling) is the luminance
+/// L = x · 78 · N² / (q · t · S · 2^offset) cd/m².
+public struct SimulatedPhotometry: Codable, Sendable, Equatable {
+    /// cd/m² per output value of Y (exposure none).
+    public var luminancePerOutput: Double
+    /// The true K of L = K · x · 2^(BE + BEO) · N² / (t · S) (BaselineExposure 0 here).
+    public var cameraConstant: Double
+    public var lensFactor: Double
+    public var sensitivityOffset: Double
+    /// Each patch's true luminance Y, cd/m² (Rec.2020 weights of its radiance).
+    public var patchLuminance: [String: Double]
+
+    public init(camera: CameraModel, radianceToOutput: Double, patches: [Patch]) {
+        let q = 0.65, saturation = 78.0
+        lensFactor = q
+        sensitivityOffset = camera.sensitivityOffset
+        let speed = camera.iso * pow(2, camera.sensitivityOffset)
+        luminancePerOutput = saturation * camera.fNumber * camera.fNumber / (q * camera.exposureTime * speed)
+        cameraConstant = saturation / (q * pow(2, camera.sensitivityOffset))
+        var luminance: [String: Double] = [:]
+        for p in patches where p.rgb.count == 3 {
+            let y = (SIMD3(p.rgb[0], p.rgb[1], p.rgb[2]) * Rec2020.luminanceWeights).sum()
+            luminance[p.name] = y * radianceToOutput * luminancePerOutput
+        }
+        patchLuminance = luminance
     }
 }

@@ -13,7 +13,9 @@ struct SceneLinearCommand: ParsableCommand {
             ACES2065-1, linear Rec.709, CIE XYZ (D65) or camera RGB: negatives and values above 1 \
             are kept; only samples at or above the sensor's white level are set to white and \
             flagged in a clip mask. Exposure scaling and the colour space are options, and \
-            every output file records what was applied. See docs/ for the maths and file formats.
+            every output file records what was applied; --units luminance or radiance gives \
+            absolute values (cd/m², W·sr⁻¹·m⁻²) from a calibration (`calibrate`) or the exposure \
+            metadata, with the scale's uncertainty. See docs/ for the maths and file formats.
 
             Every command takes -q (no progress bar or summary lines); --json documents carry a \
             "schema" field (docs/cli.md, docs/schemas/); errors go to stderr.
@@ -25,7 +27,8 @@ struct SceneLinearCommand: ParsableCommand {
             64 usage error.
             """,
         version: SceneLinearVersion.version,
-        subcommands: [Info.self, Convert.self, Stats.self, HistogramCommand.self, Ratio.self, Report.self, Simulate.self, Validate.self, Manifest.self,
+        subcommands: [Info.self, Convert.self, Stats.self, HistogramCommand.self, Ratio.self, Report.self, Calibrate.self, Simulate.self,
+                      Validate.self, Manifest.self,
                       TestChartCommand.self])
 }
 

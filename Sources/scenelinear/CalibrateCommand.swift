@@ -1,0 +1,165 @@
+import Analysis
+import ArgumentParser
+import Foundation
+import SceneLinearKit
+
+extension SceneLinearCommand {
+    struct Calibrate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Fit a camera's luminance calibration constant to reference luminances (spot meter or grey card).",
+            discussion: """
+                Each reference is a region of a photo and its known luminance: measured with a \
+                spot meter (--luminance, cd/m²) or a grey card of known reflectance under a \
+                measured illuminance (--reflectance and --illuminance: L = ρ·E/π). The region's \
+                mean linear value of Y (NoiseProfile standard error) at the photo's exposure \
+                time t, f-number N, ISO S and BaselineExposure BE gives that reference's \
+                K = L / (x · 2^BE · N²/(t·S)). K is fitted on the log scale, each reference \
+                weighted by 1/(its reading's and its mean's relative variances); the fit's \
+                uncertainty is inflated by the Birge ratio when the references scatter more than \
+                their uncertainties, and the meter's shared calibration uncertainty added after \
+                (it does not average down). Clipped regions are refused.
+
+                Pairing: with one photo, every --region is a reference in it; with several \
+                photos, either one --region per photo (in order) or one --region for every photo. \
+                --luminance (or --reflectance/--illuminance) is given once for all references or \
+                once per reference, in order.
+
+                Uncertainties are relative standard uncertainties (k = 1), in percent: a meter's \
+                ±a % specification is a/√3, a certificate's expanded U (k = 2) is U/2.
+
+                The JSON (schema scenelinear.calibration/1) records the camera (make, model, \
+                serial number, lens), each reference's settings, value and residual, K and its \
+                uncertainty; `--calibration camera.json` applies it in convert and the analysis \
+                commands (--units luminance or radiance), refusing another camera body.
+                """)
+
+        @Argument(help: "The DNG photos of the references.")
+        var photos: [String]
+
+        @Option(name: .customLong("region"), help: ArgumentHelp("A reference region: name=top,left,bottom,right (pixels, or fractions when all ≤ 1), name=poly:…, or name=mask:<mask>, in output coordinates. Repeatable.", valueName: "name=spec"))
+        var regions: [String] = []
+
+        @Option(help: ArgumentHelp("Spot-meter luminance of the region(s), cd/m²: once, or once per reference.", valueName: "cd/m²"))
+        var luminance: [Double] = []
+
+        @Option(help: ArgumentHelp("Relative standard uncertainty of each luminance reading (its repeatability), percent (default 1).", valueName: "percent"))
+        var luminanceUncertainty: String = "1"
+
+        @Option(help: ArgumentHelp("Grey card reflectance (0…1): once, or once per reference; with --illuminance.", valueName: "ρ"))
+        var reflectance: [Double] = []
+
+        @Option(help: ArgumentHelp("Illuminance on the grey card, lux: once, or once per reference; with --reflectance.", valueName: "lux"))
+        var illuminance: [Double] = []
+
+        @Option(help: ArgumentHelp("Relative standard uncertainty of the card's reflectance, percent (default 1.7: ±3 %, rectangular).", valueName: "percent"))
+        var reflectanceUncertainty: String = "1.7"
+
+        @Option(help: ArgumentHelp("Relative standard uncertainty of each illuminance reading, percent (default 1).", valueName: "percent"))
+        var illuminanceUncertainty: String = "1"
+
+        @Option(help: ArgumentHelp("The meter's shared calibration uncertainty, percent (default 2.9: ±5 %, DIN 5032-7 class A, rectangular); 0 for exact references.", valueName: "percent"))
+        var meterUncertainty: String = "2.9"
+
+        @Option(name: .shortAndLong, help: "The calibration file to write (JSON).")
+        var output: String
+
+        @Option(help: "CFA demosaicing: rcd (default), bilinear, or superpixel.")
+        var demosaic: DemosaicMethod = Demosaicer.defaultMethod
+
+        @Flag(help: "Print the calibration as JSON instead of a summary.")
+        var json = false
+
+        @OptionGroup var limits: LimitOptions
+
+        static func percent(_ text: String, _ name: String) throws -> Double {
+            let trimmed = text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "%", with: "")
+            guard let v = Double(trimmed), v >= 0, v < 1000 else {
+                throw ValidationError("\(name) must be a percentage from 0 to 1000, not \(text)")
+            }
+            return v / 100
+        }
+
+        /// The references from the photos, regions and values, as the pairing rules say.
+        func references() throws -> [CalibrationReference] {
+            guard !photos.isEmpty else { throw ValidationError("give at least one photo") }
+            guard !regions.isEmpty else { throw ValidationError("give at least one --region") }
+            let parsed = try regions.map { text -> Region in
+                do { return try Region.parse(text) } catch let e as AnalysisError { throw ValidationError(e.reason) }
+            }
+            var pairs: [(String, Region)] = []
+            if photos.count == 1 {
+                pairs = parsed.map { (photos[0], $0) }
+            } else if parsed.count == photos.count {
+                pairs = Array(zip(photos, parsed))
+            } else if parsed.count == 1 {
+                pairs = photos.map { ($0, parsed[0]) }
+            } else {
+                throw ValidationError("\(photos.count) photos and \(parsed.count) regions: give one region per photo, or one for all")
+            }
+            func values(_ v: [Double], _ name: String) throws -> [Double] {
+                if v.count == 1 { return Array(repeating: v[0], count: pairs.count) }
+                guard v.count == pairs.count else {
+                    throw ValidationError("\(name) is given \(v.count) times for \(pairs.count) references: once, or once per reference")
+                }
+                return v
+            }
+            let cardGiven = !reflectance.isEmpty || !illuminance.isEmpty
+            if cardGiven == !luminance.isEmpty {
+                throw ValidationError("give either --luminance (spot meter) or --reflectance with --illuminance (grey card)")
+            }
+            if !luminance.isEmpty {
+                let l = try values(luminance, "--luminance"), u = try Self.percent(luminanceUncertainty, "--luminance-uncertainty")
+                for v in l where !(v > 0 && v.isFinite) { throw ValidationError("--luminance must be positive, not \(v)") }
+                return zip(pairs, l).map { CalibrationReference(photo: $0.0, region: $0.1, luminance: $1, relativeUncertainty: u, method: "spot meter") }
+            }
+            guard !reflectance.isEmpty, !illuminance.isEmpty else {
+                throw ValidationError("a grey card needs both --reflectance and --illuminance")
+            }
+            let rho = try values(reflectance, "--reflectance"), e = try values(illuminance, "--illuminance")
+            for v in rho where !(v > 0 && v <= 1) { throw ValidationError("--reflectance must be in (0, 1], not \(v)") }
+            for v in e where !(v > 0 && v.isFinite) { throw ValidationError("--illuminance must be positive, not \(v)") }
+            let ur = try Self.percent(reflectanceUncertainty, "--reflectance-uncertainty")
+            let ue = try Self.percent(illuminanceUncertainty, "--illuminance-uncertainty")
+            return pairs.indices.map { i in
+                CalibrationReference(photo: pairs[i].0, region: pairs[i].1, luminance: rho[i] * e[i] / Double.pi,
+                                     relativeUncertainty: (ur * ur + ue * ue).squareRoot(),
+                                     method: String(format: "grey card ρ = %.4g, E = %.6g lx (L = ρ·E/π)", rho[i], e[i]))
+            }
+        }
+
+        func validate() throws {
+            _ = try references()
+            _ = try Self.percent(meterUncertainty, "--meter-uncertainty")
+        }
+
+        func run() throws {
+            try reportingFailures(json: false) {
+                var develop = DevelopOptions()
+                develop.demosaic = demosaic
+                try limits.apply(to: &develop)
+                let calibration = try Pipeline.calibrate(try references(), develop: develop,
+                                                         meterRelativeUncertainty: try Self.percent(meterUncertainty, "--meter-uncertainty"))
+                let data = try calibration.json()
+                try AtomicFile.write(to: output) { temporary in
+                    do { try data.write(to: URL(fileURLWithPath: temporary)) } catch {
+                        throw PhotometryError(path: output, reason: "cannot write the calibration: \(error.localizedDescription)", category: .outputFailure)
+                    }
+                }
+                if json {
+                    print(String(decoding: data, as: UTF8.self))
+                    return
+                }
+                print(String(format: "%@: K = %.6g (relative standard uncertainty %.3g %%: fit %.3g %%, meter %.3g %%%@) from %d reference%@",
+                             calibration.camera.text, calibration.constant, 100 * calibration.relativeUncertainty,
+                             100 * calibration.fitRelativeUncertainty, 100 * calibration.meterRelativeUncertainty,
+                             calibration.birgeRatio.map { String(format: ", Birge ratio %.3g", $0) } ?? "",
+                             calibration.references.count, calibration.references.count == 1 ? "" : "s"))
+                for r in calibration.references {
+                    print(String(format: "  %@ %@: %.6g cd/m² (%@), x = %.6g, K = %.6g, residual %+.3g %%", r.file, r.region, r.luminance,
+                                 r.method, r.measured, r.constant, 100 * r.residual))
+                }
+                print("wrote \(output)")
+            }
+        }
+    }
+}
