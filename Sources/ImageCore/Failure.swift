@@ -19,6 +19,8 @@ public enum FailureCategory: Int32, Sendable, CaseIterable, Codable {
     case outputFailure = 16
     /// The file would need more pixels or memory than the configured limits allow.
     case limitExceeded = 17
+    /// A calibration applied to another camera body than the one it was made with.
+    case calibrationMismatch = 18
     /// A bug: an internal invariant failed.
     case internalError = 1
 
@@ -36,6 +38,7 @@ public enum FailureCategory: Int32, Sendable, CaseIterable, Codable {
         case .unsupportedVersion: return "unsupported-version"
         case .outputFailure: return "output-failure"
         case .limitExceeded: return "limit-exceeded"
+        case .calibrationMismatch: return "calibration-mismatch"
         case .internalError: return "internal-error"
         }
     }

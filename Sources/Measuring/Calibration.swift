@@ -41,7 +41,8 @@ extension Pipeline {
             let dng = try DNGFile.open(path: photo)
             let identity = CameraIdentity(dng.metadata)
             if let camera, let why = camera.mismatch(identity) {
-                throw PhotometryError(path: photo, reason: "all photos of a calibration must come from one camera: \(why)")
+                throw PhotometryError(path: photo, reason: "all photos of a calibration must come from one camera: \(why)",
+                                      category: .calibrationMismatch)
             }
             camera = camera ?? identity
             let settings = try Photometry.Settings.of(dng.metadata, path: photo)

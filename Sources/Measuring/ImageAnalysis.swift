@@ -56,7 +56,9 @@ public struct RegionAnalysis: Sendable, Codable {
 }
 
 /// The uncertainty of one statistic in absolute units, line by line (GUM: uncorrelated
-/// relative terms of a product add in quadrature), with a 95 % interval (k = 1.96).
+/// relative terms of a product add in quadrature), with a 95 % interval: value ·
+/// exp(±1.96 u) for a positive value (log-normal: the terms are relative, and a scale
+/// uncertainty of 25 % must not reach zero), value ± 1.96 · |value| · u otherwise.
 public struct UncertaintyBudget: Sendable, Codable, Equatable {
     public struct Item: Sendable, Codable, Equatable {
         public var name: String
@@ -93,9 +95,9 @@ public struct UncertaintyBudget: Sendable, Codable, Equatable {
         }
         let u = items.map { $0.relative * $0.relative }.reduce(0, +).squareRoot()
         let s = abs(value) * u
+        let (low, high) = value > 0 ? (value * exp(-1.96 * u), value * exp(1.96 * u)) : (value - 1.96 * s, value + 1.96 * s)
         return UncertaintyBudget(quantity: quantity, statistic: statistic, value: value, items: items, notIncluded: notIncluded,
-                                 relativeStandardUncertainty: u, standardUncertainty: s, low95: value - 1.96 * s,
-                                 high95: value + 1.96 * s)
+                                 relativeStandardUncertainty: u, standardUncertainty: s, low95: low, high95: high)
     }
 }
 

@@ -147,7 +147,8 @@ public struct CameraCalibration: Codable, Sendable, Equatable {
     /// Refuses a calibration made with another camera body, unless allowed.
     public func check(camera other: CameraIdentity, path: String, allowOtherCamera: Bool) throws {
         if !allowOtherCamera, let why = camera.mismatch(other) {
-            throw PhotometryError(path: path, reason: "the calibration \(name) belongs to another camera: \(why) (--allow-other-camera applies it anyway)")
+            throw PhotometryError(path: path, reason: "the calibration \(name) belongs to another camera: \(why) (--allow-other-camera applies it anyway)",
+                                  category: .calibrationMismatch)
         }
     }
 

@@ -23,7 +23,7 @@ struct SceneLinearCommand: ParsableCommand {
             Exit codes: 0 success; 1 internal error; 10 input missing or unreadable; 11 not a \
             TIFF/DNG file; 12 truncated file; 13 corrupt data; 14 unsupported feature; \
             15 unsupported DNG version; 16 output cannot be written; 17 over a resource limit \
-            (--max-pixels, --max-memory); 20 validate: the capture does not match its truth; \
+            (--max-pixels, --max-memory); 18 a --calibration of another camera body; 20 validate: the capture does not match its truth; \
             64 usage error.
             """,
         version: SceneLinearVersion.version,
