@@ -649,7 +649,7 @@ struct RegionState: Sendable {
                 var meanSE: Double?
                 var medianSE: Double?
                 if let kernel {
-                    let v = kernel.variance(weightedOutputs: SIMD3(total.noise.x, total.noise.y, total.noise.z), weightedGains: total.noise.w)
+                    let v = kernel.regionVariance(weightedOutputs: SIMD3(total.noise.x, total.noise.y, total.noise.z), weightedGains: total.noise.w)
                     meanSE = max(SIMD4(v.rgb, v.y)[q], 0).squareRoot() / total.weight
                     medianSE = meanSE.map { $0 * (Double.pi / 2).squareRoot() }
                 }

@@ -19,6 +19,14 @@ public struct NoiseModel: Sendable, Equatable {
     public var cameraToOutput: Matrix3
     public var exposureFactor: Double
     public var planeVarianceScale: [Double]
+    /// For the mean (or any sum) over a region of a demosaiced CFA image, per camera plane:
+    /// interpolation spreads each raw sample over several output pixels, so a region's
+    /// output pixels carry the noise of only the raw samples of each colour inside it, a
+    /// fraction f_j of its sites, and the variance of their mean is 1/f_j times what
+    /// independent pixels would give: [4, 2, 4] for a Bayer pattern demosaiced by bilinear
+    /// or RCD interpolation; [1, 1, 1] (no correlation) otherwise. Per-pixel variances
+    /// (`variance(ofOutput:)`) do not use it.
+    public var samplingVarianceScale: [Double] = [1, 1, 1]
     /// Per-pixel gains applied after Stage 2 (a lens-shading GainMap), row-major, or nil.
     /// A pixel multiplied by g has variance `g · S · x + g² · O` in terms of its corrected value x.
     public var pixelGains: [Float]?
@@ -50,6 +58,8 @@ public struct NoiseModel: Sendable, Equatable {
     public struct Kernel: Sendable {
         let inverse: Matrix3
         let scale: SIMD3<Double>, offset: SIMD3<Double>, planeScale: SIMD3<Double>
+        /// `planeScale` times the model's `samplingVarianceScale`: for sums over regions.
+        let regionScale: SIMD3<Double>
         let exposureFactor: Double
         /// f² · M_ij² by output row i.
         let squared: (SIMD3<Double>, SIMD3<Double>, SIMD3<Double>)
@@ -63,6 +73,7 @@ public struct NoiseModel: Sendable, Equatable {
             scale = SIMD3(model.scale)
             offset = SIMD3(model.offset)
             planeScale = SIMD3(model.planeVarianceScale)
+            regionScale = planeScale * SIMD3(model.samplingVarianceScale)
             exposureFactor = model.exposureFactor
             let f2 = model.exposureFactor * model.exposureFactor
             func row(_ i: Int) -> SIMD3<Double> { SIMD3(m[i, 0] * m[i, 0], m[i, 1] * m[i, 1], m[i, 2] * m[i, 2]) * f2 }
@@ -81,8 +92,18 @@ public struct NoiseModel: Sendable, Equatable {
         /// rgb and `weightedGains` = Σ w² g² (g = a pixel's gain). Exact, because a pixel's
         /// variance is linear in g · rgb and g² (so no pixel needs the matrices).
         public func variance(weightedOutputs a: SIMD3<Double>, weightedGains b: Double) -> (rgb: SIMD3<Double>, y: Double) {
+            variance(weightedOutputs: a, weightedGains: b, planes: planeScale)
+        }
+
+        /// As `variance(weightedOutputs:weightedGains:)`, for the sum over a region of
+        /// pixels that demosaicing has correlated (`samplingVarianceScale`).
+        public func regionVariance(weightedOutputs a: SIMD3<Double>, weightedGains b: Double) -> (rgb: SIMD3<Double>, y: Double) {
+            variance(weightedOutputs: a, weightedGains: b, planes: regionScale)
+        }
+
+        private func variance(weightedOutputs a: SIMD3<Double>, weightedGains b: Double, planes: SIMD3<Double>) -> (rgb: SIMD3<Double>, y: Double) {
             let x = inverse * (a / exposureFactor)
-            let v = (scale * x + b * offset) * planeScale
+            let v = (scale * x + b * offset) * planes
             return (SIMD3((squared.0 * v).sum(), (squared.1 * v).sum(), (squared.2 * v).sum()), (luminance * v).sum())
         }
 

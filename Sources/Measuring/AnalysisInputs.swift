@@ -28,8 +28,16 @@ public struct AnalysisInput: Sendable {
         case "h5", "hdf5": image = try HDF5File.readSceneLinear(path, limits: limits)
         default: image = try Pipeline.develop(path: path, options: options).image
         }
+        try checkUnits(of: image.exposure, path: path, asked: options.exposure)
         let measured = inRec2020(image)
         return AnalysisInput(path: path, image: measured, noise: noiseModel(for: measured))
+    }
+
+    /// Refuses a converted file whose units differ from the absolute units asked for: its
+    /// values were scaled when it was written (`--units` applies to DNG inputs).
+    static func checkUnits(of exposure: ExposureScaling, path: String, asked: ExposureMode) throws {
+        guard asked.isAbsolute, exposure.mode != asked else { return }
+        throw PhotometryError(path: path, reason: "the file holds values in \(exposure.mode.isAbsolute ? exposure.mode.rawValue : "relative") units (exposure \(exposure.mode.rawValue)), not \(asked.rawValue): --units applies to DNG inputs; convert the DNG with --units \(asked.rawValue), or measure this file without --units")
     }
 
     /// The limits an EXR or HDF5 input is read under: the same as for a DNG (--max-pixels,
@@ -71,9 +79,13 @@ public struct AnalysisInput: Sendable {
         case .number(let n)?: profile = [n]
         default: profile = nil
         }
-        let superpixel = image.provenance.processingValue("demosaic") == .text("superpixel")
-        return NoiseModel(noiseProfile: profile, cameraToOutput: image.provenance.cameraToOutput,
-                          exposureFactor: image.exposure.factor, planeVarianceScale: superpixel ? [1, 0.5, 1] : [1, 1, 1])
+        let demosaic = image.provenance.processingValue("demosaic")
+        let superpixel = demosaic == .text("superpixel")
+        var model = NoiseModel(noiseProfile: profile, cameraToOutput: image.provenance.cameraToOutput,
+                               exposureFactor: image.exposure.factor, planeVarianceScale: superpixel ? [1, 0.5, 1] : [1, 1, 1])
+        // Interpolated Bayer data: a region's mean has the noise of its raw samples only.
+        if demosaic == .text("bilinear") || demosaic == .text("rcd") { model?.samplingVarianceScale = [4, 2, 4] }
+        return model
     }
 
     /// Expands directories (their .dng, .exr, .h5 and .hdf5 files, sorted; not recursive) and

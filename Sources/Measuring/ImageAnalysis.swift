@@ -57,8 +57,9 @@ public struct RegionAnalysis: Sendable, Codable {
 
 /// The uncertainty of one statistic in absolute units, line by line (GUM: uncorrelated
 /// relative terms of a product add in quadrature), with a 95 % interval: value ·
-/// exp(±1.96 u) for a positive value (log-normal: the terms are relative, and a scale
-/// uncertainty of 25 % must not reach zero), value ± 1.96 · |value| · u otherwise.
+/// exp(±1.96 u) when the scale dominates and the value is positive (log-normal: the scale
+/// is a factor, and an uncertainty of 25 % must not reach zero), value ± 1.96 · |value| · u
+/// when the noise dominates (noise adds to the value: a region's mean is normal).
 public struct UncertaintyBudget: Sendable, Codable, Equatable {
     public struct Item: Sendable, Codable, Equatable {
         public var name: String
@@ -84,18 +85,20 @@ public struct UncertaintyBudget: Sendable, Codable, Equatable {
         var items: [Item] = []
         var notIncluded: [String] = []
         if let noise, value != 0 {
-            items.append(Item(name: "noise", relative: abs(noise / value),
-                              note: "photon and read noise from the NoiseProfile, propagated through the colour matrix (includes quantisation where the profile's read term does)"))
+            var note = "photon and read noise from the NoiseProfile, propagated through the colour matrix (quantisation included where the profile's read term holds it)"
+            if let demosaic, demosaic != "superpixel" {
+                note += "; counted over the raw samples of each colour in the region, which \(demosaic) interpolation spreads over several pixels"
+            }
+            items.append(Item(name: "noise", relative: abs(noise / value), note: note))
         } else {
             notIncluded.append("noise: the file has no NoiseProfile")
         }
         items.append(Item(name: "scale", relative: scale, note: scaleSource))
-        if let demosaic, demosaic != "superpixel" {
-            notIncluded.append("demosaic correlation: \(demosaic) interpolation correlates neighbouring pixels, so the noise term is too small for CFA images (--demosaic superpixel has none)")
-        }
         let u = items.map { $0.relative * $0.relative }.reduce(0, +).squareRoot()
         let s = abs(value) * u
-        let (low, high) = value > 0 ? (value * exp(-1.96 * u), value * exp(1.96 * u)) : (value - 1.96 * s, value + 1.96 * s)
+        let noiseDominates = (items.first { $0.name == "noise" }?.relative ?? 0) > scale
+        let (low, high) = value > 0 && !noiseDominates ? (value * exp(-1.96 * u), value * exp(1.96 * u))
+                                                       : (value - 1.96 * s, value + 1.96 * s)
         return UncertaintyBudget(quantity: quantity, statistic: statistic, value: value, items: items, notIncluded: notIncluded,
                                  relativeStandardUncertainty: u, standardUncertainty: s, low95: low, high95: high)
     }
@@ -150,6 +153,7 @@ extension Pipeline {
         case "exr", "h5", "hdf5":
             let limits = AnalysisInput.readLimits(request.develop)
             let stored = ext == "exr" ? try EXRFile.readStored(path, limits: limits) : try HDF5File.readStored(path, limits: limits)
+            try AnalysisInput.checkUnits(of: stored.image.exposure, path: path, asked: request.develop.exposure)
             // Another colour space is measured after conversion to Rec.2020, of the image in memory.
             guard AnalysisInput.measuredAsIs(stored.image.encoding) else { return nil }
             source = StreamedSource(passes: stored.scan, known: KnownImage(stored.image))

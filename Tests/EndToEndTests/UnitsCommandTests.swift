@@ -88,6 +88,12 @@ import TestSupport
         try Data("not json".utf8).write(to: URL(fileURLWithPath: otherPath))
         let damaged = try CLI.run(["convert", dng, "-o", lum, "--units", "luminance", "--calibration", otherPath])
         #expect(damaged.status == 13 && damaged.stderr.contains(otherPath), "\(damaged.status) \(damaged.stderr)")
+        // A converted file in relative units measured with --units: refused (14), not rescaled.
+        let relative = dir.appendingPathComponent("relative.exr").path
+        try #require(try CLI.run(["convert", dng, "-o", relative, "-q"]).status == 0)
+        let mixed = try CLI.run(["stats", relative, "--units", "luminance"])
+        #expect(mixed.status == 14 && mixed.stderr.contains("relative units"), "\(mixed.status) \(mixed.stderr)")
+        #expect(try CLI.run(["stats", lum, "--units", "luminance", "-q"]).status == 0)
         // A clipped reference is refused (its mean is a lower bound).
         let clipped = try CLI.run(["calibrate", dng, "--region", try region("grey/17"), "--luminance", "100", "-o", camera])
         #expect(clipped.status != 0 && clipped.stderr.contains("clipped"), "\(clipped.stderr)")
