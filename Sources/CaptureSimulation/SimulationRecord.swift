@@ -36,7 +36,8 @@ public struct SimulationRecord: Codable, Sendable, Equatable {
         }
         patches = capture.scene.patches
         self.files = files
-        photometry = SimulatedPhotometry(camera: capture.camera, radianceToOutput: capture.radianceToOutput, patches: patches)
+        photometry = SimulatedPhotometry(camera: capture.camera, radianceToOutput: capture.radianceToOutput, patches: patches,
+                                         absolute: scene.unit == .absolute)
     }
 
     /// Reads a record.
@@ -99,11 +100,13 @@ extension CameraModel {
     }
 }
 
-/// The simulated scene in absolute units. The camera is an ISO 12232 camera whose sensor
-/// is `sensitivityOffset` stops off its label: the focal-plane exposure H = q · L · t / N²
-/// (q = 0.65) reaches the sensor's white at 78 / (S · 2^offset) lx·s, so an output value x
-/// (linear reference value of Y, no exposure scaling) is the luminance
-/// L = x · 78 · N² / (q · t · S · 2^offset) cd/m².
+/// The simulated scene in absolute units. For a scene in relative units the camera is an
+/// ISO 12232 camera whose sensor is `sensitivityOffset` stops off its label: the
+/// focal-plane exposure H = q · L · t / N² (q = 0.65) reaches the sensor's white at
+/// 78 / (S · 2^offset) lx·s, so an output value x (linear reference value of Y, no exposure
+/// scaling) is the luminance L = x · 78 · N² / (q · t · S · 2^offset) cd/m². For a scene in
+/// absolute units (cd/m²), the camera's `quantumScale` decides it: L = x / radianceToOutput,
+/// and the offset reported is the one that K implies.
 public struct SimulatedPhotometry: Codable, Sendable, Equatable {
     /// cd/m² per output value of Y (exposure none).
     public var luminancePerOutput: Double
@@ -114,13 +117,19 @@ public struct SimulatedPhotometry: Codable, Sendable, Equatable {
     /// Each patch's true luminance Y, cd/m² (Rec.2020 weights of its radiance).
     public var patchLuminance: [String: Double]
 
-    public init(camera: CameraModel, radianceToOutput: Double, patches: [Patch]) {
+    public init(camera: CameraModel, radianceToOutput: Double, patches: [Patch], absolute: Bool = false) {
         let q = 0.65, saturation = 78.0
         lensFactor = q
-        sensitivityOffset = camera.sensitivityOffset
-        let speed = camera.iso * pow(2, camera.sensitivityOffset)
-        luminancePerOutput = saturation * camera.fNumber * camera.fNumber / (q * camera.exposureTime * speed)
-        cameraConstant = saturation / (q * pow(2, camera.sensitivityOffset))
+        let exposure = camera.fNumber * camera.fNumber / (camera.exposureTime * camera.iso)
+        if absolute {
+            luminancePerOutput = 1 / radianceToOutput
+            cameraConstant = luminancePerOutput / exposure
+            sensitivityOffset = log2(saturation / (q * cameraConstant))
+        } else {
+            sensitivityOffset = camera.sensitivityOffset
+            cameraConstant = saturation / (q * pow(2, camera.sensitivityOffset))
+            luminancePerOutput = cameraConstant * exposure
+        }
         var luminance: [String: Double] = [:]
         for p in patches where p.rgb.count == 3 {
             let y = (SIMD3(p.rgb[0], p.rgb[1], p.rgb[2]) * Rec2020.luminanceWeights).sum()

@@ -30,7 +30,7 @@ public enum AnalysisOutput {
         var header = ["file", "region", "quantity", "pixels", "clipped_pixels", "negative_pixels", "mean", "mean_se", "median",
                       "median_se", "std", "min", "max"]
         header += percentiles.map { "p\(String(format6: $0))" }
-        header += ["dr_robust_stops", "noise_floor", "dr_above_noise_stops", "error"]
+        header += ["dr_robust_stops", "noise_floor", "dr_above_noise_stops", "units", "mean_u_rel", "mean_low95", "mean_high95", "error"]
         var rows = [header.joined(separator: ",")]
         for f in files {
             if let e = f.error {
@@ -45,7 +45,11 @@ public enum AnalysisOutput {
                                number(s.medianStandardError), number(s.standardDeviation), number(s.minimum), number(s.maximum)]
                     row += percentiles.map { p in number(s.percentiles.first { $0.percentile == p }?.value) }
                     let dr = q == "Y" ? r.dynamicRange : nil
-                    row += [number(dr?.robustStops), number(dr?.noiseFloor), number(dr?.stopsAboveNoiseFloor), ""]
+                    row += [number(dr?.robustStops), number(dr?.noiseFloor), number(dr?.stopsAboveNoiseFloor)]
+                    // Absolute units: the budget of Y's mean (scale and noise combined).
+                    let budget = q == "Y" ? r.budgets?.first { $0.statistic == "mean" } : nil
+                    row += [f.unitSymbol.isEmpty ? "relative" : csvField(f.unitSymbol), number(budget?.relativeStandardUncertainty),
+                            number(budget?.low95), number(budget?.high95), ""]
                     rows.append(row.joined(separator: ","))
                 }
             }

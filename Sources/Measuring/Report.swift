@@ -116,7 +116,7 @@ public enum AnalysisReport {
                 ["SHA-256", f.sourceSHA256.isEmpty ? "—" : f.sourceSHA256],
                 ["size", "\(f.width) × \(f.height)"],
                 ["colour encoding", f.colorSpace],
-                ["exposure scaling", "\(f.exposureScaling) × \(String(format: "%.6g", f.exposureFactor))"],
+                ["units and scale", f.scaleText],
                 ["noise model", f.noiseModel ? "NoiseProfile (standard errors and intervals below)" : "none in the file: no standard errors or intervals"],
             ], header: false)
             let stem = (name as NSString).deletingPathExtension
@@ -148,6 +148,19 @@ public enum AnalysisReport {
                     text += String(format: "; %.2f stops above the noise floor (Y = %.3g, where signal equals noise)", s, floor)
                 }
                 out.paragraph(text + ".")
+                if let budgets = r.budgets, !budgets.isEmpty {
+                    // Absolute units: each budget's items, combined, and its 95 % interval.
+                    let names = budgets[0].items.map(\.name)
+                    let bHeader = ["Y (\(f.unitSymbol))", "value"] + names.map { "u(\($0))" } + ["combined u", "95 % interval"]
+                    let bRows = budgets.map { b -> [String] in
+                        [b.statistic, g(b.value)] + names.map { n in b.items.first { $0.name == n }.map { String(format: "%.3g %%", 100 * $0.relative) } ?? "—" }
+                            + [String(format: "%.3g %%", 100 * b.relativeStandardUncertainty), "[\(g(b.low95)), \(g(b.high95))]"]
+                    }
+                    out.table(bHeader, bRows)
+                    var notes = ["Uncertainty budget: relative standard uncertainties (k = 1) in quadrature; scale: \(budgets[0].items.first { $0.name == "scale" }?.note ?? "")."]
+                    notes += budgets[0].notIncluded.map { "Not included: \($0)." }
+                    out.paragraph(notes.joined(separator: " "))
+                }
             }
             if !f.ratios.isEmpty {
                 out.heading(3, "Radiance ratios")

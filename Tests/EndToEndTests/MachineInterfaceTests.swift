@@ -66,6 +66,18 @@ import TestSupport
         let simulated = try TestData.run(try CLI.binary, ["simulate", "--size", "96x64", "-o", sim.path, "-q"])
         #expect(simulated.status == 0 && simulated.stdout.isEmpty, "\(simulated.stderr)")
         _ = try run("validation", ["validate", sim.appendingPathComponent("grey-ramp.dng").path, "--json"])
+        // Absolute units: budgets and the scale's record; a calibration; a refused one.
+        let simulatedDNG = sim.appendingPathComponent("grey-ramp.dng").path
+        _ = try run("analysis", ["stats", simulatedDNG, "--units", "luminance", "--region", "a=10,10,30,30", "--json"])
+        _ = try run("convert", ["convert", simulatedDNG, "-o", dir.appendingPathComponent("lum.exr").path, "--units", "radiance", "--json"])
+        let camera = dir.appendingPathComponent("camera.json").path
+        let calibrated = try run("calibration", ["calibrate", simulatedDNG, "--region", "r=10,10,30,30", "--luminance", "20", "-o", camera, "--json"])
+        #expect(try String(contentsOfFile: camera, encoding: .utf8) + "\n" == calibrated.stdout)
+        var stranger = try #require(try JSONSerialization.jsonObject(with: Data(calibrated.stdout.utf8)) as? [String: Any])
+        stranger["camera"] = ["make": "Other"]
+        let strangerPath = dir.appendingPathComponent("stranger.json").path
+        try JSONSerialization.data(withJSONObject: stranger).write(to: URL(fileURLWithPath: strangerPath))
+        _ = try run("analysis", ["stats", simulatedDNG, "--units", "luminance", "--calibration", strangerPath, "--json"], status: 18)
 
         let report = try #require(try Self.validate(documents, in: dir))
         #expect(report.status == 0, "\(report.stderr)")
