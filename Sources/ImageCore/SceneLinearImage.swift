@@ -56,6 +56,15 @@ public enum ExposureMode: String, Sendable, Codable, CaseIterable {
         }
     }
 
+    /// The unit's symbol: "cd/m²", "W·sr⁻¹·m⁻²", or "" for relative values.
+    public var unitSymbol: String {
+        switch self {
+        case .luminance: return "cd/m²"
+        case .radiance: return "W·sr⁻¹·m⁻²"
+        default: return ""
+        }
+    }
+
     /// The luminance in cd/m² of RGB (1, 1, 1) (EXR `whiteLuminance`) in absolute units.
     public var whiteLuminance: Double? {
         switch self {

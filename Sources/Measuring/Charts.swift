@@ -64,9 +64,12 @@ public enum AnalysisCharts {
             // Unnamed outlines are drawn without a label.
             for (k, c) in contours.enumerated() { outlines.append((k == largest ? region.name : "", c)) }
         }
-        var subtitle = "luminance Y in stops relative to \(picture.exposureFactor == 1 ? "sensor white" : "1.0"); magenta = clipped"
+        let one = !picture.unitSymbol.isEmpty ? "1 \(picture.unitSymbol)" : picture.exposureFactor == 1 ? "sensor white" : "1.0"
+        var subtitle = "luminance Y in stops relative to \(one); magenta = clipped"
         if !masks.isEmpty { subtitle += "; mask regions below 0.5 everywhere (not outlined): " + masks.joined(separator: ", ") }
-        return EVMap(title: title, subtitle: subtitle, reduced: picture.luminance, evRange: evRange, regions: outlines, maxSize: maxSize)
+        var map = EVMap(title: title, subtitle: subtitle, reduced: picture.luminance, evRange: evRange, regions: outlines, maxSize: maxSize)
+        map.zeroLabel = "0 EV = " + (picture.exposureFactor == 1 && picture.unitSymbol.isEmpty ? "white" : one)
+        return map
     }
 
     /// The outline of a region in pixel coordinates ((0, 0) = top-left corner of the first
@@ -132,6 +135,8 @@ public struct AnalysisPicture: Sendable {
     public let width: Int, height: Int
     /// The factor the values were scaled by (1 = sensor white at 1.0).
     public let exposureFactor: Double
+    /// The unit of the values ("cd/m²", "W·sr⁻¹·m⁻²"), or "" for relative values.
+    public var unitSymbol = ""
     /// The luminance at the size of an EV map of the `maxSize` asked for.
     public let luminance: ReducedLuminance
     /// A region's weight per pixel, for outlining what is not a rectangle or polygon (nil when
@@ -154,5 +159,6 @@ public struct AnalysisPicture: Sendable {
         try? image.visitPatches { reduction.add($0) }
         self.init(path: path, width: image.width, height: image.height, exposureFactor: image.exposure.factor,
                   luminance: reduction.result(), weights: { try? $0.weights(in: image) })
+        unitSymbol = image.exposure.mode.unitSymbol
     }
 }

@@ -27,13 +27,7 @@ public struct FileAnalysis: Sendable, Codable {
 
 extension FileAnalysis {
     /// The unit's symbol: "cd/m²", "W·sr⁻¹·m⁻²", or "" for relative values.
-    public var unitSymbol: String {
-        switch exposureScaling {
-        case ExposureMode.luminance.rawValue: return "cd/m²"
-        case ExposureMode.radiance.rawValue: return "W·sr⁻¹·m⁻²"
-        default: return ""
-        }
-    }
+    public var unitSymbol: String { ExposureMode(rawValue: exposureScaling)?.unitSymbol ?? "" }
 
     /// "exposure none ×1", or for absolute units the unit, the scale and its origin.
     public var scaleText: String {
@@ -250,8 +244,9 @@ extension Pipeline {
             if let made = first.picture { return made }
             guard let reduction = first.reduction, let image = source.known.image else { return nil }
             let (width, height) = first.size
-            let made = AnalysisPicture(path: path, width: width, height: height, exposureFactor: image.exposure.factor,
+            var made = AnalysisPicture(path: path, width: width, height: height, exposureFactor: image.exposure.factor,
                                        luminance: reduction.result(), weights: { try? $0.weights(width: width, height: height) })
+            made.unitSymbol = image.exposure.mode.unitSymbol
             first.picture = made
             pictureReady?(made)
             return made

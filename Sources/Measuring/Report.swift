@@ -103,7 +103,7 @@ public enum AnalysisReport {
                                           into out: inout W) throws {
         out.begin(title: "SceneLinear measurement report")
         out.heading(1, "SceneLinear measurement report")
-        out.paragraph("\(SceneLinearVersion.software), \(timestamp()). Values are scene-linear: 1.0 is sensor white after black subtraction, times the exposure factor. Y is luminance with Rec.2020 weights (0.2627 R + 0.6780 G + 0.0593 B). Standard errors and 95 % intervals come from the DNG NoiseProfile propagated through the colour matrix; clipped pixels (a camera channel at white) make means lower bounds and ratios bounds.")
+        out.paragraph("\(SceneLinearVersion.software), \(timestamp()). Values are scene-linear: 1.0 is sensor white after black subtraction, times the exposure factor — or, where a file's units say so, luminance in cd/m² or radiance in W·sr⁻¹·m⁻². Y is luminance with Rec.2020 weights (0.2627 R + 0.6780 G + 0.0593 B). Standard errors and 95 % intervals come from the DNG NoiseProfile propagated through the colour matrix; clipped pixels (a camera channel at white) make means lower bounds and ratios bounds.")
         for (i, f) in results.enumerated() {
             let name = URL(fileURLWithPath: f.file).lastPathComponent
             out.heading(2, name)
@@ -116,9 +116,11 @@ public enum AnalysisReport {
                 ["SHA-256", f.sourceSHA256.isEmpty ? "—" : f.sourceSHA256],
                 ["size", "\(f.width) × \(f.height)"],
                 ["colour encoding", f.colorSpace],
-                ["units and scale", f.scaleText],
+                ["units", f.unitSymbol.isEmpty ? "exposure \(f.exposureScaling) × \(String(format: "%.6g", f.exposureFactor))"
+                    : "\(f.unitSymbol): \(String(format: "%.6g", f.exposureFactor)) per linear value" + (f.scaleRelativeUncertainty.map { String(format: " ± %.3g %%", 100 * $0) } ?? "")],
                 ["noise model", f.noiseModel ? "NoiseProfile (standard errors and intervals below)" : "none in the file: no standard errors or intervals"],
             ], header: false)
+            if let source = f.scaleSource { out.paragraph("Absolute scale: \(source).") }
             let stem = (name as NSString).deletingPathExtension
             if let c = charts[i] {
                 let map = c.evMap.wait()

@@ -16,6 +16,8 @@ public struct EVMap: Sendable {
     public var title: String
     /// A line under the title (source, quantity, exposure); nil = none.
     public var subtitle: String?
+    /// The legend's label of 0 EV (Y = 1): "0 EV = white" for relative values.
+    public var zeroLabel = "0 EV = white"
     /// Width of the image in pixels.
     public var width: Int
     /// Height of the image in pixels.
@@ -261,7 +263,7 @@ extension EVMap {
     private func legendLabels(range: ClosedRange<Double>, barHeight: Double) -> [(Double, String)] {
         let span = range.upperBound - range.lowerBound
         let ticks = AxisTicks.stops(range, pixelsPerStop: barHeight / span, minimumSpacing: 17)
-        return ticks.compactMap { t in t.label.map { _ in (t.coordinate, t.coordinate == 0 ? "0 EV = white" : AxisFormat.ev(t.coordinate)) } }
+        return ticks.compactMap { t in t.label.map { _ in (t.coordinate, t.coordinate == 0 ? zeroLabel : AxisFormat.ev(t.coordinate)) } }
     }
 
     private func draw(_ p: Prepared) -> Drawing {
