@@ -4,14 +4,23 @@ import Foundation
 public enum OutputFormat: String, CaseIterable, Sendable, Codable {
     case exr
     case hdf5
+    /// A Radiance RGBE picture (`RadianceFile`): absolute units only.
+    case hdr
 
-    public var fileExtension: String { self == .exr ? "exr" : "h5" }
+    public var fileExtension: String {
+        switch self {
+        case .exr: return "exr"
+        case .hdf5: return "h5"
+        case .hdr: return "hdr"
+        }
+    }
 
     /// The format a file name's extension implies, or `nil`.
     public init?(pathExtension: String) {
         switch pathExtension.lowercased() {
         case "exr": self = .exr
         case "h5", "hdf5", "he5", "hdf": self = .hdf5
+        case "hdr", "pic", "rgbe": self = .hdr
         default: return nil
         }
     }
@@ -35,10 +44,11 @@ public struct ExportOptions: Sendable {
         formats.contains(.hdf5) || (formats.contains(.exr) && exr.includeClipMask)
     }
 
-    /// Whether writing `formats` needs the Float image (32-bit EXR channels or HDF5 samples),
-    /// rather than the half-float one the output conversion makes.
+    /// Whether writing `formats` needs the Float image (32-bit EXR channels or HDF5 samples,
+    /// or a Radiance picture), rather than the half-float one the output conversion makes.
     public func needsFloat(_ formats: [OutputFormat]) -> Bool {
         (formats.contains(.exr) && exr.pixelType == .float) || (formats.contains(.hdf5) && hdf5.sampleType == .float32)
+            || formats.contains(.hdr)
     }
 
     /// Whether both formats already store 32-bit floats.
@@ -67,6 +77,7 @@ extension Pipeline {
         switch format {
         case .exr: try EXRFile.write(image, to: path, options: options.exr)
         case .hdf5: try HDF5File.write(image, to: path, options: options.hdf5, groups: hdf5Groups)
+        case .hdr: try RadianceFile.write(image, to: path)
         }
     }
 

@@ -149,6 +149,14 @@ extension Pipeline {
         switch format {
         case .exr: return try convertToEXR(path: path, options: options, exr: export.exr, to: destination)
         case .hdf5: return try convertToHDF5(path: path, options: options, hdf5: export.hdf5, to: destination)
+        case .hdr:
+            // From the Float image (RGBE keeps more range than half floats).
+            var timings = StageTimings()
+            let developed = try develop(path: path, options: options)
+            try measure(&timings.container) { try RadianceFile.write(developed.image, to: destination) }
+            var converted = ConvertedImage(developed)
+            converted.timings.export[OutputFormat.hdr.rawValue] = timings.container
+            return converted
         }
     }
 

@@ -53,7 +53,7 @@ extension SceneLinearCommand {
                 the full URN is recorded beside each. A mask that cannot be decoded fails the \
                 conversion with its own error; --no-masks converts without them.
 
-                -o names a file (.exr, .h5 or .hdf5) or a directory (one file per --format, \
+                -o names a file (.exr, .h5 or .hdf5, .hdr for a Radiance picture) or a directory (one file per --format, \
                 named after the input). Without -o the outputs go to the current directory.
 
                 Batch: several inputs or directories convert into the -o directory, files in \
@@ -79,7 +79,7 @@ extension SceneLinearCommand {
         @Option(name: .shortAndLong, help: "Output file, directory (created when missing for a batch or a name ending in /), or - for one EXR on standard output (default: the current directory).")
         var output: String?
 
-        @Option(help: "Comma-separated output formats: exr, hdf5 (default: from the output name, else exr).")
+        @Option(help: "Comma-separated output formats: exr, hdf5, hdr (a Radiance RGBE picture in Radiance's primaries and W·sr⁻¹·m⁻²: needs --units luminance or radiance) (default: from the output name, else exr).")
         var format: String?
 
         @Option(help: "Exposure scaling of relative values: none (1.0 = sensor white), baseline (× 2^(BaselineExposure + BaselineExposureOffset)) or normalized (× f-number² / (exposure time · ISO/100)).")
@@ -179,7 +179,7 @@ extension SceneLinearCommand {
             for name in format.split(separator: ",") {
                 let key = name.trimmingCharacters(in: .whitespaces).lowercased()
                 guard let f = OutputFormat(rawValue: key == "h5" ? "hdf5" : key) else {
-                    throw ValidationError("unknown format '\(name)' (use exr, hdf5)")
+                    throw ValidationError("unknown format '\(name)' (use exr, hdf5, hdr)")
                 }
                 if !out.contains(f) { out.append(f) }
             }
@@ -322,6 +322,9 @@ extension SceneLinearCommand {
                     }
                     defer { if let stdoutTemporary { try? FileManager.default.removeItem(atPath: stdoutTemporary) } }
                     let targets = try Pipeline.outputPaths(input: file, output: outputPath, formats: formats)
+                    if let hdr = targets.first(where: { $0.0 == .hdr }), !(try developOptions()).exposure.isAbsolute {
+                        throw ValidationError("\(hdr.1): \(RadianceError.relativeUnits)")
+                    }
                     // Half floats first; a value beyond their range (never written as infinity)
                     // makes the outputs 32-bit float, and the file is converted again.
                     var export = exportOptions
