@@ -62,6 +62,10 @@ public struct ValidationReport: Codable, Sendable {
     public var exactDecode: ExactDecode
     public var patches: [PatchValidation]
     public var ratios: [RatioValidation]
+    /// Absolute units: the camera constant (from the calibration given, or the estimate from
+    /// the exposure metadata) against the simulation's true one, and each patch's luminance;
+    /// nil for records without photometry.
+    public var absolute: AbsoluteValidation?
     public var passed: Bool
 
     public struct ExactDecode: Codable, Sendable {
@@ -81,7 +85,8 @@ extension Pipeline {
     ///   is recovered with its 95 % interval; by default "sky"/"sun" when both exist.
     /// - Throws: the pipeline's errors, or `AnalysisError` when the record does not fit the capture.
     public static func validate(dngPath: String, record: SimulationRecord, ratios: [(String, String)]? = nil,
-                                thresholds: ValidationThresholds = ValidationThresholds()) throws -> ValidationReport {
+                                thresholds: ValidationThresholds = ValidationThresholds(),
+                                calibration: CameraCalibration? = nil) throws -> ValidationReport {
         var options = DevelopOptions()
         options.crop = .none
         options.applyOrientation = false
@@ -150,11 +155,17 @@ extension Pipeline {
         }
         let patchesPassed = patches.allSatisfy { $0.biasPassed != false && $0.variancePassed != false }
         let ratiosPassed = ratioReports.allSatisfy { $0.covered || !record.camera.noise }
+        var absolute: AbsoluteValidation?
+        if let truth = record.photometry {
+            let scale = try Photometry.luminanceScale(developed.dng.metadata, path: dngPath, calibration: calibration)
+            absolute = AbsoluteValidation(scale: scale, exposure: try Photometry.Settings.of(developed.dng.metadata, path: dngPath),
+                                          truth: truth, measurements: measurements, order: record.patches.map(\.name))
+        }
         return ValidationReport(capture: URL(fileURLWithPath: dngPath).lastPathComponent, scene: record.scene.name,
                                 layout: record.camera.layout, noise: record.camera.noise,
                                 demosaic: binning == 2 ? "superpixel" : "none (LinearRaw)", thresholds: thresholds,
-                                exactDecode: exactDecode, patches: patches, ratios: ratioReports,
-                                passed: exactDecode.passed && patchesPassed && ratiosPassed)
+                                exactDecode: exactDecode, patches: patches, ratios: ratioReports, absolute: absolute,
+                                passed: exactDecode.passed && patchesPassed && ratiosPassed && absolute?.passed != false)
     }
 
     /// Weights (0/1) of the output pixels that show only the patch's radiance, 2 full-resolution
@@ -247,7 +258,52 @@ extension ValidationReport {
                                 m.numerator, m.denominator, m.ratio, m.low95 ?? .nan, m.high95 ?? .nan, r.trueRatio,
                                 r.covered ? "covered" : "NOT covered", m.kind.rawValue))
         }
+        if let a = absolute {
+            lines.append(String(format: "absolute: K = %.6g (%@), true K = %.6g: %+.2f %%, 95 %% interval [%.6g, %.6g] %@",
+                                a.constant, a.source, a.trueConstant, 100 * a.relativeError, a.low95, a.high95,
+                                a.passed ? "holds it: pass" : "does NOT hold it: FAIL"))
+            for p in a.patches {
+                lines.append(String(format: "  %@: %.6g cd/m² (truth %.6g, %+.2f %%)", p.name, p.measured, p.truth, 100 * (p.measured / p.truth - 1)))
+            }
+        }
         lines.append("result: \(passed ? "PASS" : "FAIL")")
         return lines.joined(separator: "\n")
+    }
+}
+
+/// The absolute scale of a simulated capture against its truth: the constant K in use (a
+/// calibration's, or the exposure-metadata estimate) must hold the true K inside its 95 %
+/// interval, K · exp(±1.96 u); each unclipped patch's luminance is listed against its truth.
+public struct AbsoluteValidation: Codable, Sendable {
+    public struct PatchLuminance: Codable, Sendable {
+        public var name: String
+        public var truth: Double
+        public var measured: Double
+    }
+    public var source: String
+    public var constant: Double
+    public var trueConstant: Double
+    public var relativeUncertainty: Double
+    public var low95: Double
+    public var high95: Double
+    /// K / K_true − 1.
+    public var relativeError: Double
+    public var patches: [PatchLuminance]
+    public var passed: Bool
+
+    init(scale: ExposureScaling, exposure: Photometry.Settings, truth: SimulatedPhotometry, measurements: [String: RegionMeasurement],
+         order: [String]) {
+        source = scale.source ?? ""
+        constant = scale.factor / exposure.exposureFactor
+        trueConstant = truth.cameraConstant
+        relativeUncertainty = scale.relativeUncertainty ?? 0
+        low95 = constant * exp(-1.96 * relativeUncertainty)
+        high95 = constant * exp(1.96 * relativeUncertainty)
+        relativeError = constant / trueConstant - 1
+        patches = order.compactMap { name in
+            guard let l = truth.patchLuminance[name], let m = measurements[name], m.clippedPixels == 0, let y = m.channels["Y"] else { return nil }
+            return PatchLuminance(name: name, truth: l, measured: y.mean * scale.factor)
+        }
+        passed = low95 <= trueConstant && trueConstant <= high95
     }
 }

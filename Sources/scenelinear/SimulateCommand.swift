@@ -138,6 +138,9 @@ extension SceneLinearCommand {
         @Flag(help: "Print JSON (schema scenelinear.validation/1).")
         var json = false
 
+        @Option(help: ArgumentHelp("A camera calibration (`calibrate`) to check against the simulation's true constant instead of the estimate from the exposure metadata.", valueName: "file.json"))
+        var calibration: String?
+
         @Flag(name: .shortAndLong, help: "Accepted by every command; validate prints its report (the result) and nothing else.")
         var quiet = false
 
@@ -161,7 +164,8 @@ extension SceneLinearCommand {
                     guard parts.count == 2 else { throw ValidationError("--ratio must be numerator/denominator") }
                     return (parts[0], parts[1])
                 }
-                let report = try Pipeline.validate(dngPath: file, record: record, ratios: pairs.isEmpty ? nil : pairs)
+                let report = try Pipeline.validate(dngPath: file, record: record, ratios: pairs.isEmpty ? nil : pairs,
+                                                   calibration: try calibration.map(CameraCalibration.read))
                 print(json ? try report.json() : report.text)
                 passed = report.passed
                 if let plot {

@@ -132,6 +132,32 @@ import TestSupport
         }
     }
 
+    /// `validate` checks the constant in use against the simulation's true one.
+    @Test func validateChecksTheAbsoluteScale() throws {
+        let dir = TestData.temporaryDirectory("photometry-validate")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let output = try Self.simulate(seed: 2, in: dir)
+        let report = try Pipeline.validate(dngPath: output.files["dng"]!, record: output.record)
+        let absolute = try #require(report.absolute)
+        #expect(abs(absolute.constant - Photometry.estimatedConstant) < 1e-9 && abs(absolute.trueConstant - 78 / (0.65 * pow(2, -1.0 / 3))) < 1e-9)
+        #expect(absolute.passed && report.passed)
+        let patch = try #require(absolute.patches.first { $0.name == "grey/12" })
+        #expect(abs(patch.measured / patch.truth - absolute.constant / absolute.trueConstant) < 0.002)
+        // A sensor 1.5 stops off its label: the estimate's interval misses the truth.
+        let off = try Self.simulate(seed: 2, in: dir) { $0.sensitivityOffset = -1.5 }
+        let missed = try Pipeline.validate(dngPath: off.files["dng"]!, record: off.record)
+        #expect(missed.absolute?.passed == false && !missed.passed)
+        #expect(missed.text.contains("does NOT hold it"))
+        // Calibrated on its own truth, it holds it to a fraction of a percent.
+        let reference = try #require(off.record.patches.first { $0.name == "grey/12" })
+        let calibration = try Pipeline.calibrate(
+            [CalibrationReference(photo: off.files["dng"]!, region: try Self.region(reference),
+                                  luminance: off.record.photometry!.patchLuminance["grey/12"]!, relativeUncertainty: 0.01, method: "truth")],
+            develop: DevelopOptions(), meterRelativeUncertainty: 0)
+        let calibrated = try Pipeline.validate(dngPath: off.files["dng"]!, record: off.record, calibration: calibration)
+        #expect(calibrated.absolute?.passed == true && abs(calibrated.absolute!.relativeError) < 0.003 && calibrated.passed)
+    }
+
     @Test func fitArithmetic() throws {
         let settings = Photometry.Settings(exposureTime: 0.01, fNumber: 2, iso: 100, baselineExposure: 0)
         // x chosen so that the references' own K are 100, 110 and 121.
