@@ -69,6 +69,7 @@ public enum AnalysisCharts {
         if !masks.isEmpty { subtitle += "; mask regions below 0.5 everywhere (not outlined): " + masks.joined(separator: ", ") }
         var map = EVMap(title: title, subtitle: subtitle, reduced: picture.luminance, evRange: evRange, regions: outlines, maxSize: maxSize)
         map.zeroLabel = "0 EV = " + (picture.exposureFactor == 1 && picture.unitSymbol.isEmpty ? "white" : one)
+        if !picture.unitSymbol.isEmpty { map.legendUnit = picture.unitSymbol }
         return map
     }
 

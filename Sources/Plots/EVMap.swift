@@ -18,6 +18,9 @@ public struct EVMap: Sendable {
     public var subtitle: String?
     /// The legend's label of 0 EV (Y = 1): "0 EV = white" for relative values.
     public var zeroLabel = "0 EV = white"
+    /// For absolute values: the unit (e.g. "cd/m²"); the legend then labels its stops with
+    /// the values themselves, 2^EV in that unit, as Radiance's falsecolor does.
+    public var legendUnit: String?
     /// Width of the image in pixels.
     public var width: Int
     /// Height of the image in pixels.
@@ -263,7 +266,17 @@ extension EVMap {
     private func legendLabels(range: ClosedRange<Double>, barHeight: Double) -> [(Double, String)] {
         let span = range.upperBound - range.lowerBound
         let ticks = AxisTicks.stops(range, pixelsPerStop: barHeight / span, minimumSpacing: 17)
+        if let unit = legendUnit {
+            return ticks.compactMap { t in t.label.map { _ in (t.coordinate, Self.absoluteLabel(t.coordinate, unit: unit)) } }
+        }
         return ticks.compactMap { t in t.label.map { _ in (t.coordinate, t.coordinate == 0 ? zeroLabel : AxisFormat.ev(t.coordinate)) } }
+    }
+
+    /// 2^ev in `unit`, with three significant digits ("0.125 cd/m²", "4096 cd/m²", "1.05e+06 cd/m²").
+    static func absoluteLabel(_ ev: Double, unit: String) -> String {
+        let v = pow(2, ev)
+        let text = v >= 1e5 || v < 1e-3 ? String(format: "%.3g", v) : String(format: "%.4g", v)
+        return text + " " + unit
     }
 
     private func draw(_ p: Prepared) -> Drawing {

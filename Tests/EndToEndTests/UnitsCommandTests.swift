@@ -63,6 +63,11 @@ import TestSupport
         #expect((budget["items"] as? [[String: Any]])?.map { $0["name"] as? String } == ["noise", "scale"])
         #expect((file["units"] as? String)?.hasPrefix("cd/m^2") == true)
 
+        // An EV map in cd/m² is drawn (its legend: PlotsTests.absoluteLegendLabels).
+        let png = dir.appendingPathComponent("map.png").path
+        try #require(try CLI.run(["stats", dng, "--units", "luminance", "--calibration", camera, "--ev-map", png, "-q"]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: png))
+
         // HDF5 attributes, read by h5py.
         let h5 = dir.appendingPathComponent("lum.h5").path
         try #require(try CLI.run(["convert", dng, "-o", h5, "--units", "luminance", "-q"]).status == 0)

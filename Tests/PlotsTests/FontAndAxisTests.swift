@@ -1,5 +1,5 @@
 import Foundation
-import Plots
+@testable import Plots
 import Testing
 
 /// The chart font, the drawing primitives and the axis helpers.
@@ -50,6 +50,15 @@ import Testing
         let clipped = c.rasterize()
         #expect(clipped.pixel(4, 10) == SIMD3(255, 255, 255) && clipped.pixel(5, 10) == SIMD3(0, 0, 0))
         #expect(clipped.pixel(14, 14) == SIMD3(0, 0, 0) && clipped.pixel(15, 14) == SIMD3(255, 255, 255))
+    }
+
+    /// An EV map of absolute values labels its stops with the values (falsecolor's way).
+    @Test func absoluteLegendLabels() {
+        #expect(EVMap.absoluteLabel(0, unit: "cd/m²") == "1 cd/m²")
+        #expect(EVMap.absoluteLabel(10, unit: "cd/m²") == "1024 cd/m²")
+        #expect(EVMap.absoluteLabel(-3, unit: "cd/m²") == "0.125 cd/m²")
+        #expect(EVMap.absoluteLabel(20, unit: "cd/m²") == "1.05e+06 cd/m²")
+        #expect(EVMap.absoluteLabel(-12, unit: "W·sr⁻¹·m⁻²") == "0.000244 W·sr⁻¹·m⁻²")
     }
 
     @Test func niceTicks() {
