@@ -16,6 +16,9 @@ import ImageCore
 ///     EXPOSURE=1.000000e+00        (the pixels are the true values: nothing to undo)
 ///     CAPDATE=YYYY:MM:DD HH:MM:SS  (when the DNG records it)
 ///     SOFTWARE=scenelinear …
+///     SCENELINEAR_SCALE=…          (cd/m² per linear reference value, its uncertainty)
+///     SCENELINEAR_SCALE_SOURCE=…   (calibration or exposure metadata)
+///     SCENELINEAR_SOURCE=…         (the DNG's name)
 ///                                  (blank line)
 ///     -Y height +X width           (top row first)
 ///
@@ -73,6 +76,15 @@ public enum RadianceFile {
             header += "CAPDATE=\(date)\n"
         }
         header += "SOFTWARE=\(image.provenance.software.isEmpty ? SceneLinearVersion.software : image.provenance.software)\n"
+        // Where the absolute scale came from (variables other tools ignore; no tabs).
+        let luminancePerValue = image.exposure.factor * (image.exposure.mode == .radiance ? efficacy : 1)
+        var scale = String(format: "SCENELINEAR_SCALE=%.9g cd/m^2 per linear reference value", luminancePerValue)
+        if let u = image.exposure.relativeUncertainty { scale += String(format: ", relative standard uncertainty %.4g", u) }
+        header += scale + "\n"
+        if let source = image.exposure.source {
+            header += "SCENELINEAR_SCALE_SOURCE=\(source.replacingOccurrences(of: "\t", with: " ").replacingOccurrences(of: "\n", with: " "))\n"
+        }
+        if !image.provenance.sourceFile.isEmpty { header += "SCENELINEAR_SOURCE=\(image.provenance.sourceFile)\n" }
         header += "\n-Y \(image.height) +X \(image.width)\n"
         var out = Data(header.utf8)
         let pixels = image.floatPixels()

@@ -71,7 +71,8 @@ import TestSupport
 
         let info = try TestData.run(bin.appendingPathComponent("getinfo"), [hdr]).stdout
         #expect(info.contains("#?RADIANCE") && info.contains("FORMAT=32-bit_rle_rgbe") && info.contains("EXPOSURE=1.000000e+00")
-                && info.contains("SOFTWARE=scenelinear"), "\(info)")
+                && info.contains("SOFTWARE=scenelinear") && info.contains("SCENELINEAR_SCALE=")
+                && info.contains("SCENELINEAR_SCALE_SOURCE=exposure metadata") && info.contains("SCENELINEAR_SOURCE=sunset.dng"), "\(info)")
         let size = try TestData.run(bin.appendingPathComponent("getinfo"), ["-d", hdr]).stdout
         #expect(size.contains("-Y 192 +X 256"), "\(size)")
 
