@@ -125,8 +125,7 @@ public struct BatchConverter: Sendable {
             do {
                 try budget.withReservation(Pipeline.estimatedPeakBytes(path: input, options: job.develop)) {
                     // Half floats unless a value is beyond their range: then 32-bit floats.
-                    var export = job.export
-                    while true { do {
+                    try job.export.withFloatFallback { export in
                         if targets.count == 1 && !export.needsFloat(targets.map(\.0)) {
                             // One file: written as the rows are made.
                             _ = try Pipeline.convert(path: input, options: job.develop, format: targets[0].0, export: export,
@@ -141,10 +140,7 @@ public struct BatchConverter: Sendable {
                                 try Pipeline.export(image, format: format, to: path, options: export)
                             }
                         }
-                        break
-                    } catch is HalfRangeError where !export.isFloat {
-                        export = export.widenedToFloat
-                    } }
+                    }
                     for (format, path) in targets {
                         let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
                         record.outputs.append(.init(format: format.rawValue, path: path, sha256: SHA256Digest.hex(of: data)))

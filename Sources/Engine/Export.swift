@@ -67,6 +67,18 @@ public struct ExportOptions: Sendable {
         self.exr = exr
         self.hdf5 = hdf5
     }
+
+    /// Runs `body` with these options and, when it finds a value half precision cannot hold
+    /// (`HalfRangeError`), once more with 32-bit floats (`widenedToFloat`), after calling
+    /// `widening`: no output is ever written with infinity.
+    public func withFloatFallback<T>(widening: (HalfRangeError) -> Void = { _ in }, _ body: (ExportOptions) throws -> T) throws -> T {
+        do {
+            return try body(self)
+        } catch let range as HalfRangeError where !isFloat {
+            widening(range)
+            return try body(widenedToFloat)
+        }
+    }
 }
 
 extension Pipeline {

@@ -327,8 +327,11 @@ extension SceneLinearCommand {
                     }
                     // Half floats first; a value beyond their range (never written as infinity)
                     // makes the outputs 32-bit float, and the file is converted again.
-                    var export = exportOptions
-                    while true { do {
+                    try exportOptions.withFloatFallback(widening: { range in
+                        if !quiet {
+                            FileHandle.standardError.write(Data("scenelinear: \(range.count) values are beyond the half-float range (±65504): writing 32-bit float channels instead\n".utf8))
+                        }
+                    }) { export in
                         var developed: ConvertedImage
                         var writtenByConversion = false  // the one file, written by `convertToEXR`/`convertToHDF5`
                         var groups: [HDF5Group] = []
@@ -383,13 +386,7 @@ extension SceneLinearCommand {
                             return
                         }
                         report(developed, written: written)
-                        break
-                    } catch let range as HalfRangeError where !export.isFloat {
-                        export = export.widenedToFloat
-                        if !quiet {
-                            FileHandle.standardError.write(Data("scenelinear: \(range.count) values are beyond the half-float range (±65504): writing 32-bit float channels instead\n".utf8))
-                        }
-                    } }
+                    }
                 } catch let f as any SceneLinearFailure {
                     failure = f
                     throw f
