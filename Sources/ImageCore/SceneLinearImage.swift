@@ -92,12 +92,31 @@ public struct ExposureScaling: Sendable, Codable, Equatable {
     public var source: String?
     /// For absolute units: the relative standard uncertainty (k = 1) of `factor`.
     public var relativeUncertainty: Double?
+    /// Its independent parts, as the uncertainty budget lists them (e.g. the calibration
+    /// constant and the exposure settings); the parts add in quadrature to
+    /// `relativeUncertainty`. Not stored in the files (they keep the combined value).
+    public var uncertaintyParts: [UncertaintyPart]?
 
-    public init(mode: ExposureMode, factor: Double, source: String? = nil, relativeUncertainty: Double? = nil) {
+    /// One part of a scale's uncertainty.
+    public struct UncertaintyPart: Sendable, Codable, Equatable {
+        public var name: String
+        public var relative: Double
+        public var note: String
+
+        public init(name: String, relative: Double, note: String) {
+            self.name = name
+            self.relative = relative
+            self.note = note
+        }
+    }
+
+    public init(mode: ExposureMode, factor: Double, source: String? = nil, relativeUncertainty: Double? = nil,
+                uncertaintyParts: [UncertaintyPart]? = nil) {
         self.mode = mode
         self.factor = factor
         self.source = source
         self.relativeUncertainty = relativeUncertainty
+        self.uncertaintyParts = uncertaintyParts
     }
 
     public static let none = ExposureScaling(mode: .none, factor: 1)

@@ -46,8 +46,8 @@ public enum AnalysisOutput {
                     row += percentiles.map { p in number(s.percentiles.first { $0.percentile == p }?.value) }
                     let dr = q == "Y" ? r.dynamicRange : nil
                     row += [number(dr?.robustStops), number(dr?.noiseFloor), number(dr?.stopsAboveNoiseFloor)]
-                    // Absolute units: the budget of Y's mean (scale and noise combined).
-                    let budget = q == "Y" ? r.budgets?.first { $0.statistic == "mean" } : nil
+                    // Absolute units: the budget of the quantity's mean (all items combined).
+                    let budget = r.budgets?.first { $0.quantity == q && $0.statistic == "mean" }
                     row += [f.unitSymbol.isEmpty ? "relative" : csvField(f.unitSymbol), number(budget?.relativeStandardUncertainty),
                             number(budget?.low95), number(budget?.high95), ""]
                     rows.append(row.joined(separator: ","))
@@ -85,7 +85,8 @@ public enum AnalysisOutput {
                 if let s = dr.robustStops { drText += String(format: " %.2f stops (p%@ to p%@)", s, String(format6: dr.lowPercentile), String(format6: dr.highPercentile)) }
                 if let s = dr.stopsAboveNoiseFloor, let f = dr.noiseFloor { drText += String(format: ", %.2f stops above the noise floor (Y = %.3g, SNR 1)", s, f) }
                 lines.append(drText)
-                for b in r.budgets ?? [] { lines.append("    " + budgetText(b, unit: f.unitSymbol)) }
+                // (Y's budgets; JSON has R's, G's and B's too.)
+                for b in r.budgets ?? [] where b.quantity == "Y" { lines.append("    " + budgetText(b, unit: f.unitSymbol)) }
             }
             for ratio in f.ratios { lines.append("  " + ratioText(ratio)) }
         }

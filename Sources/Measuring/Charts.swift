@@ -25,12 +25,17 @@ public enum AnalysisCharts {
             let any = RegionStatistics.quantities.map { counts[$0] ?? 0 }.max() ?? 0
             if any > 0 { notes.append((label, "Y \(share(y))")) }
         }
-        let exposure = file.exposureScaling == "none" ? "" : ", exposure \(file.exposureScaling) ×\(String(format: "%.4g", file.exposureFactor))"
+        let unit = file.unitSymbol
+        let exposure = !unit.isEmpty ? ", values in \(unit)"
+            : file.exposureScaling == "none" ? "" : ", exposure \(file.exposureScaling) ×\(String(format: "%.4g", file.exposureFactor))"
+        // Absolute values: the axis in stops of the unit (white is where the clip line is).
+        let xLabel: String? = unit.isEmpty ? nil
+            : h.scale == .log2 ? "stops relative to 1 \(unit) (EV = log2 of the value in \(unit))" : "value (\(unit))"
         return HistogramPlot(
             title: "\(URL(fileURLWithPath: file.file).lastPathComponent) — region \(region.name)",
-            subtitle: "\(file.width)×\(file.height), \(file.colorSpace)\(exposure); \(h.scale == .log2 ? "EV bins (0 EV = 1.0)" : "linear bins")",
+            subtitle: "\(file.width)×\(file.height), \(file.colorSpace)\(exposure); \(h.scale == .log2 ? "EV bins (0 EV = \(unit.isEmpty ? "1.0" : "1 " + unit))" : "linear bins")",
             binEdges: h.edges, logarithmic: h.scale == .log2, series: series, clipLevel: clip, notes: notes,
-            logCounts: logCounts)
+            logCounts: logCounts, xLabel: xLabel)
     }
 
     /// A false-colour map of luminance Y (Rec.2020 weights) in stops, clipped pixels in

@@ -73,9 +73,10 @@ public struct UncertaintyBudget: Sendable, Codable, Equatable {
     public var high95: Double
 
     /// The budget of `value` from its noise (standard error `noise`, nil without a
-    /// NoiseProfile) and the scale's relative uncertainty.
-    public static func of(quantity: String, statistic: String, value: Double, noise: Double?, scaleSource: String,
-                          scale: Double, demosaic: String?) -> UncertaintyBudget {
+    /// NoiseProfile) and the scale's uncertainty: its parts when known, else the whole.
+    public static func of(quantity: String, statistic: String, value: Double, noise: Double?, scale exposure: ExposureScaling,
+                          demosaic: String?) -> UncertaintyBudget {
+        let scaleSource = exposure.source ?? "not recorded", scale = exposure.relativeUncertainty ?? 0
         var items: [Item] = []
         var notIncluded: [String] = []
         if let noise, value != 0 {
@@ -87,7 +88,11 @@ public struct UncertaintyBudget: Sendable, Codable, Equatable {
         } else {
             notIncluded.append("noise: the file has no NoiseProfile")
         }
-        items.append(Item(name: "scale", relative: scale, note: scaleSource))
+        if let parts = exposure.uncertaintyParts, !parts.isEmpty {
+            items += parts.map { Item(name: $0.name, relative: $0.relative, note: $0.note) }
+        } else {
+            items.append(Item(name: "scale", relative: scale, note: scaleSource))
+        }
         let u = items.map { $0.relative * $0.relative }.reduce(0, +).squareRoot()
         let s = abs(value) * u
         let noiseDominates = (items.first { $0.name == "noise" }?.relative ?? 0) > scale
@@ -320,11 +325,16 @@ extension Pipeline {
         for (name, m, histogram) in measured {
             var budgets: [UncertaintyBudget]?
             if exposure.mode.isAbsolute, let y = m.channels["Y"] {
-                let scale = exposure.relativeUncertainty ?? 0, source = exposure.source ?? "not recorded"
+                // Y's mean and median, then the means of R, G and B.
                 budgets = [UncertaintyBudget.of(quantity: "Y", statistic: "mean", value: y.mean, noise: y.meanStandardError,
-                                                scaleSource: source, scale: scale, demosaic: demosaic),
+                                                scale: exposure, demosaic: demosaic),
                            UncertaintyBudget.of(quantity: "Y", statistic: "median", value: y.median, noise: y.medianStandardError,
-                                                scaleSource: source, scale: scale, demosaic: demosaic)]
+                                                scale: exposure, demosaic: demosaic)]
+                for q in ["R", "G", "B"] {
+                    guard let s = m.channels[q] else { continue }
+                    budgets?.append(UncertaintyBudget.of(quantity: q, statistic: "mean", value: s.mean, noise: s.meanStandardError,
+                                                         scale: exposure, demosaic: demosaic))
+                }
             }
             results.append(RegionAnalysis(name: name, measurement: m, dynamicRange: DynamicRange.of(m.channels["Y"]!, noise: noise),
                                           histogram: histogram, budgets: budgets))

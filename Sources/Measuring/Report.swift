@@ -153,13 +153,15 @@ public enum AnalysisReport {
                 if let budgets = r.budgets, !budgets.isEmpty {
                     // Absolute units: each budget's items, combined, and its 95 % interval.
                     let names = budgets[0].items.map(\.name)
-                    let bHeader = ["Y (\(f.unitSymbol))", "value"] + names.map { "u(\($0))" } + ["combined u", "95 % interval"]
+                    let bHeader = ["\(f.unitSymbol)", "value"] + names.map { "u(\($0))" } + ["combined u", "95 % interval"]
                     let bRows = budgets.map { b -> [String] in
-                        [b.statistic, g(b.value)] + names.map { n in b.items.first { $0.name == n }.map { String(format: "%.3g %%", 100 * $0.relative) } ?? "—" }
+                        ["\(b.quantity) \(b.statistic)", g(b.value)] + names.map { n in b.items.first { $0.name == n }.map { String(format: "%.3g %%", 100 * $0.relative) } ?? "—" }
                             + [String(format: "%.3g %%", 100 * b.relativeStandardUncertainty), "[\(g(b.low95)), \(g(b.high95))]"]
                     }
                     out.table(bHeader, bRows)
-                    var notes = ["Uncertainty budget: relative standard uncertainties (k = 1) in quadrature; scale: \(budgets[0].items.first { $0.name == "scale" }?.note ?? "")."]
+                    var notes = ["Uncertainty budget: relative standard uncertainties (k = 1) in quadrature."]
+                    notes += budgets[0].items.filter { $0.name != "noise" }.map { "\($0.name.prefix(1).uppercased() + $0.name.dropFirst()): \($0.note)." }
+                    if let source = f.scaleSource { notes.append("Scale: \(source).") }
                     notes += budgets[0].notIncluded.map { "Not included: \($0)." }
                     out.paragraph(notes.joined(separator: " "))
                 }

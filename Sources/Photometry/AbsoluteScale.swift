@@ -92,17 +92,25 @@ public enum Photometry {
             let k = estimatedConstant
             return ExposureScaling(mode: .luminance, factor: k * settings.exposureFactor,
                                    source: String(format: "exposure metadata (ISO 12232 saturation speed: K = 78/q = %.4g, q = %.2f; %@); indicative", k, lensFactor, settings.text),
-                                   relativeUncertainty: estimateRelativeUncertainty)
+                                   relativeUncertainty: estimateRelativeUncertainty,
+                                   uncertaintyParts: [.init(name: "exposure metadata", relative: estimateRelativeUncertainty,
+                                                            note: "the estimate K = 78/q: ISO speed against the sensor (±½ stop), q (±10 %), aperture (±10 % in area), shutter (±6 %), rectangular, in quadrature, rounded up")])
         }
         try calibration.check(camera: CameraIdentity(metadata), path: path, allowOtherCamera: allowOtherCamera)
         var u = calibration.relativeUncertainty
         var source = String(format: "calibration %@ (K = %.6g ± %.2g %%; %@)", calibration.name, calibration.constant, 100 * u, settings.text)
+        var parts: [ExposureScaling.UncertaintyPart] = [
+            .init(name: "calibration", relative: u,
+                  note: String(format: "the constant K of %@: its fit (%.3g %%) and the meter's calibration (%.3g %%)", calibration.name,
+                               100 * calibration.fitRelativeUncertainty, 100 * calibration.meterRelativeUncertainty))]
         if !calibration.references.contains(where: { $0.settings.sameNominal(as: settings) }) {
             u = (u * u + settingsUncertainty * settingsUncertainty).squareRoot()
             source += String(format: "; other settings than the calibration's: + %.2g %% for nominal against actual aperture and time", 100 * settingsUncertainty)
+            parts.append(.init(name: "exposure settings", relative: settingsUncertainty,
+                               note: "nominal against actual aperture and shutter, at other settings than the calibration's (--settings-uncertainty)"))
         }
         return ExposureScaling(mode: .luminance, factor: calibration.constant * settings.exposureFactor, source: source,
-                               relativeUncertainty: u)
+                               relativeUncertainty: u, uncertaintyParts: parts)
     }
 }
 

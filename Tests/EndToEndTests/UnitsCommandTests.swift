@@ -60,7 +60,10 @@ import TestSupport
         let budget = try #require(((file["regions"] as? [[String: Any]])?.first?["budgets"] as? [[String: Any]])?.first)
         let value = try #require(budget["value"] as? Double)
         #expect(abs(value / truth["grey/14"]! - 1) < 0.005, "\(value)")
-        #expect((budget["items"] as? [[String: Any]])?.map { $0["name"] as? String } == ["noise", "scale"])
+        #expect((budget["items"] as? [[String: Any]])?.map { $0["name"] as? String } == ["noise", "calibration"])
+        // Budgets of Y's mean and median, then of the means of R, G and B.
+        let budgets = try #require((file["regions"] as? [[String: Any]])?.first?["budgets"] as? [[String: Any]])
+        #expect(budgets.map { "\($0["quantity"]!) \($0["statistic"]!)" } == ["Y mean", "Y median", "R mean", "G mean", "B mean"])
         #expect((file["units"] as? String)?.hasPrefix("cd/m^2") == true)
 
         // An EV map in cd/m² is drawn (its legend: PlotsTests.absoluteLegendLabels).

@@ -125,7 +125,8 @@ import TestSupport
             let (_, analysis) = try #require(try Self.measure(output, patches: [patch], mode: .luminance, calibration: nil).first)
             let budget = try #require(analysis.budgets?.first)
             let l = truth.patchLuminance[patch.name]!
-            #expect(budget.items.contains { $0.name == "scale" && $0.relative == Photometry.estimateRelativeUncertainty })
+            #expect(budget.items.map(\.name) == ["noise", "exposure metadata"]
+                    && budget.items[1].relative == Photometry.estimateRelativeUncertainty)
             #expect(budget.low95 <= l && l <= budget.high95, "offset \(offset): \(budget.value) against \(l)")
             // The estimate is off by exactly the sensor's offset from its label.
             #expect(abs(log(budget.value / l) - offset * log(2)) < 0.01, "offset \(offset)")
