@@ -151,11 +151,11 @@ extension Pipeline {
         case .hdf5: return try convertToHDF5(path: path, options: options, hdf5: export.hdf5, to: destination)
         case .hdr:
             // From the Float image (RGBE keeps more range than half floats).
-            var timings = StageTimings()
             let developed = try develop(path: path, options: options)
-            try measure(&timings.container) { try RadianceFile.write(developed.image, to: destination) }
+            var seconds = 0.0
+            try measure(&seconds) { try RadianceFile.write(developed.image, to: destination) }
             var converted = ConvertedImage(developed)
-            converted.timings.export[OutputFormat.hdr.rawValue] = timings.container
+            converted.timings.export[OutputFormat.hdr.rawValue] = seconds
             return converted
         }
     }
