@@ -1,6 +1,5 @@
 import ImageCore
 
-
 /// Maps a `SceneLinearImage`'s description (encoding, exposure, provenance) to EXR header
 /// attributes and back.
 ///
@@ -65,7 +64,7 @@ enum EXRMetadata {
         if let v = firstNumber(p.dngValue("exposureTime")) { out.append(("expTime", .float(Float(v)))) }
         if let v = firstNumber(p.dngValue("fNumber")) { out.append(("aperture", .float(Float(v)))) }
         if let v = firstNumber(p.dngValue("iso")) { out.append(("isoSpeed", .float(Float(v)))) }
-        if case .text(let date)? = p.dngValue("dateTimeOriginal"), isEXRDate(date) {
+        if case .text(let date)? = p.dngValue("dateTimeOriginal"), isExifDateTime(date) {
             out.append(("capDate", .string(date)))
             if case .text(let offset)? = p.dngValue("offsetTimeOriginal"), let seconds = utcOffsetSeconds(offset) {
                 out.append(("utcOffset", .float(Float(seconds))))
@@ -137,8 +136,9 @@ enum EXRMetadata {
         }
     }
 
-    /// True for "YYYY:MM:DD HH:MM:SS", the form the EXR `capDate` attribute requires.
-    static func isEXRDate(_ s: String) -> Bool {
+    /// True for "YYYY:MM:DD HH:MM:SS" (EXIF DateTimeOriginal), the form EXR's `capDate` and
+    /// Radiance's `CAPDATE` require.
+    static func isExifDateTime(_ s: String) -> Bool {
         let pattern = Array("dddd:dd:dd dd:dd:dd")
         let chars = Array(s.utf8)
         guard chars.count == pattern.count else { return false }

@@ -29,8 +29,6 @@ import ImageCore
 /// channel byte ⌊c · f · 256 / m⌋ (negative values as 0: RGBE has no sign), E = e + 128, and
 /// four zero bytes when m < 1e-32. Decoding gives (byte + ½) · 2^(E − 136): 0.4 % steps.
 public enum RadianceFile {
-    /// Radiance's luminous efficacy of its white, lm/W.
-    public static let efficacy = Photometric.radianceEfficacy
     /// XYZ → Radiance RGB (standard primaries, equal-energy white).
     static let fromXYZ: Matrix3 = {
         func xyz(_ x: Double, _ y: Double) -> SIMD3<Double> { [x / y, 1, (1 - x - y) / y] }
@@ -64,7 +62,7 @@ public enum RadianceFile {
             throw RadianceError(path: path, reason: "camera RGB has no primaries to convert to Radiance's: choose an output colour (--color)")
         }
         // Luminance units: cd/m² → W·sr⁻¹·m⁻² (÷ 179); radiance units already are.
-        let unit = mode == .luminance ? 1 / efficacy : 1
+        let unit = mode == .luminance ? 1 / Photometric.radianceEfficacy : 1
         return Matrix3.diagonal(SIMD3(repeating: unit)) * fromXYZ * space.toXYZ
     }
 
@@ -72,12 +70,13 @@ public enum RadianceFile {
     static func encode(_ image: some SceneLinearRaster, path: String) throws -> Data {
         let m = try conversion(for: image, path: path)
         var header = "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\nEXPOSURE=1.000000e+00\n"
-        if case .text(let date)? = image.provenance.dngValue("dateTimeOriginal"), isCaptureDate(date) {
+        // CAPDATE has EXIF's form, as EXR's capDate does.
+        if case .text(let date)? = image.provenance.dngValue("dateTimeOriginal"), EXRMetadata.isExifDateTime(date) {
             header += "CAPDATE=\(date)\n"
         }
         header += "SOFTWARE=\(image.provenance.software.isEmpty ? SceneLinearVersion.software : image.provenance.software)\n"
         // Where the absolute scale came from (variables other tools ignore; no tabs).
-        let luminancePerValue = image.exposure.factor * (image.exposure.mode == .radiance ? efficacy : 1)
+        let luminancePerValue = image.exposure.factor * (image.exposure.mode == .radiance ? Photometric.radianceEfficacy : 1)
         var scale = String(format: "SCENELINEAR_SCALE=%.9g cd/m^2 per linear reference value", luminancePerValue)
         if let u = image.exposure.relativeUncertainty { scale += String(format: ", relative standard uncertainty %.4g", u) }
         header += scale + "\n"
@@ -163,10 +162,6 @@ public enum RadianceFile {
             }
         }
         flushLiterals(upTo: b.count)
-    }
-
-    static func isCaptureDate(_ s: String) -> Bool {
-        s.count == 19 && s.enumerated().allSatisfy { k, c in [4, 7].contains(k) ? c == ":" : k == 10 ? c == " " : [13, 16].contains(k) ? c == ":" : c.isNumber }
     }
 }
 

@@ -45,7 +45,8 @@ public struct RegionAnalysis: Sendable, Codable {
     public var measurement: RegionMeasurement
     public var dynamicRange: DynamicRange
     public var histogram: Histogram?
-    /// In absolute units: the uncertainty budgets of the mean and median of Y.
+    /// In absolute units: the uncertainty budgets of Y's mean and median, then of the means
+    /// of R, G and B.
     public var budgets: [UncertaintyBudget]?
 }
 
@@ -65,7 +66,7 @@ public struct UncertaintyBudget: Sendable, Codable, Equatable {
     public var statistic: String
     public var value: Double
     public var items: [Item]
-    /// What the budget leaves out, said plainly (e.g. the demosaic's correlation).
+    /// What the budget leaves out, said plainly (e.g. noise, for a file without a NoiseProfile).
     public var notIncluded: [String]
     public var relativeStandardUncertainty: Double
     public var standardUncertainty: Double
@@ -249,9 +250,9 @@ extension Pipeline {
             if let made = first.picture { return made }
             guard let reduction = first.reduction, let image = source.known.image else { return nil }
             let (width, height) = first.size
-            var made = AnalysisPicture(path: path, width: width, height: height, exposureFactor: image.exposure.factor,
-                                       luminance: reduction.result(), weights: { try? $0.weights(width: width, height: height) })
-            made.unitSymbol = image.exposure.mode.unitSymbol
+            let made = AnalysisPicture(path: path, width: width, height: height, exposureFactor: image.exposure.factor,
+                                       unitSymbol: image.exposure.mode.unitSymbol, luminance: reduction.result(),
+                                       weights: { try? $0.weights(width: width, height: height) })
             first.picture = made
             pictureReady?(made)
             return made

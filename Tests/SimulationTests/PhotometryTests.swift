@@ -208,6 +208,13 @@ import TestSupport
         stranger.model = "Other model"
         #expect(throws: PhotometryError.self) { try Photometry.luminanceScale(stranger, path: "x", calibration: back) }
         #expect(try Photometry.luminanceScale(stranger, path: "x", calibration: back, allowOtherCamera: true).factor == scale.factor)
+        // A file without its exposure settings: absolute units are refused, naming what is missing.
+        var bare = dng.metadata
+        bare.capture.exposureTime = nil
+        bare.capture.iso = 0
+        let missing = try #require(throws: PhotometryError.self) { try Photometry.luminanceScale(bare, path: "bare.dng", calibration: nil) }
+        #expect(missing.description == "bare.dng: absolute units need the exposure settings, and the file lacks ExposureTime, ISO"
+                && missing.category == .unsupportedFeature)
         // A damaged file and a missing one.
         try Data("{\"schema\": \"scenelinear.calibration/1\"}".utf8).write(to: URL(fileURLWithPath: path))
         #expect(throws: PhotometryError.self) { try CameraCalibration.read(path) }
