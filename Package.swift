@@ -9,7 +9,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "scenelinear", targets: ["scenelinear"]),
-        .library(name: "SceneLinearKit", targets: ["SceneLinearKit", "Engine", "Measuring", "Batching"]),
+        .library(name: "SceneLinearKit", targets: ["SceneLinearKit", "Engine", "Measuring", "Batching", "Merging"]),
         // Scene descriptions and simulated captures, apart from the library: for the fuzz
         // package's `scene` target (Fuzz/).
         .library(name: "CaptureSimulation", targets: ["CaptureSimulation"]),
@@ -88,8 +88,10 @@ let package = Package(
         .target(name: "Measuring", dependencies: ["Engine", "Analysis", "Plots"]),
         // Batches: manifests, resuming, shards.
         .target(name: "Batching", dependencies: ["Engine"]),
+        // Raw brackets merged noise-optimally in Stage 2, then developed by the engine.
+        .target(name: "Merging", dependencies: ["Engine"]),
         // The library in one import (engine, measurements, batches).
-        .target(name: "SceneLinearKit", dependencies: ["Engine", "Measuring", "Batching", "Analysis"]),
+        .target(name: "SceneLinearKit", dependencies: ["Engine", "Measuring", "Batching", "Merging", "Analysis"]),
         // Simulated captures checked against their ground truth, and the test chart:
         // built on the library, not part of its product.
         .target(name: "SimulationCheck", dependencies: ["SceneLinearKit", "CaptureSimulation", "DNGWriter"]),
@@ -118,6 +120,7 @@ let package = Package(
         .testTarget(name: "OpcodesTests", dependencies: ["Opcodes", "ImageCore", "TestSupport"]),
         .testTarget(name: "SimulationTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Batching", "SimulationCheck", "CaptureSimulation", "Analysis", "DNGWriter", "TestSupport"]),
         .testTarget(name: "PlotsTests", dependencies: ["Plots", "TestSupport", "CCairo"]),
+        .testTarget(name: "MergingTests", dependencies: ["SceneLinearKit", "Merging", "SimulationCheck", "CaptureSimulation", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Batching", "SimulationCheck", "CaptureSimulation", "TestSupport"]),
     ]
 )

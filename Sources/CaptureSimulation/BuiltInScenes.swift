@@ -11,6 +11,11 @@ public enum BuiltInScene: String, CaseIterable, Sendable {
     /// A sunset: a bright sun disk, a sky whose marked patch has 12 % of the sun's radiance,
     /// a sky gradient and a dark foreground.
     case sunset
+    /// A daylit sky with the sun in view, 33 stops from the sun's disc (2.4·10⁵ × white:
+    /// about 1.2·10⁸ cd/m² with the default camera) to the darkest of 24 grey steps one stop
+    /// apart (2⁸ … 2⁻¹⁵ × white), with a sky patch and a dark foreground: a scene for
+    /// brackets (`simulate --bracket`, `merge`).
+    case skySun = "sky-sun"
 
     /// ColorChecker 24 (X-Rite, formulation after November 2014) patch colours: the
     /// published chromaticities under D50 adapted to D65 by Bradford and expressed in linear
@@ -54,6 +59,17 @@ public enum BuiltInScene: String, CaseIterable, Sendable {
             }
             return SceneDescription(name: rawValue, width: width, height: height, background: [0.02, 0.02, 0.02],
                                     elements: elements)
+        case .skySun:
+            return SceneDescription(
+                name: rawValue, width: width, height: height, background: [0.03, 0.028, 0.025],
+                elements: [
+                    .init(type: "gradient", name: "sky gradient", rect: [0, 0, 0.48, 1],
+                          from: [2.0, 2.6, 3.8], to: [5.0, 5.0, 5.2], log: true),
+                    .init(type: "rect", name: "sky", rect: [0.05, 0.05, 0.25, 0.35], rgb: [2.2, 2.7, 3.8]),
+                    .init(type: "disk", name: "sun", center: [0.75, 0.18], radius: 0.06, rgb: [2.4e5, 2.3e5, 2.1e5]),
+                    .init(type: "ramp", name: "grey", rect: [0.50, 0.02, 0.80, 0.98], rgb: [1, 1, 1], steps: 24, top: 256),
+                    .init(type: "rect", name: "foreground", rect: [0.82, 0, 1, 1], rgb: [0.02, 0.018, 0.015]),
+                ])
         case .sunset:
             let sun = Self.sunRadiance
             return SceneDescription(

@@ -23,6 +23,9 @@ public struct SimulationRecord: Codable, Sendable, Equatable {
     public var files: [String: String]
     /// The scene in absolute units (nil in records written before it was kept).
     public var photometry: SimulatedPhotometry?
+    /// For a bracket (`simulate --bracket`): its frames. The record's camera, radiance factor,
+    /// truth files and photometry are then those of the 0 EV exposure, which need not be a frame.
+    public var bracket: [BracketFrameRecord]?
 
     public init(capture: SimulatedCapture, files: [String: String]) {
         scene = capture.scene.description
@@ -97,6 +100,26 @@ extension CameraModel {
         } catch {
             throw SceneError(reason: "\(path) is not a camera description: \(error)")
         }
+    }
+}
+
+/// One frame of a simulated bracket.
+public struct BracketFrameRecord: Codable, Sendable, Equatable {
+    /// The DNG's name (in the record's directory).
+    public var file: String
+    /// Exposure relative to the record's camera, in stops.
+    public var ev: Double
+    public var exposureTime: Double
+    public var seed: UInt64
+    /// Decoded output of this frame = radiance × this.
+    public var radianceToOutput: Double
+
+    public init(file: String, ev: Double, exposureTime: Double, seed: UInt64, radianceToOutput: Double) {
+        self.file = file
+        self.ev = ev
+        self.exposureTime = exposureTime
+        self.seed = seed
+        self.radianceToOutput = radianceToOutput
     }
 }
 

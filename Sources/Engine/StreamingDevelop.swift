@@ -261,14 +261,14 @@ extension Pipeline {
         convert: @escaping @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void,
         visitor: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)? = nil, hash: Bool = true,
         cache: DecodedBlockCache? = nil, observer: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)? = nil,
-        output target: StreamingOutput? = nil
+        output target: StreamingOutput? = nil, replacing replacement: Stage2Replacement? = nil
     ) throws -> Streamed<E> {
         var timings = initial
         let path = dng.path
         let (raw, main, notes) = try selectImage(dng, options: options)
         try checkLimits(raw, path: path, options: options)
         // The raw-data digest, computed as the blocks are decoded (once, on whichever route).
-        let digestExpectation = try digestExpectation(dng, raw: raw, main: main, options: options)
+        let digestExpectation = replacement == nil ? try digestExpectation(dng, raw: raw, main: main, options: options) : nil
         let digester = try digestExpectation?.makeDigester(dng)
         let cfa = raw.photometric == Photometric.cfa ? raw.cfa : nil
         let spp = raw.samplesPerPixel
@@ -317,7 +317,13 @@ extension Pipeline {
         // However this function ends, the hashing thread is done before it returns (it reads
         // the file's mapping, which must outlive it, and the process must not exit under it).
         defer { _ = hashing.wait() }
-        let sink = OutputSink<E>(matrix: ColorConversion.floatMatrix(color, exposure: exposure), keepClipMask: keepClipMask,
+        let matrix = ColorConversion.floatMatrix(color, exposure: exposure)
+        let sinkMatrix: [Float] = switch replacement?.matrix {
+        case .color?, nil: matrix
+        case .squared?: matrix.map { $0 * $0 }
+        case .identity?: [1, 0, 0, 0, 1, 0, 0, 0, 1]
+        }
+        let sink = OutputSink<E>(matrix: sinkMatrix, keepClipMask: keepClipMask,
                                  convert: convert, visitor: visitor, observer: observer)
         let reports = SharedStore<Int, OpcodeReport>()
         let opcodes = StreamingOpcodes(path: path, clipping: options.opcodeClipping,
@@ -398,7 +404,7 @@ extension Pipeline {
             }
         }
 
-        if !hasList1 && blockwiseLayout {
+        if replacement == nil && !hasList1 && blockwiseLayout {
             let bounds = PixelRect(width: area.width, height: area.height)
             let perRegion2 = list2PerRegion ? list2 : nil
             /// What a decoded block goes through: a strip of rows at a time, Stage 2 and OpcodeList2
@@ -499,7 +505,16 @@ extension Pipeline {
             }
             list2Done = perRegion2 != nil && (output != nil || stage2 != nil || stage3 != nil)
         }
-        if output == nil && stage2 == nil && stage3 == nil {
+        if let replacement {
+            // Stage 2 made elsewhere, with OpcodeList2 already applied (see `Stage2Replacement`).
+            guard replacement.image.width == area.width, replacement.image.height == area.height,
+                  replacement.image.planes == spp else {
+                throw RawDecodeError.inconsistentLayout(path: path, ifd: raw.path, reason: "a replacement Stage 2 of "
+                    + "\(replacement.image.width)×\(replacement.image.height)×\(replacement.image.planes) for an ActiveArea of \(area.width)×\(area.height)×\(spp)")
+            }
+            stage2 = replacement.image
+            list2Done = true
+        } else if output == nil && stage2 == nil && stage3 == nil {
             // The Stage 1 collector: OpcodeList1, or storage not decoded block by block.
             var stored = try RawDecoder.decode(dng, ifd: raw, limits: options.limits, digester: digester)
             try applyOpcodeList1(dng: dng, raw: raw, to: &stored, clipping: options.opcodeClipping, notes: &processing)

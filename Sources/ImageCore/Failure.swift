@@ -21,6 +21,9 @@ public enum FailureCategory: Int32, Sendable, CaseIterable, Codable {
     case limitExceeded = 17
     /// A calibration applied to another camera body than the one it was made with.
     case calibrationMismatch = 18
+    /// Frames that cannot be merged into one image: other cameras or sizes, one frame only,
+    /// no pixels valid in two frames to check their exposure ratio by.
+    case bracketMismatch = 19
     /// A bug: an internal invariant failed.
     case internalError = 1
 
@@ -39,6 +42,7 @@ public enum FailureCategory: Int32, Sendable, CaseIterable, Codable {
         case .outputFailure: return "output-failure"
         case .limitExceeded: return "limit-exceeded"
         case .calibrationMismatch: return "calibration-mismatch"
+        case .bracketMismatch: return "bracket-mismatch"
         case .internalError: return "internal-error"
         }
     }

@@ -35,16 +35,19 @@ public enum EXRFile {
     /// - Throws: `OutputError` when the directory is missing or not writable;
     ///   `ExchangeError` (`.outputFailure`) when OpenEXRCore fails (disk full, image too
     ///   large or empty, ...), with the library's message.
-    public static func write(_ image: some SceneLinearRaster, to path: String, options: EXROptions = .init()) throws {
+    /// - Parameter auxiliary: more single-channel planes (name, one value per pixel), after
+    ///   the masks: e.g. a merge's standard deviations (`std.R`, …).
+    public static func write(_ image: some SceneLinearRaster, to path: String, options: EXROptions = .init(),
+                             auxiliary: [EXRAuxiliaryChannel] = []) throws {
         try AtomicFile.write(to: path) { temporary in
-            try write(image, temporary: temporary, reportedAs: path, options: options)
+            try write(image, temporary: temporary, reportedAs: path, options: options, auxiliary: auxiliary)
         }
     }
 
     /// `write` into `temporary`, which the caller renames into place (or removes on
     /// failure); errors name `path`.
     public static func write(_ image: some SceneLinearRaster, temporary: String, reportedAs path: String,
-                             options: EXROptions = .init()) throws {
+                             options: EXROptions = .init(), auxiliary: [EXRAuxiliaryChannel] = []) throws {
         let width = image.width, height = image.height
         try check(width: width, height: height, options: options, path: path)
         if options.compression.needsCXXEncoder && options.tiling != nil {
@@ -58,12 +61,16 @@ public enum EXRFile {
         // Single-channel planes after R, G, B: alpha, the clip mask (when asked for), then
         // each other semantic mask layer.
         let extras = extraChannels(masks: image.masks, clipMaskKnown: image.clipMask != nil, options: options)
-        let extraNames = extras.map(\.name)
+        let extraNames = extras.map(\.name) + auxiliary.map(\.name)
         let extraPlanes: [[Float]] = extras.map { extra in
             guard let layer = extra.layer else {
                 return (image.clipMask ?? [UInt8](repeating: 0, count: width * height)).map { $0 != 0 ? 1 : 0 }
             }
             return image.masks[layer].values.samples
+        } + auxiliary.map(\.values)
+        for a in auxiliary where a.values.count != width * height || Set(extraNames).count != extraNames.count {
+            throw ExchangeError(path: path, operation: "EXRFile.write", message: "channel \(a.name): \(a.values.count) values for "
+                                + "\(width)×\(height) pixels, or a name used twice", category: .internalError)
         }
         let acesContainer = image.encoding == .aces2065 && options.compression == .none && options.pixelType == .half
             && options.tiling == nil && extraNames.allSatisfy { $0 == "A" }
@@ -410,4 +417,16 @@ final class EXRPixelStore: @unchecked Sendable {
     }
 
     deinit { storage.deallocate() }
+}
+
+/// A single-channel plane an EXR carries beyond the image and its masks.
+public struct EXRAuxiliaryChannel: Sendable {
+    public var name: String
+    /// One value per pixel, row-major.
+    public var values: [Float]
+
+    public init(name: String, values: [Float]) {
+        self.name = name
+        self.values = values
+    }
 }

@@ -73,7 +73,8 @@ public struct HDF5Group: Sendable, Equatable {
 
 /// A dataset of an `HDF5Group`.
 public struct HDF5Dataset: Sendable, Equatable {
-    public enum Values: Sendable, Equatable { case doubles([Double]), integers([Int]) }
+    /// `floats` and `bytes` (image-sized layers) are stored chunked, shuffled and deflated.
+    public enum Values: Sendable, Equatable { case doubles([Double]), integers([Int]), floats([Float]), bytes([UInt8]) }
     public var name: String
     /// Dimensions, C order; their product is the number of values.
     public var shape: [Int]
@@ -584,8 +585,26 @@ final class HDF5Writer {
             case .integers(let v):
                 guard v.count == count else { throw s.error("H5Dcreate2", "/\(group.name)/\(dataset.name): \(v.count) values for shape \(dataset.shape)") }
                 (fileType, memoryType) = (chdf5_STD_I64LE(), chdf5_NATIVE_INT64())
+            case .floats(let v):
+                guard v.count == count else { throw s.error("H5Dcreate2", "/\(group.name)/\(dataset.name): \(v.count) values for shape \(dataset.shape)") }
+                (fileType, memoryType) = (chdf5_IEEE_F32LE(), chdf5_NATIVE_FLOAT())
+            case .bytes(let v):
+                guard v.count == count else { throw s.error("H5Dcreate2", "/\(group.name)/\(dataset.name): \(v.count) values for shape \(dataset.shape)") }
+                (fileType, memoryType) = (chdf5_STD_U8LE(), chdf5_NATIVE_UINT8())
             }
-            let d = try s.handle(H5Dcreate2(handle.id, dataset.name, fileType, space.id, chdf5_P_DEFAULT(), chdf5_P_DEFAULT(),
+            let dcpl = try s.plist(H5Pcreate(chdf5_P_DATASET_CREATE()), "H5Pcreate")
+            switch dataset.values {
+            case .floats, .bytes:
+                // Image-sized layers: chunks of whole rows (of all the trailing dimensions).
+                if count > 0, let rows = dataset.shape.first, rows > 0 {
+                    let chunk = [hsize_t(min(rows, self.rows))] + dataset.shape.dropFirst().map { hsize_t(max($0, 1)) }
+                    try s.check(H5Pset_chunk(dcpl.id, Int32(chunk.count), chunk), "H5Pset_chunk")
+                    try s.check(H5Pset_shuffle(dcpl.id), "H5Pset_shuffle")
+                    try s.check(H5Pset_deflate(dcpl.id, UInt32(options.maskDeflateLevel)), "H5Pset_deflate")
+                }
+            default: break
+            }
+            let d = try s.handle(H5Dcreate2(handle.id, dataset.name, fileType, space.id, chdf5_P_DEFAULT(), dcpl.id,
                                             chdf5_P_DEFAULT()), "H5Dcreate2 (\(dataset.name))", closer: H5Dclose)
             if count > 0 {
                 switch dataset.values {
@@ -594,6 +613,10 @@ final class HDF5Writer {
                 case .integers(let v):
                     let v64 = v.map(Int64.init)
                     try v64.withUnsafeBytes { try s.check(H5Dwrite(d.id, memoryType, chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), $0.baseAddress), "H5Dwrite (\(dataset.name))") }
+                case .floats(let v):
+                    try v.withUnsafeBytes { try s.check(H5Dwrite(d.id, memoryType, chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), $0.baseAddress), "H5Dwrite (\(dataset.name))") }
+                case .bytes(let v):
+                    try v.withUnsafeBytes { try s.check(H5Dwrite(d.id, memoryType, chdf5_S_ALL(), chdf5_S_ALL(), chdf5_P_DEFAULT(), $0.baseAddress), "H5Dwrite (\(dataset.name))") }
                 }
             }
             for item in dataset.attributes { try s.set(d, item.key, item.value) }

@@ -5,3 +5,4 @@
 @_exported import Batching
 @_exported import Engine
 @_exported import Measuring
+@_exported import Merging

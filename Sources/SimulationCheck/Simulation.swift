@@ -80,3 +80,81 @@ extension Pipeline {
         return SimulationOutput(record: record, capture: capture, files: files)
     }
 }
+
+/// The files of a simulated bracket.
+public struct BracketSimulationOutput: Sendable {
+    public var record: SimulationRecord
+    /// The frames' DNGs, in the order of the exposures asked for.
+    public var frames: [String]
+    /// Role → path: "record", "truth-exr", "truth-hdf5".
+    public var files: [String: String]
+}
+
+extension Pipeline {
+    /// Simulates a bracket: `camera` photographs `scene` once for each exposure offset in
+    /// `stops` (exposure time × 2^stop; the quantum efficiency of the 0 EV camera kept), each
+    /// frame with its own temporal noise (seed + 1000003 · frame; the fixed patterns, PRNU
+    /// and DSNU, are drawn from that seed too). Writes `<name>_1.dng` … in the order given,
+    /// and one ground truth in the units of the 0 EV exposure: `<name>.truth.exr`,
+    /// `<name>.truth.h5` and `<name>.truth.json` (its `bracket` lists the frames).
+    public static func simulateBracket(scene: RenderedScene, camera: CameraModel, stops: [Double], name: String,
+                                       directory: String) throws -> BracketSimulationOutput {
+        guard !stops.isEmpty, stops.allSatisfy({ $0.isFinite && abs($0) <= 30 }) else {
+            throw SceneError(reason: "a bracket needs exposure offsets of at most ±30 stops, got \(stops)")
+        }
+        var base = camera
+        try base.validate()
+        base.quantumScale = base.effectiveQuantumScale
+        let dir = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+        var frames: [String] = [], records: [BracketFrameRecord] = []
+        for (i, stop) in stops.enumerated() {
+            var c = base
+            c.exposureTime = base.exposureTime * pow(2, stop)
+            c.seed = base.seed &+ UInt64(i) &* 1_000_003
+            let capture = try Simulator.capture(scene, camera: c)
+            let file = "\(name)_\(i + 1).dng"
+            try DNGWriter.write(capture.dng, to: dir + "/" + file)
+            frames.append(dir + "/" + file)
+            records.append(BracketFrameRecord(file: file, ev: stop, exposureTime: c.exposureTime, seed: c.seed,
+                                              radianceToOutput: capture.radianceToOutput))
+        }
+        // The truth in the units of the 0 EV exposure (without noise: only its factor and
+        // geometry are used).
+        var zero = base
+        zero.noise = false
+        let capture = try Simulator.capture(scene, camera: zero)
+        var files = ["record": dir + "/" + name + ".truth.json", "truth-exr": dir + "/" + name + ".truth.exr",
+                     "truth-hdf5": dir + "/" + name + ".truth.h5"]
+        let dng = try DNGFile.open(path: frames[0])
+        let color = try ColorTransform.make(metadata: dng.metadata, encoding: .linearRec2020, path: frames[0])
+        let truth = capture.groundTruthAtDecodeSize
+        let provenance = ImageProvenance(sourceFile: URL(fileURLWithPath: frames[0]).lastPathComponent, sourceSHA256: "",
+                                         software: SceneLinearVersion.software, sourceIFD: try dng.mainRawImage().path,
+                                         whiteBalanceSource: color.whiteBalanceSource, whiteXY: [color.whiteXY.x, color.whiteXY.y],
+                                         cameraNeutral: [color.cameraNeutral.x, color.cameraNeutral.y, color.cameraNeutral.z],
+                                         cameraToOutput: color.matrix.e, dng: [],
+                                         processing: [MetadataItem("simulation", .text("ground truth radiance of a bracket, 0 EV units")),
+                                                      MetadataItem("scene", .text(scene.description.name)),
+                                                      MetadataItem("radianceToOutput", .number(capture.radianceToOutput)),
+                                                      MetadataItem("frames", .text(records.map(\.file).joined(separator: ", ")))])
+        let truthImage = SceneLinearImage(pixels: ImageBuffer(width: truth.width, height: truth.height, channels: 3,
+                                                              samples: truth.samples.map { Float($0) }),
+                                          clipMask: nil, encoding: .linearRec2020, exposure: .none, provenance: provenance)
+        try EXRFile.write(truthImage, to: files["truth-exr"]!, options: EXROptions(pixelType: .float))
+        try HDF5File.write(truthImage, to: files["truth-hdf5"]!, options: HDF5Options(sampleType: .float32))
+        var relative = files
+        for (role, path) in files { relative[role] = URL(fileURLWithPath: path).lastPathComponent }
+        relative["record"] = nil
+        var record = SimulationRecord(capture: capture, files: relative)
+        record.camera = base
+        record.bracket = records
+        let data = try record.json()
+        try AtomicFile.write(to: files["record"]!) { temporary in
+            guard FileManager.default.createFile(atPath: temporary, contents: data) else {
+                throw OutputError(path: files["record"]!, reason: "cannot create the file")
+            }
+        }
+        files["record"] = dir + "/" + name + ".truth.json"
+        return BracketSimulationOutput(record: record, frames: frames, files: files)
+    }
+}

@@ -9,14 +9,18 @@ extension SceneLinearCommand {
         static let configuration = CommandConfiguration(
             abstract: "Photograph a scene of known radiance with a simulated camera: a DNG plus its ground truth.",
             discussion: """
-                The scene is a built-in one (grey-ramp, colour-chart, sunset), a scene \
+                The scene is a built-in one (grey-ramp, colour-chart, sunset, sky-sun), a scene \
                 description (.json, see docs/simulation.md), or a radiance map (.exr or .h5 written by \
                 this tool: linear Rec.2020). The camera (exposure, full well, shot/read/dark noise, \
                 PRNU/DSNU, ADC bits, black level, companding, colour sensitivities, LinearRaw or CFA) \
                 comes from --camera (.json; missing fields keep their defaults) and the options below. \
                 Writes <name>.dng, <name>.truth.exr and <name>.truth.h5 (the radiance in the decoder's \
                 output units and geometry), <name>.expected.h5 (the exact decode of the stored codes) and \
-                <name>.truth.json (everything needed to rebuild the truth; used by `validate`).
+                <name>.truth.json (everything needed to rebuild the truth; used by `validate`). With \
+                --bracket, one DNG per exposure offset (<name>_1.dng, … in the order given) of the same \
+                scene, and one truth (<name>.truth.exr, .truth.h5, .truth.json) in the units of the 0 EV \
+                exposure; `merge` merges the frames and `validate <name>_1.dng <name>_2.dng …` checks \
+                the merge against the truth.
                 """)
 
         @Option(help: "Scene: a built-in name, a .json description, or a .exr/.h5 radiance map.")
@@ -58,11 +62,24 @@ extension SceneLinearCommand {
         @Option(help: "ISO (overrides the camera file).")
         var iso: Double?
 
+        @Option(parsing: .unconditional, help: ArgumentHelp("A bracket: exposure offsets in stops, comma-separated (e.g. -4,0,4): one DNG per offset, exposure time × 2^offset.", valueName: "ev,ev,..."))
+        var bracket: String?
+
+        func bracketStops() throws -> [Double]? {
+            guard let bracket else { return nil }
+            let stops = bracket.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard !stops.isEmpty, stops.allSatisfy({ $0 != nil && $0!.isFinite && abs($0!) <= 30 }) else {
+                throw ValidationError("--bracket must be comma-separated exposure offsets in stops, each within ±30 (e.g. -4,0,4)")
+            }
+            return stops.map { $0! }
+        }
+
         func validate() throws {
             let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
             guard parts.count == 2, parts.allSatisfy({ (16...20000).contains($0) }) else {
                 throw ValidationError("--size must be WIDTHxHEIGHT, 16...20000 each")
             }
+            _ = try bracketStops()
         }
 
         func run() throws {
@@ -87,6 +104,17 @@ extension SceneLinearCommand {
                     }
                 }
                 guard isDirectory.boolValue else { throw OutputError(path: output, reason: "not a directory") }
+                if let stops = try bracketStops() {
+                    let result = try Pipeline.simulateBracket(scene: rendered, camera: model, stops: stops,
+                                                              name: name ?? rendered.description.name, directory: output)
+                    if quiet { return }
+                    print("simulated a bracket of \(stops.count) frames of \(rendered.description.name) \(rendered.radiance.width)×\(rendered.radiance.height), \(model.layout), \(model.noise ? "noise" : "no noise"); truth in 0 EV units (radiance × \(String(format: "%.6g", result.record.radianceToOutput)))")
+                    for (frame, stop) in zip(result.frames, stops) { print("wrote \(frame) (\(String(format: "%+g", stop)) EV)") }
+                    for role in ["truth-exr", "truth-hdf5", "record"] {
+                        if let path = result.files[role] { print("wrote \(path) (\(role))") }
+                    }
+                    return
+                }
                 let result = try Pipeline.simulate(scene: rendered, camera: model, name: name ?? rendered.description.name,
                                                    directory: output)
                 let c = result.record.camera
@@ -126,8 +154,10 @@ extension SceneLinearCommand {
                 Exits 0 when every check passes, 20 otherwise (thresholds in docs/validation.md).
                 """)
 
-        @Argument(help: "The simulated DNG.")
-        var file: String
+        @Argument(help: "The simulated DNG, or the frames of a simulated bracket (merged, then checked: bias, noise against the merge's standard deviations and the best single frame, per-pixel 95 % coverage, lower bounds).")
+        var files: [String]
+
+        var file: String { files[0] }
 
         @Option(help: "The simulation record (default: <file without .dng>.truth.json).")
         var truth: String?
@@ -135,7 +165,7 @@ extension SceneLinearCommand {
         @Option(help: "A ratio to check, numerator/denominator patch names (repeatable).")
         var ratio: [String] = []
 
-        @Flag(help: "Print JSON (schema scenelinear.validation/1).")
+        @Flag(help: "Print JSON (schema scenelinear.validation/1; scenelinear.validation-bracket/1 for a bracket).")
         var json = false
 
         @Option(help: ArgumentHelp("A camera calibration (`calibrate`) to check against the simulation's true constant instead of the estimate from the exposure metadata.", valueName: "file.json"))
@@ -152,10 +182,30 @@ extension SceneLinearCommand {
                 let ext = URL(fileURLWithPath: plot).pathExtension.lowercased()
                 guard ["png", "svg", "pdf"].contains(ext) else { throw ValidationError("--plot must end in .png, .svg or .pdf") }
             }
+            if files.count > 1 && (plot != nil || !ratio.isEmpty || calibration != nil) {
+                throw ValidationError("--plot, --ratio and --calibration apply to one capture, not to a bracket")
+            }
+        }
+
+        /// A bracket's record: `<name>.truth.json` for frames `<name>_<k>.dng`.
+        static func bracketRecordPath(_ frame: String) -> String {
+            let base = URL(fileURLWithPath: frame).deletingPathExtension().path
+            guard let underscore = base.lastIndex(of: "_"), Int(base[base.index(after: underscore)...]) != nil else { return base + ".truth.json" }
+            return String(base[..<underscore]) + ".truth.json"
         }
 
         func run() throws {
             var passed = true
+            if files.count > 1 {
+                try reportingFailures(json: json) {
+                    let record = try SimulationRecord.read(truth ?? Self.bracketRecordPath(file))
+                    let report = try Pipeline.validateBracket(frames: files, record: record)
+                    print(json ? try report.json() : report.text)
+                    passed = report.passed
+                }
+                if !passed { throw ExitCode(20) }
+                return
+            }
             try reportingFailures(json: json) {
                 let recordPath = truth ?? (URL(fileURLWithPath: file).deletingPathExtension().path + ".truth.json")
                 let record = try SimulationRecord.read(recordPath)

@@ -1,0 +1,84 @@
+import Foundation
+
+/// A Stage 2 image made outside the file — a merged bracket of raw frames — to be developed
+/// by the one conversion in place of the file's own Stage 2: OpcodeList2 is taken as
+/// applied (the merge applies each frame's), OpcodeList3, demosaicing, colour, crop and
+/// orientation are the file's.
+public struct Stage2Replacement: Sendable {
+    /// What the output channels are made of.
+    public enum Matrix: Sendable {
+        /// The file's camera → output matrix with its exposure factor: the image itself.
+        case color
+        /// That matrix's entries squared: the variances of independent camera planes
+        /// carried to the variances of the output channels.
+        case squared
+        /// The camera planes as they are (e.g. a count per plane).
+        case identity
+    }
+
+    /// The ActiveArea's planes (the file's size and samples per pixel), with its clip mask.
+    public var image: LinearImage
+    public var matrix: Matrix
+
+    public init(image: LinearImage, matrix: Matrix) {
+        self.image = image
+        self.matrix = matrix
+    }
+}
+
+extension Pipeline {
+    /// Develops `replacement` as `dng`'s Stage 2 into `Float` output (see `Stage2Replacement`);
+    /// the file is not decoded, its digest not checked.
+    public static func develop(_ dng: DNGFile, replacing replacement: Stage2Replacement, options: DevelopOptions,
+                               hash: Bool) throws -> DevelopedImage {
+        var o = options
+        o.digest = .skip
+        let s = try stream(dng, options: o, keepClipMask: replacement.matrix == .color, timings: StageTimings(), as: Float.self,
+                           convert: { source, target in _ = target.initialize(from: source) }, hash: hash,
+                           replacing: replacement)
+        let image = SceneLinearImage(pixels: ImageBuffer(width: s.width, height: s.height, channels: 3, samples: s.pixels),
+                                     clipMask: s.clipMask, encoding: s.color.encoding, exposure: s.exposure,
+                                     provenance: s.provenance, masks: s.masks)
+        return DevelopedImage(image: image, dng: dng, rawIFD: s.raw, mapping: s.mapping, color: s.color, geometry: s.geometry,
+                              timings: s.timings)
+    }
+}
+
+/// One raw frame's Stage 2, as a merge of frames takes it: the ActiveArea's linear
+/// reference values with OpcodeList1 and OpcodeList2 applied, the clip mask, and the gain
+/// OpcodeList2 applied to each sample (nil without a list).
+public struct FrameStage2: Sendable {
+    public var image: LinearImage
+    /// Per sample (the planes of `image`, interleaved): OpcodeList2's factor, read as the list
+    /// applied to an image of ones (a GainMap's gain).
+    public var gains: [Float]?
+    public var raw: ImageIFD
+}
+
+extension Pipeline {
+    /// The Stage 2 of `dng`'s raw image, whole (see `FrameStage2`), under `options.limits`.
+    /// - Throws: the decoder's errors; `RawDecodeError.unsupported` for an OpcodeList2 that
+    ///   crops (TrimBounds), which frames merged pixel by pixel cannot have.
+    public static func frameStage2(_ dng: DNGFile, options: DevelopOptions) throws -> FrameStage2 {
+        let raw = try dng.mainRawImage()
+        try checkLimits(raw, path: dng.path, options: options)
+        var notes: [MetadataItem] = []
+        var stored = try RawDecoder.decode(dng, ifd: raw, limits: options.limits, digester: nil)
+        try applyOpcodeList1(dng: dng, raw: raw, to: &stored, clipping: options.opcodeClipping, notes: &notes)
+        var linear = try Linearizer.linearize(stored, path: dng.path)
+        var gains: [Float]?
+        if try dng.opcodeListBytes(2, of: raw) != nil {
+            var ones = LinearImage(ifd: raw, values: ImageBuffer(width: linear.width, height: linear.height, channels: linear.planes,
+                                                                 samples: [Float](repeating: 1, count: linear.values.samples.count)),
+                                   clipMask: linear.clipMask, mapping: linear.mapping)
+            let trim = try applyOpcodeList(2, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &notes)
+            _ = try applyOpcodeList(2, dng: dng, raw: raw, to: &ones, clipping: .keepRange, notes: &notes)
+            if trim != nil {
+                throw RawDecodeError.unsupported(path: dng.path, ifd: raw.path,
+                                                 reason: "OpcodeList2 crops the image (TrimBounds): frames merged pixel by pixel must keep their ActiveArea")
+            }
+            gains = ones.values.samples
+        }
+        return FrameStage2(image: linear, gains: gains, raw: raw)
+    }
+}

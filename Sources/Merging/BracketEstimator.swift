@@ -1,0 +1,260 @@
+import Foundation
+import ImageCore
+
+/// The temporal noise of one camera plane of one frame (DNG NoiseProfile): a Stage 2 value
+/// x has variance `S · x + O`; after a gain g (OpcodeList2) the value v = g · x has
+/// variance `g · S · v + g² · O`.
+public struct PlaneNoise: Sendable, Equatable, Codable {
+    public var scale: Double
+    public var offset: Double
+
+    public init(scale: Double, offset: Double) {
+        self.scale = scale
+        self.offset = offset
+    }
+
+    /// The variance of a value `v` (≥ 0 taken for the shot term) that a gain `g` multiplied.
+    @inline(__always)
+    func variance(_ v: Double, gain g: Double) -> Double {
+        g * scale * max(v, 0) + g * g * offset
+    }
+}
+
+/// One frame's Stage 2 as the estimator reads it.
+public struct BracketSamples: Sendable {
+    /// Interleaved planes over the ActiveArea.
+    public var values: [Float]
+    /// One byte per pixel, bit p: plane p at or above the white level.
+    public var clipMask: [UInt8]
+    /// Per sample, OpcodeList2's gain (nil: 1).
+    public var gains: [Float]?
+    /// The frame's exposure relative to the reference frame's (its values ÷ this are in the
+    /// reference's units).
+    public var exposure: Double
+    /// Per sample position, which `noise` entry applies: the plane (LinearRaw) or the CFA
+    /// colour; `noiseIndex(sample)`.
+    public var noise: [PlaneNoise]
+
+    public init(values: [Float], clipMask: [UInt8], gains: [Float]?, exposure: Double, noise: [PlaneNoise]) {
+        self.values = values
+        self.clipMask = clipMask
+        self.gains = gains
+        self.exposure = exposure
+        self.noise = noise
+    }
+}
+
+/// The merged Stage 2: per sample the estimate in the reference frame's units, its variance,
+/// the frames it used, and per pixel the planes clipped in every frame (a lower bound).
+public struct MergedSamples: Sendable {
+    public var values: [Float]
+    public var variance: [Float]
+    public var frames: [UInt8]
+    /// Bit p set: plane p was clipped or saturated in every frame; its value is the largest
+    /// lower bound the frames give.
+    public var lowerBound: [UInt8]
+}
+
+/// The noise-optimal merge of raw frames of one scene (docs/merge.md): for each sample, with
+/// exposures e_i (relative to the reference) and values v_i,
+/// Φ̂ = Σ w_i · v_i / e_i ÷ Σ w_i, w_i = e_i² / σ_i²(e_i · Φ̂), Var Φ̂ = 1 / Σ w_i,
+/// the variances taken from the NoiseProfile at the *predicted* value e_i · Φ̂ (not the
+/// observed one, whose noise would bias the weights), iterated from the longest valid
+/// frame's value. A sample is left out when it is clipped (clip mask), when its value
+/// reaches `saturation` (of the white level, before OpcodeList2's gain), or when its
+/// predicted value plus three standard deviations does; a sample no frame measured so is a
+/// lower bound: the largest v_i / e_i, flagged.
+public struct BracketEstimator: Sendable {
+    /// Where a sample counts as saturated, as a fraction of the white level.
+    public var saturation: Double
+    /// Passes of the weights at the predicted value.
+    public var iterations: Int
+
+    public init(saturation: Double = 0.98, iterations: Int = 3) {
+        self.saturation = saturation
+        self.iterations = iterations
+    }
+
+    /// Merges `frames` (all of `planes` planes, `width` × `height` pixels); `noiseIndex`
+    /// gives, for a pixel's row, column and plane, the index into each frame's `noise`.
+    public func merge(_ frames: [BracketSamples], width: Int, height: Int, planes: Int,
+                      noiseIndex: @escaping @Sendable (_ row: Int, _ column: Int, _ plane: Int) -> Int) -> MergedSamples {
+        let count = width * height * planes
+        precondition(frames.allSatisfy { $0.values.count == count && $0.clipMask.count == width * height && ($0.gains?.count ?? count) == count })
+        var values = [Float](repeating: 0, count: count), variance = [Float](repeating: 0, count: count)
+        var used = [UInt8](repeating: 0, count: count), lowerBound = [UInt8](repeating: 0, count: width * height)
+        // Longest exposure first: the first valid sample in this order starts the iteration.
+        let order = frames.indices.sorted { frames[$0].exposure > frames[$1].exposure }
+        let sat = saturation, passes = max(1, iterations)
+        let n = frames.count
+        values.withUnsafeMutableBufferPointer { vOut in
+        variance.withUnsafeMutableBufferPointer { varOut in
+        used.withUnsafeMutableBufferPointer { usedOut in
+        lowerBound.withUnsafeMutableBufferPointer { lbOut in
+            nonisolated(unsafe) let vOut = vOut, varOut = varOut, usedOut = usedOut, lbOut = lbOut
+            Parallel.forEachChunk(count: height, minimumChunk: 8) { rows in
+                // Per-frame values in local arrays (no bounds checks in the inner loop).
+                var v = [Double](repeating: 0, count: n), g = [Double](repeating: 1, count: n)
+                var valid = [Bool](repeating: false, count: n)
+                var noise = [PlaneNoise](repeating: PlaneNoise(scale: 0, offset: 0), count: n)
+                let e = order.map { frames[$0].exposure }
+                for y in rows {
+                    for x in 0..<width {
+                        let pixel = y * width + x
+                        var bound: UInt8 = 0
+                        for p in 0..<planes {
+                            let k = pixel * planes + p
+                            let bit = UInt8(1) << UInt8(p)
+                            let ni = noiseIndex(y, x, p)
+                            var anyValid = false
+                            for (j, i) in order.enumerated() {
+                                let f = frames[i]
+                                v[j] = Double(f.values[k])
+                                g[j] = f.gains.map { Double($0[k]) } ?? 1
+                                noise[j] = f.noise[ni]
+                                valid[j] = f.clipMask[pixel] & bit == 0 && v[j] < sat * g[j]
+                                anyValid = anyValid || valid[j]
+                            }
+                            guard anyValid else {
+                                // Clipped everywhere: the largest value the frames allow.
+                                var lower = -Double.infinity
+                                for j in 0..<n { lower = max(lower, v[j] / e[j]) }
+                                vOut[k] = Float(lower)
+                                varOut[k] = 0
+                                usedOut[k] = 0
+                                bound |= bit
+                                continue
+                            }
+                            var phi = 0.0
+                            for j in 0..<n where valid[j] { phi = v[j] / e[j]; break }
+                            var den = 0.0, frameCount = 0
+                            for _ in 0..<passes {
+                                var num = 0.0
+                                den = 0
+                                frameCount = 0
+                                for j in 0..<n where valid[j] {
+                                    let predicted = max(e[j] * phi, 0)
+                                    let s2 = max(noise[j].variance(predicted, gain: g[j]), 1e-30)
+                                    if predicted + 3 * s2.squareRoot() >= sat * g[j] { continue }
+                                    let w = e[j] * e[j] / s2
+                                    num += w * v[j] / e[j]
+                                    den += w
+                                    frameCount += 1
+                                }
+                                if den == 0 { break }
+                                phi = num / den
+                            }
+                            guard den > 0 else {
+                                // Every sample is clipped, saturated or within 3 σ of
+                                // saturation: not trusted as a value.
+                                var lower = -Double.infinity
+                                for j in 0..<n { lower = max(lower, v[j] / e[j]) }
+                                vOut[k] = Float(lower)
+                                varOut[k] = 0
+                                usedOut[k] = 0
+                                bound |= bit
+                                continue
+                            }
+                            vOut[k] = Float(phi)
+                            varOut[k] = Float(1 / den)
+                            usedOut[k] = UInt8(min(frameCount, 255))
+                        }
+                        lbOut[pixel] = bound
+                    }
+                }
+            }
+        }
+        }
+        }
+        }
+        return MergedSamples(values: values, variance: variance, frames: used, lowerBound: lowerBound)
+    }
+}
+
+/// The exposure ratio of two frames measured on their pixels (docs/merge.md):
+/// r̂ = Σ w · v_a ÷ Σ w · v_b over samples valid in both, each chosen and weighted by the
+/// mean of its four nearest samples of the same plane or CFA colour (`step` apart) — not by
+/// its own value, whose noise would then bias the choice (a sample kept for being above the
+/// noise floor is likely a high draw; one kept for being below saturation a low one). A
+/// sample counts when its neighbours' means lie above 10 √O and below 0.9 of the saturation
+/// level in both frames and neither sample is clipped; w = 1 / (σ_a² + r² σ_b²) at those
+/// means; samples farther than 5 σ (√(1/w)) from the median ratio are left out (moving
+/// objects, flicker), a test that, like the weights, does not depend on how the sample's own
+/// noise fell. The standard uncertainty of
+/// ln r̂ is √(Σ w² (v_a − r̂ v_b)²) ÷ Σ w v_a.
+public struct ExposureRatioFit: Sendable, Equatable, Codable {
+    /// v_a / v_b.
+    public var ratio: Double
+    /// Standard uncertainty of ln(ratio).
+    public var logUncertainty: Double
+    /// Samples the fit used.
+    public var samples: Int
+
+    /// Fewer samples than this valid in both frames: no fit.
+    public static let minimumSamples = 100
+
+    /// The fit of `a` against `b` (`planes` interleaved planes, `width` × `height` pixels,
+    /// neighbours `step` pixels away: 1, or 2 for a Bayer mosaic), or nil when fewer than
+    /// `minimumSamples` samples are valid in both. At most about `maxSamples` samples are
+    /// read (evenly spaced rows).
+    public static func fit(_ a: BracketSamples, _ b: BracketSamples, width: Int, height: Int, planes: Int, step: Int,
+                           saturation: Double, noiseIndex: (Int) -> Int, maxSamples: Int = 2_000_000) -> ExposureRatioFit? {
+        guard width > 2 * step, height > 2 * step else { return nil }
+        let rowStep = max(1, (width * height * planes) / maxSamples)
+        let limit = 0.9 * saturation
+        let nominal: Double = a.exposure / b.exposure
+        var ratios: [Double] = [], va: [Double] = [], vb: [Double] = [], weights: [Double] = []
+        func neighbourMean(_ f: BracketSamples, _ y: Int, _ x: Int, _ p: Int) -> Double {
+            let d = step
+            let s = Double(f.values[((y - d) * width + x) * planes + p]) + Double(f.values[((y + d) * width + x) * planes + p])
+                + Double(f.values[(y * width + x - d) * planes + p]) + Double(f.values[(y * width + x + d) * planes + p])
+            return s / 4
+        }
+        var y = step
+        while y < height - step {
+            defer { y += rowStep }
+            for x in step..<(width - step) {
+                let pixel = y * width + x
+                for p in 0..<planes {
+                    let bit = UInt8(1) << UInt8(p)
+                    guard a.clipMask[pixel] & bit == 0, b.clipMask[pixel] & bit == 0 else { continue }
+                    let k = pixel * planes + p
+                    let ni = noiseIndex(k)
+                    let ga = a.gains.map { Double($0[k]) } ?? 1, gb = b.gains.map { Double($0[k]) } ?? 1
+                    let na = a.noise[ni], nb = b.noise[ni]
+                    let ma = neighbourMean(a, y, x, p), mb = neighbourMean(b, y, x, p)
+                    guard ma < limit * ga, mb < limit * gb, ma > 10 * ga * na.offset.squareRoot(),
+                          mb > 10 * gb * nb.offset.squareRoot() else { continue }
+                    let w = 1 / (na.variance(ma, gain: ga) + nominal * nominal * nb.variance(mb, gain: gb))
+                    guard w.isFinite, w > 0 else { continue }
+                    let sa = Double(a.values[k]), sb = Double(b.values[k])
+                    va.append(sa)
+                    vb.append(sb)
+                    weights.append(w)
+                    ratios.append(sa > 0 && sb > 0 ? log(sa / sb) : .nan)
+                }
+            }
+        }
+        let finite = ratios.filter { $0.isFinite }.sorted()
+        guard finite.count >= minimumSamples else { return nil }
+        // Outliers by each sample's own expected spread (from its neighbours, so not by its noise):
+        // |v_a − r_median · v_b| > 5 σ.
+        let median = exp(finite[finite.count / 2])
+        var swa = 0.0, swb = 0.0, kept = 0
+        var keep = [Bool](repeating: false, count: va.count)
+        for i in va.indices where abs(va[i] - median * vb[i]) <= 5 / weights[i].squareRoot() {
+            keep[i] = true
+            swa += weights[i] * va[i]
+            swb += weights[i] * vb[i]
+            kept += 1
+        }
+        guard kept >= minimumSamples, swa > 0, swb > 0 else { return nil }
+        let r = swa / swb
+        var s2 = 0.0
+        for i in ratios.indices where keep[i] {
+            let d = va[i] - r * vb[i]
+            s2 += weights[i] * weights[i] * d * d
+        }
+        return ExposureRatioFit(ratio: r, logUncertainty: s2.squareRoot() / swa, samples: kept)
+    }
+}

@@ -1,0 +1,264 @@
+import Engine
+import Foundation
+import Photometry
+
+/// What `Pipeline.merge` does beyond developing.
+public struct MergeOptions: Sendable {
+    /// The development of the merged Stage 2 (units, colour space, demosaicing, crop, ...),
+    /// as for one frame.
+    public var develop = DevelopOptions()
+    /// The frame whose units the result is in (index into the paths); nil: the frame of
+    /// middle exposure.
+    public var reference: Int?
+    /// A frame whose measured exposure ratio differs from its metadata's by more than this
+    /// fraction (and by more than three standard uncertainties) is merged at the measured
+    /// ratio, and reported.
+    public var ratioTolerance = 0.03
+    /// Where a sample counts as saturated, as a fraction of the white level.
+    public var saturation = 0.98
+
+    public init() {}
+}
+
+/// One frame of a merge, as reported.
+public struct MergeFrameReport: Codable, Sendable, Equatable {
+    public var file: String
+    public var exposureTime: Double
+    public var fNumber: Double
+    public var iso: Double
+    public var baselineExposure: Double
+    /// The frame's exposure relative to the reference, from its metadata (t · S / (N² · 2^BE)).
+    public var nominalExposure: Double
+    /// The same measured on the pixels (chained through the frames between), nil for the reference.
+    public var measuredExposure: Double?
+    /// Standard uncertainty of ln(measuredExposure).
+    public var measuredLogUncertainty: Double?
+    /// The frame the ratio was measured against (index), nil for the reference.
+    public var measuredAgainst: Int?
+    /// Samples that measured it.
+    public var ratioSamples: Int?
+    /// The exposure the merge used.
+    public var exposure: Double
+    /// "reference", "metadata" or "measured" (the metadata's ratio was off by more than the tolerance).
+    public var exposureSource: String
+}
+
+/// What a merge did.
+public struct MergeReport: Codable, Sendable, Equatable {
+    public var frames: [MergeFrameReport]
+    /// Index of the reference frame.
+    public var reference: Int
+    public var ratioTolerance: Double
+    public var saturation: Double
+    public var width: Int
+    public var height: Int
+    /// Output pixels with a channel clipped in every frame (lower bounds).
+    public var lowerBoundPixels: Int
+    /// Output pixels by the fewest frames any of their channels used: index = frames.
+    public var framesHistogram: [Int]
+    /// How the standard-deviation layer relates to the interpolation: "exact" (LinearRaw,
+    /// superpixel) or "upper bound" (interpolated CFA channels).
+    public var standardDeviation: String
+    /// Frames whose exposure was taken from the pixels instead of the metadata.
+    public var misstatedFrames: [Int] { frames.indices.filter { frames[$0].exposureSource == "measured" } }
+}
+
+/// A merged bracket: the image (its clip mask marks the lower bounds), the standard deviation
+/// of each channel, and per pixel the fewest frames a channel used.
+public struct MergedBracket: Sendable {
+    public var image: SceneLinearImage
+    public var standardDeviation: ImageBuffer<Float>
+    public var frames: [UInt8]
+    public var report: MergeReport
+}
+
+/// Why frames cannot be merged.
+public struct MergeError: SceneLinearFailure, Equatable {
+    public let path: String
+    public let reason: String
+    public let category: FailureCategory
+
+    public init(path: String, reason: String, category: FailureCategory = .bracketMismatch) {
+        self.path = path
+        self.reason = reason
+        self.category = category
+    }
+
+    public var description: String { path.isEmpty ? reason : "\(path): \(reason)" }
+}
+
+extension Pipeline {
+    /// Merges raw frames of one scene from one camera (any exposure times, apertures, ISOs)
+    /// into one image in the reference frame's units, noise-optimally in Stage 2 (before
+    /// demosaicing), with each pixel's standard deviation, frame count and lower-bound flag
+    /// (docs/merge.md). The merged Stage 2 is developed by the one conversion as the
+    /// reference frame's own (`Stage2Replacement`).
+    /// - Throws: `MergeError` (`.bracketMismatch`) for fewer than two frames, another camera,
+    ///   size or layout, frames without a NoiseProfile or exposure settings, frames that share
+    ///   no valid pixels; the decoders' errors.
+    public static func merge(paths: [String], options: MergeOptions = MergeOptions()) throws -> MergedBracket {
+        guard paths.count >= 2 else {
+            throw MergeError(path: paths.first ?? "", reason: "a merge needs at least two frames, got \(paths.count)")
+        }
+        let files = try paths.map { try DNGFile.open(path: $0) }
+        let raws = try files.map { try $0.mainRawImage() }
+        let first = files[0], firstRaw = raws[0]
+        let identity = CameraIdentity(first.metadata)
+        for (i, file) in files.enumerated().dropFirst() {
+            if let why = identity.mismatch(CameraIdentity(file.metadata)) {
+                throw MergeError(path: file.path, reason: "not a frame of \(first.path)'s camera: \(why.replacingOccurrences(of: "it was made", with: "that one was made"))")
+            }
+            let r = raws[i]
+            guard r.width == firstRaw.width, r.height == firstRaw.height, r.activeArea == firstRaw.activeArea else {
+                throw MergeError(path: file.path, reason: "its raw image is \(r.width)×\(r.height) (ActiveArea \(r.activeArea)), "
+                                 + "\(first.path)'s \(firstRaw.width)×\(firstRaw.height) (ActiveArea \(firstRaw.activeArea))")
+            }
+            guard r.photometric == firstRaw.photometric, r.samplesPerPixel == firstRaw.samplesPerPixel,
+                  r.cfa?.pattern == firstRaw.cfa?.pattern else {
+                throw MergeError(path: file.path, reason: "its raw image's layout (photometric \(r.photometric), \(r.samplesPerPixel) samples "
+                                 + "per pixel, CFA \(r.cfa?.pattern.map(String.init).joined() ?? "none")) is not \(first.path)'s")
+            }
+        }
+        let settings = try files.map { try Photometry.Settings.of($0.metadata, path: $0.path) }
+        let noise = try zip(files, raws).map { file, raw in try planeNoise(raw, path: file.path) }
+        // Exposure ∝ t · S / (N² · 2^BE): the inverse of the photometric exposure factor.
+        let exposures = settings.map { 1 / $0.exposureFactor }
+        let byExposure = paths.indices.sorted { exposures[$0] < exposures[$1] }
+        let reference = options.reference ?? byExposure[(byExposure.count - 1) / 2]
+        guard paths.indices.contains(reference) else {
+            throw MergeError(path: "", reason: "reference frame \(reference + 1) is not one of the \(paths.count) frames")
+        }
+        let raw = raws[reference]
+        let area = raw.activeArea
+        let planes = raw.samplesPerPixel
+        let cfa = raw.photometric == Photometric.cfa ? raw.cfa : nil
+        // Which noise pair a sample takes: its plane (LinearRaw) or its CFA colour.
+        let colourOf: @Sendable (Int, Int, Int) -> Int = { row, column, plane in
+            guard let cfa else { return plane }
+            let y = (row + area.top) % cfa.repeatRows, x = (column + area.left) % cfa.repeatCols
+            return Int(cfa.pattern[y * cfa.repeatCols + x])
+        }
+        let width = area.width, height = area.height
+
+        // Each frame's Stage 2, whole.
+        var samples: [BracketSamples] = []
+        for (i, file) in files.enumerated() {
+            let frame = try frameStage2(file, options: options.develop)
+            samples.append(BracketSamples(values: frame.image.values.samples, clipMask: frame.image.clipMask, gains: frame.gains,
+                                          exposure: exposures[i] / exposures[reference], noise: noise[i]))
+        }
+        let mapping = try frameStage2Mapping(files[reference], raw: raw)
+
+        // Exposure ratios, measured between neighbours in exposure and chained to the reference.
+        var reports = paths.indices.map { i in
+            MergeFrameReport(file: paths[i], exposureTime: settings[i].exposureTime, fNumber: settings[i].fNumber, iso: settings[i].iso,
+                             baselineExposure: settings[i].baselineExposure, nominalExposure: samples[i].exposure,
+                             exposure: samples[i].exposure, exposureSource: i == reference ? "reference" : "metadata")
+        }
+        let position = byExposure.firstIndex(of: reference)!
+        func noiseIndex(_ k: Int) -> Int {
+            let pixel = k / planes
+            return colourOf(pixel / width, pixel % width, k % planes)
+        }
+        for order in [Array(byExposure[..<position].reversed()), Array(byExposure[(position + 1)...])] {
+            var previous = reference
+            var measuredChain = 1.0, usedChain = 1.0, logVariance = 0.0
+            for i in order {
+                guard let fit = ExposureRatioFit.fit(samples[i], samples[previous], width: width, height: height, planes: planes,
+                                                     step: cfa == nil ? 1 : 2, saturation: options.saturation,
+                                                     noiseIndex: noiseIndex) else {
+                    throw MergeError(path: paths[i], reason: "fewer than \(ExposureRatioFit.minimumSamples) pixels are valid both in it "
+                                     + "and in \(paths[previous]) (neither clipped nor in the noise floor): the frames do not overlap, "
+                                     + "so their exposure ratio cannot be checked")
+                }
+                let nominal = settings[previous].exposureFactor / settings[i].exposureFactor
+                let off = abs(log(fit.ratio / nominal))
+                let misstated = off > log(1 + options.ratioTolerance) && off > 3 * fit.logUncertainty
+                measuredChain *= fit.ratio
+                logVariance += fit.logUncertainty * fit.logUncertainty
+                usedChain *= misstated ? fit.ratio : nominal
+                reports[i].measuredExposure = measuredChain
+                reports[i].measuredLogUncertainty = logVariance.squareRoot()
+                reports[i].measuredAgainst = previous
+                reports[i].ratioSamples = fit.samples
+                reports[i].exposure = usedChain
+                if misstated { reports[i].exposureSource = "measured" }
+                samples[i].exposure = usedChain
+                previous = i
+            }
+        }
+
+        let estimator = BracketEstimator(saturation: options.saturation)
+        var merged = estimator.merge(samples, width: width, height: height, planes: planes) { row, column, plane in
+            colourOf(row, column, plane)
+        }
+        samples = []
+        // Superpixel output averages the two greens of a cell: the variance of their mean is
+        // half the mean of their variances, which is what the demosaicing computes from it.
+        let superpixel = cfa != nil && options.develop.demosaic == .superpixel
+        if superpixel {
+            for y in 0..<height {
+                for x in 0..<width where colourOf(y, x, 0) == 1 { merged.variance[y * width + x] *= 0.5 }
+            }
+        }
+        func stage2(_ values: [Float], clip: [UInt8]) -> LinearImage {
+            LinearImage(ifd: raw, values: ImageBuffer(width: width, height: height, channels: planes, samples: values), clipMask: clip,
+                        mapping: mapping)
+        }
+        let noClip = [UInt8](repeating: 0, count: width * height)
+        var develop = options.develop
+        develop.includeMasks = false
+        let frameNames = paths.map { URL(fileURLWithPath: $0).lastPathComponent }
+        var image = try Pipeline.develop(files[reference], replacing: Stage2Replacement(image: stage2(merged.values, clip: merged.lowerBound), matrix: .color),
+                                         options: options.develop, hash: true).image
+        merged.values = []
+        let variance = try Pipeline.develop(files[reference], replacing: Stage2Replacement(image: stage2(merged.variance, clip: noClip), matrix: .squared),
+                                            options: develop, hash: false).image.pixels
+        merged.variance = []
+        let counts = try Pipeline.develop(files[reference],
+                                          replacing: Stage2Replacement(image: stage2(merged.frames.map(Float.init), clip: noClip), matrix: .identity),
+                                          options: develop, hash: false).image.pixels
+        let clip = image.clipMask ?? []
+        var std = variance
+        for i in 0..<(std.width * std.height) where !clip.isEmpty && clip[i] != 0 {
+            for c in 0..<3 { std.samples[3 * i + c] = 0 }
+        }
+        for i in std.samples.indices { std.samples[i] = max(std.samples[i], 0).squareRoot() }
+        var frameCount = [UInt8](repeating: 0, count: counts.width * counts.height)
+        var histogram = [Int](repeating: 0, count: paths.count + 1)
+        for i in frameCount.indices {
+            let m: Float = min(counts.samples[3 * i], min(counts.samples[3 * i + 1], counts.samples[3 * i + 2]))
+            let n = min(max(Int((m + 1e-3).rounded(.down)), 0), paths.count)
+            frameCount[i] = UInt8(n)
+            histogram[n] += 1
+        }
+        let lowerBoundPixels = clip.reduce(0) { $0 + ($1 != 0 ? 1 : 0) }
+        let report = MergeReport(frames: reports, reference: reference, ratioTolerance: options.ratioTolerance,
+                                 saturation: options.saturation, width: image.width, height: image.height,
+                                 lowerBoundPixels: lowerBoundPixels, framesHistogram: histogram,
+                                 standardDeviation: cfa == nil || superpixel ? "exact" : "upper bound")
+        image.provenance.processing += [
+            MetadataItem("merge", .text("\(paths.count) frames, noise-optimal in Stage 2; reference \(frameNames[reference])")),
+            MetadataItem("mergeFrames", .text(frameNames.joined(separator: ", "))),
+            MetadataItem("mergeExposures", .numbers(reports.map(\.exposure))),
+            MetadataItem("mergeExposureSources", .text(reports.map(\.exposureSource).joined(separator: ", "))),
+            MetadataItem("mergeLowerBoundPixels", .integer(lowerBoundPixels)),
+        ]
+        return MergedBracket(image: image, standardDeviation: std, frames: frameCount, report: report)
+    }
+
+    /// The NoiseProfile pairs of `raw` by plane (LinearRaw) or CFA colour (three pairs).
+    static func planeNoise(_ raw: ImageIFD, path: String) throws -> [PlaneNoise] {
+        guard let p = raw.noiseProfile, p.count >= 2, p.count % 2 == 0, p.allSatisfy({ $0.isFinite && $0 >= 0 }) else {
+            throw MergeError(path: path, reason: "\(raw.path) has no usable NoiseProfile (tag 51041): the merge weights each frame "
+                             + "by its noise, which the profile gives", category: .unsupportedFeature)
+        }
+        let pairs = stride(from: 0, to: p.count, by: 2).map { PlaneNoise(scale: p[$0], offset: p[$0 + 1]) }
+        return pairs.count >= 3 ? Array(pairs.prefix(3)) : [PlaneNoise](repeating: pairs[0], count: 3)
+    }
+
+    /// The Stage 2 mapping of a frame (for the record of the merged image).
+    static func frameStage2Mapping(_ dng: DNGFile, raw: ImageIFD) throws -> LinearizationMapping {
+        try LinearizationPlan(ifd: raw, path: dng.path).mapping
+    }
+}

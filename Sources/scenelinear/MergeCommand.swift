@@ -1,0 +1,184 @@
+import ArgumentParser
+import Foundation
+import SceneLinearKit
+
+/// The document `merge --json` prints (schema scenelinear.merge/1).
+struct MergeDocument: Codable {
+    var schema = "scenelinear.merge/1"
+    var output: String
+    var format: String
+    var units: String
+    var report: MergeReport
+}
+
+extension SceneLinearCommand {
+    struct Merge: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Merge raw frames of one scene (a bracket) into one image, noise-optimally, with each pixel's standard deviation.",
+            discussion: """
+                The frames come from one camera (make, model, serial number), have one size and \
+                layout, and any exposure times, apertures and ISOs. They are merged in Stage 2 \
+                (linear sensor values, before demosaicing), each sample weighted by the inverse of its \
+                variance from the frame's NoiseProfile at the value the merge predicts for it (not the \
+                value observed, whose noise would bias the weights), clipped and saturated samples left \
+                out. A pixel clipped in every frame is a lower bound: its value is the largest the \
+                frames allow, and it is flagged (mask_clipped, /clip_mask). Exposure ratios come from \
+                the metadata (t · ISO / (N² · 2^BaselineExposure)) and are measured on the pixels \
+                valid in neighbouring frames: a frame whose measured ratio differs by more than \
+                --ratio-tolerance (and by more than 3 standard uncertainties) is merged at the \
+                measured one and reported. The result is in the reference frame's units (--units \
+                relative), or in cd/m² or W·sr⁻¹·m⁻² through the reference frame's exposure and \
+                --calibration. Outputs: EXR with channels R, G, B, mask_clipped (lower bounds), \
+                std.R, std.G, std.B (standard deviation of each channel) and merge_frames (frames \
+                used by the pixel's least-covered channel), 32-bit floats by default; HDF5 with /image, \
+                /clip_mask, /merge/std [H, W, 3] and /merge/frames [H, W]; a Radiance .hdr (absolute \
+                units only) holds the image alone. See docs/merge.md.
+                """)
+
+        @Argument(help: "The raw frames (DNG), at least two.")
+        var frames: [String]
+
+        @Option(name: .shortAndLong, help: "Output file: .exr, .h5 or .hdr.")
+        var output: String
+
+        @Option(help: "The frame whose units the result is in, numbered from 1 in the order given (default: the frame of middle exposure).")
+        var reference: Int?
+
+        @Option(help: ArgumentHelp("Largest difference, in percent, between a frame's exposure ratio from its metadata and from its pixels before the measured one is used (default 3).", valueName: "percent"))
+        var ratioTolerance: Double = 3
+
+        @Option(help: ArgumentHelp("Where a sample counts as saturated, as a fraction of the white level (default 0.98).", valueName: "fraction"))
+        var saturation: Double = 0.98
+
+        @Option(help: "Exposure scaling of relative values: none (the reference frame's units) or baseline (× 2^BaselineExposure of the reference frame).")
+        var exposure: ExposureMode = .none
+
+        @OptionGroup var unitOptions: UnitOptions
+
+        @Option(help: "Output colour: rec2020 (default), acescg, aces2065-1, rec709, xyz-d65 or camera (see convert).")
+        var color: ColorChoice = .rec2020
+
+        @Option(help: "CFA demosaicing: rcd (default), bilinear or superpixel (the standard deviation layer is exact for superpixel and LinearRaw, an upper bound for interpolated channels).")
+        var demosaic: DemosaicMethod = Demosaicer.defaultMethod
+
+        @Option(help: "Crop: user (DefaultCrop then DefaultUserCrop), default or none (the whole ActiveArea).")
+        var crop: CropMode = .user
+
+        @Flag(help: "Keep the sensor orientation instead of rotating/mirroring by the Orientation tag.")
+        var noOrientation = false
+
+        @Option(help: "EXR channel type: float (default: merged brackets exceed half's range) or half.")
+        var exrType: EXRPixelType = .float
+
+        @Option(help: "HDF5 sample type of /image: float32 (default) or float16.")
+        var hdf5Type: HDF5SampleType = .float32
+
+        @Flag(help: "Print what was done as JSON (schema scenelinear.merge/1).")
+        var json = false
+
+        @Flag(name: .shortAndLong, help: "Print nothing but errors (and the --json document).")
+        var quiet = false
+
+        @OptionGroup var limits: LimitOptions
+
+        func validate() throws {
+            if exposure == .normalized {
+                throw ValidationError("--exposure normalized would divide by the reference frame's exposure: use none or baseline, or --units")
+            }
+            guard ratioTolerance >= 0 && ratioTolerance < 100 else { throw ValidationError("--ratio-tolerance must be 0...100 percent") }
+            guard saturation > 0 && saturation <= 1 else { throw ValidationError("--saturation must be in (0, 1]") }
+            if let reference, !(1...max(frames.count, 1)).contains(reference) {
+                throw ValidationError("--reference must be 1...\(frames.count) (a frame number in the order given)")
+            }
+            guard OutputFormat(pathExtension: URL(fileURLWithPath: output).pathExtension) != nil else {
+                throw ValidationError("--output must end in .exr, .h5 or .hdr")
+            }
+        }
+
+        func run() throws {
+            try reportingFailures(json: json) {
+                var options = MergeOptions()
+                try unitOptions.apply(to: &options.develop, exposure: exposure)
+                options.develop.encoding = color.encoding
+                options.develop.demosaic = demosaic
+                options.develop.crop = crop
+                options.develop.applyOrientation = !noOrientation
+                try limits.apply(to: &options.develop)
+                options.reference = reference.map { $0 - 1 }
+                options.ratioTolerance = ratioTolerance / 100
+                options.saturation = saturation
+                let format = OutputFormat(pathExtension: URL(fileURLWithPath: output).pathExtension)!
+                if format == .hdr && !options.develop.exposure.isAbsolute {
+                    throw OutputError(path: output, reason: "a Radiance picture holds absolute values: merge with --units luminance or radiance")
+                }
+                let merged = try limits.withParallelism { try Pipeline.merge(paths: frames, options: options) }
+                try Self.write(merged, to: output, format: format, exrType: exrType, hdf5Type: hdf5Type)
+                if json {
+                    let document = MergeDocument(output: output, format: format.rawValue, units: merged.image.exposure.mode.rawValue,
+                                                 report: merged.report)
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                    print(String(decoding: try encoder.encode(document), as: UTF8.self))
+                } else if !quiet {
+                    print(Self.summary(merged.report, unit: merged.image.exposure.mode))
+                    print("wrote \(output)")
+                }
+            }
+        }
+
+        /// The merged image in its format: EXR and HDF5 with the standard deviations and frame counts.
+        static func write(_ merged: MergedBracket, to path: String, format: OutputFormat, exrType: EXRPixelType,
+                          hdf5Type: HDF5SampleType) throws {
+            let image = merged.image
+            let n = image.width * image.height
+            let std = merged.standardDeviation.samples
+            switch format {
+            case .exr:
+                var options = EXROptions()
+                options.pixelType = exrType
+                let channels = ["R", "G", "B"].enumerated().map { c, name in
+                    EXRAuxiliaryChannel(name: "std.\(name)", values: (0..<n).map { std[3 * $0 + c] })
+                } + [EXRAuxiliaryChannel(name: "merge_frames", values: merged.frames.map(Float.init))]
+                do {
+                    try EXRFile.write(image, to: path, options: options, auxiliary: channels)
+                } catch is HalfRangeError {
+                    throw OutputError(path: path, reason: "values beyond half's range (65504): write --exr-type float")
+                }
+            case .hdf5:
+                var options = HDF5Options()
+                options.sampleType = hdf5Type
+                let group = HDF5Group(name: "merge", attributes: [
+                    MetadataItem("description", .text("merge of \(merged.report.frames.count) raw frames; /clip_mask marks lower bounds (clipped in every frame)")),
+                    MetadataItem("reference_frame", .integer(merged.report.reference + 1)),
+                ], datasets: [
+                    HDF5Dataset(name: "std", shape: [image.height, image.width, 3], values: .floats(std),
+                                attributes: [MetadataItem("description", .text("standard deviation of each channel of /image (noise), same units"))]),
+                    HDF5Dataset(name: "frames", shape: [image.height, image.width], values: .bytes(merged.frames),
+                                attributes: [MetadataItem("description", .text("frames used by the pixel's least-covered channel (0: lower bound)"))]),
+                ])
+                try HDF5File.write(image, to: path, options: options, groups: [group])
+            case .hdr:
+                try RadianceFile.write(image, to: path)
+            }
+        }
+
+        static func summary(_ r: MergeReport, unit: ExposureMode) -> String {
+            var lines = ["merged \(r.frames.count) frames, \(r.width)×\(r.height), reference frame \(r.reference + 1) (\(URL(fileURLWithPath: r.frames[r.reference].file).lastPathComponent))"]
+            for (i, f) in r.frames.enumerated() {
+                let name = URL(fileURLWithPath: f.file).lastPathComponent
+                var line = String(format: "  %d %@  %.6g s f/%.3g ISO %.0f  exposure %.6g", i + 1, name, f.exposureTime, f.fNumber, f.iso, f.exposure)
+                if let m = f.measuredExposure, let u = f.measuredLogUncertainty {
+                    line += String(format: " (metadata %.6g, measured %.6g ± %.2g %%, %@)", f.nominalExposure, m, 100 * u,
+                                   f.exposureSource == "measured" ? "MEASURED USED: the metadata is off" : "agree")
+                } else {
+                    line += " (reference)"
+                }
+                lines.append(line)
+            }
+            lines.append("  lower bounds (clipped in every frame): \(r.lowerBoundPixels) pixels")
+            lines.append("  pixels by frames used: " + r.framesHistogram.enumerated().map { "\($0.offset): \($0.element)" }.joined(separator: ", "))
+            lines.append("  standard deviation layer: \(r.standardDeviation)\(unit.isAbsolute ? " (noise only; the absolute scale's own uncertainty is in the file's scale_relative_uncertainty)" : "")")
+            return lines.joined(separator: "\n")
+        }
+    }
+}
