@@ -1,0 +1,160 @@
+import CaptureSimulation
+import DNGWriter
+import Foundation
+import SceneLinearKit
+import SimulationCheck
+import Testing
+import TestSupport
+
+/// The merge of raw brackets in closed loop against the simulator's truth (docs/merge.md):
+/// bias, noise against the merge's own prediction and the best single frame, per-pixel 95 %
+/// coverage over the image and over seeds, lower bounds, misstated exposure times, bad input.
+@Suite struct BracketMergeTests {
+    /// A simulated bracket of the sky-with-sun scene in a directory of its own.
+    static func bracket(_ label: String, stops: [Double], layout: String = "linear-raw", seed: UInt64 = 1,
+                        size: (Int, Int) = (512, 384)) throws -> (dir: URL, output: BracketSimulationOutput) {
+        let dir = TestData.temporaryDirectory(label)
+        var camera = CameraModel()
+        camera.layout = layout
+        camera.seed = seed
+        let scene = try RenderedScene(BuiltInScene.skySun.description(width: size.0, height: size.1))
+        let output = try Pipeline.simulateBracket(scene: scene, camera: camera, stops: stops, name: "sky", directory: dir.path)
+        return (dir, output)
+    }
+
+    /// Four LinearRaw frames 4 EV apart of a 33-stop scene: bias below 0.2 % (or 3 standard
+    /// errors in the noise floor) on every measured patch over 22 stops, noise within 5 % of
+    /// the prediction and below the best frame's, the sun a lower bound, 93–97 % coverage.
+    @Test func linearRawBracketAgainstTruth() throws {
+        let (dir, sim) = try Self.bracket("merge-lr", stops: [-8, -4, 0, 4])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let report = try Pipeline.validateBracket(frames: sim.frames, record: sim.record)
+        #expect(report.passed, "\(report.text)")
+        #expect(report.merge.reference == 2)
+        #expect((0.93...0.97).contains(report.coverage), "coverage \(report.coverage)")
+        #expect(report.lowerBoundPatches.contains("sun"))
+        let measured = report.patches.filter { $0.lowerBoundHolds == nil }
+        #expect(measured.count >= 19, "\(measured.map(\.name))")
+        // The scene spans ≥ 20 stops of measured patches.
+        let stops = measured.map(\.stopsBelowWhite)
+        #expect(stops.max()! - stops.min()! >= 20, "\(stops)")
+        for p in measured {
+            // Bias: 0.2 % where the patch mean's standard error allows it.
+            for c in 0..<3 where p.standardError[c] / p.truth[c] < 0.002 / 3 {
+                #expect(abs(p.relativeBias[c]) < 0.002, "\(p.name) channel \(c): bias \(p.relativeBias[c])")
+            }
+            for c in 0..<3 { #expect(abs(p.varianceRatio[c] - 1) < 0.05 + 3 * (2.0 / Double(p.pixels)).squareRoot(), "\(p.name): \(p.varianceRatio)") }
+        }
+        // Where two frames see a patch, the merge beats the best one: the +4 EV frame alone
+        // has about 1 + 1/16 times the merged variance.
+        let grey = try #require(report.patches.first { $0.name == "grey/10" })
+        let best = try #require(grey.bestFrameVariance)
+        for c in 0..<3 { #expect(best[c] / grey.measuredVariance[c] > 1.02, "grey/10: \(best) against \(grey.measuredVariance)") }
+    }
+
+    /// Five CFA frames 4 EV apart (superpixel): the same checks pass.
+    @Test func cfaBracketAgainstTruth() throws {
+        let (dir, sim) = try Self.bracket("merge-cfa", stops: [-8, -4, 0, 4, 8], layout: "cfa", seed: 3)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let report = try Pipeline.validateBracket(frames: sim.frames, record: sim.record)
+        #expect(report.passed, "\(report.text)")
+        #expect(report.merge.reference == 2)
+        #expect(report.merge.standardDeviation == "exact")
+        #expect(report.lowerBoundPatches == ["sun"] || report.lowerBoundPatches == ["sun", "grey/23"], "\(report.lowerBoundPatches)")
+    }
+
+    /// Per-pixel coverage over seeds (small version of benchmarks/merge_coverage.py): every
+    /// seed within 93–97 %, their mean within 94–96 %.
+    @Test func coverageOverSeeds() throws {
+        var values: [Double] = []
+        for seed: UInt64 in [11, 12, 13] {
+            let (dir, sim) = try Self.bracket("merge-seed\(seed)", stops: [-4, 0, 4], seed: seed, size: (256, 192))
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let report = try Pipeline.validateBracket(frames: sim.frames, record: sim.record)
+            #expect((0.93...0.97).contains(report.coverage), "seed \(seed): \(report.coverage)")
+            values.append(report.coverage)
+        }
+        let mean = values.reduce(0, +) / Double(values.count)
+        #expect((0.94...0.96).contains(mean), "\(values)")
+    }
+
+    /// A frame whose ExposureTime says twice its real time is detected (measured ratio 2× off),
+    /// merged at the measured ratio, and the merge still matches the truth.
+    @Test func misstatedExposureTimeIsDetected() throws {
+        let (dir, sim) = try Self.bracket("merge-misstated", stops: [-4, 0, 4])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Frame 3 again, its metadata claiming twice the exposure time.
+        var camera = sim.record.camera
+        camera.exposureTime *= 16
+        camera.seed = sim.record.bracket![2].seed
+        var capture = try Simulator.capture(try RenderedScene(sim.record.scene), camera: camera)
+        capture.dng.exposureTime = camera.exposureTime * 2
+        try DNGWriter.write(capture.dng, to: sim.frames[2])
+        let merged = try Pipeline.merge(paths: sim.frames)
+        let frame = merged.report.frames[2]
+        #expect(frame.exposureSource == "measured", "\(frame)")
+        #expect(abs(frame.nominalExposure / 32 - 1) < 1e-9)
+        #expect(abs(frame.exposure / 16 - 1) < 0.002, "used \(frame.exposure)")
+        #expect(merged.report.misstatedFrames == [2])
+        #expect(merged.report.frames[0].exposureSource == "metadata")
+        let report = try Pipeline.validateBracket(frames: sim.frames, record: sim.record)
+        #expect(report.passed, "\(report.text)")
+    }
+
+    /// Bad input: one frame, another size, another camera, frames that share no valid pixels.
+    @Test func badBrackets() throws {
+        let (dir, sim) = try Self.bracket("merge-bad", stops: [-4, 0])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func failure(_ paths: [String]) -> MergeError? {
+            do { _ = try Pipeline.merge(paths: paths); return nil } catch let e as MergeError { return e } catch { return nil }
+        }
+        let single = try #require(failure([sim.frames[0]]))
+        #expect(single.category == .bracketMismatch && single.reason.contains("at least two frames"))
+
+        let scene = try RenderedScene(BuiltInScene.skySun.description(width: 256, height: 192))
+        let small = dir.appendingPathComponent("small.dng").path
+        try DNGWriter.write(try Simulator.capture(scene, camera: sim.record.camera).dng, to: small)
+        let size = try #require(failure([sim.frames[0], small]))
+        #expect(size.path == small && size.reason.contains("512×384") && size.category.exitCode == 19, "\(size)")
+
+        var other = try Simulator.capture(try RenderedScene(sim.record.scene), camera: sim.record.camera)
+        other.dng.model = "Another camera"
+        let otherPath = dir.appendingPathComponent("other.dng").path
+        try DNGWriter.write(other.dng, to: otherPath)
+        let camera = try #require(failure([sim.frames[0], otherPath]))
+        #expect(camera.path == otherPath && camera.reason.contains("Another camera"), "\(camera)")
+
+        // 24 stops apart on a scene of moderate range: no pixel is valid in both.
+        let farDir = TestData.temporaryDirectory("merge-far")
+        defer { try? FileManager.default.removeItem(at: farDir) }
+        let far = try Pipeline.simulateBracket(scene: try RenderedScene(BuiltInScene.colourChart.description(width: 128, height: 96)),
+                                               camera: CameraModel(), stops: [-12, 12], name: "far", directory: farDir.path)
+        let overlap = try #require(failure(far.frames))
+        #expect(overlap.reason.contains("do not overlap"), "\(overlap)")
+    }
+
+    /// The estimator on its own: two frames of a constant signal with Gaussian noise of the
+    /// profile's variance, weights at the predicted value — unbiased, variance 1 / Σw.
+    @Test func estimatorIsUnbiasedWithItsVariance() throws {
+        var rng = SeededGenerator(seed: 5)
+        let n = 200_000, truth = 0.02
+        let noise = [PlaneNoise](repeating: PlaneNoise(scale: 1e-4, offset: 4e-8), count: 3)
+        func frame(_ e: Double) -> BracketSamples {
+            let values = (0..<n).map { _ -> Float in
+                let mean = truth * e, sd = (1e-4 * mean + 4e-8).squareRoot()
+                let u1 = Double.random(in: Double.ulpOfOne..<1, using: &rng), u2 = Double.random(in: 0..<1, using: &rng)
+                return Float(mean + sd * (-2 * log(u1)).squareRoot() * cos(2 * .pi * u2))
+            }
+            return BracketSamples(values: values, clipMask: [UInt8](repeating: 0, count: n), gains: nil, exposure: e, noise: noise)
+        }
+        let merged = BracketEstimator().merge([frame(1), frame(16)], width: n, height: 1, planes: 1) { _, _, _ in 0 }
+        let mean = merged.values.reduce(0.0) { $0 + Double($1) } / Double(n)
+        let variance = merged.values.reduce(0.0) { $0 + pow(Double($1) - mean, 2) } / Double(n - 1)
+        let predicted = merged.variance.reduce(0.0) { $0 + Double($1) } / Double(n)
+        let expected = 1 / (1 / (1e-4 * truth + 4e-8) + 256 / (1e-4 * truth * 16 + 4e-8))
+        #expect(abs(mean / truth - 1) < 3 * (expected / Double(n)).squareRoot() / truth + 1e-5, "mean \(mean)")
+        #expect(abs(predicted / expected - 1) < 0.01, "predicted \(predicted), expected \(expected)")
+        #expect(abs(variance / expected - 1) < 0.02, "measured \(variance), expected \(expected)")
+        #expect(merged.frames.allSatisfy { $0 == 2 } && merged.lowerBound.allSatisfy { $0 == 0 })
+    }
+}
