@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+import ImageCore
+import ImageExchange
+import TestSupport
+
+/// `scenelinear merge` and `validate` of a bracket through the binary: the EXR's channels as
+/// exrheader lists them, the HDF5 layers as h5py reads them, errors with their exit codes and
+/// no output left behind.
+@Suite struct MergeCommandTests {
+    static func simulate(_ dir: URL, _ extra: [String] = []) throws -> [String] {
+        let made = try CLI.run(["simulate", "--scene", "sky-sun", "--size", "256x192", "--bracket", "-4,0,4", "-o", dir.path, "-q"] + extra)
+        try #require(made.status == 0, "\(made.stderr)")
+        return (1...3).map { dir.appendingPathComponent("sky-sun_\($0).dng").path }
+    }
+
+    @Test func mergeToEXRAndHDF5() throws {
+        let dir = TestData.temporaryDirectory("merge-cli")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let frames = try Self.simulate(dir)
+        let exr = dir.appendingPathComponent("merged.exr").path
+        let r = try CLI.run(["merge"] + frames + ["-o", exr, "--json"])
+        try #require(r.status == 0, "\(r.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(json["schema"] as? String == "scenelinear.merge/1")
+        let report = try #require(json["report"] as? [String: Any])
+        #expect(report["reference"] as? Int == 1)
+        #expect((report["lowerBoundPixels"] as? Int ?? 0) > 0)
+
+        // Our reader: R, G, B as floats, the clip mask = the lower bounds.
+        let image = try EXRFile.readSceneLinear(exr)
+        #expect(image.width == 256 && image.height == 192)
+        let lower = image.clipMask?.filter { $0 != 0 }.count ?? -1
+        #expect(lower == report["lowerBoundPixels"] as? Int, "\(lower)")
+
+        // exrheader lists the layers, 32-bit floats.
+        let header = try TestData.run(try TestData.tool("exrheader"), [exr]).stdout
+        for channel in ["std.R", "std.G", "std.B", "merge_frames", "mask_clipped"] {
+            #expect(header.contains("\(channel), 32-bit floating-point"), "\(channel) in \(header)")
+        }
+        // The frames layer counts 0 (lower bounds) to 3, the standard deviations are ≥ 0 and
+        // 0 only at lower bounds — read by the OpenEXR Python bindings.
+        let check = try TestData.runPython("""
+            import sys, OpenEXR, Imath, numpy as np
+            f = OpenEXR.InputFile(sys.argv[1])
+            dw = f.header()['dataWindow']; w, h = dw.max.x - dw.min.x + 1, dw.max.y - dw.min.y + 1
+            get = lambda c: np.frombuffer(f.channel(c, Imath.PixelType(Imath.PixelType.FLOAT)), dtype=np.float32).reshape(h, w)
+            frames, clip, sg = get('merge_frames'), get('mask_clipped'), get('std.G')
+            assert set(np.unique(frames)) <= {0, 1, 2, 3}, np.unique(frames)
+            assert np.all((frames == 0) == (clip == 1)), 'frames 0 exactly where lower bounds'
+            assert np.all(sg >= 0) and np.all(sg[clip == 0] > 0)
+            print(int((frames == 3).sum()), int((clip == 1).sum()))
+            """, [exr])
+        try #require(check.status == 0, "\(check.stderr)")
+
+        let h5 = dir.appendingPathComponent("merged.h5").path
+        let h = try CLI.run(["merge"] + frames + ["-o", h5, "-q"])
+        try #require(h.status == 0, "\(h.stderr)")
+        let read = try TestData.runPython("""
+            import sys, h5py, numpy as np, OpenEXR, Imath
+            f = h5py.File(sys.argv[1], 'r')
+            std, frames, image = f['merge/std'][...], f['merge/frames'][...], f['image'][...]
+            assert std.shape == image.shape == (192, 256, 3) and std.dtype == np.float32 and image.dtype == np.float32
+            assert frames.dtype == np.uint8 and frames.max() == 3
+            assert f['merge'].attrs['reference_frame'] == 2
+            e = OpenEXR.InputFile(sys.argv[2])
+            sr = np.frombuffer(e.channel('std.R', Imath.PixelType(Imath.PixelType.FLOAT)), dtype=np.float32).reshape(192, 256)
+            assert np.array_equal(sr, std[..., 0]), 'the same standard deviations in both files'
+            print('ok')
+            """, [h5, exr])
+        #expect(read.status == 0 && read.stdout.contains("ok"), "\(read.stderr)")
+
+        // validate with the frames: the merge checked against the truth.
+        let v = try CLI.run(["validate"] + frames)
+        #expect(v.status == 0, "\(v.stdout)\(v.stderr)")
+        #expect(v.stdout.contains("per-pixel 95 % coverage") && v.stdout.contains("result: PASS"))
+    }
+
+    @Test func badInputIsRefusedWithoutOutput() throws {
+        let dir = TestData.temporaryDirectory("merge-cli-bad")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let frames = try Self.simulate(dir)
+        let out = dir.appendingPathComponent("out.exr").path
+        let single = try CLI.run(["merge", frames[0], "-o", out])
+        #expect(single.status == 19 && single.stderr.contains("at least two frames"), "\(single.status) \(single.stderr)")
+        // A truncated frame: its own error, naming it.
+        let data = try Data(contentsOf: URL(fileURLWithPath: frames[2]))
+        let cut = dir.appendingPathComponent("cut.dng").path
+        try data.prefix(data.count / 2).write(to: URL(fileURLWithPath: cut))
+        let truncated = try CLI.run(["merge", frames[0], cut, "-o", out])
+        #expect(truncated.status == 12 && truncated.stderr.contains("cut.dng"), "\(truncated.status) \(truncated.stderr)")
+        // A Radiance picture needs absolute units.
+        let hdr = try CLI.run(["merge", frames[0], frames[1], "-o", dir.appendingPathComponent("out.hdr").path])
+        #expect(hdr.status == 16 && hdr.stderr.contains("--units"), "\(hdr.status) \(hdr.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("out") || $0.hasPrefix(".") }
+        #expect(left.isEmpty, "\(left)")
+        // In absolute units, the .hdr is written.
+        let ok = try CLI.run(["merge"] + frames + ["-o", dir.appendingPathComponent("lum.hdr").path, "--units", "luminance", "-q"])
+        #expect(ok.status == 0, "\(ok.stderr)")
+    }
+}
