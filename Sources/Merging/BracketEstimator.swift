@@ -75,91 +75,91 @@ public struct BracketEstimator: Sendable {
         self.iterations = iterations
     }
 
-    /// Merges `frames` (all of `planes` planes, `width` × `height` pixels); `noiseIndex`
-    /// gives, for a pixel's row, column and plane, the index into each frame's `noise`.
-    public func merge(_ frames: [BracketSamples], width: Int, height: Int, planes: Int,
-                      noiseIndex: @escaping @Sendable (_ row: Int, _ column: Int, _ plane: Int) -> Int) -> MergedSamples {
+    /// Merges `frames` (all of `planes` planes, `width` × `height` pixels); `colours` gives,
+    /// for a sample's row, column and plane, the index into each frame's `noise`.
+    public func merge(_ frames: [BracketSamples], width: Int, height: Int, planes: Int, colours: NoiseColours) -> MergedSamples {
         let count = width * height * planes
+        precondition(!frames.isEmpty && frames.count <= 64)
         precondition(frames.allSatisfy { $0.values.count == count && $0.clipMask.count == width * height && ($0.gains?.count ?? count) == count })
         var values = [Float](repeating: 0, count: count), variance = [Float](repeating: 0, count: count)
         var used = [UInt8](repeating: 0, count: count), lowerBound = [UInt8](repeating: 0, count: width * height)
         // Longest exposure first: the first valid sample in this order starts the iteration.
         let order = frames.indices.sorted { frames[$0].exposure > frames[$1].exposure }
+        let sorted = order.map { frames[$0] }
         let sat = saturation, passes = max(1, iterations)
         let n = frames.count
+        let e = sorted.map(\.exposure)
+        // The noise of frame j for colour c at [j * 3 + c].
+        let noiseScale = sorted.flatMap { f in (0..<3).map { f.noise[min($0, f.noise.count - 1)].scale } }
+        let noiseOffset = sorted.flatMap { f in (0..<3).map { f.noise[min($0, f.noise.count - 1)].offset } }
+        let hasGains = sorted.map { $0.gains != nil }
+        withPointers(sorted.map(\.values)) { framesValues in
+        withPointers(sorted.map(\.clipMask)) { framesClip in
+        withPointers(sorted.map { $0.gains ?? [] }) { framesGains in
         values.withUnsafeMutableBufferPointer { vOut in
         variance.withUnsafeMutableBufferPointer { varOut in
         used.withUnsafeMutableBufferPointer { usedOut in
         lowerBound.withUnsafeMutableBufferPointer { lbOut in
             nonisolated(unsafe) let vOut = vOut, varOut = varOut, usedOut = usedOut, lbOut = lbOut
+            nonisolated(unsafe) let framesValues = framesValues, framesClip = framesClip, framesGains = framesGains
             Parallel.forEachChunk(count: height, minimumChunk: 8) { rows in
-                // Per-frame values in local arrays (no bounds checks in the inner loop).
-                var v = [Double](repeating: 0, count: n), g = [Double](repeating: 1, count: n)
-                var valid = [Bool](repeating: false, count: n)
-                var noise = [PlaneNoise](repeating: PlaneNoise(scale: 0, offset: 0), count: n)
-                let e = order.map { frames[$0].exposure }
-                for y in rows {
-                    for x in 0..<width {
-                        let pixel = y * width + x
-                        var bound: UInt8 = 0
-                        for p in 0..<planes {
-                            let k = pixel * planes + p
-                            let bit = UInt8(1) << UInt8(p)
-                            let ni = noiseIndex(y, x, p)
-                            var anyValid = false
-                            for (j, i) in order.enumerated() {
-                                let f = frames[i]
-                                v[j] = Double(f.values[k])
-                                g[j] = f.gains.map { Double($0[k]) } ?? 1
-                                noise[j] = f.noise[ni]
-                                valid[j] = f.clipMask[pixel] & bit == 0 && v[j] < sat * g[j]
-                                anyValid = anyValid || valid[j]
-                            }
-                            guard anyValid else {
-                                // Clipped everywhere: the largest value the frames allow.
-                                var lower = -Double.infinity
-                                for j in 0..<n { lower = max(lower, v[j] / e[j]) }
-                                vOut[k] = Float(lower)
-                                varOut[k] = 0
-                                usedOut[k] = 0
-                                bound |= bit
-                                continue
-                            }
-                            var phi = 0.0
-                            for j in 0..<n where valid[j] { phi = v[j] / e[j]; break }
-                            var den = 0.0, frameCount = 0
-                            for _ in 0..<passes {
-                                var num = 0.0
-                                den = 0
-                                frameCount = 0
-                                for j in 0..<n where valid[j] {
-                                    let predicted = max(e[j] * phi, 0)
-                                    let s2 = max(noise[j].variance(predicted, gain: g[j]), 1e-30)
-                                    if predicted + 3 * s2.squareRoot() >= sat * g[j] { continue }
-                                    let w = e[j] * e[j] / s2
-                                    num += w * v[j] / e[j]
-                                    den += w
-                                    frameCount += 1
+                withUnsafeTemporaryAllocation(of: Double.self, capacity: 5 * n) { scratch in
+                    let v = scratch.baseAddress!, g = v + n, s = v + 2 * n, o = v + 3 * n, valid = v + 4 * n
+                    for y in rows {
+                        for x in 0..<width {
+                            let pixel = y * width + x
+                            var bound: UInt8 = 0
+                            for p in 0..<planes {
+                                let k = pixel * planes + p
+                                let bit = UInt8(1) << UInt8(p)
+                                let c = colours.colour(row: y, column: x, plane: p)
+                                var anyValid = false
+                                for j in 0..<n {
+                                    v[j] = Double(framesValues[j][k])
+                                    g[j] = hasGains[j] ? Double(framesGains[j][k]) : 1
+                                    s[j] = noiseScale[j * 3 + c]
+                                    o[j] = noiseOffset[j * 3 + c]
+                                    let ok = framesClip[j][pixel] & bit == 0 && v[j] < sat * g[j]
+                                    valid[j] = ok ? 1 : 0
+                                    anyValid = anyValid || ok
                                 }
-                                if den == 0 { break }
-                                phi = num / den
+                                var phi = 0.0, den = 0.0, frameCount = 0
+                                if anyValid {
+                                    for j in 0..<n where valid[j] != 0 { phi = v[j] / e[j]; break }
+                                    for _ in 0..<passes {
+                                        var num = 0.0
+                                        den = 0
+                                        frameCount = 0
+                                        for j in 0..<n where valid[j] != 0 {
+                                            let predicted = max(e[j] * phi, 0)
+                                            let s2 = max(g[j] * s[j] * predicted + g[j] * g[j] * o[j], 1e-30)
+                                            if predicted + 3 * s2.squareRoot() >= sat * g[j] { continue }
+                                            let w = e[j] * e[j] / s2
+                                            num += w * v[j] / e[j]
+                                            den += w
+                                            frameCount += 1
+                                        }
+                                        if den == 0 { break }
+                                        phi = num / den
+                                    }
+                                }
+                                guard den > 0 else {
+                                    // Every sample is clipped, saturated or within 3 σ of
+                                    // saturation: not trusted as a value, a lower bound.
+                                    var lower = -Double.infinity
+                                    for j in 0..<n { lower = max(lower, v[j] / e[j]) }
+                                    vOut[k] = Float(lower)
+                                    varOut[k] = 0
+                                    usedOut[k] = 0
+                                    bound |= bit
+                                    continue
+                                }
+                                vOut[k] = Float(phi)
+                                varOut[k] = Float(1 / den)
+                                usedOut[k] = UInt8(frameCount)
                             }
-                            guard den > 0 else {
-                                // Every sample is clipped, saturated or within 3 σ of
-                                // saturation: not trusted as a value.
-                                var lower = -Double.infinity
-                                for j in 0..<n { lower = max(lower, v[j] / e[j]) }
-                                vOut[k] = Float(lower)
-                                varOut[k] = 0
-                                usedOut[k] = 0
-                                bound |= bit
-                                continue
-                            }
-                            vOut[k] = Float(phi)
-                            varOut[k] = Float(1 / den)
-                            usedOut[k] = UInt8(min(frameCount, 255))
+                            lbOut[pixel] = bound
                         }
-                        lbOut[pixel] = bound
                     }
                 }
             }
@@ -167,8 +167,50 @@ public struct BracketEstimator: Sendable {
         }
         }
         }
+        }
+        }
+        }
         return MergedSamples(values: values, variance: variance, frames: used, lowerBound: lowerBound)
     }
+}
+
+/// Which NoiseProfile pair a sample takes: its plane (LinearRaw), or the colour of its CFA
+/// site (the pattern repeated from the raw image's origin, read in ActiveArea coordinates).
+public struct NoiseColours: Sendable {
+    let pattern: [Int]
+    let repeatRows: Int, repeatColumns: Int
+    let top: Int, left: Int
+
+    /// LinearRaw: the plane.
+    public static let planes = NoiseColours(pattern: [], repeatRows: 1, repeatColumns: 1, top: 0, left: 0)
+
+    /// A CFA pattern (colour indices, row-major `repeatRows` × `repeatColumns`) and the
+    /// ActiveArea's top-left corner.
+    public init(pattern: [Int], repeatRows: Int, repeatColumns: Int, top: Int, left: Int) {
+        self.pattern = pattern
+        self.repeatRows = repeatRows
+        self.repeatColumns = repeatColumns
+        self.top = top
+        self.left = left
+    }
+
+    @inline(__always)
+    public func colour(row: Int, column: Int, plane: Int) -> Int {
+        guard !pattern.isEmpty else { return min(plane, 2) }
+        return min(max(pattern[((row + top) % repeatRows) * repeatColumns + (column + left) % repeatColumns], 0), 2)
+    }
+}
+
+/// Runs `body` with a pointer to each array's elements (valid inside `body` only).
+func withPointers<T, R>(_ arrays: [[T]], _ body: ([UnsafePointer<T>]) -> R) -> R {
+    func nest(_ i: Int, _ collected: [UnsafePointer<T>]) -> R {
+        guard i < arrays.count else { return body(collected) }
+        return arrays[i].withUnsafeBufferPointer { buffer in
+            // An empty array has no elements to point to: a pointer it is never read through.
+            nest(i + 1, collected + [buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!])
+        }
+    }
+    return nest(0, [])
 }
 
 /// The exposure ratio of two frames measured on their pixels (docs/merge.md):
@@ -198,7 +240,7 @@ public struct ExposureRatioFit: Sendable, Equatable, Codable {
     /// `minimumSamples` samples are valid in both. At most about `maxSamples` samples are
     /// read (evenly spaced rows).
     public static func fit(_ a: BracketSamples, _ b: BracketSamples, width: Int, height: Int, planes: Int, step: Int,
-                           saturation: Double, noiseIndex: (Int) -> Int, maxSamples: Int = 2_000_000) -> ExposureRatioFit? {
+                           saturation: Double, colours: NoiseColours, maxSamples: Int = 2_000_000) -> ExposureRatioFit? {
         guard width > 2 * step, height > 2 * step else { return nil }
         let rowStep = max(1, (width * height * planes) / maxSamples)
         let limit = 0.9 * saturation
@@ -219,7 +261,7 @@ public struct ExposureRatioFit: Sendable, Equatable, Codable {
                     let bit = UInt8(1) << UInt8(p)
                     guard a.clipMask[pixel] & bit == 0, b.clipMask[pixel] & bit == 0 else { continue }
                     let k = pixel * planes + p
-                    let ni = noiseIndex(k)
+                    let ni = colours.colour(row: y, column: x, plane: p)
                     let ga = a.gains.map { Double($0[k]) } ?? 1, gb = b.gains.map { Double($0[k]) } ?? 1
                     let na = a.noise[ni], nb = b.noise[ni]
                     let ma = neighbourMean(a, y, x, p), mb = neighbourMean(b, y, x, p)

@@ -133,11 +133,8 @@ extension Pipeline {
         let planes = raw.samplesPerPixel
         let cfa = raw.photometric == Photometric.cfa ? raw.cfa : nil
         // Which noise pair a sample takes: its plane (LinearRaw) or its CFA colour.
-        let colourOf: @Sendable (Int, Int, Int) -> Int = { row, column, plane in
-            guard let cfa else { return plane }
-            let y = (row + area.top) % cfa.repeatRows, x = (column + area.left) % cfa.repeatCols
-            return Int(cfa.pattern[y * cfa.repeatCols + x])
-        }
+        let colours = cfa.map { NoiseColours(pattern: $0.pattern.map { Int($0) }, repeatRows: $0.repeatRows, repeatColumns: $0.repeatCols,
+                                             top: area.top, left: area.left) } ?? .planes
         let width = area.width, height = area.height
 
         // Each frame's Stage 2, whole.
@@ -156,17 +153,13 @@ extension Pipeline {
                              exposure: samples[i].exposure, exposureSource: i == reference ? "reference" : "metadata")
         }
         let position = byExposure.firstIndex(of: reference)!
-        func noiseIndex(_ k: Int) -> Int {
-            let pixel = k / planes
-            return colourOf(pixel / width, pixel % width, k % planes)
-        }
         for order in [Array(byExposure[..<position].reversed()), Array(byExposure[(position + 1)...])] {
             var previous = reference
             var measuredChain = 1.0, usedChain = 1.0, logVariance = 0.0
             for i in order {
                 guard let fit = ExposureRatioFit.fit(samples[i], samples[previous], width: width, height: height, planes: planes,
                                                      step: cfa == nil ? 1 : 2, saturation: options.saturation,
-                                                     noiseIndex: noiseIndex) else {
+                                                     colours: colours) else {
                     throw MergeError(path: paths[i], reason: "fewer than \(ExposureRatioFit.minimumSamples) pixels are valid both in it "
                                      + "and in \(paths[previous]) (neither clipped nor in the noise floor): the frames do not overlap, "
                                      + "so their exposure ratio cannot be checked")
@@ -189,16 +182,14 @@ extension Pipeline {
         }
 
         let estimator = BracketEstimator(saturation: options.saturation)
-        var merged = estimator.merge(samples, width: width, height: height, planes: planes) { row, column, plane in
-            colourOf(row, column, plane)
-        }
+        var merged = estimator.merge(samples, width: width, height: height, planes: planes, colours: colours)
         samples = []
         // Superpixel output averages the two greens of a cell: the variance of their mean is
         // half the mean of their variances, which is what the demosaicing computes from it.
         let superpixel = cfa != nil && options.develop.demosaic == .superpixel
         if superpixel {
             for y in 0..<height {
-                for x in 0..<width where colourOf(y, x, 0) == 1 { merged.variance[y * width + x] *= 0.5 }
+                for x in 0..<width where colours.colour(row: y, column: x, plane: 0) == 1 { merged.variance[y * width + x] *= 0.5 }
             }
         }
         func stage2(_ values: [Float], clip: [UInt8]) -> LinearImage {

@@ -147,7 +147,7 @@ import TestSupport
             }
             return BracketSamples(values: values, clipMask: [UInt8](repeating: 0, count: n), gains: nil, exposure: e, noise: noise)
         }
-        let merged = BracketEstimator().merge([frame(1), frame(16)], width: n, height: 1, planes: 1) { _, _, _ in 0 }
+        let merged = BracketEstimator().merge([frame(1), frame(16)], width: n, height: 1, planes: 1, colours: .planes)
         let mean = merged.values.reduce(0.0) { $0 + Double($1) } / Double(n)
         let variance = merged.values.reduce(0.0) { $0 + pow(Double($1) - mean, 2) } / Double(n - 1)
         let predicted = merged.variance.reduce(0.0) { $0 + Double($1) } / Double(n)
