@@ -16,6 +16,10 @@ public enum BuiltInScene: String, CaseIterable, Sendable {
     /// apart (2⁸ … 2⁻¹⁵ × white), with a sky patch and a dark foreground: a scene for
     /// brackets (`simulate --bracket`, `merge`).
     case skySun = "sky-sun"
+    /// A CIE overcast sky dome (zenith 0.5 × white) with a sun of 2.4·10⁵ × white (0.5° across,
+    /// 30° from the zenith), seen by a 180° equidistant fisheye looking up: a scene of known
+    /// illuminance for `illuminance` and a bracket.
+    case skyDome = "sky-dome"
 
     /// ColorChecker 24 (X-Rite, formulation after November 2014) patch colours: the
     /// published chromaticities under D50 adapted to D65 by Bradford and expressed in linear
@@ -69,6 +73,13 @@ public enum BuiltInScene: String, CaseIterable, Sendable {
                     .init(type: "disk", name: "sun", center: [0.75, 0.18], radius: 0.06, rgb: [2.4e5, 2.3e5, 2.1e5]),
                     .init(type: "ramp", name: "grey", rect: [0.50, 0.02, 0.80, 0.98], rgb: [1, 1, 1], steps: 24, top: 256),
                     .init(type: "rect", name: "foreground", rect: [0.82, 0, 1, 1], rgb: [0.02, 0.018, 0.015]),
+                ])
+        case .skyDome:
+            return SceneDescription(
+                name: rawValue, width: width, height: height, background: [0, 0, 0],
+                elements: [
+                    .init(type: "sky", name: "sky", rgb: [0.45, 0.5, 0.6], projection: "equidistant", fov: 180, model: "cie-overcast",
+                          sun: [30, 60, 0.2665], sunRGB: [2.4e5, 2.3e5, 2.1e5]),
                 ])
         case .sunset:
             let sun = Self.sunRadiance

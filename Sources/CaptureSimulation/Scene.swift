@@ -39,10 +39,27 @@ public struct SceneDescription: Codable, Sendable, Equatable {
         public var from: [Double]?
         public var to: [Double]?
         public var log: Bool?
+        /// Sky: a sky dome seen by a fisheye camera looking at the zenith, filling the circle
+        /// inscribed in the image: its `projection` (equidistant, equisolid, orthographic,
+        /// stereographic) and full field of view `fov` (degrees); `rgb` is the zenith's
+        /// radiance, `model` "uniform" or "cie-overcast" (L(θ) = L_z (1 + 2 cos θ) / 3);
+        /// `sun` [zenith angle, azimuth, angular radius] in degrees (azimuth counter-clockwise
+        /// from the image's +x) with radiance `sunRGB`. Below the horizon: the background.
+        public var projection: String?
+        public var fov: Double?
+        public var model: String?
+        public var sun: [Double]?
+        public var sunRGB: [Double]?
 
         public init(type: String, name: String? = nil, rect: [Double]? = nil, center: [Double]? = nil, radius: Double? = nil,
                     rgb: [Double]? = nil, steps: Int? = nil, top: Double? = nil, from: [Double]? = nil, to: [Double]? = nil,
-                    log: Bool? = nil) {
+                    log: Bool? = nil, projection: String? = nil, fov: Double? = nil, model: String? = nil, sun: [Double]? = nil,
+                    sunRGB: [Double]? = nil) {
+            self.projection = projection
+            self.fov = fov
+            self.model = model
+            self.sun = sun
+            self.sunRGB = sunRGB
             self.type = type
             self.name = name
             self.rect = rect
@@ -164,8 +181,12 @@ public struct SceneLayout: Sendable {
         /// The pixels of `patch`'s disk inside `box` (the bounding box clipped to the image).
         case disk(box: PixelRect, patch: Patch, rgb: SIMD3<Double>)
         case gradient(PixelRect, from: SIMD3<Double>, to: SIMD3<Double>, logarithmic: Bool)
+        case sky(SkyDome)
     }
     let paints: [Paint]
+    /// For a scene with a sky element: the illuminance its sky gives on the plane facing the
+    /// camera, ∫ Y cos θ dω (Y with Rec.2020's weights, in the scene's radiance units).
+    public let skyIlluminance: Double?
 
     /// The largest magnitude of a radiance value (the sun's disk is about 1.6 · 10⁹ cd/m²).
     public static let maxRadiance = 1e15
@@ -212,6 +233,7 @@ public struct SceneLayout: Sendable {
         let background = try rgb(description.background, "background")
         var paints: [Paint] = []
         var patches: [Patch] = []
+        var sky: Double?
         var painted = 0
         let paintLimit = Self.maxPaintedAreaFactor * w * h
         func paint(_ p: Paint, area: Int, _ what: String) throws {
@@ -269,8 +291,30 @@ public struct SceneLayout: Sendable {
                     throw SceneError(reason: "\(label): a log gradient needs positive colours")
                 }
                 try paint(.gradient(r, from: a, to: b, logarithmic: logarithmic), area: r.width * r.height, label)
+            case "sky":
+                let zenith = try rgb(e.rgb, label)
+                guard let name = e.projection, let projection = FisheyeProjection(rawValue: name) else {
+                    throw SceneError(reason: "\(label) needs projection: equidistant, equisolid, orthographic or stereographic")
+                }
+                let lens = FisheyeLens(projection: projection, fieldOfView: e.fov ?? 180, width: w, height: h)
+                if let problem = lens.problem { throw SceneError(reason: "\(label): \(problem)") }
+                let model = e.model ?? "uniform"
+                guard model == "uniform" || model == "cie-overcast" else {
+                    throw SceneError(reason: "\(label): model must be uniform or cie-overcast")
+                }
+                var sun: SkyDome.Sun?
+                if let spec = e.sun {
+                    guard spec.count == 3, spec.allSatisfy(\.isFinite), (0...90).contains(spec[0]), spec[2] > 0, spec[2] <= 10 else {
+                        throw SceneError(reason: "\(label): sun must be [zenith angle 0…90, azimuth, angular radius (0, 10]] in degrees")
+                    }
+                    sun = SkyDome.Sun(zenithAngle: spec[0] * .pi / 180, azimuth: spec[1] * .pi / 180, angularRadius: spec[2] * .pi / 180,
+                                      rgb: try rgb(e.sunRGB, label + " sunRGB"))
+                }
+                let dome = SkyDome(lens: lens, zenith: zenith, overcast: model == "cie-overcast", sun: sun)
+                try paint(.sky(dome), area: w * h, label)
+                sky = (sky ?? 0) + dome.illuminance
             default:
-                throw SceneError(reason: "unknown element type \"\(e.type)\" (rect, disk, ramp, gradient)")
+                throw SceneError(reason: "unknown element type \"\(e.type)\" (rect, disk, ramp, gradient, sky)")
             }
         }
         width = w
@@ -278,6 +322,7 @@ public struct SceneLayout: Sendable {
         self.background = background
         self.patches = patches
         self.paints = paints
+        skyIlluminance = sky
     }
 
     /// The radiance: the background, then every element in order (later ones paint over
@@ -316,6 +361,8 @@ public struct SceneLayout: Sendable {
                     }
                     return a * (1 - t) + b * t
                 }
+            case .sky(let dome):
+                fill(PixelRect(width: w, height: height)) { y, x in dome.radiance(column: x, row: y) }
             }
         }
         return ImageBuffer(width: w, height: height, channels: 3, samples: pixels)
@@ -328,6 +375,8 @@ public struct RenderedScene: Sendable {
     /// Radiance, RGB interleaved, `Double`.
     public var radiance: ImageBuffer<Double>
     public var patches: [Patch]
+    /// The sky's illuminance on the plane facing the camera (`SceneLayout.skyIlluminance`).
+    public var skyIlluminance: Double?
 
     /// Checks and lays out `description` (`SceneLayout`), then renders it.
     /// - Throws: `SceneError` for a size over `limits` and for missing or malformed element fields.
@@ -336,6 +385,7 @@ public struct RenderedScene: Sendable {
         self.description = description
         radiance = layout.render()
         patches = layout.patches
+        skyIlluminance = layout.skyIlluminance
     }
 
     /// A scene from a radiance map (linear Rec.2020 values), e.g. read from an EXR or HDF5.
@@ -344,5 +394,61 @@ public struct RenderedScene: Sendable {
                                        background: [0, 0, 0], elements: [])
         self.radiance = radiance
         patches = []
+    }
+}
+
+/// A sky dome photographed by a fisheye camera pointing at the zenith (the `sky` element).
+struct SkyDome: Sendable {
+    struct Sun: Sendable {
+        var zenithAngle: Double, azimuth: Double, angularRadius: Double
+        var rgb: SIMD3<Double>
+        var direction: SIMD3<Double> {
+            SIMD3(sin(zenithAngle) * cos(azimuth), sin(zenithAngle) * sin(azimuth), cos(zenithAngle))
+        }
+    }
+    var lens: FisheyeLens
+    var zenith: SIMD3<Double>
+    var overcast: Bool
+    var sun: Sun?
+
+    /// The sky's radiance at angle θ from the zenith.
+    func sky(_ theta: Double) -> SIMD3<Double> { overcast ? zenith * ((1 + 2 * cos(theta)) / 3) : zenith }
+
+    /// A pixel's radiance: the sky at its centre's direction (nil beyond the horizon or the
+    /// image circle: the background stays), the sun by the fraction of 16 × 16 points of the
+    /// pixel inside its disc.
+    func radiance(column x: Int, row y: Int) -> SIMD3<Double>? {
+        guard let theta = lens.angle(column: x, row: y), theta <= min(lens.maximumAngle, .pi / 2) else { return nil }
+        var value = sky(theta)
+        guard let sun else { return value }
+        let centre = lens.direction(x: Double(x) + 0.5, y: Double(y) + 0.5)!
+        let axis = sun.direction
+        // Far from the sun (more than its radius plus a pixel's span): the sky alone.
+        let span = 2 * lens.maximumAngle / lens.radius * 3
+        guard acos(min(1, (centre * axis).sum())) <= sun.angularRadius + span else { return value }
+        let n = 16, cosRadius = cos(sun.angularRadius)
+        var inside = 0
+        for j in 0..<n {
+            for i in 0..<n {
+                guard let d = lens.direction(x: Double(x) + (Double(i) + 0.5) / Double(n), y: Double(y) + (Double(j) + 0.5) / Double(n)) else { continue }
+                if (d * axis).sum() >= cosRadius { inside += 1 }
+            }
+        }
+        let f = Double(inside) / Double(n * n)
+        value = value * (1 - f) + sun.rgb * f
+        return value
+    }
+
+    /// ∫ Y cos θ dω over the dome (the plane facing the zenith): π Y_z for a uniform sky,
+    /// 7π/9 Y_z for CIE overcast; the sun's disc adds (Y_sun − Y_sky(θ_s)) π sin²δ cos θ_s.
+    var illuminance: Double {
+        let w = Rec2020.luminanceWeights
+        let yz = (zenith * w).sum()
+        var e = overcast ? 7 * .pi / 9 * yz : .pi * yz
+        if let sun {
+            let cap = Double.pi * pow(sin(sun.angularRadius), 2) * cos(sun.zenithAngle)
+            e += ((sun.rgb * w).sum() - (sky(sun.zenithAngle) * w).sum()) * cap
+        }
+        return e
     }
 }

@@ -40,7 +40,7 @@ public struct SimulationRecord: Codable, Sendable, Equatable {
         patches = capture.scene.patches
         self.files = files
         photometry = SimulatedPhotometry(camera: capture.camera, radianceToOutput: capture.radianceToOutput, patches: patches,
-                                         absolute: scene.unit == .absolute)
+                                         absolute: scene.unit == .absolute, skyIlluminance: capture.scene.skyIlluminance)
     }
 
     /// Reads a record.
@@ -139,8 +139,11 @@ public struct SimulatedPhotometry: Codable, Sendable, Equatable {
     public var sensitivityOffset: Double
     /// Each patch's true luminance Y, cd/m² (Rec.2020 weights of its radiance).
     public var patchLuminance: [String: Double]
+    /// For a sky scene: the true illuminance on the plane facing the camera, lux.
+    public var illuminance: Double?
 
-    public init(camera: CameraModel, radianceToOutput: Double, patches: [Patch], absolute: Bool = false) {
+    public init(camera: CameraModel, radianceToOutput: Double, patches: [Patch], absolute: Bool = false,
+                skyIlluminance: Double? = nil) {
         let q = 0.65, saturation = 78.0
         lensFactor = q
         let exposure = camera.fNumber * camera.fNumber / (camera.exposureTime * camera.iso)
@@ -159,5 +162,6 @@ public struct SimulatedPhotometry: Codable, Sendable, Equatable {
             luminance[p.name] = y * radianceToOutput * luminancePerOutput
         }
         patchLuminance = luminance
+        illuminance = skyIlluminance.map { $0 * radianceToOutput * luminancePerOutput }
     }
 }

@@ -40,15 +40,17 @@ public enum RadianceFile {
     /// Writes `image` (in `luminance` or `radiance` units) to `path` atomically.
     /// - Throws: `ExchangeError` for relative units, a colour encoding without primaries
     ///   (camera RGB), or a failed write (naming `path`).
-    public static func write(_ image: some SceneLinearRaster, to path: String) throws {
+    /// - Parameter view: Radiance's view options for a `VIEW=` line (e.g. a fisheye's
+    ///   `FisheyeLens.radianceView`), so that evalglare and rtrace know each pixel's direction.
+    public static func write(_ image: some SceneLinearRaster, to path: String, view: String? = nil) throws {
         try AtomicFile.write(to: path) { temporary in
-            try write(image, temporary: temporary, reportedAs: path)
+            try write(image, temporary: temporary, reportedAs: path, view: view)
         }
     }
 
     /// `write` into `temporary`, which the caller renames into place; errors name `path`.
-    public static func write(_ image: some SceneLinearRaster, temporary: String, reportedAs path: String) throws {
-        let data = try encode(image, path: path)
+    public static func write(_ image: some SceneLinearRaster, temporary: String, reportedAs path: String, view: String? = nil) throws {
+        let data = try encode(image, path: path, view: view)
         do { try data.write(to: URL(fileURLWithPath: temporary)) } catch {
             throw ExchangeError(path: path, operation: "write", message: error.localizedDescription, category: .outputFailure)
         }
@@ -67,9 +69,10 @@ public enum RadianceFile {
     }
 
     /// The whole file's bytes.
-    static func encode(_ image: some SceneLinearRaster, path: String) throws -> Data {
+    static func encode(_ image: some SceneLinearRaster, path: String, view: String? = nil) throws -> Data {
         let m = try conversion(for: image, path: path)
         var header = "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\nEXPOSURE=1.000000e+00\n"
+        if let view { header += "VIEW= \(view)\n" }
         // CAPDATE has EXIF's form, as EXR's capDate does.
         if case .text(let date)? = image.provenance.dngValue("dateTimeOriginal"), EXRMetadata.isExifDateTime(date) {
             header += "CAPDATE=\(date)\n"

@@ -73,6 +73,9 @@ public struct AnalysisInput: Sendable {
 
     /// The noise model of an image from its provenance.
     public static func noiseModel(for image: SceneLinearImage) -> NoiseModel? {
+        // A merge of several frames has less noise than its reference frame's profile says
+        // (its per-pixel standard deviations are layers of the file).
+        if image.provenance.processingValue("merge") != nil { return nil }
         var profile: [Double]?
         switch image.provenance.dngValue("noiseProfile") {
         case .numbers(let n)?: profile = n

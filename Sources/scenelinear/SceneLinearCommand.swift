@@ -27,7 +27,7 @@ struct SceneLinearCommand: ParsableCommand {
             64 usage error.
             """,
         version: SceneLinearVersion.version,
-        subcommands: [Info.self, Convert.self, Merge.self, Stats.self, HistogramCommand.self, Ratio.self, Report.self, Calibrate.self, Simulate.self,
+        subcommands: [Info.self, Convert.self, Merge.self, Illuminance.self, Stats.self, HistogramCommand.self, Ratio.self, Report.self, Calibrate.self, Simulate.self,
                       Validate.self, Manifest.self,
                       TestChartCommand.self])
 }

@@ -32,9 +32,6 @@ struct UnitOptions: ParsableArguments {
     var settingsUncertainty: Double?
 
     func validate() throws {
-        if calibration != nil && units == .relative {
-            throw ValidationError("--calibration gives an absolute scale: use it with --units luminance or --units radiance")
-        }
         if let u = settingsUncertainty, !(u >= 0 && u < 1000) {
             throw ValidationError("--settings-uncertainty must be a percentage from 0 to 1000")
         }
@@ -44,8 +41,15 @@ struct UnitOptions: ParsableArguments {
     /// relative scaling asked for).
     /// - Throws: `ValidationError` for absolute units with an exposure scaling; the
     ///   calibration file's `PhotometryError`.
-    func apply(to options: inout DevelopOptions, exposure: ExposureMode) throws {
+    /// - Parameter absoluteByDefault: a command whose values must be absolute (`illuminance`):
+    ///   without --units, luminance.
+    func apply(to options: inout DevelopOptions, exposure: ExposureMode, absoluteByDefault: Bool = false) throws {
+        var units = units
+        if units == .relative && absoluteByDefault { units = .luminance }
         guard units != .relative else {
+            if calibration != nil {
+                throw ValidationError("--calibration gives an absolute scale: use it with --units luminance or --units radiance")
+            }
             options.exposure = exposure
             return
         }

@@ -1,0 +1,143 @@
+import Analysis
+import Engine
+import Foundation
+
+/// The illuminance at a fisheye camera's entrance pupil, on the plane facing its axis
+/// (vertical illuminance for a horizontal camera): E_v = Σ L · cos θ · ω over the pixels of
+/// the image circle (docs/fisheye.md), with its 95 % interval.
+public struct IlluminanceResult: Codable, Sendable, Equatable {
+    public var file: String
+    public var lens: FisheyeLens
+    /// lux.
+    public var illuminance: Double
+    /// Standard uncertainty (lux): √(noise² + (E · scale uncertainty)²).
+    public var standardUncertainty: Double
+    public var low95: Double
+    public var high95: Double
+    /// "normal" (noise dominates) or "log-normal" (the scale's uncertainty does).
+    public var intervalKind: String
+    /// From the pixels' noise (NoiseProfile), lux; nil when the file's noise is not known.
+    public var noiseUncertainty: Double?
+    /// The absolute scale's relative standard uncertainty and where the scale came from.
+    public var scaleRelativeUncertainty: Double
+    public var scaleSource: String
+    /// Σ ω over the image circle (sr) and the field of view's own 2π (1 − cos(FOV/2)).
+    public var solidAngle: Double
+    public var expectedSolidAngle: Double
+    public var pixels: Int
+    /// Pixels of the circle with a clipped channel: E_v is then a lower bound.
+    public var lowerBoundPixels: Int
+    /// The part of E_v those pixels give.
+    public var lowerBoundShare: Double
+    public var isLowerBound: Bool { lowerBoundPixels > 0 }
+}
+
+extension Pipeline {
+    /// E_v of a fisheye image: a DNG (developed with `options`, in absolute units) or an EXR
+    /// or HDF5 file in luminance or radiance units; `lens` gives the projection and image circle.
+    /// - Throws: `PhotometryError` for relative units; `AnalysisError` for a lens that does not fit;
+    ///   the readers' errors.
+    public static func illuminance(_ path: String, lens: FisheyeLens, options: DevelopOptions) throws -> IlluminanceResult {
+        let input = try AnalysisInput.load(path, options: options)
+        return try illuminance(input, lens: lens)
+    }
+
+    /// E_v of a loaded image (see `illuminance(_:lens:options:)`).
+    public static func illuminance(_ input: AnalysisInput, lens: FisheyeLens) throws -> IlluminanceResult {
+        let image = input.image
+        guard image.exposure.mode.isAbsolute else {
+            throw PhotometryError(path: input.path, reason: "illuminance needs absolute values: a DNG with --units luminance (the default here), or a file converted or merged with --units luminance or radiance")
+        }
+        if let problem = lens.problem { throw AnalysisError(reason: "\(input.path): \(problem)") }
+        let w = image.width, h = image.height
+        let (theta, omega) = lens.geometry(width: w, height: h)
+        let toLuminance = image.exposure.mode == .radiance ? Photometric.radianceEfficacy : 1
+        let weights = Rec2020.luminanceWeights
+        let kernel = input.noise.map { NoiseModel.Kernel($0, luminance: weights) }
+        var e = 0.0, variance = 0.0, bound = 0.0, solid = 0.0, pixels = 0, boundPixels = 0
+        let clip = image.clipMask
+        let px = image.pixels.samples
+        for i in 0..<(w * h) where omega[i] > 0 {
+            let rgb = SIMD3(Double(px[3 * i]), Double(px[3 * i + 1]), Double(px[3 * i + 2]))
+            let y = (rgb * weights).sum() * toLuminance
+            let weight = Double(cos(theta[i])) * omega[i]
+            e += y * weight
+            solid += omega[i]
+            pixels += 1
+            if let kernel {
+                let gain = input.noise?.pixelGains.map { Double($0[i]) } ?? 1
+                variance += kernel.variance(ofOutput: rgb, gain: gain).y * toLuminance * toLuminance * weight * weight
+            }
+            if let clip, clip[i] != 0 {
+                boundPixels += 1
+                bound += y * weight
+            }
+        }
+        let scaleU = image.exposure.relativeUncertainty ?? 0
+        let noiseU = kernel == nil ? nil : variance.squareRoot()
+        let combined = ((noiseU ?? 0) * (noiseU ?? 0) + e * e * scaleU * scaleU).squareRoot()
+        let logNormal = e > 0 && e * scaleU >= (noiseU ?? 0)
+        let low = logNormal ? e * exp(-1.96 * combined / e) : e - 1.96 * combined
+        let high = logNormal ? e * exp(1.96 * combined / e) : e + 1.96 * combined
+        return IlluminanceResult(file: input.path, lens: lens, illuminance: e, standardUncertainty: combined, low95: low, high95: high,
+                                 intervalKind: logNormal ? "log-normal" : "normal", noiseUncertainty: noiseU,
+                                 scaleRelativeUncertainty: scaleU, scaleSource: image.exposure.source ?? "unknown",
+                                 solidAngle: solid, expectedSolidAngle: 2 * .pi * (1 - cos(lens.maximumAngle)), pixels: pixels,
+                                 lowerBoundPixels: boundPixels, lowerBoundShare: e > 0 ? bound / e : 0)
+    }
+
+    /// The picture Radiance's tools read for a fisheye image: the square around the image
+    /// circle (padded with black where the circle leaves the image), remapped to the
+    /// equidistant projection when the lens is equisolid, with the lens's `VIEW=` line.
+    public static func writeFisheyeRadiance(_ image: SceneLinearImage, lens: FisheyeLens, to path: String) throws {
+        let (side, left, top) = lens.squareAroundCircle
+        var values = [Float](repeating: 0, count: side * side * 3)
+        for y in 0..<side {
+            let sy = top + y
+            guard sy >= 0 && sy < image.height else { continue }
+            for x in 0..<side {
+                let sx = left + x
+                guard sx >= 0 && sx < image.width else { continue }
+                for c in 0..<3 { values[(y * side + x) * 3 + c] = image.pixels.samples[(sy * image.width + sx) * 3 + c] }
+            }
+        }
+        var square = lens
+        square.centerX = Double(side) / 2
+        square.centerY = Double(side) / 2
+        square.radius = Double(side) / 2
+        if lens.projection == .equisolid {
+            values = square.equidistantRemap(values, side: side, channels: 3)
+            square.projection = .equidistant
+        }
+        let picture = SceneLinearImage(pixels: ImageBuffer(width: side, height: side, channels: 3, samples: values), clipMask: nil,
+                                       encoding: image.encoding, exposure: image.exposure, provenance: image.provenance)
+        try RadianceFile.write(picture, to: path, view: square.radianceView)
+    }
+
+    /// The fisheye geometry as an HDF5 group: `theta` (radians from the axis), `azimuth`
+    /// (radians, counter-clockwise from the image's +x) and `solid_angle` (sr), float32 [H, W],
+    /// 0 outside the image circle.
+    public static func fisheyeGroup(_ lens: FisheyeLens, width: Int, height: Int) -> HDF5Group {
+        let (theta, omega) = lens.geometry(width: width, height: height)
+        var azimuth = [Float](repeating: 0, count: width * height)
+        for y in 0..<height {
+            for x in 0..<width where omega[y * width + x] > 0 {
+                azimuth[y * width + x] = Float(atan2(lens.centerY - (Double(y) + 0.5), Double(x) + 0.5 - lens.centerX))
+            }
+        }
+        return HDF5Group(name: "fisheye", attributes: [
+            MetadataItem("projection", .text(lens.projection.rawValue)),
+            MetadataItem("field_of_view_degrees", .number(lens.fieldOfView)),
+            MetadataItem("circle_center_xy", .numbers([lens.centerX, lens.centerY])),
+            MetadataItem("circle_radius", .number(lens.radius)),
+            MetadataItem("focal_length_pixels", .number(lens.focalLength)),
+        ], datasets: [
+            HDF5Dataset(name: "theta", shape: [height, width], values: .floats(theta),
+                        attributes: [MetadataItem("units", .text("radian")), MetadataItem("description", .text("angle from the optical axis of the pixel's centre"))]),
+            HDF5Dataset(name: "azimuth", shape: [height, width], values: .floats(azimuth),
+                        attributes: [MetadataItem("units", .text("radian")), MetadataItem("description", .text("counter-clockwise from the image's +x axis"))]),
+            HDF5Dataset(name: "solid_angle", shape: [height, width], values: .floats(omega.map { Float($0) }),
+                        attributes: [MetadataItem("units", .text("sr")), MetadataItem("description", .text("solid angle of the pixel (its corners' spherical quadrilateral)"))]),
+        ])
+    }
+}
