@@ -415,7 +415,7 @@ struct SkyDome: Sendable {
     func sky(_ theta: Double) -> SIMD3<Double> { overcast ? zenith * ((1 + 2 * cos(theta)) / 3) : zenith }
 
     /// A pixel's radiance: the sky at its centre's direction (nil beyond the horizon or the
-    /// image circle: the background stays), the sun by the fraction of 16 × 16 points of the
+    /// image circle: the background stays), the sun by the fraction of 64 × 64 points of the
     /// pixel inside its disc.
     func radiance(column x: Int, row y: Int) -> SIMD3<Double>? {
         guard let theta = lens.angle(column: x, row: y), theta <= min(lens.maximumAngle, .pi / 2) else { return nil }
@@ -426,7 +426,7 @@ struct SkyDome: Sendable {
         // Far from the sun (more than its radius plus a pixel's span): the sky alone.
         let span = 2 * lens.maximumAngle / lens.radius * 3
         guard acos(min(1, (centre * axis).sum())) <= sun.angularRadius + span else { return value }
-        let n = 16, cosRadius = cos(sun.angularRadius)
+        let n = 64, cosRadius = cos(sun.angularRadius)
         var inside = 0
         for j in 0..<n {
             for i in 0..<n {

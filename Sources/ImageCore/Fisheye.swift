@@ -209,3 +209,26 @@ public struct FisheyeLens: Sendable, Equatable, Codable {
         return out
     }
 }
+
+/// A fisheye lens as given before the image's size is known: projection, field of view and,
+/// optionally, the image circle (centre x, y and radius in output pixels; default: the
+/// circle inscribed in the image).
+public struct FisheyeSpec: Sendable, Equatable, Codable {
+    public var projection: FisheyeProjection
+    public var fieldOfView: Double
+    public var circle: [Double]?
+
+    public init(projection: FisheyeProjection, fieldOfView: Double, circle: [Double]? = nil) {
+        self.projection = projection
+        self.fieldOfView = fieldOfView
+        self.circle = circle
+    }
+
+    /// The lens for a `width` × `height` image.
+    public func lens(width: Int, height: Int) -> FisheyeLens {
+        guard let c = circle, c.count == 3 else {
+            return FisheyeLens(projection: projection, fieldOfView: fieldOfView, width: width, height: height)
+        }
+        return FisheyeLens(projection: projection, fieldOfView: fieldOfView, centerX: c[0], centerY: c[1], radius: c[2])
+    }
+}

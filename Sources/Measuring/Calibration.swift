@@ -11,13 +11,19 @@ public struct CalibrationReference: Sendable {
     public var relativeUncertainty: Double
     /// "spot meter" or "grey card ρ = …, E = … lx".
     public var method: String
+    /// A fisheye photo whose illuminance at the camera was measured: the reference is then
+    /// the whole image circle, `luminance` the meter's E_v / π and the measured value
+    /// Σ Y · cos θ · ω / π (so K = E_v / (Σ Y cos θ ω · 2^BE · N²/(t·S))); `region` is unused.
+    public var fisheye: FisheyeSpec?
 
-    public init(photo: String, region: Region, luminance: Double, relativeUncertainty: Double, method: String) {
+    public init(photo: String, region: Region, luminance: Double, relativeUncertainty: Double, method: String,
+                fisheye: FisheyeSpec? = nil) {
         self.photo = photo
         self.region = region
         self.luminance = luminance
         self.relativeUncertainty = relativeUncertainty
         self.method = method
+        self.fisheye = fisheye
     }
 }
 
@@ -46,7 +52,26 @@ extension Pipeline {
             }
             camera = camera ?? identity
             let settings = try Photometry.Settings.of(dng.metadata, path: photo)
-            let mine = references.filter { $0.photo == photo }
+            for r in references where r.photo == photo {
+                guard let spec = r.fisheye else { continue }
+                var options = develop
+                options.exposure = .none
+                options.includeMasks = false
+                let input = try AnalysisInput.load(photo, options: options)
+                let lens = spec.lens(width: input.image.width, height: input.image.height)
+                if let problem = lens.problem { throw AnalysisError(reason: "\(photo): \(problem)") }
+                let sums = illuminanceSums(input, lens: lens)
+                if sums.clippedPixels > 0 {
+                    throw PhotometryError(path: photo, reason: "\(sums.clippedPixels) pixels of the image circle are clipped: its illuminance is only a lower bound, so it cannot calibrate (merge a bracket first)")
+                }
+                guard sums.sum > 0 else { throw PhotometryError(path: photo, reason: "the image circle gives no illuminance to calibrate against") }
+                fitted.append(CameraCalibration.Reference(
+                    file: photo, region: "fisheye \(lens.projection.rawValue) \(lens.fieldOfView)° (E_v / π)", method: r.method,
+                    luminance: r.luminance, luminanceRelativeUncertainty: r.relativeUncertainty, measured: sums.sum / Double.pi,
+                    measuredRelativeUncertainty: (sums.noiseVariance ?? 0).squareRoot() / sums.sum, settings: settings))
+            }
+            let mine = references.filter { $0.photo == photo && $0.fisheye == nil }
+            guard !mine.isEmpty else { continue }
             var request = AnalysisRequest()
             request.regions = mine.map(\.region)
             request.percentiles = []

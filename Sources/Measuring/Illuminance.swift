@@ -49,32 +49,12 @@ extension Pipeline {
             throw PhotometryError(path: input.path, reason: "illuminance needs absolute values: a DNG with --units luminance (the default here), or a file converted or merged with --units luminance or radiance")
         }
         if let problem = lens.problem { throw AnalysisError(reason: "\(input.path): \(problem)") }
-        let w = image.width, h = image.height
-        let (theta, omega) = lens.geometry(width: w, height: h)
         let toLuminance = image.exposure.mode == .radiance ? Photometric.radianceEfficacy : 1
-        let weights = Rec2020.luminanceWeights
-        let kernel = input.noise.map { NoiseModel.Kernel($0, luminance: weights) }
-        var e = 0.0, variance = 0.0, bound = 0.0, solid = 0.0, pixels = 0, boundPixels = 0
-        let clip = image.clipMask
-        let px = image.pixels.samples
-        for i in 0..<(w * h) where omega[i] > 0 {
-            let rgb = SIMD3(Double(px[3 * i]), Double(px[3 * i + 1]), Double(px[3 * i + 2]))
-            let y = (rgb * weights).sum() * toLuminance
-            let weight = Double(cos(theta[i])) * omega[i]
-            e += y * weight
-            solid += omega[i]
-            pixels += 1
-            if let kernel {
-                let gain = input.noise?.pixelGains.map { Double($0[i]) } ?? 1
-                variance += kernel.variance(ofOutput: rgb, gain: gain).y * toLuminance * toLuminance * weight * weight
-            }
-            if let clip, clip[i] != 0 {
-                boundPixels += 1
-                bound += y * weight
-            }
-        }
+        let sums = illuminanceSums(input, lens: lens)
+        let e = sums.sum * toLuminance, bound = sums.clippedSum * toLuminance
+        let variance = sums.noiseVariance.map { $0 * toLuminance * toLuminance }
         let scaleU = image.exposure.relativeUncertainty ?? 0
-        let noiseU = kernel == nil ? nil : variance.squareRoot()
+        let noiseU = variance.map { $0.squareRoot() }
         let combined = ((noiseU ?? 0) * (noiseU ?? 0) + e * e * scaleU * scaleU).squareRoot()
         let logNormal = e > 0 && e * scaleU >= (noiseU ?? 0)
         let low = logNormal ? e * exp(-1.96 * combined / e) : e - 1.96 * combined
@@ -82,8 +62,40 @@ extension Pipeline {
         return IlluminanceResult(file: input.path, lens: lens, illuminance: e, standardUncertainty: combined, low95: low, high95: high,
                                  intervalKind: logNormal ? "log-normal" : "normal", noiseUncertainty: noiseU,
                                  scaleRelativeUncertainty: scaleU, scaleSource: image.exposure.source ?? "unknown",
-                                 solidAngle: solid, expectedSolidAngle: 2 * .pi * (1 - cos(lens.maximumAngle)), pixels: pixels,
-                                 lowerBoundPixels: boundPixels, lowerBoundShare: e > 0 ? bound / e : 0)
+                                 solidAngle: sums.solidAngle, expectedSolidAngle: 2 * .pi * (1 - cos(lens.maximumAngle)),
+                                 pixels: sums.pixels, lowerBoundPixels: sums.clippedPixels, lowerBoundShare: e > 0 ? bound / e : 0)
+    }
+
+    /// Σ Y · cos θ · ω over the image circle in the image's own units (Y with Rec.2020's
+    /// weights), its noise variance (nil without a noise model), the part and count of
+    /// clipped pixels, Σ ω and the pixels counted.
+    static func illuminanceSums(_ input: AnalysisInput, lens: FisheyeLens)
+        -> (sum: Double, noiseVariance: Double?, clippedSum: Double, clippedPixels: Int, solidAngle: Double, pixels: Int) {
+        let image = input.image
+        let w = image.width, h = image.height
+        let (theta, omega) = lens.geometry(width: w, height: h)
+        let weights = Rec2020.luminanceWeights
+        let kernel = input.noise.map { NoiseModel.Kernel($0, luminance: weights) }
+        var e = 0.0, variance = 0.0, bound = 0.0, solid = 0.0, pixels = 0, boundPixels = 0
+        let clip = image.clipMask
+        let px = image.pixels.samples
+        for i in 0..<(w * h) where omega[i] > 0 {
+            let rgb = SIMD3(Double(px[3 * i]), Double(px[3 * i + 1]), Double(px[3 * i + 2]))
+            let y = (rgb * weights).sum()
+            let weight = Double(cos(theta[i])) * omega[i]
+            e += y * weight
+            solid += omega[i]
+            pixels += 1
+            if let kernel {
+                let gain = input.noise?.pixelGains.map { Double($0[i]) } ?? 1
+                variance += kernel.variance(ofOutput: rgb, gain: gain).y * weight * weight
+            }
+            if let clip, clip[i] != 0 {
+                boundPixels += 1
+                bound += y * weight
+            }
+        }
+        return (e, kernel == nil ? nil : variance, bound, boundPixels, solid, pixels)
     }
 
     /// The picture Radiance's tools read for a fisheye image: the square around the image

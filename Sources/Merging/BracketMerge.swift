@@ -16,6 +16,10 @@ public struct MergeOptions: Sendable {
     public var ratioTolerance = 0.03
     /// Where a sample counts as saturated, as a fraction of the white level.
     public var saturation = 0.98
+    /// Frames that share too few valid pixels with their neighbour in exposure to measure
+    /// their ratio (e.g. a frame short enough for the sun's disc alone) are merged at the
+    /// metadata's ratio, reported as unchecked, instead of refused.
+    public var allowUncheckedRatios = false
 
     public init() {}
 }
@@ -39,7 +43,8 @@ public struct MergeFrameReport: Codable, Sendable, Equatable {
     public var ratioSamples: Int?
     /// The exposure the merge used.
     public var exposure: Double
-    /// "reference", "metadata" or "measured" (the metadata's ratio was off by more than the tolerance).
+    /// "reference", "metadata", "measured" (the metadata's ratio was off by more than the
+    /// tolerance) or "metadata, unchecked" (too few pixels valid in it and its neighbour).
     public var exposureSource: String
 }
 
@@ -157,14 +162,24 @@ extension Pipeline {
             var previous = reference
             var measuredChain = 1.0, usedChain = 1.0, logVariance = 0.0
             for i in order {
+                let nominal = settings[previous].exposureFactor / settings[i].exposureFactor
                 guard let fit = ExposureRatioFit.fit(samples[i], samples[previous], width: width, height: height, planes: planes,
                                                      step: cfa == nil ? 1 : 2, saturation: options.saturation,
                                                      colours: colours) else {
+                    if options.allowUncheckedRatios {
+                        usedChain *= nominal
+                        measuredChain *= nominal  // the frames beyond are measured through this link's metadata
+                        reports[i].measuredAgainst = previous
+                        reports[i].exposure = usedChain
+                        reports[i].exposureSource = "metadata, unchecked"
+                        samples[i].exposure = usedChain
+                        previous = i
+                        continue
+                    }
                     throw MergeError(path: paths[i], reason: "fewer than \(ExposureRatioFit.minimumSamples) pixels are valid both in it "
                                      + "and in \(paths[previous]) (neither clipped nor in the noise floor): the frames do not overlap, "
-                                     + "so their exposure ratio cannot be checked")
+                                     + "so their exposure ratio cannot be checked (--unchecked-ratios merges them at the metadata's)")
                 }
-                let nominal = settings[previous].exposureFactor / settings[i].exposureFactor
                 let off = abs(log(fit.ratio / nominal))
                 let misstated = off > log(1 + options.ratioTolerance) && off > 3 * fit.logUncertainty
                 measuredChain *= fit.ratio

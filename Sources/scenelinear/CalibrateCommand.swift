@@ -6,7 +6,7 @@ import SceneLinearKit
 extension SceneLinearCommand {
     struct Calibrate: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Fit a camera's luminance calibration constant to reference luminances (spot meter or grey card).",
+            abstract: "Fit a camera's luminance calibration constant to reference luminances (spot meter, grey card, or illuminance at a fisheye).",
             discussion: """
                 Each reference is a region of a photo and its known luminance: measured with a \
                 spot meter (--luminance, cd/m²) or a grey card of known reflectance under a \
@@ -17,7 +17,9 @@ extension SceneLinearCommand {
                 weighted by 1/(its reading's and its mean's relative variances); the fit's \
                 uncertainty is inflated by the Birge ratio when the references scatter more than \
                 their uncertainties, and the meter's shared calibration uncertainty added after \
-                (it does not average down). Clipped regions are refused.
+                (it does not average down). Clipped regions are refused. A fisheye photo with the \
+                vertical illuminance measured at its lens (--illuminance-vertical, with --projection) \
+                calibrates by its whole image circle: K = E_v / (Σ Y · cos θ · ω · 2^BE · N²/(t·S)).
 
                 Pairing: with one photo, every --region is a reference in it; with several \
                 photos, either one --region per photo (in order) or one --region for every photo. \
@@ -57,6 +59,18 @@ extension SceneLinearCommand {
         @Option(help: ArgumentHelp("Relative standard uncertainty of each illuminance reading, percent (default 1).", valueName: "percent"))
         var illuminanceUncertainty: String = "1"
 
+        @Option(help: ArgumentHelp("Vertical illuminance measured at a fisheye camera's lens, lux: once, or once per photo. Each photo's whole image circle is then the reference (E_v = Σ L · cos θ · ω under --projection and --fov), instead of regions.", valueName: "lux"))
+        var illuminanceVertical: [Double] = []
+
+        @Option(help: "With --illuminance-vertical: the fisheye's projection (equidistant, equisolid, orthographic, stereographic).")
+        var projection: FisheyeProjection?
+
+        @Option(help: "With --illuminance-vertical: the full field of view across the image circle, degrees (default 180).")
+        var fov: Double = 180
+
+        @Option(help: ArgumentHelp("With --illuminance-vertical: the image circle, x,y,r in output pixels (default: inscribed, centred).", valueName: "x,y,r"))
+        var circle: String?
+
         @Option(help: ArgumentHelp("The meter's shared calibration uncertainty, percent (default 2.9: ±5 %, DIN 5032-7 class A, rectangular); 0 for exact references.", valueName: "percent"))
         var meterUncertainty: String = "2.9"
 
@@ -82,6 +96,27 @@ extension SceneLinearCommand {
         /// The references from the photos, regions and values, as the pairing rules say.
         func references() throws -> [CalibrationReference] {
             guard !photos.isEmpty else { throw ValidationError("give at least one photo") }
+            if !illuminanceVertical.isEmpty {
+                guard regions.isEmpty, luminance.isEmpty, reflectance.isEmpty, illuminance.isEmpty else {
+                    throw ValidationError("--illuminance-vertical makes each photo's image circle the reference: no --region, --luminance, --reflectance or --illuminance")
+                }
+                guard let projection else { throw ValidationError("--illuminance-vertical needs --projection (the fisheye's)") }
+                guard fov > 0 && fov <= projection.maximumFieldOfView else { throw ValidationError("--fov must be in (0, \(projection.maximumFieldOfView)]") }
+                let c = circle.map { $0.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) } }
+                if let c, c.count != 3 || !(c[2] > 0) { throw ValidationError("--circle must be x,y,r (pixels, r > 0)") }
+                let e = illuminanceVertical.count == 1 ? Array(repeating: illuminanceVertical[0], count: photos.count) : illuminanceVertical
+                guard e.count == photos.count else {
+                    throw ValidationError("--illuminance-vertical is given \(illuminanceVertical.count) times for \(photos.count) photos: once, or once per photo")
+                }
+                for v in e where !(v > 0 && v.isFinite) { throw ValidationError("--illuminance-vertical must be positive, not \(v)") }
+                let u = try Self.percent(illuminanceUncertainty, "--illuminance-uncertainty")
+                let whole = try Region.parse("image=0,0,1,1")
+                return zip(photos, e).map { photo, lux in
+                    CalibrationReference(photo: photo, region: whole, luminance: lux / Double.pi, relativeUncertainty: u,
+                                         method: String(format: "vertical illuminance E_v = %.6g lx at the lens (L = E_v/π against Σ L cos θ ω/π)", lux),
+                                         fisheye: FisheyeSpec(projection: projection, fieldOfView: fov, circle: c))
+                }
+            }
             guard !regions.isEmpty else { throw ValidationError("give at least one --region") }
             let parsed = try regions.map { text -> Region in
                 do { return try Region.parse(text) } catch let e as AnalysisError { throw ValidationError(e.reason) }

@@ -74,9 +74,9 @@ extension SceneLinearCommand {
         }
 
         func lens(width: Int, height: Int) -> FisheyeLens {
-            guard let circle else { return FisheyeLens(projection: projection, fieldOfView: fov, width: width, height: height) }
-            let p = circle.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-            return FisheyeLens(projection: projection, fieldOfView: fov, centerX: p[0], centerY: p[1], radius: p[2])
+            FisheyeSpec(projection: projection, fieldOfView: fov,
+                        circle: circle.map { $0.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) } })
+                .lens(width: width, height: height)
         }
 
         func run() throws {

@@ -50,6 +50,9 @@ extension SceneLinearCommand {
         @Option(help: ArgumentHelp("Where a sample counts as saturated, as a fraction of the white level (default 0.98).", valueName: "fraction"))
         var saturation: Double = 0.98
 
+        @Flag(help: "Merge frames that share too few valid pixels with their neighbour in exposure to measure their ratio (e.g. a frame short enough for the sun's disc alone) at the metadata's ratio, reported as unchecked, instead of refusing them.")
+        var uncheckedRatios = false
+
         @Option(help: "Exposure scaling of relative values: none (the reference frame's units) or baseline (× 2^BaselineExposure of the reference frame).")
         var exposure: ExposureMode = .none
 
@@ -107,6 +110,7 @@ extension SceneLinearCommand {
                 options.reference = reference.map { $0 - 1 }
                 options.ratioTolerance = ratioTolerance / 100
                 options.saturation = saturation
+                options.allowUncheckedRatios = uncheckedRatios
                 let format = OutputFormat(pathExtension: URL(fileURLWithPath: output).pathExtension)!
                 if format == .hdr && !options.develop.exposure.isAbsolute {
                     throw OutputError(path: output, reason: "a Radiance picture holds absolute values: merge with --units luminance or radiance")
@@ -167,7 +171,9 @@ extension SceneLinearCommand {
             for (i, f) in r.frames.enumerated() {
                 let name = URL(fileURLWithPath: f.file).lastPathComponent
                 var line = String(format: "  %d %@  %.6g s f/%.3g ISO %.0f  exposure %.6g", i + 1, name, f.exposureTime, f.fNumber, f.iso, f.exposure)
-                if let m = f.measuredExposure, let u = f.measuredLogUncertainty {
+                if f.exposureSource == "metadata, unchecked" {
+                    line += " (metadata, NOT CHECKED: too few pixels valid in it and its neighbour)"
+                } else if let m = f.measuredExposure, let u = f.measuredLogUncertainty {
                     line += String(format: " (metadata %.6g, measured %.6g ± %.2g %%, %@)", f.nominalExposure, m, 100 * u,
                                    f.exposureSource == "measured" ? "MEASURED USED: the metadata is off" : "agree")
                 } else {
