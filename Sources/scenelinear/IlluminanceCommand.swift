@@ -89,7 +89,10 @@ extension SceneLinearCommand {
                 var results: [IlluminanceResult] = []
                 try limits.withParallelism {
                     for (i, file) in files.enumerated() {
-                        let input = try AnalysisInput.load(file, options: options)
+                        // Converted files are taken in whichever absolute unit they hold (--units is for DNGs).
+                        var fileOptions = options
+                        if ["exr", "h5", "hdf5"].contains(URL(fileURLWithPath: file).pathExtension.lowercased()) { fileOptions.exposure = .none }
+                        let input = try AnalysisInput.load(file, options: fileOptions)
                         let lens = lens(width: input.image.width, height: input.image.height)
                         results.append(try Pipeline.illuminance(input, lens: lens))
                         if i == 0, let output {

@@ -1,0 +1,117 @@
+import CaptureSimulation
+import Foundation
+import SceneLinearKit
+import SimulationCheck
+import Testing
+import TestSupport
+
+/// Illuminance from fisheye images in closed loop (docs/fisheye.md): a simulated CIE overcast
+/// dome through each projection gives E_v within 0.5 % of 7π/9 · L_z, its interval covering
+/// it; Radiance's evalglare -V on our .hdr agrees within 1 %; a sky with the sun merged from a
+/// bracket; a clipped sun makes a lower bound; calibrate --illuminance-vertical recovers K.
+@Suite struct IlluminanceTests {
+    /// A camera whose ISO label is exact, so that the estimate K = 120 is the true constant.
+    static var camera: CameraModel {
+        var c = CameraModel()
+        c.sensitivityOffset = 0
+        return c
+    }
+
+    static func dome(_ projection: FisheyeProjection, sun: Bool = false, size: Int = 512) -> SceneDescription {
+        SceneDescription(name: "dome-\(projection.rawValue)", width: size, height: size, background: [0, 0, 0], elements: [
+            .init(type: "sky", name: "sky", rgb: [0.45, 0.5, 0.6], projection: projection.rawValue, fov: 180, model: "cie-overcast",
+                  sun: sun ? [30, 60, 0.2665] : nil, sunRGB: sun ? [2.4e5, 2.3e5, 2.1e5] : nil),
+        ])
+    }
+
+    static func luminanceOptions() -> DevelopOptions {
+        var o = DevelopOptions()
+        o.exposure = .luminance
+        o.includeMasks = false
+        return o
+    }
+
+    @Test(arguments: FisheyeProjection.allCases)
+    func overcastDomeAgainstItsAnalyticIlluminance(_ projection: FisheyeProjection) throws {
+        let dir = TestData.temporaryDirectory("dome-\(projection.rawValue)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = try Pipeline.simulate(scene: try RenderedScene(Self.dome(projection)), camera: Self.camera, name: "dome", directory: dir.path)
+        let truth = try #require(out.record.photometry?.illuminance)
+        let lens = FisheyeLens(projection: projection, fieldOfView: 180, width: 512, height: 512)
+        let r = try Pipeline.illuminance(out.files["dng"]!, lens: lens, options: Self.luminanceOptions())
+        #expect(abs(r.illuminance / truth - 1) < 0.005, "\(projection): \(r.illuminance) lx against \(truth) lx")
+        #expect(r.low95 <= truth && truth <= r.high95)
+        #expect(!r.isLowerBound && r.noiseUncertainty != nil && r.noiseUncertainty! < 0.001 * truth)
+        #expect(abs(r.solidAngle / (2 * .pi) - 1) < 0.002)
+    }
+
+    /// evalglare -V reads our picture's VIEW= line (equidistant, and equisolid remapped to it).
+    @Test(arguments: [FisheyeProjection.equidistant, .equisolid, .stereographic])
+    func evalglareAgrees(_ projection: FisheyeProjection) throws {
+        guard let bin = try RadianceOutputTests.radianceBin() else {
+            try TestRequirement.unavailable("pyradiance (Radiance's evalglare)", installedByBootstrap: true)
+        }
+        let dir = TestData.temporaryDirectory("evalglare-\(projection.rawValue)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = try Pipeline.simulate(scene: try RenderedScene(Self.dome(projection)), camera: Self.camera, name: "dome", directory: dir.path)
+        let hdr = dir.appendingPathComponent("dome.hdr").path
+        let r = try CLI.run(["illuminance", out.files["dng"]!, "--projection", projection.rawValue, "--json", "-o", hdr])
+        try #require(r.status == 0, "\(r.stderr)")
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let ours = try #require(((doc["results"] as? [[String: Any]])?.first?["illuminance"]) as? Double)
+        // evalglare -V prints E_v (and exits 1 even when it succeeds).
+        let glare = try TestData.run(bin.appendingPathComponent("evalglare"), ["-V", hdr])
+        let theirs = try #require(Double(glare.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(glare.stdout) \(glare.stderr)")
+        #expect(abs(theirs / ours - 1) < 0.01, "\(projection): evalglare \(theirs) lx, ours \(ours) lx")
+        let info = try TestData.run(bin.appendingPathComponent("getinfo"), [hdr]).stdout
+        #expect(info.contains("VIEW= \(projection == .stereographic ? "-vts" : "-vta")"), "\(info)")
+    }
+
+    /// The sun in a four-frame bracket (noise-free, so the sun's few pixels carry no noise):
+    /// the merge's E_v within 0.5 % of the sky's and the sun's; a single frame clips the sun
+    /// and reports a lower bound.
+    @Test func sunDomeMergedFromABracket() throws {
+        let dir = TestData.temporaryDirectory("sun-dome")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var camera = Self.camera
+        camera.noise = false
+        let sim = try Pipeline.simulateBracket(scene: try RenderedScene(Self.dome(.equidistant, sun: true, size: 768)), camera: camera,
+                                               stops: [-18, -12, -6, 0], name: "sun", directory: dir.path)
+        let truth = try #require(sim.record.photometry?.illuminance)
+        var options = MergeOptions()
+        options.develop = Self.luminanceOptions()
+        options.allowUncheckedRatios = true
+        let merged = try Pipeline.merge(paths: sim.frames, options: options)
+        #expect(merged.report.lowerBoundPixels == 0)
+        let lens = FisheyeLens(projection: .equidistant, fieldOfView: 180, width: 768, height: 768)
+        let input = AnalysisInput(path: "merged", image: merged.image, noise: nil)
+        let r = try Pipeline.illuminance(input, lens: lens)
+        #expect(abs(r.illuminance / truth - 1) < 0.005, "\(r.illuminance) lx against \(truth) lx")
+        // One frame alone: the sun clipped, the value a lower bound below the truth.
+        let single = try Pipeline.illuminance(sim.frames[3], lens: lens, options: Self.luminanceOptions())
+        #expect(single.isLowerBound && single.lowerBoundShare > 0 && single.illuminance < truth, "\(single)")
+    }
+
+    @Test func calibrationFromVerticalIlluminance() throws {
+        let dir = TestData.temporaryDirectory("calibrate-ev")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var camera = CameraModel()
+        camera.sensitivityOffset = -1.0 / 3  // the true K is 151.19, the estimate 120
+        let out = try Pipeline.simulate(scene: try RenderedScene(Self.dome(.equisolid)), camera: camera, name: "dome", directory: dir.path)
+        let truth = try #require(out.record.photometry)
+        let cal = dir.appendingPathComponent("cal.json").path
+        let r = try CLI.run(["calibrate", out.files["dng"]!, "--illuminance-vertical", String(truth.illuminance!), "--projection", "equisolid",
+                             "--meter-uncertainty", "0", "-o", cal])
+        try #require(r.status == 0, "\(r.stderr)")
+        let calibration = try CameraCalibration.read(cal)
+        #expect(abs(calibration.constant / truth.cameraConstant - 1) < 0.005, "K \(calibration.constant) against \(truth.cameraConstant)")
+        // Regions and --illuminance-vertical exclude each other; relative files are refused by illuminance.
+        let both = try CLI.run(["calibrate", out.files["dng"]!, "--illuminance-vertical", "100", "--projection", "equisolid",
+                                "--region", "a=0,0,10,10", "-o", cal])
+        #expect(both.status == 64)
+        let exr = dir.appendingPathComponent("relative.exr").path
+        try #require(try CLI.run(["convert", out.files["dng"]!, "-o", exr, "-q"]).status == 0)
+        let relative = try CLI.run(["illuminance", exr, "--projection", "equisolid"])
+        #expect(relative.status == 14 && relative.stderr.contains("absolute"), "\(relative.status) \(relative.stderr)")
+    }
+}
