@@ -15,7 +15,9 @@ struct SceneLinearCommand: ParsableCommand {
             flagged in a clip mask. Exposure scaling and the colour space are options, and \
             every output file records what was applied; --units luminance or radiance gives \
             absolute values (cd/m², W·sr⁻¹·m⁻²) from a calibration (`calibrate`) or the exposure \
-            metadata, with the scale's uncertainty. See docs/ for the maths and file formats.
+            metadata, with the scale's uncertainty. `merge` combines raw brackets noise-optimally \
+            (per-pixel standard deviations, lower bounds where every frame clipped); `illuminance` \
+            integrates a fisheye image into lux. See docs/ for the maths and file formats.
 
             Every command takes -q (no progress bar or summary lines); --json documents carry a \
             "schema" field (docs/cli.md, docs/schemas/); errors go to stderr.
@@ -23,7 +25,8 @@ struct SceneLinearCommand: ParsableCommand {
             Exit codes: 0 success; 1 internal error; 10 input missing or unreadable; 11 not a \
             TIFF/DNG file; 12 truncated file; 13 corrupt data; 14 unsupported feature; \
             15 unsupported DNG version; 16 output cannot be written; 17 over a resource limit \
-            (--max-pixels, --max-memory); 18 a --calibration of another camera body; 20 validate: the capture does not match its truth; \
+            (--max-pixels, --max-memory); 18 a --calibration of another camera body; 19 frames that cannot be \
+            merged (another camera or size, one frame, no common valid pixels); 20 validate: the capture does not match its truth; \
             64 usage error.
             """,
         version: SceneLinearVersion.version,

@@ -78,6 +78,16 @@ import TestSupport
         let strangerPath = dir.appendingPathComponent("stranger.json").path
         try JSONSerialization.data(withJSONObject: stranger).write(to: URL(fileURLWithPath: strangerPath))
         _ = try run("analysis", ["stats", simulatedDNG, "--units", "luminance", "--calibration", strangerPath, "--json"], status: 18)
+        // A bracket: merge, validate it, the illuminance of a fisheye.
+        let bracket = dir.appendingPathComponent("bracket")
+        let made = try TestData.run(try CLI.binary, ["simulate", "--scene", "sky-sun", "--size", "96x64", "--bracket=-4,0,4", "-o", bracket.path, "-q"])
+        #expect(made.status == 0, "\(made.stderr)")
+        let frames = (1...3).map { bracket.appendingPathComponent("sky-sun_\($0).dng").path }
+        _ = try run("merge", ["merge"] + frames + ["-o", dir.appendingPathComponent("merged.exr").path, "--json"])
+        _ = try run("validation-bracket", ["validate"] + frames + ["--json"])
+        _ = try run("illuminance", ["illuminance", frames[1], "--projection", "equisolid", "--fov", "160", "--json"])
+        let refused = try TestData.run(try CLI.binary, ["merge", frames[0], "-o", dir.appendingPathComponent("one.exr").path, "--json"])
+        #expect(refused.status == 19 && refused.stdout.isEmpty && refused.stderr.contains("\"bracket-mismatch\""), "\(refused.stderr)")
 
         let report = try #require(try Self.validate(documents, in: dir))
         #expect(report.status == 0, "\(report.stderr)")
@@ -122,7 +132,11 @@ import TestSupport
         for code in ["10 input missing", "16 output cannot", "17 over a resource limit", "20 validate", "64 usage error"] {
             #expect(help.replacingOccurrences(of: "\n", with: " ").contains(code), "\(code)")
         }
-        for command in ["info", "convert", "stats", "histogram", "ratio", "report", "simulate", "validate", "manifest", "testchart"] {
+        for code in ["19 frames that cannot be merged"] {
+            #expect(help.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "  ", with: " ").contains(code), "\(code)")
+        }
+        for command in ["info", "convert", "merge", "illuminance", "stats", "histogram", "ratio", "report", "simulate", "validate",
+                        "manifest", "testchart"] {
             #expect(try TestData.run(binary, [command, "--help"]).stdout.contains("-q, --quiet"), "\(command)")
         }
     }
