@@ -9,9 +9,11 @@ public struct BracketThresholds: Codable, Sendable, Equatable {
     public var meanBias = 0.002
     public var biasStandardErrors = 3.0
     /// Measured variance within 5 % of the mean predicted one (the merge's standard
-    /// deviations squared), or 3 standard errors of a variance estimate, for patches of at
-    /// least 500 pixels.
+    /// deviations squared), or 4 standard errors of a variance estimate (√(2/(n − 1))), for
+    /// patches of at least 500 pixels: a bracket has some 75 patch channels, and at 3
+    /// standard errors one of them would fail by chance in about one bracket in five.
     public var varianceRelative = 0.05
+    public var varianceStandardErrors = 4.0
     public var varianceMinimumPixels = 500
     /// The per-pixel 95 % intervals (± 1.96 σ) must cover the truth this often, over every
     /// patch pixel that is not a lower bound.
@@ -173,7 +175,7 @@ extension Pipeline {
             let se = variance.map { ($0 / n).squareRoot() }
             let bias = zip(m, t).map { $1 != 0 ? $0 / $1 - 1 : 0 }
             let ratios = zip(variance, predicted).map { $1 > 0 ? $0 / $1 : .nan }
-            let sampling = thresholds.biasStandardErrors * (2 / max(1, n - 1)).squareRoot()
+            let sampling = thresholds.varianceStandardErrors * (2 / max(1, n - 1)).squareRoot()
             let biasPassed = (0..<3).allSatisfy { c in
                 abs(bias[c]) <= thresholds.meanBias || abs(m[c] - t[c]) <= thresholds.biasStandardErrors * se[c]
             }
