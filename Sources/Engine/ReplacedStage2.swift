@@ -45,18 +45,52 @@ extension Pipeline {
 }
 
 /// One raw frame's Stage 2, as a merge of frames takes it: the ActiveArea's linear
-/// reference values with OpcodeList1 and OpcodeList2 applied, the clip mask, and the gain
-/// OpcodeList2 applied to each sample (nil without a list).
+/// reference values with OpcodeList1 and OpcodeList2 applied and the clip mask, row by row
+/// (`row`), and the gain OpcodeList2 applied to each sample (nil without a list). Frames
+/// stored in 16-bit samples keep them (2 bytes per sample) and linearize a row when it is
+/// read; others are linearized whole (4 bytes per sample).
 public struct FrameStage2: Sendable {
-    public var image: LinearImage
-    /// Per sample (the planes of `image`, interleaved): OpcodeList2's factor, read as the list
+    enum Storage: Sendable {
+        /// The decoded 16-bit samples (OpcodeList1 applied), read through the plan; OpcodeList2
+        /// applied as its gains.
+        case stored(ImageBuffer<UInt16>, LinearizationPlan)
+        case linear(LinearImage)
+    }
+    let storage: Storage
+    /// Per sample (planes interleaved, ActiveArea rows): OpcodeList2's factor, read as the list
     /// applied to an image of ones (a GainMap's gain).
-    public var gains: [Float]?
-    public var raw: ImageIFD
+    public let gains: [Float]?
+    public let raw: ImageIFD
+    public let mapping: LinearizationMapping
+    public let width: Int, height: Int, planes: Int
+
+    /// Writes ActiveArea row `y`: `width × planes` values (OpcodeList2 applied) and `width`
+    /// clip-mask bytes.
+    public func row(_ y: Int, values: UnsafeMutablePointer<Float>, clip: UnsafeMutablePointer<UInt8>) {
+        switch storage {
+        case .stored(let samples, let plan):
+            let area = mapping.activeArea, spp = samples.channels
+            samples.samples.withUnsafeBufferPointer { s in
+                let first = s.baseAddress! + ((y + area.top) * samples.width + area.left) * spp
+                plan.linearize(first, rowStride: samples.width * spp, rows: y..<(y + 1), columns: 0..<width, into: values, mask: clip)
+            }
+            if let gains {
+                gains.withUnsafeBufferPointer { g in
+                    let base = y * width * planes
+                    for i in 0..<(width * planes) { values[i] *= g[base + i] }
+                }
+            }
+        case .linear(let image):
+            image.values.samples.withUnsafeBufferPointer { v in
+                (values).update(from: v.baseAddress! + y * width * planes, count: width * planes)
+            }
+            image.clipMask.withUnsafeBufferPointer { c in clip.update(from: c.baseAddress! + y * width, count: width) }
+        }
+    }
 }
 
 extension Pipeline {
-    /// The Stage 2 of `dng`'s raw image, whole (see `FrameStage2`), under `options.limits`.
+    /// The Stage 2 of `dng`'s raw image (see `FrameStage2`), under `options.limits`.
     /// - Throws: the decoder's errors; `RawDecodeError.unsupported` for an OpcodeList2 that
     ///   crops (TrimBounds), which frames merged pixel by pixel cannot have.
     public static func frameStage2(_ dng: DNGFile, options: DevelopOptions) throws -> FrameStage2 {
@@ -65,20 +99,28 @@ extension Pipeline {
         var notes: [MetadataItem] = []
         var stored = try RawDecoder.decode(dng, ifd: raw, limits: options.limits, digester: nil)
         try applyOpcodeList1(dng: dng, raw: raw, to: &stored, clipping: options.opcodeClipping, notes: &notes)
-        var linear = try Linearizer.linearize(stored, path: dng.path)
+        let plan = try LinearizationPlan(ifd: raw, path: dng.path)
+        let area = raw.activeArea, planes = raw.samplesPerPixel
         var gains: [Float]?
         if try dng.opcodeListBytes(2, of: raw) != nil {
-            var ones = LinearImage(ifd: raw, values: ImageBuffer(width: linear.width, height: linear.height, channels: linear.planes,
-                                                                 samples: [Float](repeating: 1, count: linear.values.samples.count)),
-                                   clipMask: linear.clipMask, mapping: linear.mapping)
-            let trim = try applyOpcodeList(2, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &notes)
-            _ = try applyOpcodeList(2, dng: dng, raw: raw, to: &ones, clipping: .keepRange, notes: &notes)
-            if trim != nil {
+            var ones = LinearImage(ifd: raw, values: ImageBuffer(width: area.width, height: area.height, channels: planes,
+                                                                 samples: [Float](repeating: 1, count: area.width * area.height * planes)),
+                                   clipMask: [UInt8](repeating: 0, count: area.width * area.height), mapping: plan.mapping)
+            if try applyOpcodeList(2, dng: dng, raw: raw, to: &ones, clipping: .keepRange, notes: &notes) != nil {
                 throw RawDecodeError.unsupported(path: dng.path, ifd: raw.path,
                                                  reason: "OpcodeList2 crops the image (TrimBounds): frames merged pixel by pixel must keep their ActiveArea")
             }
             gains = ones.values.samples
         }
-        return FrameStage2(image: linear, gains: gains, raw: raw)
+        let storage: FrameStage2.Storage
+        if let samples = stored.uint16 {
+            storage = .stored(samples, plan)
+        } else {
+            var linear = try Linearizer.linearize(stored, path: dng.path)
+            if let gains { for i in linear.values.samples.indices { linear.values.samples[i] *= gains[i] } }
+            storage = .linear(linear)
+        }
+        return FrameStage2(storage: storage, gains: gains, raw: raw, mapping: plan.mapping, width: area.width, height: area.height,
+                           planes: planes)
     }
 }

@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 import ImageCore
 
@@ -20,24 +21,32 @@ public struct PlaneNoise: Sendable, Equatable, Codable {
     }
 }
 
-/// One frame's Stage 2 as the estimator reads it.
+/// One frame's Stage 2 as the estimator reads it: row by row.
 public struct BracketSamples: Sendable {
-    /// Interleaved planes over the ActiveArea.
-    public var values: [Float]
-    /// One byte per pixel, bit p: plane p at or above the white level.
-    public var clipMask: [UInt8]
+    /// Writes ActiveArea row y: `width × planes` values (OpcodeList2's gains applied) and
+    /// `width` clip-mask bytes (bit p: plane p at or above the white level).
+    public var row: @Sendable (_ y: Int, _ values: UnsafeMutablePointer<Float>, _ clip: UnsafeMutablePointer<UInt8>) -> Void
     /// Per sample, OpcodeList2's gain (nil: 1).
     public var gains: [Float]?
     /// The frame's exposure relative to the reference frame's (its values ÷ this are in the
     /// reference's units).
     public var exposure: Double
-    /// Per sample position, which `noise` entry applies: the plane (LinearRaw) or the CFA
-    /// colour; `noiseIndex(sample)`.
+    /// The NoiseProfile pairs by plane or CFA colour (`NoiseColours`).
     public var noise: [PlaneNoise]
 
-    public init(values: [Float], clipMask: [UInt8], gains: [Float]?, exposure: Double, noise: [PlaneNoise]) {
-        self.values = values
-        self.clipMask = clipMask
+    public init(frame: FrameStage2, exposure: Double, noise: [PlaneNoise]) {
+        row = { y, values, clip in frame.row(y, values: values, clip: clip) }
+        gains = frame.gains
+        self.exposure = exposure
+        self.noise = noise
+    }
+
+    /// Samples held in arrays (`width` pixels per row, `planes` interleaved).
+    public init(values: [Float], clipMask: [UInt8], gains: [Float]?, exposure: Double, noise: [PlaneNoise], width: Int, planes: Int) {
+        row = { y, out, clip in
+            values.withUnsafeBufferPointer { out.update(from: $0.baseAddress! + y * width * planes, count: width * planes) }
+            clipMask.withUnsafeBufferPointer { clip.update(from: $0.baseAddress! + y * width, count: width) }
+        }
         self.gains = gains
         self.exposure = exposure
         self.noise = noise
@@ -80,7 +89,7 @@ public struct BracketEstimator: Sendable {
     public func merge(_ frames: [BracketSamples], width: Int, height: Int, planes: Int, colours: NoiseColours) -> MergedSamples {
         let count = width * height * planes
         precondition(!frames.isEmpty && frames.count <= 64)
-        precondition(frames.allSatisfy { $0.values.count == count && $0.clipMask.count == width * height && ($0.gains?.count ?? count) == count })
+        precondition(frames.allSatisfy { ($0.gains?.count ?? count) == count })
         var values = [Float](repeating: 0, count: count), variance = [Float](repeating: 0, count: count)
         var used = [UInt8](repeating: 0, count: count), lowerBound = [UInt8](repeating: 0, count: width * height)
         // Longest exposure first: the first valid sample in this order starts the iteration.
@@ -93,40 +102,46 @@ public struct BracketEstimator: Sendable {
         let noiseScale = sorted.flatMap { f in (0..<3).map { f.noise[min($0, f.noise.count - 1)].scale } }
         let noiseOffset = sorted.flatMap { f in (0..<3).map { f.noise[min($0, f.noise.count - 1)].offset } }
         let hasGains = sorted.map { $0.gains != nil }
-        withPointers(sorted.map(\.values)) { framesValues in
-        withPointers(sorted.map(\.clipMask)) { framesClip in
+        let rowLength = width * planes
         withPointers(sorted.map { $0.gains ?? [] }) { framesGains in
         values.withUnsafeMutableBufferPointer { vOut in
         variance.withUnsafeMutableBufferPointer { varOut in
         used.withUnsafeMutableBufferPointer { usedOut in
         lowerBound.withUnsafeMutableBufferPointer { lbOut in
             nonisolated(unsafe) let vOut = vOut, varOut = varOut, usedOut = usedOut, lbOut = lbOut
-            nonisolated(unsafe) let framesValues = framesValues, framesClip = framesClip, framesGains = framesGains
+            nonisolated(unsafe) let framesGains = framesGains
             Parallel.forEachChunk(count: height, minimumChunk: 8) { rows in
+                // Each frame's row, linearized here: the frames stay in their stored form.
+                let rowValues = UnsafeMutablePointer<Float>.allocate(capacity: n * rowLength)
+                let rowClip = UnsafeMutablePointer<UInt8>.allocate(capacity: n * width)
+                defer { rowValues.deallocate(); rowClip.deallocate() }
                 withUnsafeTemporaryAllocation(of: Double.self, capacity: 5 * n) { scratch in
                     let v = scratch.baseAddress!, g = v + n, s = v + 2 * n, o = v + 3 * n, valid = v + 4 * n
                     for y in rows {
+                        for j in 0..<n { sorted[j].row(y, rowValues + j * rowLength, rowClip + j * width) }
                         for x in 0..<width {
                             let pixel = y * width + x
                             var bound: UInt8 = 0
                             for p in 0..<planes {
-                                let k = pixel * planes + p
+                                let k = pixel * planes + p, r = x * planes + p
                                 let bit = UInt8(1) << UInt8(p)
                                 let c = colours.colour(row: y, column: x, plane: p)
-                                var anyValid = false
+                                var validCount = 0
                                 for j in 0..<n {
-                                    v[j] = Double(framesValues[j][k])
+                                    v[j] = Double(rowValues[j * rowLength + r])
                                     g[j] = hasGains[j] ? Double(framesGains[j][k]) : 1
                                     s[j] = noiseScale[j * 3 + c]
                                     o[j] = noiseOffset[j * 3 + c]
-                                    let ok = framesClip[j][pixel] & bit == 0 && v[j] < sat * g[j]
+                                    let ok = rowClip[j * width + x] & bit == 0 && v[j] < sat * g[j]
                                     valid[j] = ok ? 1 : 0
-                                    anyValid = anyValid || ok
+                                    if ok { validCount += 1 }
                                 }
                                 var phi = 0.0, den = 0.0, frameCount = 0
-                                if anyValid {
+                                if validCount > 0 {
                                     for j in 0..<n where valid[j] != 0 { phi = v[j] / e[j]; break }
-                                    for _ in 0..<passes {
+                                    // One valid frame: one pass (its near-saturation test); more: until
+                                    // the weights at the predicted value settle.
+                                    for pass in 0..<(validCount == 1 ? 1 : passes) {
                                         var num = 0.0
                                         den = 0
                                         frameCount = 0
@@ -140,7 +155,10 @@ public struct BracketEstimator: Sendable {
                                             frameCount += 1
                                         }
                                         if den == 0 { break }
-                                        phi = num / den
+                                        let next = num / den
+                                        let settled = pass > 0 && abs(next - phi) <= 1e-7 * abs(next)
+                                        phi = next
+                                        if settled { break }
                                     }
                                 }
                                 guard den > 0 else {
@@ -163,8 +181,6 @@ public struct BracketEstimator: Sendable {
                     }
                 }
             }
-        }
-        }
         }
         }
         }
@@ -238,7 +254,7 @@ public struct ExposureRatioFit: Sendable, Equatable, Codable {
     /// The fit of `a` against `b` (`planes` interleaved planes, `width` × `height` pixels,
     /// neighbours `step` pixels away: 1, or 2 for a Bayer mosaic), or nil when fewer than
     /// `minimumSamples` samples are valid in both. At most about `maxSamples` samples are
-    /// read (evenly spaced rows).
+    /// read (evenly spaced rows, each linearized with its neighbours above and below).
     public static func fit(_ a: BracketSamples, _ b: BracketSamples, width: Int, height: Int, planes: Int, step: Int,
                            saturation: Double, colours: NoiseColours, maxSamples: Int = 2_000_000) -> ExposureRatioFit? {
         guard width > 2 * step, height > 2 * step else { return nil }
@@ -246,30 +262,40 @@ public struct ExposureRatioFit: Sendable, Equatable, Codable {
         let limit = 0.9 * saturation
         let nominal: Double = a.exposure / b.exposure
         var ratios: [Double] = [], va: [Double] = [], vb: [Double] = [], weights: [Double] = []
-        func neighbourMean(_ f: BracketSamples, _ y: Int, _ x: Int, _ p: Int) -> Double {
-            let d = step
-            let s = Double(f.values[((y - d) * width + x) * planes + p]) + Double(f.values[((y + d) * width + x) * planes + p])
-                + Double(f.values[(y * width + x - d) * planes + p]) + Double(f.values[(y * width + x + d) * planes + p])
-            return s / 4
-        }
+        let rowLength = width * planes
+        // Rows y − step, y, y + step of each frame.
+        var rowsA = [Float](repeating: 0, count: 3 * rowLength), rowsB = rowsA
+        var clipA = [UInt8](repeating: 0, count: 3 * width), clipB = clipA
         var y = step
         while y < height - step {
             defer { y += rowStep }
+            rowsA.withUnsafeMutableBufferPointer { ra in clipA.withUnsafeMutableBufferPointer { ca in
+                for (i, yy) in [y - step, y, y + step].enumerated() { a.row(yy, ra.baseAddress! + i * rowLength, ca.baseAddress! + i * width) }
+            } }
+            rowsB.withUnsafeMutableBufferPointer { rb in clipB.withUnsafeMutableBufferPointer { cb in
+                for (i, yy) in [y - step, y, y + step].enumerated() { b.row(yy, rb.baseAddress! + i * rowLength, cb.baseAddress! + i * width) }
+            } }
+            func neighbourMean(_ r: [Float], _ x: Int, _ p: Int) -> Double {
+                let d = step
+                let sum = Double(r[x * planes + p]) + Double(r[2 * rowLength + x * planes + p])
+                    + Double(r[rowLength + (x - d) * planes + p]) + Double(r[rowLength + (x + d) * planes + p])
+                return sum / 4
+            }
             for x in step..<(width - step) {
                 let pixel = y * width + x
                 for p in 0..<planes {
                     let bit = UInt8(1) << UInt8(p)
-                    guard a.clipMask[pixel] & bit == 0, b.clipMask[pixel] & bit == 0 else { continue }
+                    guard clipA[width + x] & bit == 0, clipB[width + x] & bit == 0 else { continue }
                     let k = pixel * planes + p
                     let ni = colours.colour(row: y, column: x, plane: p)
                     let ga = a.gains.map { Double($0[k]) } ?? 1, gb = b.gains.map { Double($0[k]) } ?? 1
                     let na = a.noise[ni], nb = b.noise[ni]
-                    let ma = neighbourMean(a, y, x, p), mb = neighbourMean(b, y, x, p)
+                    let ma = neighbourMean(rowsA, x, p), mb = neighbourMean(rowsB, x, p)
                     guard ma < limit * ga, mb < limit * gb, ma > 10 * ga * na.offset.squareRoot(),
                           mb > 10 * gb * nb.offset.squareRoot() else { continue }
                     let w = 1 / (na.variance(ma, gain: ga) + nominal * nominal * nb.variance(mb, gain: gb))
                     guard w.isFinite, w > 0 else { continue }
-                    let sa = Double(a.values[k]), sb = Double(b.values[k])
+                    let sa = Double(rowsA[rowLength + x * planes + p]), sb = Double(rowsB[rowLength + x * planes + p])
                     va.append(sa)
                     vb.append(sb)
                     weights.append(w)

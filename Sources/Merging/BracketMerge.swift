@@ -142,14 +142,14 @@ extension Pipeline {
                                              top: area.top, left: area.left) } ?? .planes
         let width = area.width, height = area.height
 
-        // Each frame's Stage 2, whole.
+        // Each frame's Stage 2, in its stored form (rows linearized when read).
         var samples: [BracketSamples] = []
+        var mapping: LinearizationMapping?
         for (i, file) in files.enumerated() {
             let frame = try frameStage2(file, options: options.develop)
-            samples.append(BracketSamples(values: frame.image.values.samples, clipMask: frame.image.clipMask, gains: frame.gains,
-                                          exposure: exposures[i] / exposures[reference], noise: noise[i]))
+            if i == reference { mapping = frame.mapping }
+            samples.append(BracketSamples(frame: frame, exposure: exposures[i] / exposures[reference], noise: noise[i]))
         }
-        let mapping = try frameStage2Mapping(files[reference], raw: raw)
 
         // Exposure ratios, measured between neighbours in exposure and chained to the reference.
         var reports = paths.indices.map { i in
@@ -209,35 +209,46 @@ extension Pipeline {
         }
         func stage2(_ values: [Float], clip: [UInt8]) -> LinearImage {
             LinearImage(ifd: raw, values: ImageBuffer(width: width, height: height, channels: planes, samples: values), clipMask: clip,
-                        mapping: mapping)
+                        mapping: mapping!)
         }
         let noClip = [UInt8](repeating: 0, count: width * height)
         var develop = options.develop
         develop.includeMasks = false
         let frameNames = paths.map { URL(fileURLWithPath: $0).lastPathComponent }
-        var image = try Pipeline.develop(files[reference], replacing: Stage2Replacement(image: stage2(merged.values, clip: merged.lowerBound), matrix: .color),
-                                         options: options.develop, hash: true).image
+        let developed = try Pipeline.develop(files[reference],
+                                             replacing: Stage2Replacement(image: stage2(merged.values, clip: merged.lowerBound), matrix: .color),
+                                             options: options.develop, hash: true)
+        var image = developed.image
         merged.values = []
         let variance = try Pipeline.develop(files[reference], replacing: Stage2Replacement(image: stage2(merged.variance, clip: noClip), matrix: .squared),
                                             options: develop, hash: false).image.pixels
         merged.variance = []
-        let counts = try Pipeline.develop(files[reference],
-                                          replacing: Stage2Replacement(image: stage2(merged.frames.map(Float.init), clip: noClip), matrix: .identity),
-                                          options: develop, hash: false).image.pixels
         let clip = image.clipMask ?? []
         var std = variance
-        for i in 0..<(std.width * std.height) where !clip.isEmpty && clip[i] != 0 {
-            for c in 0..<3 { std.samples[3 * i + c] = 0 }
+        std.samples.withUnsafeMutableBufferPointer { p in
+            for i in 0..<(std.width * std.height) {
+                let lower = !clip.isEmpty && clip[i] != 0
+                for c in 0..<3 { p[3 * i + c] = lower ? 0 : max(p[3 * i + c], 0).squareRoot() }
+            }
         }
-        for i in std.samples.indices { std.samples[i] = max(std.samples[i], 0).squareRoot() }
-        var frameCount = [UInt8](repeating: 0, count: counts.width * counts.height)
+        // Frame counts on the Stage 3 grid (the fewest of a pixel's samples: its planes, its
+        // 2×2 cell, or the 3×3 neighbourhood an interpolation reads), then the image's geometry.
+        var frameCount = try frameCounts(merged.frames, width: width, height: height, planes: planes, cfa: cfa != nil,
+                                         superpixel: superpixel, geometry: developed.geometry)
+        if frameCount.count != image.width * image.height {
+            // A stage that changes the grid (TrimBounds in OpcodeList3): the counts developed alike.
+            let counts = try Pipeline.develop(files[reference],
+                                              replacing: Stage2Replacement(image: stage2(merged.frames.map(Float.init), clip: noClip),
+                                                                           matrix: .identity),
+                                              options: develop, hash: false).image.pixels
+            frameCount = (0..<(counts.width * counts.height)).map { i in
+                let m: Float = min(counts.samples[3 * i], min(counts.samples[3 * i + 1], counts.samples[3 * i + 2]))
+                return UInt8(min(max(Int((m + 1e-3).rounded(.down)), 0), 255))
+            }
+        }
+        merged.frames = []
         var histogram = [Int](repeating: 0, count: paths.count + 1)
-        for i in frameCount.indices {
-            let m: Float = min(counts.samples[3 * i], min(counts.samples[3 * i + 1], counts.samples[3 * i + 2]))
-            let n = min(max(Int((m + 1e-3).rounded(.down)), 0), paths.count)
-            frameCount[i] = UInt8(n)
-            histogram[n] += 1
-        }
+        for n in frameCount { histogram[min(Int(n), paths.count)] += 1 }
         let lowerBoundPixels = clip.reduce(0) { $0 + ($1 != 0 ? 1 : 0) }
         let report = MergeReport(frames: reports, reference: reference, ratioTolerance: options.ratioTolerance,
                                  saturation: options.saturation, width: image.width, height: image.height,
@@ -253,6 +264,43 @@ extension Pipeline {
         return MergedBracket(image: image, standardDeviation: std, frames: frameCount, report: report)
     }
 
+    /// Per output pixel, the fewest frames any sample it is made from used: on the Stage 3
+    /// grid the minimum over a pixel's planes (LinearRaw), its 2×2 cell (superpixel) or the
+    /// 3×3 neighbourhood of same-site samples an interpolation reads (CFA), then cropped,
+    /// scaled and oriented as the image.
+    static func frameCounts(_ counts: [UInt8], width: Int, height: Int, planes: Int, cfa: Bool, superpixel: Bool,
+                            geometry: GeometryPlan) throws -> [UInt8] {
+        var grid: ImageBuffer<UInt8>
+        if !cfa {
+            grid = ImageBuffer(width: width, height: height, channels: 1,
+                               samples: (0..<(width * height)).map { i in counts[(i * planes)..<(i * planes + planes)].min()! })
+        } else if superpixel {
+            let w = width / 2, h = height / 2
+            var g = [UInt8](repeating: 0, count: w * h)
+            for y in 0..<h {
+                for x in 0..<w {
+                    g[y * w + x] = min(min(counts[2 * y * width + 2 * x], counts[2 * y * width + 2 * x + 1]),
+                                       min(counts[(2 * y + 1) * width + 2 * x], counts[(2 * y + 1) * width + 2 * x + 1]))
+                }
+            }
+            grid = ImageBuffer(width: w, height: h, channels: 1, samples: g)
+        } else {
+            var g = [UInt8](repeating: 0, count: width * height)
+            for y in 0..<height {
+                for x in 0..<width {
+                    var m = UInt8.max
+                    for yy in max(0, y - 1)...min(height - 1, y + 1) {
+                        for xx in max(0, x - 1)...min(width - 1, x + 1) { m = min(m, counts[yy * width + xx]) }
+                    }
+                    g[y * width + x] = m
+                }
+            }
+            grid = ImageBuffer(width: width, height: height, channels: 1, samples: g)
+        }
+        guard geometry.crop.right <= grid.width, geometry.crop.bottom <= grid.height else { return [] }
+        return ImageGeometry.apply(geometry, toMask: grid).samples
+    }
+
     /// The NoiseProfile pairs of `raw` by plane (LinearRaw) or CFA colour (three pairs).
     static func planeNoise(_ raw: ImageIFD, path: String) throws -> [PlaneNoise] {
         guard let p = raw.noiseProfile, p.count >= 2, p.count % 2 == 0, p.allSatisfy({ $0.isFinite && $0 >= 0 }) else {
@@ -261,10 +309,5 @@ extension Pipeline {
         }
         let pairs = stride(from: 0, to: p.count, by: 2).map { PlaneNoise(scale: p[$0], offset: p[$0 + 1]) }
         return pairs.count >= 3 ? Array(pairs.prefix(3)) : [PlaneNoise](repeating: pairs[0], count: 3)
-    }
-
-    /// The Stage 2 mapping of a frame (for the record of the merged image).
-    static func frameStage2Mapping(_ dng: DNGFile, raw: ImageIFD) throws -> LinearizationMapping {
-        try LinearizationPlan(ifd: raw, path: dng.path).mapping
     }
 }

@@ -145,7 +145,8 @@ import TestSupport
                 let u1 = Double.random(in: Double.ulpOfOne..<1, using: &rng), u2 = Double.random(in: 0..<1, using: &rng)
                 return Float(mean + sd * (-2 * log(u1)).squareRoot() * cos(2 * .pi * u2))
             }
-            return BracketSamples(values: values, clipMask: [UInt8](repeating: 0, count: n), gains: nil, exposure: e, noise: noise)
+            return BracketSamples(values: values, clipMask: [UInt8](repeating: 0, count: n), gains: nil, exposure: e, noise: noise,
+                                  width: n, planes: 1)
         }
         let merged = BracketEstimator().merge([frame(1), frame(16)], width: n, height: 1, planes: 1, colours: .planes)
         let mean = merged.values.reduce(0.0) { $0 + Double($1) } / Double(n)
