@@ -82,7 +82,8 @@ public enum EXRFile {
                                             extra: extraPlanes, names: extraNames)]
                 } else {
                     let base = try EXRPixelStore(width: width, height: height, rgbFloats: image.floatPixels(), extra: extraPlanes,
-                                                 names: extraNames, type: options.pixelType, destination: path)
+                                                 names: extraNames, type: options.pixelType, destination: path,
+                                                 keepFloats: options.tiling?.mipmaps == true)
                     levels = [base]
                     if options.tiling?.mipmaps == true {
                         while let last = levels.last, last.width > 1 || last.height > 1 {
@@ -315,11 +316,14 @@ final class EXRPixelStore: @unchecked Sendable {
     /// The image's own half RGB values, referenced rather than copied (nil when `storage`
     /// holds R, G, B).
     private let rgbHalves: [Float16]?
+    /// FLOAT pixels referenced rather than copied: interleaved RGB and one array per extra
+    /// channel (nil when `storage` holds them).
+    private var referencedFloats: (rgb: [Float], extra: [[Float]])?
     let names: [String]
     /// The channels; with `rgbHalves`, R, G and B point nowhere until `withPlanes`.
     private let planes: EXRSourcePlanes
 
-    private init(width: Int, height: Int, type: EXRPixelType, names: [String], rgbHalves: [Float16]? = nil) {
+    private init(width: Int, height: Int, type: EXRPixelType, names: [String], rgbHalves: [Float16]? = nil, referenced: Bool = false) {
         self.width = width
         self.height = height
         self.type = type
@@ -327,7 +331,7 @@ final class EXRPixelStore: @unchecked Sendable {
         self.rgbHalves = rgbHalves
         let bytes = type == .half ? 2 : 4
         let rgbPlanes = rgbHalves == nil ? 3 : 0
-        storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, width * height * (rgbPlanes + names.count) * bytes),
+        storage = UnsafeMutableRawBufferPointer.allocate(byteCount: referenced ? 1 : max(1, width * height * (rgbPlanes + names.count) * bytes),
                                                          alignment: 16)
         var planes = EXRSourcePlanes(width: width, height: height, bytesPerSample: bytes)
         let base = UnsafeRawPointer(storage.baseAddress!)
@@ -354,6 +358,20 @@ final class EXRPixelStore: @unchecked Sendable {
     /// Runs `body` with the channels (R, G, B pointing into the image's own values, valid
     /// during `body` only).
     func withPlanes<R>(_ body: (EXRSourcePlanes) throws -> R) rethrows -> R {
+        if let referencedFloats {
+            return try referencedFloats.rgb.withUnsafeBufferPointer { rgb in
+                var p = planes
+                for c in 0..<3 { p.channels[c].first = UnsafeRawPointer(rgb.baseAddress! + c) }
+                func extra(_ k: Int) throws -> R {
+                    guard k < referencedFloats.extra.count else { return try body(p) }
+                    return try referencedFloats.extra[k].withUnsafeBufferPointer { plane in
+                        p.channels[3 + k].first = UnsafeRawPointer(plane.baseAddress!)
+                        return try extra(k + 1)
+                    }
+                }
+                return try extra(0)
+            }
+        }
         guard let rgbHalves else { return try body(planes) }
         return try rgbHalves.withUnsafeBufferPointer { rgb in
             var p = planes
@@ -364,21 +382,38 @@ final class EXRPixelStore: @unchecked Sendable {
 
     /// Pixels from Float values, stored as `type`.
     /// - Throws: `HalfRangeError` naming `destination` when HALF cannot hold a value.
+    /// - Parameter keepFloats: keep the Float values for `halved` (mip-map levels); without it
+    ///   the values are written into the store part by part, with no copy of the whole.
     convenience init(width: Int, height: Int, rgbFloats: [Float], extra: [[Float]], names: [String], type: EXRPixelType,
-                     destination: String) throws {
+                     destination: String, keepFloats: Bool = true) throws {
+        if type == .float && !keepFloats {
+            // Referenced as they are: no copy of the image.
+            self.init(width: width, height: height, type: type, names: names, referenced: true)
+            referencedFloats = (rgbFloats, extra)
+            return
+        }
         self.init(width: width, height: height, type: type, names: names)
+        guard keepFloats else {
+            var offset = 0
+            for part in [rgbFloats] + extra {
+                try fill(part, at: offset, destination: destination)
+                offset += part.count
+            }
+            return
+        }
         var all = rgbFloats
         for plane in extra { all += plane }
         try fill(all, destination: destination)
         floats = all
     }
 
-    private func fill(_ all: [Float], destination: String) throws {
+    /// Writes `values` into the store from sample `offset` on, as the store's type.
+    private func fill(_ values: [Float], at offset: Int = 0, destination: String) throws {
         if type == .half {
-            let halves = try HalfConversion.checkedHalves(all, what: destination)
-            halves.withUnsafeBytes { storage.copyMemory(from: $0) }
+            let halves = try HalfConversion.checkedHalves(values, what: destination)
+            halves.withUnsafeBytes { (storage.baseAddress! + 2 * offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         } else {
-            all.withUnsafeBytes { storage.copyMemory(from: $0) }
+            values.withUnsafeBytes { (storage.baseAddress! + 4 * offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         }
     }
 

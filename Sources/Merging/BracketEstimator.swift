@@ -97,7 +97,7 @@ public struct BracketEstimator: Sendable {
         let sorted = order.map { frames[$0] }
         let sat = saturation, passes = max(1, iterations)
         let n = frames.count
-        let e = sorted.map(\.exposure)
+        let exposures = sorted.map(\.exposure)
         // The noise of frame j for colour c at [j * 3 + c].
         let noiseScale = sorted.flatMap { f in (0..<3).map { f.noise[min($0, f.noise.count - 1)].scale } }
         let noiseOffset = sorted.flatMap { f in (0..<3).map { f.noise[min($0, f.noise.count - 1)].offset } }
@@ -115,8 +115,18 @@ public struct BracketEstimator: Sendable {
                 let rowValues = UnsafeMutablePointer<Float>.allocate(capacity: n * rowLength)
                 let rowClip = UnsafeMutablePointer<UInt8>.allocate(capacity: n * width)
                 defer { rowValues.deallocate(); rowClip.deallocate() }
-                withUnsafeTemporaryAllocation(of: Double.self, capacity: 5 * n) { scratch in
+                withUnsafeTemporaryAllocation(of: Double.self, capacity: 12 * n) { scratch in
                     let v = scratch.baseAddress!, g = v + n, s = v + 2 * n, o = v + 3 * n, valid = v + 4 * n
+                    // Per frame: e, then S and O of each colour.
+                    let e = v + 5 * n, noiseS = v + 6 * n, noiseO = v + 9 * n
+                    for j in 0..<n {
+                        e[j] = exposures[j]
+                        for c in 0..<3 {
+                            noiseS[3 * j + c] = noiseScale[3 * j + c]
+                            noiseO[3 * j + c] = noiseOffset[3 * j + c]
+                        }
+                    }
+                    let linearRaw = colours.isPlanes
                     for y in rows {
                         for j in 0..<n { sorted[j].row(y, rowValues + j * rowLength, rowClip + j * width) }
                         for x in 0..<width {
@@ -125,13 +135,13 @@ public struct BracketEstimator: Sendable {
                             for p in 0..<planes {
                                 let k = pixel * planes + p, r = x * planes + p
                                 let bit = UInt8(1) << UInt8(p)
-                                let c = colours.colour(row: y, column: x, plane: p)
+                                let c = linearRaw ? min(p, 2) : colours.colour(row: y, column: x, plane: p)
                                 var validCount = 0
                                 for j in 0..<n {
                                     v[j] = Double(rowValues[j * rowLength + r])
                                     g[j] = hasGains[j] ? Double(framesGains[j][k]) : 1
-                                    s[j] = noiseScale[j * 3 + c]
-                                    o[j] = noiseOffset[j * 3 + c]
+                                    s[j] = noiseS[j * 3 + c]
+                                    o[j] = noiseO[j * 3 + c]
                                     let ok = rowClip[j * width + x] & bit == 0 && v[j] < sat * g[j]
                                     valid[j] = ok ? 1 : 0
                                     if ok { validCount += 1 }
@@ -148,10 +158,13 @@ public struct BracketEstimator: Sendable {
                                         for j in 0..<n where valid[j] != 0 {
                                             let predicted = max(e[j] * phi, 0)
                                             let s2 = max(g[j] * s[j] * predicted + g[j] * g[j] * o[j], 1e-30)
-                                            if predicted + 3 * s2.squareRoot() >= sat * g[j] { continue }
-                                            let w = e[j] * e[j] / s2
-                                            num += w * v[j] / e[j]
-                                            den += w
+                                            // Left out within 3 σ of saturation: predicted + 3σ ≥ sat · g.
+                                            let room = sat * g[j] - predicted
+                                            if room <= 0 || 9 * s2 >= room * room { continue }
+                                            // w = e² / σ², w · v / e = e · v / σ².
+                                            let inverse = 1 / s2
+                                            num += e[j] * v[j] * inverse
+                                            den += e[j] * e[j] * inverse
                                             frameCount += 1
                                         }
                                         if den == 0 { break }
@@ -199,6 +212,9 @@ public struct NoiseColours: Sendable {
 
     /// LinearRaw: the plane.
     public static let planes = NoiseColours(pattern: [], repeatRows: 1, repeatColumns: 1, top: 0, left: 0)
+
+    /// Whether the colour is the plane (LinearRaw).
+    public var isPlanes: Bool { pattern.isEmpty }
 
     /// A CFA pattern (colour indices, row-major `repeatRows` × `repeatColumns`) and the
     /// ActiveArea's top-left corner.

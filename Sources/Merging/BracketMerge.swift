@@ -75,6 +75,9 @@ public struct MergedBracket: Sendable {
     public var standardDeviation: ImageBuffer<Float>
     public var frames: [UInt8]
     public var report: MergeReport
+    /// Seconds per step: "decode" (the frames' Stage 1), "ratios", "merge", "develop"
+    /// (values and variances through the conversion), "layers" (std and frame counts).
+    public var timings: [(String, Double)] = []
 }
 
 /// Why frames cannot be merged.
@@ -142,6 +145,13 @@ extension Pipeline {
                                              top: area.top, left: area.left) } ?? .planes
         let width = area.width, height = area.height
 
+        var timings: [(String, Double)] = []
+        var clock = DispatchTime.now().uptimeNanoseconds
+        func lap(_ name: String) {
+            let now = DispatchTime.now().uptimeNanoseconds
+            timings.append((name, Double(now - clock) / 1e9))
+            clock = now
+        }
         // Each frame's Stage 2, in its stored form (rows linearized when read).
         var samples: [BracketSamples] = []
         var mapping: LinearizationMapping?
@@ -150,6 +160,7 @@ extension Pipeline {
             if i == reference { mapping = frame.mapping }
             samples.append(BracketSamples(frame: frame, exposure: exposures[i] / exposures[reference], noise: noise[i]))
         }
+        lap("decode")
 
         // Exposure ratios, measured between neighbours in exposure and chained to the reference.
         var reports = paths.indices.map { i in
@@ -196,9 +207,11 @@ extension Pipeline {
             }
         }
 
+        lap("ratios")
         let estimator = BracketEstimator(saturation: options.saturation)
         var merged = estimator.merge(samples, width: width, height: height, planes: planes, colours: colours)
         samples = []
+        lap("merge")
         // Superpixel output averages the two greens of a cell: the variance of their mean is
         // half the mean of their variances, which is what the demosaicing computes from it.
         let superpixel = cfa != nil && options.develop.demosaic == .superpixel
@@ -223,6 +236,7 @@ extension Pipeline {
         let variance = try Pipeline.develop(files[reference], replacing: Stage2Replacement(image: stage2(merged.variance, clip: noClip), matrix: .squared),
                                             options: develop, hash: false).image.pixels
         merged.variance = []
+        lap("develop")
         let clip = image.clipMask ?? []
         var std = variance
         std.samples.withUnsafeMutableBufferPointer { p in
@@ -261,7 +275,8 @@ extension Pipeline {
             MetadataItem("mergeExposureSources", .text(reports.map(\.exposureSource).joined(separator: ", "))),
             MetadataItem("mergeLowerBoundPixels", .integer(lowerBoundPixels)),
         ]
-        return MergedBracket(image: image, standardDeviation: std, frames: frameCount, report: report)
+        lap("layers")
+        return MergedBracket(image: image, standardDeviation: std, frames: frameCount, report: report, timings: timings)
     }
 
     /// Per output pixel, the fewest frames any sample it is made from used: on the Stage 3

@@ -76,6 +76,9 @@ extension SceneLinearCommand {
         @Option(help: "HDF5 sample type of /image: float32 (default) or float16.")
         var hdf5Type: HDF5SampleType = .float32
 
+        @Flag(help: "Print timings in seconds: decode (the frames' Stage 1), ratios, merge, develop (values and variances through the conversion), layers (std and frame counts), write.")
+        var timings = false
+
         @Flag(help: "Print what was done as JSON (schema scenelinear.merge/1).")
         var json = false
 
@@ -115,8 +118,14 @@ extension SceneLinearCommand {
                 if format == .hdr && !options.develop.exposure.isAbsolute {
                     throw OutputError(path: output, reason: "a Radiance picture holds absolute values: merge with --units luminance or radiance")
                 }
-                let merged = try limits.withParallelism { try Pipeline.merge(paths: frames, options: options) }
-                try Self.write(merged, to: output, format: format, exrType: exrType, hdf5Type: hdf5Type)
+                var merged = try limits.withParallelism { try Pipeline.merge(paths: frames, options: options) }
+                let start = DispatchTime.now().uptimeNanoseconds
+                try limits.withParallelism { try Self.write(&merged, to: output, format: format, exrType: exrType, hdf5Type: hdf5Type) }
+                merged.timings.append(("write", Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9))
+                if timings {
+                    FileHandle.standardError.write(Data(("timings: " + merged.timings.map { String(format: "%@ %.3f", $0.0, $0.1) }
+                        .joined(separator: ", ") + "\n").utf8))
+                }
                 if json {
                     let document = MergeDocument(output: output, format: format.rawValue, units: merged.image.exposure.mode.rawValue,
                                                  report: merged.report)
@@ -131,18 +140,22 @@ extension SceneLinearCommand {
         }
 
         /// The merged image in its format: EXR and HDF5 with the standard deviations and frame counts.
-        static func write(_ merged: MergedBracket, to path: String, format: OutputFormat, exrType: EXRPixelType,
+        /// (The standard deviations are moved out of `merged` into the file's layout.)
+        static func write(_ merged: inout MergedBracket, to path: String, format: OutputFormat, exrType: EXRPixelType,
                           hdf5Type: HDF5SampleType) throws {
             let image = merged.image
             let n = image.width * image.height
-            let std = merged.standardDeviation.samples
             switch format {
             case .exr:
                 var options = EXROptions()
                 options.pixelType = exrType
-                let channels = ["R", "G", "B"].enumerated().map { c, name in
-                    EXRAuxiliaryChannel(name: "std.\(name)", values: (0..<n).map { std[3 * $0 + c] })
-                } + [EXRAuxiliaryChannel(name: "merge_frames", values: merged.frames.map(Float.init))]
+                var channels = ["R", "G", "B"].enumerated().map { c, name in
+                    merged.standardDeviation.samples.withUnsafeBufferPointer { std in
+                        EXRAuxiliaryChannel(name: "std.\(name)", values: (0..<n).map { std[3 * $0 + c] })
+                    }
+                }
+                merged.standardDeviation.samples = []
+                channels.append(EXRAuxiliaryChannel(name: "merge_frames", values: merged.frames.map(Float.init)))
                 do {
                     try EXRFile.write(image, to: path, options: options, auxiliary: channels)
                 } catch is HalfRangeError {
@@ -155,7 +168,7 @@ extension SceneLinearCommand {
                     MetadataItem("description", .text("merge of \(merged.report.frames.count) raw frames; /clip_mask marks lower bounds (clipped in every frame)")),
                     MetadataItem("reference_frame", .integer(merged.report.reference + 1)),
                 ], datasets: [
-                    HDF5Dataset(name: "std", shape: [image.height, image.width, 3], values: .floats(std),
+                    HDF5Dataset(name: "std", shape: [image.height, image.width, 3], values: .floats(merged.standardDeviation.samples),
                                 attributes: [MetadataItem("description", .text("standard deviation of each channel of /image (noise), same units"))]),
                     HDF5Dataset(name: "frames", shape: [image.height, image.width], values: .bytes(merged.frames),
                                 attributes: [MetadataItem("description", .text("frames used by the pixel's least-covered channel (0: lower bound)"))]),
