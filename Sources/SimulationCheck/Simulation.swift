@@ -12,7 +12,8 @@ public struct SimulationOutput: Sendable {
 }
 
 extension Pipeline {
-    /// A radiance map (`.exr` or `.h5` written by this tool) as a scene: read under a pixel
+    /// A radiance map (`.exr` or `.h5` written by this tool, or a Radiance `.hdr` picture — then
+    /// a scene in absolute units, cd/m²) as a scene: read under a pixel
     /// limit that keeps its simulation within `limits` (`SceneLimits.simulationBytesPerPixel`
     /// per pixel), so a map too large to simulate is refused (`.limitExceeded`, exit code 17)
     /// before its pixels are read. Values are divided by the file's exposure factor.
@@ -20,6 +21,14 @@ extension Pipeline {
     public static func radianceMapScene(_ path: String, limits: SceneLimits = SceneLimits()) throws -> RenderedScene {
         let read = ReadLimits(maxPixels: max(1, limits.maxBytes / SceneLimits.simulationBytesPerPixel))
         let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
+        if ext == "hdr" || ext == "pic" {
+            // A Radiance picture: W·sr⁻¹·m⁻² → a scene in absolute units (Y in cd/m² = 179 × Radiance's Y).
+            let picture = try RadianceFile.read(path, limits: read)
+            let values = picture.rec2020.map { Double($0) * Photometric.radianceEfficacy }
+            return RenderedScene(name: URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent,
+                                 radiance: ImageBuffer(width: picture.width, height: picture.height, channels: 3, samples: values),
+                                 unit: .absolute)
+        }
         let image = ext == "exr" ? try EXRFile.readSceneLinear(path, limits: read) : try HDF5File.readSceneLinear(path, limits: read)
         let values = image.pixels.samples.map { Double($0) / image.exposure.factor }
         return RenderedScene(name: URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent,

@@ -9,9 +9,10 @@ extension SceneLinearCommand {
         static let configuration = CommandConfiguration(
             abstract: "Photograph a scene of known radiance with a simulated camera: a DNG plus its ground truth.",
             discussion: """
-                The scene is a built-in one (grey-ramp, colour-chart, sunset, sky-sun), a scene \
+                The scene is a built-in one (grey-ramp, colour-chart, sunset, sky-sun, sky-dome), a scene \
                 description (.json, see docs/simulation.md), or a radiance map (.exr or .h5 written by \
-                this tool: linear Rec.2020). The camera (exposure, full well, shot/read/dark noise, \
+                this tool: linear Rec.2020; or a Radiance .hdr picture, e.g. rendered by rpict: a scene in \
+                absolute units, cd/m², whose camera needs a quantumScale to match). The camera (exposure, full well, shot/read/dark noise, \
                 PRNU/DSNU, ADC bits, black level, companding, colour sensitivities, LinearRaw or CFA) \
                 comes from --camera (.json; missing fields keep their defaults) and the options below. \
                 Writes <name>.dng, <name>.truth.exr and <name>.truth.h5 (the radiance in the decoder's \
@@ -23,7 +24,7 @@ extension SceneLinearCommand {
                 the merge against the truth.
                 """)
 
-        @Option(help: "Scene: a built-in name, a .json description, or a .exr/.h5 radiance map.")
+        @Option(help: "Scene: a built-in name, a .json description, or a .exr/.h5 radiance map or a Radiance .hdr picture.")
         var scene: String = BuiltInScene.greyRamp.rawValue
 
         @Option(help: "Camera description (.json).")
@@ -134,10 +135,10 @@ extension SceneLinearCommand {
             switch ext {
             case "json":
                 return try RenderedScene(SceneDescription.read(scene))
-            case "exr", "h5", "hdf5":
+            case "exr", "h5", "hdf5", "hdr", "pic":
                 return try Pipeline.radianceMapScene(scene)
             default:
-                throw SceneError(reason: "\(scene) is neither a built-in scene (\(BuiltInScene.allCases.map(\.rawValue).joined(separator: ", "))) nor a .json, .exr or .h5 file")
+                throw SceneError(reason: "\(scene) is neither a built-in scene (\(BuiltInScene.allCases.map(\.rawValue).joined(separator: ", "))) nor a .json, .exr, .h5 or Radiance .hdr file")
             }
         }
     }

@@ -92,6 +92,39 @@ import TestSupport
         #expect(single.isLowerBound && single.lowerBoundShare > 0 && single.illuminance < truth, "\(single)")
     }
 
+    /// A sky rendered by Radiance itself (gensky's CIE overcast sky through rpict's 180°
+    /// angular fisheye) is photographed by the simulator (`simulate --scene sky.hdr`, a scene in
+    /// cd/m²), and our illuminance of the DNG, at the simulation's true camera constant, agrees
+    /// with evalglare's on the rendered picture within 1 %.
+    @Test func radianceRenderedSkyPhotographed() throws {
+        guard let bin = try RadianceOutputTests.radianceBin() else {
+            try TestRequirement.unavailable("pyradiance (Radiance's gensky, oconv, rpict, evalglare)", installedByBootstrap: true)
+        }
+        let dir = TestData.temporaryDirectory("rpict-sky")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let sky = "!gensky 3 21 12 -c -a 40 -B 55.8\nskyfunc glow skyglow\n0\n0\n4 1 1 1 0\nskyglow source sky\n0\n0\n4 0 0 1 180\n"
+        try sky.write(to: dir.appendingPathComponent("sky.rad"), atomically: true, encoding: .utf8)
+        let script = "cd \"$1\" && PATH=\"$2:$PATH\" && RAYPATH=\"$2/../lib\" && export PATH RAYPATH && oconv sky.rad > sky.oct && "
+            + "rpict -vta -vp 0 0 0 -vd 0 0 1 -vu 0 1 0 -vh 180 -vv 180 -x 256 -y 256 -ab 0 sky.oct > sky.hdr 2>/dev/null"
+        let render = try TestData.run(URL(fileURLWithPath: "/bin/sh"), ["-c", script, "sh", dir.path, bin.path])
+        try #require(render.status == 0, "\(render.stderr)")
+        let hdr = dir.appendingPathComponent("sky.hdr").path
+        let glare = try TestData.run(bin.appendingPathComponent("evalglare"), ["-V", hdr])
+        let theirs = try #require(Double(glare.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(glare.stdout) \(glare.stderr)")
+        let picture = try RadianceFile.read(hdr)
+        #expect(picture.width == 256 && picture.height == 256 && picture.view?.contains("-vta") == true)
+        var camera = CameraModel()
+        camera.quantumScale = 600  // the zenith (about 4000 cd/m²) below the full well
+        camera.sensitivityOffset = 0
+        let out = try Pipeline.simulate(scene: try Pipeline.radianceMapScene(hdr), camera: camera, name: "sky", directory: dir.path)
+        let truth = try #require(out.record.photometry)
+        let lens = FisheyeLens(projection: .equidistant, fieldOfView: 180, width: 256, height: 256)
+        let r = try Pipeline.illuminance(out.files["dng"]!, lens: lens, options: Self.luminanceOptions())
+        let ours = r.illuminance * truth.cameraConstant / Photometry.estimatedConstant
+        #expect(!r.isLowerBound)
+        #expect(abs(ours / theirs - 1) < 0.01, "ours \(ours) lx, evalglare \(theirs) lx")
+    }
+
     @Test func calibrationFromVerticalIlluminance() throws {
         let dir = TestData.temporaryDirectory("calibrate-ev")
         defer { try? FileManager.default.removeItem(at: dir) }
