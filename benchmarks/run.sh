@@ -4,6 +4,8 @@
 # with the arguments given here, e.g.
 #   benchmarks/run.sh --quick
 #   benchmarks/run.sh --sizes 12,48 --runs 5 --out report.md --json report.json
+# or, with --merge first, benchmarks/merge_bench.py (brackets; installs the peer HDRutils):
+#   benchmarks/run.sh --merge --sizes 12 --runs 3
 # The report goes to stdout; progress and build output to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,4 +25,9 @@ fi
 
 ${SWIFT:-swift} build -c release >&2
 
+if [ "${1:-}" = "--merge" ]; then
+    shift
+    .venv/bin/python -c "import HDRutils" 2>/dev/null || .venv/bin/pip install -q HDRutils >&2
+    exec .venv/bin/python benchmarks/merge_bench.py "$@"
+fi
 exec .venv/bin/python benchmarks/bench.py "$@"
