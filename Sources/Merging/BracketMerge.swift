@@ -171,15 +171,18 @@ extension Pipeline {
         let position = byExposure.firstIndex(of: reference)!
         for order in [Array(byExposure[..<position].reversed()), Array(byExposure[(position + 1)...])] {
             var previous = reference
+            // usedChain: the exposure the merge uses for `previous`; measuredChain: as measured.
             var measuredChain = 1.0, usedChain = 1.0, logVariance = 0.0
             for i in order {
-                let nominal = settings[previous].exposureFactor / settings[i].exposureFactor
+                // The frame's own metadata, relative to the reference: a misstated frame before it
+                // in the chain does not make this one look misstated.
+                let nominal = exposures[i] / exposures[reference]
                 guard let fit = ExposureRatioFit.fit(samples[i], samples[previous], width: width, height: height, planes: planes,
                                                      step: cfa == nil ? 1 : 2, saturation: options.saturation,
                                                      colours: colours) else {
                     if options.allowUncheckedRatios {
-                        usedChain *= nominal
-                        measuredChain *= nominal  // the frames beyond are measured through this link's metadata
+                        measuredChain *= nominal / usedChain  // the frames beyond are measured through this link's metadata
+                        usedChain = nominal
                         reports[i].measuredAgainst = previous
                         reports[i].exposure = usedChain
                         reports[i].exposureSource = "metadata, unchecked"
@@ -191,11 +194,13 @@ extension Pipeline {
                                      + "and in \(paths[previous]) (neither clipped nor in the noise floor): the frames do not overlap, "
                                      + "so their exposure ratio cannot be checked (--unchecked-ratios merges them at the metadata's)")
                 }
-                let off = abs(log(fit.ratio / nominal))
+                // This frame's exposure from its neighbour's (as used) and the measured ratio.
+                let measuredHere = usedChain * fit.ratio
+                let off = abs(log(measuredHere / nominal))
                 let misstated = off > log(1 + options.ratioTolerance) && off > 3 * fit.logUncertainty
                 measuredChain *= fit.ratio
                 logVariance += fit.logUncertainty * fit.logUncertainty
-                usedChain *= misstated ? fit.ratio : nominal
+                usedChain = misstated ? measuredHere : nominal
                 reports[i].measuredExposure = measuredChain
                 reports[i].measuredLogUncertainty = logVariance.squareRoot()
                 reports[i].measuredAgainst = previous

@@ -79,24 +79,27 @@ import TestSupport
     }
 
     /// A frame whose ExposureTime says twice its real time is detected (measured ratio 2× off),
-    /// merged at the measured ratio, and the merge still matches the truth.
+    /// merged at the measured ratio, and the merge still matches the truth; the frame beyond it
+    /// in the chain, whose own metadata is right, is not taken for misstated.
     @Test func misstatedExposureTimeIsDetected() throws {
-        let (dir, sim) = try Self.bracket("merge-misstated", stops: [-4, 0, 4])
+        let (dir, sim) = try Self.bracket("merge-misstated", stops: [-8, -4, 0, 4])
         defer { try? FileManager.default.removeItem(at: dir) }
-        // Frame 3 again, its metadata claiming twice the exposure time.
+        // Frame 2 (−4 EV) again, its metadata claiming twice the exposure time.
         var camera = sim.record.camera
-        camera.exposureTime *= 16
-        camera.seed = sim.record.bracket![2].seed
+        camera.exposureTime /= 16
+        camera.seed = sim.record.bracket![1].seed
         var capture = try Simulator.capture(try RenderedScene(sim.record.scene), camera: camera)
         capture.dng.exposureTime = camera.exposureTime * 2
-        try DNGWriter.write(capture.dng, to: sim.frames[2])
-        let merged = try Pipeline.merge(paths: sim.frames)
-        let frame = merged.report.frames[2]
+        try DNGWriter.write(capture.dng, to: sim.frames[1])
+        var options = MergeOptions()
+        options.reference = 2
+        let merged = try Pipeline.merge(paths: sim.frames, options: options)
+        let frame = merged.report.frames[1]
         #expect(frame.exposureSource == "measured", "\(frame)")
-        #expect(abs(frame.nominalExposure / 32 - 1) < 1e-9)
-        #expect(abs(frame.exposure / 16 - 1) < 0.002, "used \(frame.exposure)")
-        #expect(merged.report.misstatedFrames == [2])
-        #expect(merged.report.frames[0].exposureSource == "metadata")
+        #expect(abs(frame.nominalExposure / (2.0 / 16) - 1) < 1e-9)
+        #expect(abs(frame.exposure * 16 - 1) < 0.002, "used \(frame.exposure)")
+        #expect(merged.report.misstatedFrames == [1], "\(merged.report.frames.map(\.exposureSource))")
+        #expect(abs(merged.report.frames[0].exposure * 256 - 1) < 1e-9, "frame 1 at its own metadata's exposure")
         let report = try Pipeline.validateBracket(frames: sim.frames, record: sim.record)
         #expect(report.passed, "\(report.text)")
     }
