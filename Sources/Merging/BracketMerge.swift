@@ -20,6 +20,10 @@ public struct MergeOptions: Sendable {
     /// their ratio (e.g. a frame short enough for the sun's disc alone) are merged at the
     /// metadata's ratio, reported as unchecked, instead of refused.
     public var allowUncheckedRatios = false
+    /// Align each frame to the reference by a whole-pixel translation (hand-held brackets),
+    /// searched up to `maxShift` pixels each way.
+    public var align = false
+    public var maxShift = 64
 
     public init() {}
 }
@@ -41,6 +45,9 @@ public struct MergeFrameReport: Codable, Sendable, Equatable {
     public var measuredAgainst: Int?
     /// Samples that measured it.
     public var ratioSamples: Int?
+    /// With alignment: the shift [dx, dy] that puts the frame's pixel (x + dx, y + dy) on the
+    /// reference's (x, y).
+    public var offset: [Int]?
     /// The exposure the merge used.
     public var exposure: Double
     /// "reference", "metadata", "measured" (the metadata's ratio was off by more than the
@@ -161,12 +168,27 @@ extension Pipeline {
             samples.append(BracketSamples(frame: frame, exposure: exposures[i] / exposures[reference], noise: noise[i]))
         }
         lap("decode")
+        var offsets: [[Int]?] = Array(repeating: nil, count: paths.count)
+        if options.align {
+            for i in paths.indices where i != reference {
+                guard let o = FrameAlignment.offset(of: samples[i], against: samples[reference], width: width, height: height,
+                                                    planes: planes, mosaic: cfa != nil, maxShift: options.maxShift) else {
+                    throw MergeError(path: paths[i], reason: "cannot be aligned with \(paths[reference]): too few pixels valid in both "
+                                     + "within \(options.maxShift) pixels of shift")
+                }
+                offsets[i] = [o.dx, o.dy]
+                samples[i] = samples[i].shifted(dx: o.dx, dy: o.dy, width: width, height: height, planes: planes)
+            }
+            offsets[reference] = [0, 0]
+            lap("align")
+        }
 
         // Exposure ratios, measured between neighbours in exposure and chained to the reference.
         var reports = paths.indices.map { i in
             MergeFrameReport(file: paths[i], exposureTime: settings[i].exposureTime, fNumber: settings[i].fNumber, iso: settings[i].iso,
                              baselineExposure: settings[i].baselineExposure, nominalExposure: samples[i].exposure,
-                             exposure: samples[i].exposure, exposureSource: i == reference ? "reference" : "metadata")
+                             offset: offsets[i], exposure: samples[i].exposure,
+                             exposureSource: i == reference ? "reference" : "metadata")
         }
         let position = byExposure.firstIndex(of: reference)!
         for order in [Array(byExposure[..<position].reversed()), Array(byExposure[(position + 1)...])] {
@@ -279,7 +301,7 @@ extension Pipeline {
             MetadataItem("mergeExposures", .numbers(reports.map(\.exposure))),
             MetadataItem("mergeExposureSources", .text(reports.map(\.exposureSource).joined(separator: ", "))),
             MetadataItem("mergeLowerBoundPixels", .integer(lowerBoundPixels)),
-        ]
+        ] + (options.align ? [MetadataItem("mergeOffsets", .integers(offsets.flatMap { $0 ?? [0, 0] }))] : [])
         lap("layers")
         return MergedBracket(image: image, standardDeviation: std, frames: frameCount, report: report, timings: timings)
     }

@@ -79,8 +79,9 @@ extension Pipeline {
     /// compares the result with the truth of `record` (written by `simulateBracket`): bias,
     /// noise against the merge's own standard deviations and against the best single frame,
     /// per-pixel coverage of the 95 % intervals, lower bounds.
-    public static func validateBracket(frames: [String], record: SimulationRecord,
-                                       thresholds: BracketThresholds = BracketThresholds()) throws -> BracketValidationReport {
+    /// - Parameter align: merge with `MergeOptions.align` (frames photographed with the camera moved).
+    public static func validateBracket(frames: [String], record: SimulationRecord, thresholds: BracketThresholds = BracketThresholds(),
+                                       align: Bool = false) throws -> BracketValidationReport {
         guard let bracket = record.bracket else {
             throw AnalysisError(reason: "the record is not a bracket's (no \"bracket\" list): validate one DNG at a time with it")
         }
@@ -97,6 +98,7 @@ extension Pipeline {
         options.develop.applyOrientation = false
         options.develop.demosaic = .superpixel
         options.reference = stops.firstIndex(of: 0)
+        options.align = align
         let merged = try merge(paths: frames, options: options)
         let image = merged.image
         let width = image.width, height = image.height

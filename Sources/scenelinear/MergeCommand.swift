@@ -53,6 +53,12 @@ extension SceneLinearCommand {
         @Flag(help: "Merge frames that share too few valid pixels with their neighbour in exposure to measure their ratio (e.g. a frame short enough for the sun's disc alone) at the metadata's ratio, reported as unchecked, instead of refusing them.")
         var uncheckedRatios = false
 
+        @Flag(help: "Align hand-held frames to the reference by a whole-pixel translation (even for Bayer mosaics), searched on exposure-normalised log images; the shifts are reported.")
+        var align = false
+
+        @Option(help: "With --align: the largest shift searched, pixels each way (default 64).")
+        var alignRange: Int = 64
+
         @Option(help: "Exposure scaling of relative values: none (the reference frame's units) or baseline (× 2^BaselineExposure of the reference frame).")
         var exposure: ExposureMode = .none
 
@@ -93,6 +99,7 @@ extension SceneLinearCommand {
             }
             guard ratioTolerance >= 0 && ratioTolerance < 100 else { throw ValidationError("--ratio-tolerance must be 0...100 percent") }
             guard saturation > 0 && saturation <= 1 else { throw ValidationError("--saturation must be in (0, 1]") }
+            guard (1...4096).contains(alignRange) else { throw ValidationError("--align-range must be 1...4096 pixels") }
             if let reference, !(1...max(frames.count, 1)).contains(reference) {
                 throw ValidationError("--reference must be 1...\(frames.count) (a frame number in the order given)")
             }
@@ -114,6 +121,8 @@ extension SceneLinearCommand {
                 options.ratioTolerance = ratioTolerance / 100
                 options.saturation = saturation
                 options.allowUncheckedRatios = uncheckedRatios
+                options.align = align
+                options.maxShift = alignRange
                 let format = OutputFormat(pathExtension: URL(fileURLWithPath: output).pathExtension)!
                 if format == .hdr && !options.develop.exposure.isAbsolute {
                     throw OutputError(path: output, reason: "a Radiance picture holds absolute values: merge with --units luminance or radiance")
@@ -184,6 +193,7 @@ extension SceneLinearCommand {
             for (i, f) in r.frames.enumerated() {
                 let name = URL(fileURLWithPath: f.file).lastPathComponent
                 var line = String(format: "  %d %@  %.6g s f/%.3g ISO %.0f  exposure %.6g", i + 1, name, f.exposureTime, f.fNumber, f.iso, f.exposure)
+                if let o = f.offset, i != r.reference { line += "  shift (\(o[0]), \(o[1])) px" }
                 if f.exposureSource == "metadata, unchecked" {
                     line += " (metadata, NOT CHECKED: too few pixels valid in it and its neighbour)"
                 } else if let m = f.measuredExposure, let u = f.measuredLogUncertainty {
