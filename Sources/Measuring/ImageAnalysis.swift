@@ -115,6 +115,9 @@ public struct AnalysisRequest: Sendable {
     public var ratioQuantity = "Y"
     public var ratioStatistic = RatioStatistic.mean
     public var develop = DevelopOptions()
+    /// A fisheye lens: every region's pixels are then weighted by their solid angle
+    /// (statistics per steradian, not per pixel; docs/fisheye.md).
+    public var fisheye: FisheyeSpec?
 
     public init() {}
 }
@@ -276,10 +279,12 @@ extension Pipeline {
         let regions = request.regions
         let percentiles = analysisPercentiles(request)
         let histogram = request.histogram
+        let fisheye = request.fisheye
         let results = try ImageMeasurement.measure({ width, height in
-            try (regions.isEmpty ? [wholeImage(width: width, height: height)] : regions).map { region in
-                RegionRequest(name: region.name, selection: try region.selection(width: width, height: height), percentiles: percentiles,
-                              histogram: histogram)
+            let omega = fisheye.map { solidAngleWeights($0, width: width, height: height) }
+            return try (regions.isEmpty ? [wholeImage(width: width, height: height)] : regions).map { region in
+                RegionRequest(name: region.name, selection: weighted(try region.selection(width: width, height: height), by: omega),
+                              percentiles: percentiles, histogram: histogram)
             }
         }, noise: { source.known.noise }, scan: scan)
         let image = source.known.image!, noise = source.known.noise
@@ -287,6 +292,28 @@ extension Pipeline {
         let analysis = try fileAnalysis(path: path, image: image, width: width, height: height, noise: noise,
                                         measured: results.map { ($0.measurement!.region, $0.measurement!, $0.histogram) }, request: request)
         return (analysis, picture())
+    }
+
+    /// Each pixel's solid angle under `fisheye`, divided by the largest (weights in 0…1; 0
+    /// outside the image circle).
+    static func solidAngleWeights(_ fisheye: FisheyeSpec, width: Int, height: Int) -> [Float] {
+        let omega = fisheye.lens(width: width, height: height).geometry(width: width, height: height).solidAngle
+        let largest = omega.max() ?? 0
+        return omega.map { largest > 0 ? Float($0 / largest) : 0 }
+    }
+
+    /// `selection` with each pixel's weight multiplied by `omega` (unchanged without it).
+    static func weighted(_ selection: PixelSelection, by omega: [Float]?) -> PixelSelection {
+        guard let omega else { return selection }
+        let w = selection.width, b = selection.bounds
+        var weights = [Float](repeating: 0, count: w * selection.height)
+        for y in b.top..<b.bottom {
+            for x in b.left..<b.right {
+                let i = y * w + x
+                weights[i] = (selection.weights?[i] ?? 1) * omega[i]
+            }
+        }
+        return PixelSelection(width: w, height: selection.height, bounds: b, weights: weights)
     }
 
     /// The region measured when none is given.
@@ -304,8 +331,9 @@ extension Pipeline {
         let image = input.image
         let regions = request.regions.isEmpty ? [wholeImage(width: image.width, height: image.height)] : request.regions
         let percentiles = analysisPercentiles(request)
+        let omega = request.fisheye.map { solidAngleWeights($0, width: image.width, height: image.height) }
         let requests = try regions.map { region in
-            RegionRequest(name: region.name, selection: try region.selection(in: image), percentiles: percentiles,
+            RegionRequest(name: region.name, selection: weighted(try region.selection(in: image), by: omega), percentiles: percentiles,
                           histogram: request.histogram, pixelGains: input.noise?.pixelGains)
         }
         let results = try ImageMeasurement.measure(requests, noise: { input.noise }, scan: image.scan)

@@ -35,10 +35,30 @@ struct SourceOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "No progress bar and no 'wrote ...' lines; the results and errors are still printed.")
     var quiet = false
 
+    @Option(help: "A fisheye image: weight every pixel by its solid angle under this projection (equidistant, equisolid, orthographic, stereographic), so that statistics are per steradian (docs/fisheye.md).")
+    var projection: FisheyeProjection?
+
+    @Option(help: "With --projection: the full field of view across the image circle, degrees (default 180).")
+    var fov: Double = 180
+
+    @Option(help: ArgumentHelp("With --projection: the image circle, x,y,r in output pixels (default: inscribed, centred).", valueName: "x,y,r"))
+    var circle: String?
+
     @OptionGroup var limits: LimitOptions
 
     func validate() throws {
         for r in regions { _ = try parsedRegion(r) }
+        if let projection {
+            guard fov > 0 && fov <= projection.maximumFieldOfView else {
+                throw ValidationError("--fov must be in (0, \(projection.maximumFieldOfView)] degrees for --projection \(projection.rawValue)")
+            }
+            if let c = circle.map({ $0.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) } }),
+               c.count != 3 || !(c[2] > 0) {
+                throw ValidationError("--circle must be x,y,r (pixels, r > 0)")
+            }
+        } else if circle != nil {
+            throw ValidationError("--circle needs --projection")
+        }
     }
 
     func parsedRegion(_ text: String) throws -> Region {
@@ -54,6 +74,10 @@ struct SourceOptions: ParsableArguments {
         r.develop.demosaic = demosaic
         r.develop.source = source
         try limits.apply(to: &r.develop)
+        r.fisheye = projection.map { p in
+            FisheyeSpec(projection: p, fieldOfView: fov,
+                        circle: circle.map { $0.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) } })
+        }
         return r
     }
 

@@ -125,6 +125,30 @@ import TestSupport
         #expect(abs(ours / theirs - 1) < 0.01, "ours \(ours) lx, evalglare \(theirs) lx")
     }
 
+    /// `stats --projection`: every pixel weighted by its solid angle, so the mean of an overcast
+    /// dome's luminance is its mean per steradian, 2/3 · L_z (to 0.1 %); without the weights
+    /// the black corners and the projection's uneven pixels make it something else.
+    @Test func solidAngleWeightedStatistics() throws {
+        let dir = TestData.temporaryDirectory("stats-fisheye")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = try Pipeline.simulate(scene: try RenderedScene(Self.dome(.equidistant)), camera: Self.camera, name: "dome", directory: dir.path)
+        let zenith = try #require(out.record.photometry?.illuminance) * 9 / (7 * .pi)
+        func meanY(_ extra: [String]) throws -> Double {
+            let r = try CLI.run(["stats", out.files["dng"]!, "--units", "luminance", "--json"] + extra)
+            try #require(r.status == 0, "\(r.stderr)")
+            let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            let files = try #require(doc["files"] as? [[String: Any]])
+            let region = try #require((files[0]["regions"] as? [[String: Any]])?.first)
+            let channels = try #require((region["measurement"] as? [String: Any])?["channels"] as? [String: Any])
+            return try #require((channels["Y"] as? [String: Any])?["mean"] as? Double)
+        }
+        let weighted = try meanY(["--projection", "equidistant"])
+        #expect(abs(weighted / (2 * zenith / 3) - 1) < 0.001, "\(weighted) against \(2 * zenith / 3)")
+        let plain = try meanY([])
+        #expect(abs(plain / (2 * zenith / 3) - 1) > 0.1, "\(plain)")
+        #expect(try CLI.run(["stats", out.files["dng"]!, "--circle", "1,1,1"]).status == 64)
+    }
+
     @Test func calibrationFromVerticalIlluminance() throws {
         let dir = TestData.temporaryDirectory("calibrate-ev")
         defer { try? FileManager.default.removeItem(at: dir) }
