@@ -53,15 +53,28 @@ public struct BracketSamples: Sendable {
     }
 }
 
-/// The merged Stage 2: per sample the estimate in the reference frame's units, its variance,
-/// the frames it used, and per pixel the planes clipped in every frame (a lower bound).
+/// The merged Stage 2: per sample the estimate in the reference frame's units, its variance
+/// (as `Float` variances, or — `compact` — as half-float standard deviations, 2 bytes a
+/// sample instead of 4: 0.05 % steps, up to 65504), the frames it used, and per pixel the
+/// planes clipped in every frame (a lower bound).
 public struct MergedSamples: Sendable {
     public var values: [Float]
     public var variance: [Float]
+    public var deviation: [Float16]
     public var frames: [UInt8]
     /// Bit p set: plane p was clipped or saturated in every frame; its value is the largest
     /// lower bound the frames give.
     public var lowerBound: [UInt8]
+
+    /// Whether a compact standard deviation went beyond half's range.
+    public var deviationOverflows: Bool { deviation.contains { $0.isInfinite } }
+
+    /// The variances, from the compact standard deviations when those were kept.
+    public mutating func expandVariance() {
+        guard variance.isEmpty, !deviation.isEmpty else { return }
+        variance = deviation.map { Float($0) * Float($0) }
+        deviation = []
+    }
 }
 
 /// The noise-optimal merge of raw frames of one scene (docs/merge.md): for each sample, with
@@ -86,11 +99,17 @@ public struct BracketEstimator: Sendable {
 
     /// Merges `frames` (all of `planes` planes, `width` × `height` pixels); `colours` gives,
     /// for a sample's row, column and plane, the index into each frame's `noise`.
-    public func merge(_ frames: [BracketSamples], width: Int, height: Int, planes: Int, colours: NoiseColours) -> MergedSamples {
+    /// - Parameter compact: keep the standard deviations in half floats (`deviation`) rather
+    ///   than the variances in `Float` (`variance`); one beyond half's range is infinite there
+    ///   (`deviationOverflows`).
+    public func merge(_ frames: [BracketSamples], width: Int, height: Int, planes: Int, colours: NoiseColours,
+                      compact: Bool = false) -> MergedSamples {
         let count = width * height * planes
         precondition(!frames.isEmpty && frames.count <= 64)
         precondition(frames.allSatisfy { ($0.gains?.count ?? count) == count })
-        var values = [Float](repeating: 0, count: count), variance = [Float](repeating: 0, count: count)
+        var values = [Float](repeating: 0, count: count)
+        var variance = [Float](repeating: 0, count: compact ? 0 : count)
+        var deviation = [Float16](repeating: 0, count: compact ? count : 0)
         var used = [UInt8](repeating: 0, count: count), lowerBound = [UInt8](repeating: 0, count: width * height)
         // Longest exposure first: the first valid sample in this order starts the iteration.
         let order = frames.indices.sorted { frames[$0].exposure > frames[$1].exposure }
@@ -106,9 +125,10 @@ public struct BracketEstimator: Sendable {
         withPointers(sorted.map { $0.gains ?? [] }) { framesGains in
         values.withUnsafeMutableBufferPointer { vOut in
         variance.withUnsafeMutableBufferPointer { varOut in
+        deviation.withUnsafeMutableBufferPointer { devOut in
         used.withUnsafeMutableBufferPointer { usedOut in
         lowerBound.withUnsafeMutableBufferPointer { lbOut in
-            nonisolated(unsafe) let vOut = vOut, varOut = varOut, usedOut = usedOut, lbOut = lbOut
+            nonisolated(unsafe) let vOut = vOut, varOut = varOut, devOut = devOut, usedOut = usedOut, lbOut = lbOut
             nonisolated(unsafe) let framesGains = framesGains
             Parallel.forEachChunk(count: height, minimumChunk: 8) { rows in
                 // Each frame's row, linearized here: the frames stay in their stored form.
@@ -180,13 +200,13 @@ public struct BracketEstimator: Sendable {
                                     var lower = -Double.infinity
                                     for j in 0..<n { lower = max(lower, v[j] / e[j]) }
                                     vOut[k] = Float(lower)
-                                    varOut[k] = 0
+                                    if compact { devOut[k] = 0 } else { varOut[k] = 0 }
                                     usedOut[k] = 0
                                     bound |= bit
                                     continue
                                 }
                                 vOut[k] = Float(phi)
-                                varOut[k] = Float(1 / den)
+                                if compact { devOut[k] = Float16((1 / den).squareRoot()) } else { varOut[k] = Float(1 / den) }
                                 usedOut[k] = UInt8(frameCount)
                             }
                             lbOut[pixel] = bound
@@ -199,7 +219,8 @@ public struct BracketEstimator: Sendable {
         }
         }
         }
-        return MergedSamples(values: values, variance: variance, frames: used, lowerBound: lowerBound)
+        }
+        return MergedSamples(values: values, variance: variance, deviation: deviation, frames: used, lowerBound: lowerBound)
     }
 }
 

@@ -236,8 +236,14 @@ extension Pipeline {
 
         lap("ratios")
         let estimator = BracketEstimator(saturation: options.saturation)
-        var merged = estimator.merge(samples, width: width, height: height, planes: planes, colours: colours)
+        // The standard deviations in half floats while the frames are held (2 bytes a sample
+        // fewer at the peak), as variances once they are gone; in Float when half cannot hold one.
+        var merged = estimator.merge(samples, width: width, height: height, planes: planes, colours: colours, compact: true)
+        if merged.deviationOverflows {
+            merged = estimator.merge(samples, width: width, height: height, planes: planes, colours: colours, compact: false)
+        }
         samples = []
+        merged.expandVariance()
         lap("merge")
         // Superpixel output averages the two greens of a cell: the variance of their mean is
         // half the mean of their variances, which is what the demosaicing computes from it.
