@@ -67,13 +67,19 @@ public struct MergedSamples: Sendable {
     public var lowerBound: [UInt8]
 
     /// Whether a compact standard deviation went beyond half's range.
-    public var deviationOverflows: Bool { deviation.contains { $0.isInfinite } }
+    public var deviationOverflows = false
 
     /// The variances, from the compact standard deviations when those were kept.
     public mutating func expandVariance() {
         guard variance.isEmpty, !deviation.isEmpty else { return }
-        variance = deviation.map { Float($0) * Float($0) }
+        var out = [Float](repeating: 0, count: deviation.count)
+        deviation.withUnsafeBufferPointer { d in out.withUnsafeMutableBufferPointer { HalfConversion.convert(d, to: $0) } }
         deviation = []
+        out.withUnsafeMutableBufferPointer { p in
+            nonisolated(unsafe) let p = p
+            Parallel.forEachChunk(count: p.count, minimumChunk: 1 << 16) { range in for i in range { p[i] *= p[i] } }
+        }
+        variance = out
     }
 }
 
@@ -110,6 +116,8 @@ public struct BracketEstimator: Sendable {
         var values = [Float](repeating: 0, count: count)
         var variance = [Float](repeating: 0, count: compact ? 0 : count)
         var deviation = [Float16](repeating: 0, count: compact ? count : 0)
+        // Rows with a standard deviation beyond half's range (compact only).
+        var overflowRows = [UInt8](repeating: 0, count: compact ? height : 0)
         var used = [UInt8](repeating: 0, count: count), lowerBound = [UInt8](repeating: 0, count: width * height)
         // Longest exposure first: the first valid sample in this order starts the iteration.
         let order = frames.indices.sorted { frames[$0].exposure > frames[$1].exposure }
@@ -126,15 +134,19 @@ public struct BracketEstimator: Sendable {
         values.withUnsafeMutableBufferPointer { vOut in
         variance.withUnsafeMutableBufferPointer { varOut in
         deviation.withUnsafeMutableBufferPointer { devOut in
+        overflowRows.withUnsafeMutableBufferPointer { overflowOut in
         used.withUnsafeMutableBufferPointer { usedOut in
         lowerBound.withUnsafeMutableBufferPointer { lbOut in
             nonisolated(unsafe) let vOut = vOut, varOut = varOut, devOut = devOut, usedOut = usedOut, lbOut = lbOut
+            nonisolated(unsafe) let overflowOut = overflowOut
             nonisolated(unsafe) let framesGains = framesGains
             Parallel.forEachChunk(count: height, minimumChunk: 8) { rows in
                 // Each frame's row, linearized here: the frames stay in their stored form.
                 let rowValues = UnsafeMutablePointer<Float>.allocate(capacity: n * rowLength)
                 let rowClip = UnsafeMutablePointer<UInt8>.allocate(capacity: n * width)
-                defer { rowValues.deallocate(); rowClip.deallocate() }
+                // A row of standard deviations, converted to half floats at once (F16C) when compact.
+                let rowDeviation = UnsafeMutablePointer<Float>.allocate(capacity: rowLength)
+                defer { rowValues.deallocate(); rowClip.deallocate(); rowDeviation.deallocate() }
                 withUnsafeTemporaryAllocation(of: Double.self, capacity: 12 * n) { scratch in
                     let v = scratch.baseAddress!, g = v + n, s = v + 2 * n, o = v + 3 * n, valid = v + 4 * n
                     // Per frame: e, then S and O of each colour.
@@ -200,16 +212,21 @@ public struct BracketEstimator: Sendable {
                                     var lower = -Double.infinity
                                     for j in 0..<n { lower = max(lower, v[j] / e[j]) }
                                     vOut[k] = Float(lower)
-                                    if compact { devOut[k] = 0 } else { varOut[k] = 0 }
+                                    if compact { rowDeviation[r] = 0 } else { varOut[k] = 0 }
                                     usedOut[k] = 0
                                     bound |= bit
                                     continue
                                 }
                                 vOut[k] = Float(phi)
-                                if compact { devOut[k] = Float16((1 / den).squareRoot()) } else { varOut[k] = Float(1 / den) }
+                                if compact { rowDeviation[r] = Float((1 / den).squareRoot()) } else { varOut[k] = Float(1 / den) }
                                 usedOut[k] = UInt8(frameCount)
                             }
                             lbOut[pixel] = bound
+                        }
+                        if compact {
+                            let beyond = HalfConversion.convert(UnsafeBufferPointer(start: rowDeviation, count: rowLength),
+                                                                to: UnsafeMutableBufferPointer(rebasing: devOut[(y * rowLength)..<((y + 1) * rowLength)]))
+                            if beyond > 0 { overflowOut[y] = 1 }
                         }
                     }
                 }
@@ -220,7 +237,9 @@ public struct BracketEstimator: Sendable {
         }
         }
         }
-        return MergedSamples(values: values, variance: variance, deviation: deviation, frames: used, lowerBound: lowerBound)
+        }
+        return MergedSamples(values: values, variance: variance, deviation: deviation, frames: used, lowerBound: lowerBound,
+                             deviationOverflows: overflowRows.contains(1))
     }
 }
 

@@ -197,6 +197,27 @@ import TestSupport
         #expect(overlap.reason.contains("do not overlap"), "\(overlap)")
     }
 
+    /// Half-float standard deviations (`compact`) agree with the Float variances, and say so when
+    /// one is beyond half's range (a frame 24 stops shorter than the reference).
+    @Test func compactDeviationsAndTheirLimit() throws {
+        let noise = [PlaneNoise](repeating: PlaneNoise(scale: 1e-4, offset: 4e-8), count: 3)
+        let n = 1000
+        let values = (0..<n).map { Float(0.1 + 0.8 * Double($0) / Double(n)) }
+        let clip = [UInt8](repeating: 0, count: n)
+        func frames(_ shortExposure: Double) -> [BracketSamples] {
+            [BracketSamples(values: values, clipMask: [UInt8](repeating: 1, count: n), gains: nil, exposure: 1, noise: noise, width: n, planes: 1),
+             BracketSamples(values: values, clipMask: clip, gains: nil, exposure: shortExposure, noise: noise, width: n, planes: 1)]
+        }
+        let estimator = BracketEstimator()
+        var compact = estimator.merge(frames(1.0 / 16), width: n, height: 1, planes: 1, colours: .planes, compact: true)
+        let wide = estimator.merge(frames(1.0 / 16), width: n, height: 1, planes: 1, colours: .planes)
+        #expect(!compact.deviationOverflows)
+        compact.expandVariance()
+        for i in 0..<n { #expect(abs(compact.variance[i] / wide.variance[i] - 1) < 0.002, "\(i)") }
+        let extreme = estimator.merge(frames(pow(2, -24)), width: n, height: 1, planes: 1, colours: .planes, compact: true)
+        #expect(extreme.deviationOverflows)
+    }
+
     /// The estimator on its own: two frames of a constant signal with Gaussian noise of the
     /// profile's variance, weights at the predicted value — unbiased, variance 1 / Σw.
     @Test func estimatorIsUnbiasedWithItsVariance() throws {
