@@ -39,7 +39,7 @@ extension SceneLinearCommand {
         @Option(help: "Full field of view across the image circle, degrees (default 180).")
         var fov: Double = 180
 
-        @Option(help: ArgumentHelp("The image circle in output pixels: centre x, centre y and radius (default: the circle inscribed in the image, centred).", valueName: "x,y,r"))
+        @Option(help: ArgumentHelp("The image circle in output pixels: centre x, centre y and radius, or auto (found from the dark surround: the pixels above 2 % of the central median luminance, their centroid and √(count/π)) (default: the circle inscribed in the image, centred).", valueName: "x,y,r|auto"))
         var circle: String?
 
         @OptionGroup var unitOptions: UnitOptions
@@ -62,7 +62,7 @@ extension SceneLinearCommand {
             guard fov > 0 && fov <= projection.maximumFieldOfView else {
                 throw ValidationError("--fov must be in (0, \(projection.maximumFieldOfView)] degrees for --projection \(projection.rawValue)")
             }
-            if let circle {
+            if let circle, circle != "auto" {
                 let parts = circle.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
                 guard parts.count == 3, parts.allSatisfy(\.isFinite), parts[2] > 0 else {
                     throw ValidationError("--circle must be x,y,r (pixels, r > 0)")
@@ -73,9 +73,20 @@ extension SceneLinearCommand {
             }
         }
 
-        func lens(width: Int, height: Int) -> FisheyeLens {
-            FisheyeSpec(projection: projection, fieldOfView: fov,
-                        circle: circle.map { $0.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) } })
+        func lens(for image: SceneLinearImage, path: String) throws -> FisheyeLens {
+            let width = image.width, height = image.height
+            if circle == "auto" {
+                let w = Rec2020.luminanceWeights
+                let y = (0..<(width * height)).map { i in
+                    Float(w.x) * image.pixels.samples[3 * i] + Float(w.y) * image.pixels.samples[3 * i + 1] + Float(w.z) * image.pixels.samples[3 * i + 2]
+                }
+                guard let found = FisheyeLens.detectCircle(luminance: y, width: width, height: height) else {
+                    throw AnalysisError(reason: "\(path): no image circle found (give --circle x,y,r)")
+                }
+                return FisheyeLens(projection: projection, fieldOfView: fov, centerX: found.x, centerY: found.y, radius: found.r)
+            }
+            return FisheyeSpec(projection: projection, fieldOfView: fov,
+                               circle: circle.map { $0.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) } })
                 .lens(width: width, height: height)
         }
 
@@ -93,7 +104,7 @@ extension SceneLinearCommand {
                         var fileOptions = options
                         if ["exr", "h5", "hdf5"].contains(URL(fileURLWithPath: file).pathExtension.lowercased()) { fileOptions.exposure = .none }
                         let input = try AnalysisInput.load(file, options: fileOptions)
-                        let lens = lens(width: input.image.width, height: input.image.height)
+                        let lens = try lens(for: input.image, path: file)
                         results.append(try Pipeline.illuminance(input, lens: lens))
                         if i == 0, let output {
                             if URL(fileURLWithPath: output).pathExtension.lowercased() == "hdr" {

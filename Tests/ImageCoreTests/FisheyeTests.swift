@@ -1,6 +1,7 @@
 import Foundation
 import ImageCore
 import Testing
+import TestSupport
 
 /// The fisheye geometry alone: for every projection the pixels' solid angles sum to the
 /// field of view's 2π (1 − cos(FOV/2)) and their cosine-weighted sum to π sin²(FOV/2), within
@@ -53,5 +54,23 @@ import Testing
         let remapped = solid.equidistantRemap(values, side: 256, channels: 1)
         let x = 128 + Int((60.0 / 90 * 128).rounded()), y = 128
         #expect(abs(remapped[y * 256 + x] - 60) < 0.6, "\(remapped[y * 256 + x])")
+    }
+
+    /// `--circle auto`: an off-centre circle of varying brightness on a dark, noisy surround.
+    @Test func detectsTheImageCircle() throws {
+        let w = 640, h = 480
+        var y = [Float](repeating: 0, count: w * h)
+        var rng = SeededGenerator(seed: 9)
+        for row in 0..<h {
+            for column in 0..<w {
+                let dx = Double(column) + 0.5 - 300, dy = Double(row) + 0.5 - 210
+                let r = (dx * dx + dy * dy).squareRoot()
+                let noise = Float.random(in: -0.002...0.002, using: &rng)
+                y[row * w + column] = (r <= 180 ? Float(1 + 0.5 * cos(r / 60)) : 0) + noise
+            }
+        }
+        let found = try #require(FisheyeLens.detectCircle(luminance: y, width: w, height: h))
+        #expect(abs(found.x - 300) < 0.5 && abs(found.y - 210) < 0.5 && abs(found.r - 180) < 0.5, "\(found)")
+        #expect(FisheyeLens.detectCircle(luminance: [Float](repeating: 0, count: w * h), width: w, height: h) == nil)
     }
 }
