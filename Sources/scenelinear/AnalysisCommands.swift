@@ -52,8 +52,7 @@ struct SourceOptions: ParsableArguments {
             guard fov > 0 && fov <= projection.maximumFieldOfView else {
                 throw ValidationError("--fov must be in (0, \(projection.maximumFieldOfView)] degrees for --projection \(projection.rawValue)")
             }
-            if let c = circle.map({ $0.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) } }),
-               c.count != 3 || !(c[2] > 0) {
+            if let circle, parsedCircle(circle) == nil {
                 throw ValidationError("--circle must be x,y,r (pixels, r > 0)")
             }
         } else if circle != nil {
@@ -74,10 +73,7 @@ struct SourceOptions: ParsableArguments {
         r.develop.demosaic = demosaic
         r.develop.source = source
         try limits.apply(to: &r.develop)
-        r.fisheye = projection.map { p in
-            FisheyeSpec(projection: p, fieldOfView: fov,
-                        circle: circle.map { $0.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) } })
-        }
+        r.fisheye = projection.map { FisheyeSpec(projection: $0, fieldOfView: fov, circle: circle.flatMap(parsedCircle)) }
         return r
     }
 

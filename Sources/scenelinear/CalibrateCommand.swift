@@ -102,8 +102,8 @@ extension SceneLinearCommand {
                 }
                 guard let projection else { throw ValidationError("--illuminance-vertical needs --projection (the fisheye's)") }
                 guard fov > 0 && fov <= projection.maximumFieldOfView else { throw ValidationError("--fov must be in (0, \(projection.maximumFieldOfView)]") }
-                let c = circle.map { $0.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) } }
-                if let c, c.count != 3 || !(c[2] > 0) { throw ValidationError("--circle must be x,y,r (pixels, r > 0)") }
+                let c = circle.flatMap(parsedCircle)
+                if circle != nil && c == nil { throw ValidationError("--circle must be x,y,r (pixels, r > 0)") }
                 let e = illuminanceVertical.count == 1 ? Array(repeating: illuminanceVertical[0], count: photos.count) : illuminanceVertical
                 guard e.count == photos.count else {
                     throw ValidationError("--illuminance-vertical is given \(illuminanceVertical.count) times for \(photos.count) photos: once, or once per photo")

@@ -4,6 +4,14 @@ import SceneLinearKit
 
 extension FisheyeProjection: ExpressibleByArgument {}
 
+/// `--circle x,y,r`: the image circle's centre and radius in output pixels, or nil when the
+/// text is not three numbers with a positive radius.
+func parsedCircle(_ text: String) -> [Double]? {
+    let parts = text.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+    guard parts.count == 3, parts.allSatisfy(\.isFinite), parts[2] > 0 else { return nil }
+    return parts
+}
+
 /// The document `illuminance --json` prints (schema scenelinear.illuminance/1).
 struct IlluminanceDocument: Codable {
     var schema = "scenelinear.illuminance/1"
@@ -62,11 +70,8 @@ extension SceneLinearCommand {
             guard fov > 0 && fov <= projection.maximumFieldOfView else {
                 throw ValidationError("--fov must be in (0, \(projection.maximumFieldOfView)] degrees for --projection \(projection.rawValue)")
             }
-            if let circle, circle != "auto" {
-                let parts = circle.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-                guard parts.count == 3, parts.allSatisfy(\.isFinite), parts[2] > 0 else {
-                    throw ValidationError("--circle must be x,y,r (pixels, r > 0)")
-                }
+            if let circle, circle != "auto", parsedCircle(circle) == nil {
+                throw ValidationError("--circle must be x,y,r (pixels, r > 0) or auto")
             }
             if let output, !["hdr", "h5", "hdf5"].contains(URL(fileURLWithPath: output).pathExtension.lowercased()) {
                 throw ValidationError("--output must end in .hdr or .h5")
@@ -85,9 +90,7 @@ extension SceneLinearCommand {
                 }
                 return FisheyeLens(projection: projection, fieldOfView: fov, centerX: found.x, centerY: found.y, radius: found.r)
             }
-            return FisheyeSpec(projection: projection, fieldOfView: fov,
-                               circle: circle.map { $0.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) } })
-                .lens(width: width, height: height)
+            return FisheyeSpec(projection: projection, fieldOfView: fov, circle: circle.flatMap(parsedCircle)).lens(width: width, height: height)
         }
 
         func run() throws {
