@@ -68,8 +68,10 @@ extension Pipeline {
                                                               samples: truth.samples.map { Float($0) }),
                                           clipMask: nil, encoding: .linearRec2020, exposure: .none,
                                           provenance: provenance("ground truth radiance"))
-        try EXRFile.write(truthImage, to: files["truth-exr"]!)
-        try HDF5File.write(truthImage, to: files["truth-hdf5"]!)
+        // Half floats, unless the scene holds values beyond their range (a sun in view).
+        let wide = truth.samples.contains { abs($0) > Double(Float16.greatestFiniteMagnitude) }
+        try EXRFile.write(truthImage, to: files["truth-exr"]!, options: EXROptions(pixelType: wide ? .float : .half))
+        try HDF5File.write(truthImage, to: files["truth-hdf5"]!, options: HDF5Options(sampleType: wide ? .float32 : .float16))
         let (expected, mask) = capture.decode(cameraToOutput: color.matrix)
         let expectedImage = SceneLinearImage(pixels: ImageBuffer(width: expected.width, height: expected.height, channels: 3,
                                                                  samples: expected.samples.map { Float($0) }),

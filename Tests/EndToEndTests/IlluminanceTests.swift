@@ -149,6 +149,21 @@ import TestSupport
         #expect(try CLI.run(["stats", out.files["dng"]!, "--circle", "1,1,1"]).status == 64)
     }
 
+    /// The built-in sky with its sun simulates in one frame: the truth, beyond half's range,
+    /// is written in 32-bit floats; the frame's illuminance is a lower bound below the truth.
+    @Test func skyDomeInOneFrame() throws {
+        let dir = TestData.temporaryDirectory("sky-dome-one")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let r = try CLI.run(["simulate", "--scene", "sky-dome", "--size", "768x768", "-o", dir.path, "-q"])
+        try #require(r.status == 0, "\(r.stderr)")
+        let truth = try EXRFile.readSceneLinear(dir.appendingPathComponent("sky-dome.truth.exr").path)
+        #expect((truth.pixels.samples.max() ?? 0) > 1e5)
+        let record = try SimulationRecord.read(dir.appendingPathComponent("sky-dome.truth.json").path)
+        let lens = FisheyeLens(projection: .equidistant, fieldOfView: 180, width: 768, height: 768)
+        let e = try Pipeline.illuminance(dir.appendingPathComponent("sky-dome.dng").path, lens: lens, options: Self.luminanceOptions())
+        #expect(e.isLowerBound && e.illuminance < record.photometry!.illuminance!)
+    }
+
     @Test func calibrationFromVerticalIlluminance() throws {
         let dir = TestData.temporaryDirectory("calibrate-ev")
         defer { try? FileManager.default.removeItem(at: dir) }
