@@ -53,25 +53,16 @@ extension Pipeline {
         let sha = SHA256Digest.hex(of: dng.file.data)
         let raw = try dng.mainRawImage()
         func provenance(_ role: String) -> ImageProvenance {
-            ImageProvenance(sourceFile: URL(fileURLWithPath: files["dng"]!).lastPathComponent, sourceSHA256: sha,
-                            software: SceneLinearVersion.software, sourceIFD: raw.path, whiteBalanceSource: color.whiteBalanceSource,
-                            whiteXY: [color.whiteXY.x, color.whiteXY.y],
-                            cameraNeutral: [color.cameraNeutral.x, color.cameraNeutral.y, color.cameraNeutral.z],
-                            cameraToOutput: color.matrix.e, dng: [],
-                            processing: [MetadataItem("simulation", .text(role)), MetadataItem("scene", .text(scene.description.name)),
-                                         MetadataItem("radianceToOutput", .number(capture.radianceToOutput)),
-                                         MetadataItem("seed", .integer(Int(camera.seed))),
-                                         MetadataItem("noise", .integer(camera.noise ? 1 : 0))])
+            simulationProvenance(dngPath: files["dng"]!, sha256: sha, ifd: raw.path, color: color, processing: [
+                MetadataItem("simulation", .text(role)), MetadataItem("scene", .text(scene.description.name)),
+                MetadataItem("radianceToOutput", .number(capture.radianceToOutput)),
+                MetadataItem("seed", .integer(Int(camera.seed))), MetadataItem("noise", .integer(camera.noise ? 1 : 0)),
+            ])
         }
         let truth = capture.groundTruthAtDecodeSize
-        let truthImage = SceneLinearImage(pixels: ImageBuffer(width: truth.width, height: truth.height, channels: 3,
-                                                              samples: truth.samples.map { Float($0) }),
-                                          clipMask: nil, encoding: .linearRec2020, exposure: .none,
-                                          provenance: provenance("ground truth radiance"))
         // Half floats, unless the scene holds values beyond their range (a sun in view).
-        let wide = truth.samples.contains { abs($0) > Double(Float16.greatestFiniteMagnitude) }
-        try EXRFile.write(truthImage, to: files["truth-exr"]!, options: EXROptions(pixelType: wide ? .float : .half))
-        try HDF5File.write(truthImage, to: files["truth-hdf5"]!, options: HDF5Options(sampleType: wide ? .float32 : .float16))
+        try writeTruth(truth, provenance: provenance("ground truth radiance"), files: files,
+                       wide: truth.samples.contains { abs($0) > Double(Float16.greatestFiniteMagnitude) })
         let (expected, mask) = capture.decode(cameraToOutput: color.matrix)
         let expectedImage = SceneLinearImage(pixels: ImageBuffer(width: expected.width, height: expected.height, channels: 3,
                                                                  samples: expected.samples.map { Float($0) }),
@@ -81,12 +72,7 @@ extension Pipeline {
         var relative = files
         for (role, path) in files { relative[role] = URL(fileURLWithPath: path).lastPathComponent }
         let record = SimulationRecord(capture: capture, files: relative)
-        let data = try record.json()
-        try AtomicFile.write(to: files["record"]!) { temporary in
-            guard FileManager.default.createFile(atPath: temporary, contents: data) else {
-                throw OutputError(path: files["record"]!, reason: "cannot create the file")
-            }
-        }
+        try writeRecord(record, to: files["record"]!)
         files["record"] = base + ".truth.json"
         return SimulationOutput(record: record, capture: capture, files: files)
     }
@@ -139,33 +125,55 @@ extension Pipeline {
         let dng = try DNGFile.open(path: frames[0])
         let color = try ColorTransform.make(metadata: dng.metadata, encoding: .linearRec2020, path: frames[0])
         let truth = capture.groundTruthAtDecodeSize
-        let provenance = ImageProvenance(sourceFile: URL(fileURLWithPath: frames[0]).lastPathComponent, sourceSHA256: "",
-                                         software: SceneLinearVersion.software, sourceIFD: try dng.mainRawImage().path,
-                                         whiteBalanceSource: color.whiteBalanceSource, whiteXY: [color.whiteXY.x, color.whiteXY.y],
-                                         cameraNeutral: [color.cameraNeutral.x, color.cameraNeutral.y, color.cameraNeutral.z],
-                                         cameraToOutput: color.matrix.e, dng: [],
-                                         processing: [MetadataItem("simulation", .text("ground truth radiance of a bracket, 0 EV units")),
-                                                      MetadataItem("scene", .text(scene.description.name)),
-                                                      MetadataItem("radianceToOutput", .number(capture.radianceToOutput)),
-                                                      MetadataItem("frames", .text(records.map(\.file).joined(separator: ", ")))])
-        let truthImage = SceneLinearImage(pixels: ImageBuffer(width: truth.width, height: truth.height, channels: 3,
-                                                              samples: truth.samples.map { Float($0) }),
-                                          clipMask: nil, encoding: .linearRec2020, exposure: .none, provenance: provenance)
-        try EXRFile.write(truthImage, to: files["truth-exr"]!, options: EXROptions(pixelType: .float))
-        try HDF5File.write(truthImage, to: files["truth-hdf5"]!, options: HDF5Options(sampleType: .float32))
+        let provenance = simulationProvenance(dngPath: frames[0], sha256: "", ifd: try dng.mainRawImage().path, color: color, processing: [
+            MetadataItem("simulation", .text("ground truth radiance of a bracket, 0 EV units")),
+            MetadataItem("scene", .text(scene.description.name)),
+            MetadataItem("radianceToOutput", .number(capture.radianceToOutput)),
+            MetadataItem("frames", .text(records.map(\.file).joined(separator: ", "))),
+        ])
+        // 32-bit floats: a bracket's scene is meant to exceed half floats' range.
+        try writeTruth(truth, provenance: provenance, files: files, wide: true)
         var relative = files
         for (role, path) in files { relative[role] = URL(fileURLWithPath: path).lastPathComponent }
         relative["record"] = nil
         var record = SimulationRecord(capture: capture, files: relative)
         record.camera = base
         record.bracket = records
-        let data = try record.json()
-        try AtomicFile.write(to: files["record"]!) { temporary in
-            guard FileManager.default.createFile(atPath: temporary, contents: data) else {
-                throw OutputError(path: files["record"]!, reason: "cannot create the file")
-            }
-        }
+        try writeRecord(record, to: files["record"]!)
         files["record"] = dir + "/" + name + ".truth.json"
         return BracketSimulationOutput(record: record, frames: frames, files: files)
+    }
+}
+
+extension Pipeline {
+    /// The provenance of a simulation's truth files: the DNG they belong to (`dngPath`, its
+    /// raw IFD and colour transform as stored) and what they hold (`processing`).
+    static func simulationProvenance(dngPath: String, sha256: String, ifd: String, color: ColorTransform,
+                                     processing: [MetadataItem]) -> ImageProvenance {
+        ImageProvenance(sourceFile: URL(fileURLWithPath: dngPath).lastPathComponent, sourceSHA256: sha256,
+                        software: SceneLinearVersion.software, sourceIFD: ifd, whiteBalanceSource: color.whiteBalanceSource,
+                        whiteXY: [color.whiteXY.x, color.whiteXY.y],
+                        cameraNeutral: [color.cameraNeutral.x, color.cameraNeutral.y, color.cameraNeutral.z],
+                        cameraToOutput: color.matrix.e, dng: [], processing: processing)
+    }
+
+    /// The truth radiance written to `files["truth-exr"]` and `files["truth-hdf5"]`: half
+    /// floats, or 32-bit floats when `wide`.
+    static func writeTruth(_ truth: ImageBuffer<Double>, provenance: ImageProvenance, files: [String: String], wide: Bool) throws {
+        let image = SceneLinearImage(pixels: ImageBuffer(width: truth.width, height: truth.height, channels: 3,
+                                                         samples: truth.samples.map { Float($0) }),
+                                     clipMask: nil, encoding: .linearRec2020, exposure: .none, provenance: provenance)
+        try EXRFile.write(image, to: files["truth-exr"]!, options: EXROptions(pixelType: wide ? .float : .half))
+        try HDF5File.write(image, to: files["truth-hdf5"]!, options: HDF5Options(sampleType: wide ? .float32 : .float16))
+    }
+
+    /// A simulation record as JSON at `path`, atomically.
+    static func writeRecord(_ record: SimulationRecord, to path: String) throws {
+        let data = try record.json()
+        try AtomicFile.write(to: path) { temporary in
+            guard FileManager.default.createFile(atPath: temporary, contents: data) else {
+                throw OutputError(path: path, reason: "cannot create the file")
+            }
+        }
     }
 }
