@@ -109,22 +109,6 @@ public struct FisheyeLens: Sendable, Equatable, Codable {
         return projection.angle((dx * dx + dy * dy).squareRoot() / focalLength)
     }
 
-    /// The solid angle (sr) of pixel (x, y): the spherical quadrilateral spanned by the view
-    /// directions of its four corners (two spherical triangles, each by Van Oosterom and
-    /// Strackee's formula), accurate at the rim where the centre's dΩ/dA is not. A corner
-    /// beyond the image circle is taken on the circle, so a pixel on the rim counts about the
-    /// part of the field it sees (nil when no corner lies inside).
-    public func solidAngle(column x: Int, row y: Int) -> Double? {
-        let x0 = Double(x), y0 = Double(y)
-        guard let a = direction(x: x0, y: y0, clamped: true), let b = direction(x: x0 + 1, y: y0, clamped: true),
-              let c = direction(x: x0 + 1, y: y0 + 1, clamped: true), let d = direction(x: x0, y: y0 + 1, clamped: true) else { return nil }
-        let corners = [(x0, y0), (x0 + 1, y0), (x0 + 1, y0 + 1), (x0, y0 + 1)]
-        guard corners.contains(where: { ($0.0 - centerX) * ($0.0 - centerX) + ($0.1 - centerY) * ($0.1 - centerY) < radius * radius }) else {
-            return nil
-        }
-        return Self.triangle(a, b, c) + Self.triangle(a, c, d)
-    }
-
     /// The solid angle of the spherical triangle of unit vectors a, b, c.
     static func triangle(_ a: SIMD3<Double>, _ b: SIMD3<Double>, _ c: SIMD3<Double>) -> Double {
         let cross = SIMD3(b.y * c.z - b.z * c.y, b.z * c.x - b.x * c.z, b.x * c.y - b.y * c.x)
@@ -135,20 +119,39 @@ public struct FisheyeLens: Sendable, Equatable, Codable {
 
     /// Per pixel of a `width` × `height` image, row-major: θ of its centre (radians; on the
     /// circle for a pixel whose centre lies outside it) and its solid angle (sr) — both 0 for
-    /// a pixel wholly outside the image circle.
+    /// a pixel wholly outside the image circle. The solid angle is the spherical
+    /// quadrilateral spanned by the view directions of the pixel's four corners (two spherical
+    /// triangles, each by Van Oosterom and Strackee's formula), accurate at the rim where the
+    /// centre's dΩ/dA is not; a corner beyond the image circle is taken on the circle, so a
+    /// pixel on the rim counts about the part of the field it sees.
     public func geometry(width: Int, height: Int) -> (theta: [Float], solidAngle: [Double]) {
         var theta = [Float](repeating: 0, count: width * height)
         var omega = [Double](repeating: 0, count: width * height)
+        let f = focalLength
         theta.withUnsafeMutableBufferPointer { t in
             omega.withUnsafeMutableBufferPointer { o in
                 nonisolated(unsafe) let t = t, o = o
                 Parallel.forEachChunk(count: height, minimumChunk: 16) { rows in
+                    // Each corner's direction once (a corner is shared by four pixels): the
+                    // corner row above the pixel row and the one below, and which lie inside.
+                    func cornerRow(_ y: Int) -> (directions: [SIMD3<Double>?], inside: [Bool]) {
+                        let cy = Double(y), dy = cy - centerY
+                        return ((0...width).map { direction(x: Double($0), y: cy, clamped: true) },
+                                (0...width).map { x in let dx = Double(x) - centerX; return dx * dx + dy * dy < radius * radius })
+                    }
+                    var above = cornerRow(rows.lowerBound)
                     for y in rows {
+                        let below = cornerRow(y + 1)
                         for x in 0..<width {
-                            guard let w = solidAngle(column: x, row: y), let d = direction(x: Double(x) + 0.5, y: Double(y) + 0.5, clamped: true) else { continue }
-                            t[y * width + x] = Float(acos(min(max(d.z, -1), 1)))
-                            o[y * width + x] = w
+                            guard above.inside[x] || above.inside[x + 1] || below.inside[x] || below.inside[x + 1],
+                                  let a = above.directions[x], let b = above.directions[x + 1], let c = below.directions[x + 1],
+                                  let d = below.directions[x] else { continue }
+                            let dx = Double(x) + 0.5 - centerX, dy = Double(y) + 0.5 - centerY
+                            guard let angle = projection.angle(min((dx * dx + dy * dy).squareRoot(), radius) / f) else { continue }
+                            t[y * width + x] = Float(angle)
+                            o[y * width + x] = Self.triangle(a, b, c) + Self.triangle(a, c, d)
                         }
+                        above = below
                     }
                 }
             }
