@@ -83,6 +83,12 @@ import TestSupport
         options.allowUncheckedRatios = true
         let merged = try Pipeline.merge(paths: sim.frames, options: options)
         #expect(merged.report.lowerBoundPixels == 0)
+        // The sun-only frames share too few pixels with their neighbours: merged at their
+        // metadata's exposure, reported unchecked; without --unchecked-ratios they are refused.
+        #expect(merged.report.frames.map(\.exposureSource).contains("metadata, unchecked"), "\(merged.report.frames.map(\.exposureSource))")
+        #expect(abs(merged.report.frames[0].exposure * pow(2, 18 - 12) - 1) < 1e-9, "\(merged.report.frames[0].exposure)")
+        options.allowUncheckedRatios = false
+        #expect(throws: MergeError.self) { try Pipeline.merge(paths: sim.frames, options: options) }
         let lens = FisheyeLens(projection: .equidistant, fieldOfView: 180, width: 768, height: 768)
         let input = AnalysisInput(path: "merged", image: merged.image, noise: nil)
         let r = try Pipeline.illuminance(input, lens: lens)
