@@ -242,6 +242,7 @@ public enum HDF5File {
         } else if isHDF5 < 0 {
             throw session.error("H5Fis_hdf5")
         }
+        try HDF5SymbolTable.check(path)
         return try session.handle(H5Fopen(path, chdf5_F_ACC_RDONLY(), chdf5_P_DEFAULT()), "H5Fopen", closer: H5Fclose)
     }
 }
