@@ -41,7 +41,9 @@ let package = Package(
         // Shared value types: images, rectangles, matrices, errors, provenance, hashing.
         // MD5 of eight equal-length messages at once (the raw-image digests' tiles).
         .target(name: "CDigest"),
-        .target(name: "ImageCore", dependencies: ["CHalf", "CCrypto", "CDigest"]),
+        // Signal handlers: temporaries removed on SIGTERM/SIGINT/SIGPIPE, inputs truncated under a mapping read as zeros.
+        .target(name: "CProcessGuard"),
+        .target(name: "ImageCore", dependencies: ["CHalf", "CCrypto", "CDigest", "CProcessGuard"]),
         // DNG/TIFF structure → typed, validated metadata model.
         .target(name: "DNGContainer", dependencies: ["ImageCore"]),
         // ITU T.81 lossless JPEG (SOF3) decoder and encoder.

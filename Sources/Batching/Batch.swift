@@ -44,14 +44,32 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
         return Shard(index: parts[0], count: parts[1])
     }
 
-    /// From a Slurm job array: `SLURM_ARRAY_TASK_ID` (minus `SLURM_ARRAY_TASK_MIN`, default 0)
-    /// of `SLURM_ARRAY_TASK_COUNT`; nil outside a job array.
-    public static func fromSlurm(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Shard? {
-        guard let id = environment["SLURM_ARRAY_TASK_ID"].flatMap(Int.init),
-              let count = environment["SLURM_ARRAY_TASK_COUNT"].flatMap(Int.init), count >= 1 else { return nil }
-        let minimum = environment["SLURM_ARRAY_TASK_MIN"].flatMap(Int.init) ?? 0
-        let index = id - minimum
-        return (0..<count).contains(index) ? Shard(index: index, count: count) : nil
+    /// From a Slurm job array, or nil outside one. The array must be the whole split as
+    /// submitted: indices 0, s, 2s, … (`--array=0-15`, `--array=0-14:2`), task i·s being
+    /// shard i of `SLURM_ARRAY_TASK_COUNT`. Any other shape — one not starting at 0
+    /// (`--array=1-8`), a list of reruns (`--array=2,3`), irregular steps, a single task —
+    /// cannot tell which part of the batch a task is: refused, pointing to `--shard`.
+    /// - Throws: `ShardError` (usage) for an array whose shape cannot be mapped.
+    public static func fromSlurm(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Shard? {
+        guard let idText = environment["SLURM_ARRAY_TASK_ID"] else { return nil }
+        func number(_ key: String) -> Int? { environment[key].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
+        guard let id = Int(idText), let count = number("SLURM_ARRAY_TASK_COUNT"), count >= 1 else {
+            throw ShardError(reason: "SLURM_ARRAY_TASK_ID is \(idText) but SLURM_ARRAY_TASK_COUNT is \(environment["SLURM_ARRAY_TASK_COUNT"] ?? "unset")")
+        }
+        let minimum = number("SLURM_ARRAY_TASK_MIN") ?? 0
+        let maximum = number("SLURM_ARRAY_TASK_MAX") ?? (minimum + count - 1)
+        let step = number("SLURM_ARRAY_TASK_STEP") ?? 1
+        let shape = "the job array \(minimum)-\(maximum) (\(count) task\(count == 1 ? "" : "s"), step \(step))"
+        guard count >= 2 else {
+            throw ShardError(reason: "\(shape) has one task: it cannot tell which part of the batch it is (a rerun of one index?)")
+        }
+        guard minimum == 0 else {
+            throw ShardError(reason: "\(shape) does not start at 0: its tasks cannot tell which part of the batch they are (a rerun of some indices?)")
+        }
+        guard step >= 1, maximum == (count - 1) * step, id % step == 0, (0..<count).contains(id / step) else {
+            throw ShardError(reason: "\(shape) is not evenly spaced from 0: its tasks cannot tell which part of the batch they are")
+        }
+        return Shard(index: id / step, count: count)
     }
 
     public func contains(_ position: Int) -> Bool { position % count == index }
@@ -61,6 +79,17 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
     /// The manifest file name of this shard.
     public var manifestName: String {
         count == 1 ? "scenelinear-manifest.jsonl" : "scenelinear-manifest.shard-\(index)-of-\(count).jsonl"
+    }
+}
+
+/// A job-array shape, or a batch of inputs, that cannot be split without losing or
+/// repeating files.
+public struct ShardError: SceneLinearFailure, Equatable {
+    public var reason: String
+    public init(reason: String) { self.reason = reason }
+    public var category: FailureCategory { .usage }
+    public var description: String {
+        "\(reason); give the shard explicitly, e.g. --shard ${SLURM_ARRAY_TASK_ID}/N with N the number of parts of the whole batch (docs/batch.md)"
     }
 }
 
@@ -90,7 +119,9 @@ public struct BatchConverter: Sendable {
     public init() {}
 
     /// Converts `inputs` (already expanded and sorted) into `directory`.
-    /// - Throws: `OutputError` when the directory is missing or the manifest cannot be written.
+    /// - Throws: `OutputError` when the directory is missing or the manifest cannot be
+    ///   written; `ShardError` (usage) when two inputs would write the same output, or a
+    ///   shard taken from a job array does not fit the split the directory's manifests record.
     public func run(_ inputs: [String], into directory: String,
                     progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil) throws -> BatchSummary {
         var isDirectory: ObjCBool = false
@@ -98,9 +129,14 @@ public struct BatchConverter: Sendable {
             throw OutputError(path: directory, reason: "the output directory does not exist")
         }
         let dir = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
-        removeStalePartials(in: dir)
+        // Every shard sees every input: a collision is refused the same way by all of them.
+        let targetsOf = try Self.outputTargets(inputs, formats: formats, directory: dir)
+        if shardFromJobArray { try Self.checkSplit(shard, against: dir) }
+        Self.removeAbandonedTemporaries(in: dir)
         let manifestPath = dir + "/" + shard.manifestName
-        let previous = resume ? Self.readManifest(manifestPath) : [:]
+        // Done is decided from every manifest in the directory: another shard's, another
+        // split's, an earlier single run's.
+        let previous = resume ? Self.readManifests(in: dir) : [:]
         let mine = inputs.enumerated().filter { shard.contains($0.offset) }.map(\.element)
         let writer = try ManifestWriter(path: manifestPath)
         let counter = ProgressCounter(total: mine.count, report: progress)
@@ -111,71 +147,127 @@ public struct BatchConverter: Sendable {
         _ = try? Parallel.map(mine.count) { i -> Int in
             defer { counter.step() }
             let input = mine[i]
-            let stem = URL(fileURLWithPath: input).deletingPathExtension().lastPathComponent
-            let targets = job.formats.map { ($0, dir + "/" + stem + "." + $0.fileExtension) }
+            let targets = targetsOf[input] ?? []
             let sha = (try? FileBytes(path: input)).map { SHA256Digest.hex(of: $0.data) } ?? ""
             if let record = previous[input], record.status == "ok", record.inputSHA256 == sha, !sha.isEmpty,
                Set(record.outputs.map(\.path)) == Set(targets.map(\.1)), record.outputs.allSatisfy(Self.verify) {
                 summary.skip()
                 return 0
             }
-            var record = ManifestRecord(input: input, inputSHA256: sha, outputs: [], status: "ok", error: nil, errorCategory: nil,
-                                        exitCode: nil, software: SceneLinearVersion.software, finished: "",
-                                        shard: job.shard.count > 1 ? job.shard.description : nil)
-            do {
-                try budget.withReservation(Pipeline.estimatedPeakBytes(path: input, options: job.develop)) {
-                    // Half floats unless a value is beyond their range: then 32-bit floats.
-                    try job.export.withFloatFallback { export in
-                        if targets.count == 1 && !export.needsFloat(targets.map(\.0)) {
-                            // One file: written as the rows are made.
-                            _ = try Pipeline.convert(path: input, options: job.develop, format: targets[0].0, export: export,
-                                                     to: targets[0].1)
-                        } else {
-                            // 32-bit outputs are written from the Float image, the others from the half one.
-                            let image: any SceneLinearRaster = export.needsFloat(targets.map(\.0))
-                                ? try Pipeline.develop(path: input, options: job.develop).image
-                                : try Pipeline.developForExport(path: input, options: job.develop,
-                                                                keepClipMask: export.needsClipMask(targets.map(\.0))).image
-                            for (format, path) in targets {
-                                try Pipeline.export(image, format: format, to: path, options: export)
-                            }
-                        }
-                    }
-                    for (format, path) in targets {
-                        let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
-                        record.outputs.append(.init(format: format.rawValue, path: path, sha256: SHA256Digest.hex(of: data)))
-                    }
-                }
-            } catch {
-                let failure = error as? any SceneLinearFailure
-                record.status = "error"
-                record.error = failure?.description ?? "\(error)"
-                record.errorCategory = failure?.category.name ?? FailureCategory.internalError.name
-                record.exitCode = failure?.category.exitCode ?? FailureCategory.internalError.exitCode
-            }
+            var record = job.convert(input, sha: sha, targets: targets, budget: budget)
             record.finished = Self.now()
-            writer.append(record)
+            do {
+                try writer.append(record)
+            } catch {
+                summary.manifestFailed(error)
+            }
             if record.status == "ok" { summary.convert() } else { summary.fail(record) }
             return 0
         }
         try writer.close()
+        if let failure = summary.manifestFailure { throw failure }
         var result = summary.result
         result.peakReservedBytes = budget.peakReserved
         return result
     }
 
-    /// A record's output still exists and has the recorded digest.
-    static func verify(_ output: ManifestRecord.Output) -> Bool {
-        guard let data = try? Data(contentsOf: URL(fileURLWithPath: output.path), options: .alwaysMapped) else { return false }
-        return SHA256Digest.hex(of: data) == output.sha256
+    /// Whether `shard` came from a Slurm job array (not `--shard`): then it is checked
+    /// against the split the directory's shard manifests record.
+    public var shardFromJobArray = false
+
+    /// One input converted into its targets: the manifest record (status, outputs with
+    /// their SHA-256, or the error).
+    func convert(_ input: String, sha: String, targets: [(OutputFormat, String)], budget: MemoryBudget) -> ManifestRecord {
+        var record = ManifestRecord(input: input, inputSHA256: sha, outputs: [], status: "ok", error: nil, errorCategory: nil,
+                                    exitCode: nil, software: SceneLinearVersion.software, finished: "",
+                                    shard: shard.count > 1 ? shard.description : nil)
+        do {
+            try budget.withReservation(Pipeline.estimatedPeakBytes(path: input, options: develop)) {
+                // Half floats unless a value is beyond their range: then 32-bit floats.
+                try export.withFloatFallback { export in
+                    if targets.count == 1 && !export.needsFloat(targets.map(\.0)) {
+                        // One file: written as the rows are made.
+                        _ = try Pipeline.convert(path: input, options: develop, format: targets[0].0, export: export, to: targets[0].1)
+                    } else {
+                        // 32-bit outputs are written from the Float image, the others from the half one.
+                        let image: any SceneLinearRaster = export.needsFloat(targets.map(\.0))
+                            ? try Pipeline.develop(path: input, options: develop).image
+                            : try Pipeline.developForExport(path: input, options: develop,
+                                                            keepClipMask: export.needsClipMask(targets.map(\.0))).image
+                        for (format, path) in targets {
+                            try Pipeline.export(image, format: format, to: path, options: export)
+                        }
+                    }
+                }
+                for (format, path) in targets {
+                    let written = try FileBytes(path: path)
+                    let digest = SHA256Digest.hex(of: written.data)
+                    try written.checkIntact()
+                    record.outputs.append(.init(format: format.rawValue, path: path, sha256: digest))
+                }
+            }
+        } catch {
+            let failure = error as? any SceneLinearFailure
+            record.status = "error"
+            record.error = failure?.description ?? "\(error)"
+            record.errorCategory = failure?.category.name ?? FailureCategory.internalError.name
+            record.exitCode = failure?.category.exitCode ?? FailureCategory.internalError.exitCode
+        }
+        return record
     }
 
-    /// Deletes temporary files left by an interrupted run (`.<name>.partial-…`).
-    func removeStalePartials(in directory: String) {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        for name in names where name.hasPrefix(".") && name.contains(".partial-") {
-            try? FileManager.default.removeItem(atPath: directory + "/" + name)
+    /// Each input's output paths (`<directory>/<stem>.<extension>` per format).
+    /// - Throws: `ShardError` (usage) when two inputs share a stem (`a/photo.dng` and
+    ///   `b/photo.dng`): one would overwrite the other.
+    static func outputTargets(_ inputs: [String], formats: [OutputFormat], directory: String) throws -> [String: [(OutputFormat, String)]] {
+        var byStem: [String: String] = [:]
+        var out: [String: [(OutputFormat, String)]] = [:]
+        for input in inputs {
+            let stem = URL(fileURLWithPath: input).deletingPathExtension().lastPathComponent
+            if let other = byStem[stem], other != input {
+                throw ShardError(reason: "\(other) and \(input) would both be written as \(directory)/\(stem).*: convert inputs with the same name into separate output directories")
+            }
+            byStem[stem] = input
+            out[input] = formats.map { ($0, directory + "/" + stem + "." + $0.fileExtension) }
         }
+        return out
+    }
+
+    /// Refuses a job-array shard whose count differs from the split the directory's shard
+    /// manifests were written by (a rerun of some indices submitted as a smaller array).
+    static func checkSplit(_ shard: Shard, against directory: String) throws {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names where name.hasPrefix("scenelinear-manifest.shard-") && name.hasSuffix(".jsonl") {
+            let parts = name.dropFirst("scenelinear-manifest.shard-".count).dropLast(".jsonl".count).components(separatedBy: "-of-")
+            if parts.count == 2, let n = Int(parts[1]), n != shard.count {
+                throw ShardError(reason: "this job array maps its task \(shard.index) to part \(shard.description), but \(directory) holds \(name) of a \(n)-part split (a rerun of some indices?)")
+            }
+        }
+    }
+
+    /// A record's output still exists and has the recorded digest.
+    static func verify(_ output: ManifestRecord.Output) -> Bool {
+        guard let file = try? FileBytes(path: output.path) else { return false }
+        let digest = SHA256Digest.hex(of: file.data)
+        return (try? file.checkIntact()) != nil && digest == output.sha256
+    }
+
+    /// Deletes the temporary files of interrupted runs: those of this host whose process is
+    /// gone (`AtomicFile.isAbandonedTemporary`). Another live process's temporaries — a shard
+    /// writing into the same directory — and other hosts' are left alone.
+    static func removeAbandonedTemporaries(in directory: String) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names where AtomicFile.isAbandonedTemporary(name) {
+            unlink(directory + "/" + name)
+        }
+    }
+
+    /// The latest record per input over every manifest of the directory
+    /// (`scenelinear-manifest*.jsonl`).
+    public static func readManifests(in directory: String) -> [String: ManifestRecord] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        let paths = names.filter { $0.hasPrefix("scenelinear-manifest") && $0.hasSuffix(".jsonl") }.sorted().map { directory + "/" + $0 }
+        return Dictionary(mergeManifests(paths).map { ($0.input, $0) }, uniquingKeysWith: { a, _ in a })
     }
 
     /// The latest record per input of a manifest (unreadable lines are ignored: a line cut
@@ -211,37 +303,55 @@ public struct BatchConverter: Sendable {
     }
 }
 
-/// Appends JSON lines to the manifest from any thread, flushing each to disk.
+/// Appends JSON lines to the manifest from any thread and any process, flushing each to
+/// disk: the file is opened with O_APPEND and each line goes in one `write` under an
+/// exclusive `flock`, so concurrent batches sharing a manifest never overwrite each other's
+/// lines; a line that could not be written whole (a full disk) is cut off again.
 final class ManifestWriter: Sendable {
-    /// The open manifest (nil once closed); a line is written under the lock, whole.
-    private let handle: Mutex<FileHandle?>
+    let path: String
+    /// The open manifest's descriptor (-1 once closed).
+    private let descriptor: Mutex<Int32>
 
     init(path: String) throws {
-        if !FileManager.default.fileExists(atPath: path) {
-            guard FileManager.default.createFile(atPath: path, contents: nil) else {
-                throw OutputError(path: path, reason: "cannot create the manifest")
-            }
-        }
-        guard let h = FileHandle(forWritingAtPath: path) else { throw OutputError(path: path, reason: "cannot open the manifest") }
-        h.seekToEndOfFile()
-        handle = Mutex(h)
+        self.path = path
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw OutputError(path: path, reason: "cannot open the manifest: \(String(cString: strerror(errno)))") }
+        descriptor = Mutex(fd)
     }
 
-    func append(_ record: ManifestRecord) {
+    /// - Throws: `OutputError` when the line cannot be written whole and flushed.
+    func append(_ record: ManifestRecord) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard var data = try? encoder.encode(record) else { return }
+        var data = try encoder.encode(record)
         data.append(0x0A)
-        handle.withLock { h in
-            h?.write(data)
-            try? h?.synchronize()
+        try descriptor.withLock { fd in
+            guard fd >= 0 else { throw OutputError(path: path, reason: "the manifest is closed") }
+            flock(fd, LOCK_EX)
+            defer { flock(fd, LOCK_UN) }
+            let end = lseek(fd, 0, SEEK_END)
+            var written = 0
+            let failure: Int32? = data.withUnsafeBytes { bytes -> Int32? in
+                while written < bytes.count {
+                    let n = Foundation.write(fd, bytes.baseAddress! + written, bytes.count - written)
+                    if n < 0 { if errno == EINTR { continue }; return errno }
+                    written += n
+                }
+                return fsync(fd) == 0 ? nil : errno
+            }
+            if let failure {
+                if written > 0 && end >= 0 { _ = ftruncate(fd, end) }  // no half line for the next writer to follow
+                throw OutputError(path: path, reason: "cannot append to the manifest: \(String(cString: strerror(failure)))")
+            }
         }
     }
 
     func close() throws {
-        try handle.withLock { h in
-            try h?.close()
-            h = nil
+        try descriptor.withLock { fd in
+            guard fd >= 0 else { return }
+            let status = Foundation.close(fd)
+            fd = -1
+            if status != 0 { throw OutputError(path: path, reason: "cannot close the manifest: \(String(cString: strerror(errno)))") }
         }
     }
 }
@@ -255,6 +365,12 @@ final class SummaryBox: Sendable {
     func convert() { summary.withLock { $0.converted += 1 } }
     func skip() { summary.withLock { $0.skipped += 1 } }
     func fail(_ r: ManifestRecord) { summary.withLock { $0.failed.append(r) } }
+    /// The first manifest write that failed (the batch goes on; the run fails at the end).
+    private let manifestError = Mutex<(any SceneLinearFailure)?>(nil)
+    func manifestFailed(_ error: any Error) {
+        manifestError.withLock { if $0 == nil { $0 = (error as? any SceneLinearFailure) ?? OutputError(path: "manifest", reason: "\(error)") } }
+    }
+    var manifestFailure: (any SceneLinearFailure)? { manifestError.withLock { $0 } }
 
     var result: BatchSummary { summary.withLock { $0 } }
 }

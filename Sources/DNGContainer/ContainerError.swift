@@ -12,6 +12,8 @@ public enum ContainerError: SceneLinearFailure, Equatable {
     case notDNG(path: String)
     /// The file ends before a structure it points to.
     case truncated(path: String, what: String, offset: Int, length: Int, fileSize: Int)
+    /// The file became shorter while it was being read (`size` bytes now, `mapped` when opened).
+    case shrankWhileReading(path: String, size: Int, mapped: Int)
     /// An inconsistent structure or tag value.
     case corrupt(path: String, ifd: String, reason: String)
     /// A valid structure this reader does not support.
@@ -23,7 +25,7 @@ public enum ContainerError: SceneLinearFailure, Equatable {
         switch self {
         case .fileNotFound, .unreadable: return .inputUnreadable
         case .notTIFF, .notDNG: return .notDNG
-        case .truncated: return .truncated
+        case .truncated, .shrankWhileReading: return .truncated
         case .corrupt: return .corruptData
         case .unsupported: return .unsupportedFeature
         case .unsupportedVersion: return .unsupportedVersion
@@ -42,6 +44,8 @@ public enum ContainerError: SceneLinearFailure, Equatable {
             return "\(path): a TIFF file but not a DNG (IFD0 has no DNGVersion tag 50706)"
         case .truncated(let path, let what, let offset, let length, let fileSize):
             return "\(path): truncated file: \(what) at offset \(offset) (\(length) bytes) extends past end of file (\(fileSize) bytes)"
+        case .shrankWhileReading(let path, let size, let mapped):
+            return "\(path): truncated while being read: the file was \(mapped) bytes when opened and is \(size) bytes now (another process is writing or cutting it); nothing was written"
         case .corrupt(let path, let ifd, let reason):
             return "\(path): corrupt DNG structure in \(ifd): \(reason)"
         case .unsupported(let path, let ifd, let reason):

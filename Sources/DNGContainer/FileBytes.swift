@@ -1,4 +1,5 @@
 import Foundation
+import ImageCore
 
 /// The bytes of an input file, memory-mapped, with bounds-checked endian-aware reads.
 ///
@@ -11,31 +12,64 @@ public final class FileBytes: @unchecked Sendable {
     /// The read-only private mapping behind `data`, when the bytes come from `init(path:)`.
     private let mapping: UnsafeMutableRawPointer?
 
-    /// Maps the file at `path` (read-only, private).
+    /// Guards the mapping against the file shrinking under it (zeros instead of SIGBUS).
+    private let shrinkGuard: MappedRange?
+
+    /// Maps the file at `path` (read-only, private). Only a regular file is accepted: a FIFO,
+    /// a device or a socket is refused before it is opened (opening a FIFO would wait for a
+    /// writer; a device may never end).
     /// - Throws: `ContainerError.fileNotFound` or `.unreadable`.
     public init(path: String) throws(ContainerError) {
         self.path = path
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw .fileNotFound(path: path)
+        var pathInfo = stat()
+        guard stat(path, &pathInfo) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { throw .fileNotFound(path: path) }
+            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
         }
-        guard !isDirectory.boolValue else { throw .unreadable(path: path, reason: "it is a directory") }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if let kind = Self.nonRegularKind(pathInfo.st_mode) { throw .unreadable(path: path, reason: "it is \(kind), not a regular file") }
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+        if let kind = Self.nonRegularKind(info.st_mode) { throw .unreadable(path: path, reason: "it is \(kind), not a regular file") }
         let size = Int(info.st_size)
         guard size > 0 else {
             data = Data()
             mapping = nil
+            shrinkGuard = nil
             return
         }
         guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else {
             throw .unreadable(path: path, reason: "cannot map the file: \(String(cString: strerror(errno)))")
         }
         mapping = base
+        shrinkGuard = MappedRange(base: base, length: size)
         data = Data(bytesNoCopy: base, count: size, deallocator: .custom { pointer, count in munmap(pointer, count) })
+    }
+
+    /// "a directory", "a FIFO", ... for a file type other than a regular file; nil for one.
+    static func nonRegularKind(_ mode: mode_t) -> String? {
+        switch mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFDIR: return "a directory"
+        case S_IFIFO: return "a FIFO (named pipe)"
+        case S_IFCHR: return "a character device"
+        case S_IFBLK: return "a block device"
+        case S_IFSOCK: return "a socket"
+        default: return "not a regular file"
+        }
+    }
+
+    /// Checks that no page of the file was found missing while it was read (the file was
+    /// truncated under the mapping, and those pages read as zeros). Call it before trusting
+    /// what was decoded.
+    /// - Throws: `ContainerError.shrankWhileReading`.
+    public func checkIntact() throws(ContainerError) {
+        guard let shrinkGuard, shrinkGuard.shrank else { return }
+        var info = stat()
+        let now = stat(path, &info) == 0 ? Int(info.st_size) : 0
+        throw .shrankWhileReading(path: path, size: now, mapped: data.count)
     }
 
     /// Wraps bytes already in memory (tests, generated files).
@@ -43,6 +77,7 @@ public final class FileBytes: @unchecked Sendable {
         self.data = data
         self.path = path
         mapping = nil
+        shrinkGuard = nil
     }
 
     /// Lets the kernel drop the file's pages from this process's resident memory (they stay

@@ -257,11 +257,29 @@ extension Pipeline {
     /// samples, planar or interleaved fields: Stage 1), DefaultScale resampling (the
     /// colour-converted image). See `docs/pipeline.md`.
     static func stream<E: BitwiseCopyable & Sendable>(
-        _ dng: DNGFile, options: DevelopOptions, keepClipMask: Bool, timings initial: StageTimings, as _: E.Type,
+        _ dng: DNGFile, options: DevelopOptions, keepClipMask: Bool, timings initial: StageTimings, as type: E.Type,
         convert: @escaping @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void,
         visitor: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)? = nil, hash: Bool = true,
         cache: DecodedBlockCache? = nil, observer: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)? = nil,
         output target: StreamingOutput? = nil, replacing replacement: Stage2Replacement? = nil
+    ) throws -> Streamed<E> {
+        do {
+            return try streamRoutes(dng, options: options, keepClipMask: keepClipMask, timings: initial, as: type, convert: convert,
+                                    visitor: visitor, hash: hash, cache: cache, observer: observer, output: target,
+                                    replacing: replacement)
+        } catch {
+            // Zeros read from a file cut under its mapping look like damaged data: say what happened.
+            try dng.file.checkIntact()
+            throw error
+        }
+    }
+
+    static func streamRoutes<E: BitwiseCopyable & Sendable>(
+        _ dng: DNGFile, options: DevelopOptions, keepClipMask: Bool, timings initial: StageTimings, as _: E.Type,
+        convert: @escaping @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void,
+        visitor: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)?, hash: Bool,
+        cache: DecodedBlockCache?, observer: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)?,
+        output target: StreamingOutput?, replacing replacement: Stage2Replacement?
     ) throws -> Streamed<E> {
         var timings = initial
         let path = dng.path
@@ -577,6 +595,9 @@ extension Pipeline {
         timings.develop = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         let (sha, hashSeconds) = hashing.wait()
         timings.hash = hashSeconds
+        // The hash has read every page: a file cut while it was read is found here, before
+        // anything is written in its name.
+        try dng.file.checkIntact()
         dng.file.releaseResidentPages()
         let mapping = linearization.mapping
         var provenance = Self.provenance(dng: dng, raw: raw, mapping: mapping, color: color, sha256: sha)

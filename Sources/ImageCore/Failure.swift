@@ -24,6 +24,14 @@ public enum FailureCategory: Int32, Sendable, CaseIterable, Codable {
     /// Frames that cannot be merged into one image: other cameras or sizes, one frame only,
     /// no pixels valid in two frames to check their exposure ratio by.
     case bracketMismatch = 19
+    /// A temporary condition: another process removed this one's temporary file, or a
+    /// resource was briefly unavailable. Running the same command again may succeed
+    /// (EX_TEMPFAIL).
+    case temporaryFailure = 75
+    /// A usage mistake: an argument that cannot be right (a region outside the image, an
+    /// output path that is an input, an existing file not to be replaced without
+    /// --overwrite, a job-array shape that cannot be mapped to shards) (EX_USAGE).
+    case usage = 64
     /// A bug: an internal invariant failed.
     case internalError = 1
 
@@ -43,6 +51,8 @@ public enum FailureCategory: Int32, Sendable, CaseIterable, Codable {
         case .limitExceeded: return "limit-exceeded"
         case .calibrationMismatch: return "calibration-mismatch"
         case .bracketMismatch: return "bracket-mismatch"
+        case .temporaryFailure: return "temporary-failure"
+        case .usage: return "usage"
         case .internalError: return "internal-error"
         }
     }

@@ -18,6 +18,8 @@ struct SourceOptions: ParsableArguments {
     @Argument(help: "DNG files, EXR/HDF5 files written by `convert`, or directories of them.")
     var inputs: [String]
 
+    @OptionGroup var outputSafety: OutputSafety
+
     @Option(name: .customLong("region"), help: ArgumentHelp("A region: name=top,left,bottom,right (pixels, or fractions when all ≤ 1) or name=poly:x1,y1,x2,y2,... (pixels), in output coordinates, or name=mask:<mask> (a semantic mask by layer name, e.g. mask:sky, or SemanticName URN; its values 0…1 weight the pixels). Repeatable; none = the whole image.", valueName: "name=spec"))
     var regions: [String] = []
 

@@ -38,6 +38,8 @@ extension SceneLinearCommand {
         @Argument(help: "The DNG photos of the references.")
         var photos: [String]
 
+        @OptionGroup var outputSafety: OutputSafety
+
         @Option(name: .customLong("region"), help: ArgumentHelp("A reference region: name=top,left,bottom,right (pixels, or fractions when all ≤ 1), name=poly:…, or name=mask:<mask>, in output coordinates. Repeatable.", valueName: "name=spec"))
         var regions: [String] = []
 

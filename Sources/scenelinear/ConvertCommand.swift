@@ -68,9 +68,11 @@ extension SceneLinearCommand {
         @Argument(help: "The DNG file — or several files or directories for a batch (then -o must be a directory).")
         var files: [String]
 
+        @OptionGroup var outputSafety: OutputSafety
+
         var file: String { files[0] }
 
-        @Option(help: "Batch: process only part i of n (0 ≤ i < n) of the sorted inputs; default from SLURM_ARRAY_TASK_ID/COUNT when set.")
+        @Option(help: "Batch: process only part i of n (0 ≤ i < n) of the sorted inputs. Default in a Slurm job array submitted as 0, s, 2s, … (--array=0-15, --array=0-14:2): task i·s is part i of SLURM_ARRAY_TASK_COUNT; any other array shape (--array=1-8, a rerun --array=2,3) is refused (exit 64): give --shard ${SLURM_ARRAY_TASK_ID}/n.")
         var shard: String?
 
         @Flag(help: "Batch: convert every input again, even those the manifest records as done.")
@@ -250,7 +252,12 @@ extension SceneLinearCommand {
                 batch.develop = try developOptions()
                 batch.export = exportOptions
                 batch.formats = try parsedFormats() ?? [.exr]
-                batch.shard = shard.flatMap(Shard.parse) ?? Shard.fromSlurm() ?? .whole
+                if let explicit = shard.flatMap(Shard.parse) {
+                    batch.shard = explicit
+                } else if let fromArray = try Shard.fromSlurm() {
+                    batch.shard = fromArray
+                    batch.shardFromJobArray = true
+                }
                 batch.resume = !noResume
                 let inputs = try AnalysisInput.expand(files).filter { URL(fileURLWithPath: $0).pathExtension.lowercased() == "dng" }
                 guard !inputs.isEmpty else { throw AnalysisError(reason: "no .dng files among the inputs") }
@@ -307,6 +314,7 @@ extension SceneLinearCommand {
                     var formats = try parsedFormats()
                     var outputPath = output ?? FileManager.default.currentDirectoryPath
                     var stdoutTemporary: String?
+                    var stdoutSlot: Int32 = -1  // the temporary behind -o -, removed on SIGPIPE/SIGTERM too
                     if toStdout {
                         // One EXR, written to a temporary file first (nothing reaches standard
                         // output unless the whole file was written), then copied.
@@ -314,13 +322,17 @@ extension SceneLinearCommand {
                             throw ValidationError("-o - writes one EXR to standard output; HDF5 needs a seekable file")
                         }
                         formats = [.exr]
-                        let temporary = NSTemporaryDirectory() + "scenelinear-stdout-\(getpid()).exr"
+                        let temporary = NSTemporaryDirectory() + "/" + AtomicFile.temporaryName(for: "scenelinear-stdout.exr")
                         stdoutTemporary = temporary
                         outputPath = temporary
+                        stdoutSlot = ProcessGuard.register(temporary)
                     } else if (formats?.count ?? 1) > 1 && !FileManager.default.fileExists(atPath: outputPath) {
                         outputPath += outputPath.hasSuffix("/") ? "" : "/"   // several formats: a directory
                     }
-                    defer { if let stdoutTemporary { try? FileManager.default.removeItem(atPath: stdoutTemporary) } }
+                    defer {
+                        if let stdoutTemporary { unlink(stdoutTemporary) }
+                        ProcessGuard.release(stdoutSlot)
+                    }
                     let targets = try Pipeline.outputPaths(input: file, output: outputPath, formats: formats)
                     if let hdr = targets.first(where: { $0.0 == .hdr }), !(try developOptions()).exposure.isAbsolute {
                         throw ValidationError("\(hdr.1): \(RadianceError.relativeUnits)")

@@ -41,6 +41,8 @@ extension SceneLinearCommand {
         @Argument(help: "Fisheye images: DNG, or EXR/HDF5 in absolute units.")
         var files: [String]
 
+        @OptionGroup var outputSafety: OutputSafety
+
         @Option(help: "The lens's projection: equidistant (r = fθ), equisolid (r = 2f sin θ/2), orthographic (r = f sin θ) or stereographic (r = 2f tan θ/2).")
         var projection: FisheyeProjection
 

@@ -15,6 +15,8 @@ extension SceneLinearCommand {
         @Argument(help: "Manifest files or directories holding them.")
         var paths: [String]
 
+        @OptionGroup var outputSafety: OutputSafety
+
         @Option(name: .shortAndLong, help: "Write the merged manifest here.")
         var output: String?
 

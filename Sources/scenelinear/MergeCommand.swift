@@ -38,6 +38,8 @@ extension SceneLinearCommand {
         @Argument(help: "The raw frames (DNG), at least two.")
         var frames: [String]
 
+        @OptionGroup var outputSafety: OutputSafety
+
         @Option(name: .shortAndLong, help: "Output file: .exr, .h5 or .hdr.")
         var output: String
 

@@ -26,13 +26,32 @@ struct SceneLinearCommand: ParsableCommand {
             TIFF/DNG file; 12 truncated file; 13 corrupt data; 14 unsupported feature; \
             15 unsupported DNG version; 16 output cannot be written; 17 over a resource limit \
             (--max-pixels, --max-memory); 18 a --calibration of another camera body; 19 frames that cannot be \
-            merged (another camera or size, one frame, no common valid pixels); 20 validate: the capture does not match its truth; \
-            64 usage error.
+            merged (another camera or size, one frame, a repeated frame, frames of different scenes, no common valid pixels); 20 validate: the capture does not match its truth; \
+            64 usage error (a bad argument, a region outside the image, an output path that is an input or an existing file \
+            not written by scenelinear without --overwrite, a job array that cannot be mapped to shards); 75 temporary failure, \
+            try again (another process removed this one's temporary file); 129, 130, 141, 143 stopped by SIGHUP, SIGINT, \
+            SIGPIPE, SIGTERM (the process's temporary files removed first).
             """,
         version: SceneLinearVersion.version,
         subcommands: [Info.self, Convert.self, Merge.self, Illuminance.self, Stats.self, HistogramCommand.self, Ratio.self, Report.self, Calibrate.self, Simulate.self,
                       Validate.self, Manifest.self,
                       TestChartCommand.self])
+
+    /// Installs the signal handlers (a temporary is removed on SIGTERM, SIGINT, SIGHUP and
+    /// SIGPIPE, and the exit code is 128 + the signal) and the overwrite rule of the command,
+    /// then runs it.
+    static func main() {
+        ProcessGuard.install()
+        do {
+            var command = try parseAsRoot()
+            if let writer = command as? any WritesFiles {
+                OverwritePolicy.current = OverwritePolicy(overwrite: writer.outputSafety.overwrite, inputs: writer.inputPaths)
+            }
+            try command.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// Runs `body`; a `SceneLinearFailure` is printed (as text, or JSON with `json`) and turned
@@ -42,8 +61,8 @@ func reportingFailures(json: Bool = false, _ body: () throws -> Void) throws {
         try body()
     } catch let failure as any SceneLinearFailure {
         if json {
-            let payload: [String: String] = ["error": failure.category.name, "message": failure.description,
-                                             "exitCode": String(failure.category.exitCode)]
+            let payload: [String: Any] = ["error": failure.category.name, "message": failure.description,
+                                          "exitCode": Int(failure.category.exitCode)]
             let data = (try? JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])) ?? Data()
             FileHandle.standardError.write(data + Data("\n".utf8))
         } else {

@@ -27,6 +27,8 @@ extension SceneLinearCommand {
         @Option(help: "Scene: a built-in name, a .json description, or a .exr/.h5 radiance map or a Radiance .hdr picture.")
         var scene: String = BuiltInScene.greyRamp.rawValue
 
+        @OptionGroup var outputSafety: OutputSafety
+
         @Option(help: "Camera description (.json).")
         var camera: String?
 
@@ -159,6 +161,8 @@ extension SceneLinearCommand {
         var files: [String]
 
         var file: String { files[0] }
+
+        @OptionGroup var outputSafety: OutputSafety
 
         @Option(help: "The simulation record (default: <file without .dng>.truth.json).")
         var truth: String?

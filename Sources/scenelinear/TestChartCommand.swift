@@ -22,6 +22,8 @@ extension SceneLinearCommand {
         @Option(name: .shortAndLong, help: "The DNG to write.")
         var output: String
 
+        @OptionGroup var outputSafety: OutputSafety
+
         @Option(help: "Also write the exact expected scene-linear image here (HDF5).")
         var expected: String?
 

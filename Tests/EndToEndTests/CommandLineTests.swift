@@ -147,8 +147,8 @@ enum CLI {
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
 
         let json = try CLI.run(["convert", notTIFF, "-o", out.path, "--json"])
-        let error = try #require(try JSONSerialization.jsonObject(with: Data(json.stderr.utf8)) as? [String: String])
-        #expect(error["error"] == "not-dng" && error["exitCode"] == "11")
+        let error = try #require(try JSONSerialization.jsonObject(with: Data(json.stderr.utf8)) as? [String: Any])
+        #expect(error["error"] as? String == "not-dng" && error["exitCode"] as? Int == 11, "exitCode is a number")
     }
 
     /// A write that fails part way (the file-size limit reached, as on a full disk) while the

@@ -1,0 +1,35 @@
+#ifndef SCENELINEAR_CPROCESSGUARD_H
+#define SCENELINEAR_CPROCESSGUARD_H
+#include <stddef.h>
+
+/// What the process does when it is told to stop, and when a file it has mapped shrinks.
+///
+/// Temporaries: a fixed table of paths (written before the file is created, cleared after
+/// it is renamed or removed). On SIGTERM, SIGINT, SIGHUP or SIGPIPE the handler unlinks
+/// every registered path (unlink is async-signal-safe) and ends the process with
+/// _exit(128 + signal): 143, 130, 129, 141.
+///
+/// Mapped inputs: a fixed table of (base, length) ranges. A SIGBUS whose fault address lies
+/// in one (the file was truncated under the mapping) maps a zero page over the faulting
+/// page, counts the fault against the range and returns, so the reader sees zeros and the
+/// caller asks `cpg_map_faults` before trusting what it read. Any other SIGBUS ends the
+/// process as the default action would.
+
+/// Installs the handlers once (later calls do nothing). Returns 0, or -1 when sigaction failed.
+int cpg_install(void);
+
+/// Registers a temporary file's path; returns a slot (>= 0) for `cpg_temp_release`, or -1
+/// when the table is full or the path too long (the file is then not removed on a signal).
+int cpg_temp_register(const char *path);
+/// Forgets a slot (the file was renamed into place or removed).
+void cpg_temp_release(int slot);
+
+/// Registers a mapped range; returns a slot (>= 0) or -1 when the table is full.
+int cpg_map_register(const void *base, size_t length);
+/// How many pages of the slot's range were found missing (the file shrank) so far.
+long cpg_map_faults(int slot);
+void cpg_map_release(int slot);
+
+/// Test hook: runs the termination cleanup (unlinks the registered temporaries) without exiting.
+void cpg_cleanup_for_test(void);
+#endif
