@@ -55,13 +55,13 @@ public struct Region: Sendable, Equatable {
         let byURN = image.masks.filter { !$0.semanticName.isEmpty && $0.semanticName.lowercased() == key }
         if byURN.count == 1 { return byURN[0] }
         if byURN.count > 1 {
-            throw AnalysisError(reason: "region \(name): \(byURN.count) semantic masks have the SemanticName \(reference) (\(byURN.map(\.name).joined(separator: ", "))); give the layer name")
+            throw Region.usageError("region \(name): \(byURN.count) semantic masks have the SemanticName \(reference) (\(byURN.map(\.name).joined(separator: ", "))); give the layer name")
         }
         guard !image.masks.isEmpty else {
-            throw AnalysisError(reason: "region \(name): the image has no semantic mask \"\(reference)\" — it has no semantic masks at all (none in the DNG, or converted with --no-masks)")
+            throw Region.usageError("region \(name): the image has no semantic mask \"\(reference)\" — it has no semantic masks at all (none in the DNG, or converted with --no-masks)")
         }
         let available = image.masks.map { $0.semanticName.isEmpty ? $0.name : "\($0.name) (\($0.semanticName))" }
-        throw AnalysisError(reason: "region \(name): the image has no semantic mask \"\(reference)\"; its masks: \(available.joined(separator: ", "))")
+        throw Region.usageError("region \(name): the image has no semantic mask \"\(reference)\"; its masks: \(available.joined(separator: ", "))")
     }
 
     /// The pixels of `image` the region selects: a rectangle, with a weight per pixel when
@@ -100,7 +100,7 @@ public struct Region: Sendable, Equatable {
         case .rectangle(let rect):
             r = rect
         case .fractionalRectangle(let t, let l, let b, let rr):
-            guard t < b, l < rr else { throw AnalysisError(reason: "region \(name): top must be above bottom and left before right") }
+            guard t < b, l < rr else { throw Region.usageError("region \(name): top must be above bottom and left before right") }
             r = PixelRect(top: Int((t * Double(height)).rounded()), left: Int((l * Double(width)).rounded()),
                           bottom: Int((b * Double(height)).rounded()), right: Int((rr * Double(width)).rounded()))
         default:
@@ -108,7 +108,7 @@ public struct Region: Sendable, Equatable {
         }
         let c = PixelRect(top: max(0, r.top), left: max(0, r.left), bottom: min(height, r.bottom), right: min(width, r.right))
         guard !c.isEmpty else {
-            throw AnalysisError(reason: "region \(name) \(r) lies outside the \(width)×\(height) image")
+            throw Region.usageError("region \(name) \(r) lies outside the \(width)×\(height) image")
         }
         return c
     }
@@ -123,7 +123,7 @@ public struct Region: Sendable, Equatable {
             let c = try pixelRectangle(width: width, height: height)!
             for y in c.top..<c.bottom { for x in c.left..<c.right { out[y * width + x] = 1 } }
         case .polygon(let vertices):
-            guard vertices.count >= 3 else { throw AnalysisError(reason: "region \(name): a polygon needs at least 3 vertices") }
+            guard vertices.count >= 3 else { throw Region.usageError("region \(name): a polygon needs at least 3 vertices") }
             for y in 0..<height {
                 let py = Double(y) + 0.5
                 // Crossings of the row's centre line with each edge, then fill between pairs.
@@ -141,28 +141,34 @@ public struct Region: Sendable, Equatable {
             }
         case .weights(let w):
             guard w.count == width * height else {
-                throw AnalysisError(reason: "region \(name): mask of \(w.count) pixels for a \(width)×\(height) image")
+                throw Region.usageError("region \(name): mask of \(w.count) pixels for a \(width)×\(height) image")
             }
             out = w.map { min(max($0, 0), 1) }
         case .mask(let reference):
-            throw AnalysisError(reason: "region \(name) refers to the semantic mask \(reference): measure it against an image (Region.weights(in:))")
+            throw Region.usageError("region \(name) refers to the semantic mask \(reference): measure it against an image (Region.weights(in:))")
         }
-        guard out.contains(where: { $0 > 0 }) else { throw AnalysisError(reason: "region \(name) contains no pixels") }
+        guard out.contains(where: { $0 > 0 }) else { throw Region.usageError("region \(name) contains no pixels") }
         return out
     }
+
+    /// A region that cannot be right for this image or request: a usage error (exit 64).
+    static func usageError(_ reason: String) -> AnalysisError { AnalysisError(reason: reason, category: .usage) }
+
+    /// The largest coordinate a region may give, in pixels.
+    public static let coordinateLimit = 1e9
 
     /// Parses "name=top,left,bottom,right" (pixels, or fractions when every value is ≤ 1),
     /// "name=poly:x1,y1,x2,y2,..." (pixels) or "name=mask:<layer or URN>" (a semantic mask).
     public static func parse(_ text: String) throws -> Region {
         let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
         guard parts.count == 2, !parts[0].isEmpty else {
-            throw AnalysisError(reason: "region \"\(text)\" must be name=top,left,bottom,right, name=poly:x,y,... or name=mask:<mask>")
+            throw Region.usageError("region \"\(text)\" must be name=top,left,bottom,right, name=poly:x,y,... or name=mask:<mask>")
         }
         var spec = parts[1]
         if spec.hasPrefix("mask:") {
             let reference = String(spec.dropFirst(5)).trimmingCharacters(in: .whitespaces)
             guard !reference.isEmpty else {
-                throw AnalysisError(reason: "region \(parts[0]): mask: needs a mask name (e.g. mask:sky) or SemanticName URN")
+                throw Region.usageError("region \(parts[0]): mask: needs a mask name (e.g. mask:sky) or SemanticName URN")
             }
             return Region(name: parts[0], shape: .mask(reference))
         }
@@ -170,16 +176,23 @@ public struct Region: Sendable, Equatable {
         if isPolygon { spec.removeFirst(5) }
         let numbers = spec.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
         guard numbers.allSatisfy({ $0 != nil && $0!.isFinite }) else {
-            throw AnalysisError(reason: "region \(parts[0]): \"\(parts[1])\" has a value that is not a number")
+            throw Region.usageError("region \(parts[0]): \"\(parts[1])\" has a value that is not a number")
         }
         let v = numbers.map { $0! }
+        // Pixel coordinates beyond ±10⁹ cannot be meant (nor held as whole numbers on every platform).
+        guard v.allSatisfy({ abs($0) <= Self.coordinateLimit }) else {
+            throw Region.usageError("region \(parts[0]): \"\(parts[1])\" has a coordinate beyond ±\(Int(Self.coordinateLimit)) pixels")
+        }
         if isPolygon {
-            guard v.count >= 6, v.count % 2 == 0 else { throw AnalysisError(reason: "region \(parts[0]): a polygon needs x,y pairs (at least 3)") }
+            guard v.count >= 6, v.count % 2 == 0 else { throw Region.usageError("region \(parts[0]): a polygon needs x,y pairs (at least 3)") }
             return Region(name: parts[0], shape: .polygon(stride(from: 0, to: v.count, by: 2).map { SIMD2(v[$0], v[$0 + 1]) }))
         }
-        guard v.count == 4 else { throw AnalysisError(reason: "region \(parts[0]) needs 4 values top,left,bottom,right") }
+        guard v.count == 4 else { throw Region.usageError("region \(parts[0]) needs 4 values top,left,bottom,right") }
         if v.allSatisfy({ $0 >= 0 && $0 <= 1 }) {
             return Region(name: parts[0], shape: .fractionalRectangle(top: v[0], left: v[1], bottom: v[2], right: v[3]))
+        }
+        guard v.allSatisfy({ $0 == $0.rounded() }) else {
+            throw Region.usageError("region \(parts[0]): \"\(parts[1])\" is read as pixels (values are fractions of the image only when all four lie in 0…1) and pixels must be whole numbers")
         }
         return Region(name: parts[0], shape: .rectangle(PixelRect(top: Int(v[0]), left: Int(v[1]), bottom: Int(v[2]), right: Int(v[3]))))
     }
@@ -210,7 +223,12 @@ public struct PixelSelection: Sendable {
 /// Why a measurement could not be made.
 public struct AnalysisError: SceneLinearFailure, Equatable {
     public let reason: String
-    public init(reason: String) { self.reason = reason }
-    public var category: FailureCategory { .corruptData }
+    public let category: FailureCategory
+    /// `category`: `.usage` for a request that cannot be right (a region outside the image,
+    /// a mask the image does not have), `.corruptData` (the default) for data that cannot be measured.
+    public init(reason: String, category: FailureCategory = .corruptData) {
+        self.reason = reason
+        self.category = category
+    }
     public var description: String { reason }
 }

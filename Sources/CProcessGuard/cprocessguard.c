@@ -123,3 +123,12 @@ void cpg_map_release(int slot) {
 }
 
 void cpg_cleanup_for_test(void) { remove_temporaries(); }
+
+#include <sched.h>
+
+int cpg_affinity_count(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+    return CPU_COUNT(&set);
+}

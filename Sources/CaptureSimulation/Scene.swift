@@ -144,7 +144,7 @@ public struct SceneError: SceneLinearFailure, Equatable {
 /// than the machine has.
 public struct SceneLimits: Sendable, Equatable {
     /// Largest estimated peak memory of simulating the scene, in bytes (default three
-    /// quarters of physical memory, like `--max-memory`).
+    /// quarters of the allocation's memory, like `--max-memory`).
     public var maxBytes: Int
 
     /// The peak memory of `simulate` per scene pixel, an upper estimate: the radiance
@@ -154,7 +154,7 @@ public struct SceneLimits: Sendable, Equatable {
     public static let simulationBytesPerPixel = 128
 
     public init(maxBytes: Int? = nil) {
-        self.maxBytes = maxBytes ?? Int(min(ProcessInfo.processInfo.physicalMemory / 4 * 3, UInt64(Int.max)))
+        self.maxBytes = maxBytes ?? Allocation.current.memoryBytes / 4 * 3
     }
 }
 

@@ -64,11 +64,14 @@ extension Pipeline {
 
     /// The digest state of a DNG for `info`: without `verify`, whether a digest is present;
     /// with it, the raw image decoded (no development) and the digest compared.
-    public static func digestState(_ dng: DNGFile, verify: Bool, limits: DecodeLimits = DecodeLimits()) throws -> DigestState {
+    public static func digestState(_ dng: DNGFile, verify: Bool, options: DevelopOptions = DevelopOptions()) throws -> DigestState {
+        let limits = options.limits
         let raw = try dng.mainRawImage()
         guard let expectation = try RawImageDigest.expectation(dng, raw: raw) else { return .absent }
         let stored = MD5Digest.hex(expectation.stored)
         guard verify else { return .present(tag: expectation.tag, stored: stored, reason: "not verified (info --verify-digest decodes the raw image to check it)") }
+        // The same limits as a conversion: a crafted size is refused before anything is decoded.
+        try checkLimits(raw, path: dng.path, options: options)
         let digester = try expectation.makeDigester(dng)
         if digester.isCompressed, let layout = raw.layout {
             // A digest of the compressed blocks needs no decoding.

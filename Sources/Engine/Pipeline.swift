@@ -41,7 +41,7 @@ public struct DevelopOptions: Sendable {
     /// The main raw image (default) or the enhanced image where present.
     public var source: ImageSource = .raw
     /// Memory one file may need at its peak, estimated from its dimensions before anything
-    /// is decoded (see `Pipeline.estimatedPeakBytes`); nil = three quarters of physical memory.
+    /// is decoded (see `Pipeline.estimatedPeakBytes`); nil = three quarters of the allocation's memory: physical memory, the cgroup's memory limit or Slurm's, whichever is least.
     public var maxMemoryBytes: Int?
     /// Decode the DNG's semantic masks (sky, skin, ...) onto the output grid as `image.masks`.
     public var includeMasks = true
@@ -170,9 +170,9 @@ public enum Pipeline {
         return total.overflow ? .max : total.partialValue
     }
 
-    /// The memory limit in effect: the option, or three quarters of physical memory.
+    /// The memory limit in effect: the option, or three quarters of the allocation's memory: physical memory, the cgroup's memory limit or Slurm's, whichever is least.
     public static func memoryLimit(_ options: DevelopOptions) -> Int {
-        options.maxMemoryBytes ?? Int(min(ProcessInfo.processInfo.physicalMemory / 4 * 3, UInt64(Int.max)))
+        options.maxMemoryBytes ?? Allocation.current.memoryBytes / 4 * 3
     }
 
     /// Refuses, before any allocation, an image over the pixel or memory limit.

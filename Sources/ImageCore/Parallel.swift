@@ -4,14 +4,14 @@ import Synchronization
 
 /// Data-parallel loops over index ranges, using every core.
 public enum Parallel {
-    /// The number of worker threads to use: the active processor count, or the value of
+    /// The number of worker threads to use: the CPUs of this process's allocation
+    /// (`Allocation`: affinity mask, cgroup quota, `SLURM_CPUS_PER_TASK`), or the value of
     /// the environment variable `SCENELINEAR_THREADS` when set (≥ 1).
     public static var threadCount: Int {
         threadCountOverride ?? configuredThreads
     }
 
-    /// `SCENELINEAR_THREADS` (≥ 1), else the active processor count: read from the
-    /// environment once, when first needed.
+    /// `SCENELINEAR_THREADS` (≥ 1), else the allocation's CPUs: read once, when first needed.
     private static let configuredThreads: Int = {
         if let value = ProcessInfo.processInfo.environment["SCENELINEAR_THREADS"], let n = Int(value), n >= 1 { return n }
         return processors
@@ -34,7 +34,7 @@ public enum Parallel {
         if let override { $threadCountOverride.withValue(override) { body(i) } } else { body(i) }
     }
 
-    private static let processors = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    private static let processors = max(1, Allocation.current.cpus)
 
     /// Calls `body` once for each index in `0..<count`, spread over the worker threads.
     public static func forEach(_ count: Int, _ body: @Sendable (Int) -> Void) {

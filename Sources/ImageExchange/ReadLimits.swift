@@ -1,4 +1,5 @@
 import Foundation
+import ImageCore
 
 /// How large an image the EXR and HDF5 readers accept. Checked from the header — the data
 /// window, the dataset's shape — before any pixel buffer is allocated, so a small crafted
@@ -7,12 +8,12 @@ public struct ReadLimits: Sendable, Equatable {
     /// Largest image accepted, in pixels (default 2³⁰, as for DNGs).
     public var maxPixels: Int
     /// Largest memory the decoded planes and the image may take together, in bytes
-    /// (default three quarters of physical memory).
+    /// (default three quarters of the allocation's memory: physical memory, the cgroup's memory limit or Slurm's, whichever is least).
     public var maxBytes: Int
 
     public init(maxPixels: Int = 1 << 30, maxBytes: Int? = nil) {
         self.maxPixels = maxPixels
-        self.maxBytes = maxBytes ?? Int(min(ProcessInfo.processInfo.physicalMemory / 4 * 3, UInt64(Int.max)))
+        self.maxBytes = maxBytes ?? Allocation.current.memoryBytes / 4 * 3
     }
 
     /// Refuses a `width × height` image needing `bytesPerPixel` bytes per pixel.

@@ -120,7 +120,8 @@ enum CairoRenderer {
         cairo_surface_finish(surface)
         guard buffer.failed == 0, let data = buffer.data else { return [] }
         let bytes = Array(UnsafeBufferPointer(start: data, count: buffer.size))
-        return target == .svg ? stableSurfaceIDs(bytes) : bytes
+        // SVG: a comment after the root element names the software that wrote it.
+        return target == .svg ? stableSurfaceIDs(bytes) + Array("<!-- written by scenelinear -->\n".utf8) : bytes
     }
 
     /// Cairo names SVG surfaces and images by process-wide counters (`surface42`,

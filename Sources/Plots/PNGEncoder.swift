@@ -6,7 +6,7 @@ internal import CDeflate
 /// Cairo's own writer goes through libpng and zlib, whose compression took a fifth of a
 /// report's time; libdeflate gives files of about the same size several times faster. The
 /// file is the plainest PNG (ISO/IEC 15948): signature, IHDR (8-bit truecolour, no
-/// interlace), one IDAT holding a zlib stream of the filtered rows, IEND. Each row takes the
+/// interlace), a tEXt chunk naming the software, one IDAT holding a zlib stream of the filtered rows, IEND. Each row takes the
 /// filter (None, Sub, Up, Average or Paeth) whose output has the smallest sum of absolute
 /// values as signed bytes — the usual choice, libpng's too.
 enum PNGEncoder {
@@ -52,6 +52,8 @@ enum PNGEncoder {
         var file: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         file.reserveCapacity(size + 64)
         appendChunk("IHDR", header[...], to: &file)
+        // Who wrote it (a tEXt chunk, keyword "Software"): also what lets a later run replace the file.
+        appendChunk("tEXt", Array("Software\u{0}scenelinear".utf8)[...], to: &file)
         appendChunk("IDAT", zlib[..<size], to: &file)
         appendChunk("IEND", [][...], to: &file)
         return file

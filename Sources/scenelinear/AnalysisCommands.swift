@@ -221,7 +221,17 @@ extension SceneLinearCommand {
         func parsedRange() throws -> ClosedRange<Double>? {
             guard let range else { return nil }
             let v = range.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-            guard v.count == 2, v[0] < v[1] else { throw ValidationError("--range must be low,high with low < high") }
+            guard v.count == 2, v.allSatisfy(\.isFinite), v[0] < v[1] else {
+                throw ValidationError("--range must be low,high (finite numbers) with low < high, not \(range)")
+            }
+            if linear == nil {
+                // EV bins: every finite positive Float lies within ±160 EV of 1.0 (2⁻¹⁴⁹ … 2¹²⁸).
+                guard v.allSatisfy({ abs($0) <= 160 }) else {
+                    throw ValidationError("--range \(range): EV bounds must lie within -160...160 (every positive 32-bit float is inside)")
+                }
+            } else if !(v[1] - v[0]).isFinite || (v[1] - v[0]) / Double(linear!) == 0 {
+                throw ValidationError("--range \(range): the bins of a range this wide or narrow cannot be told apart")
+            }
             return v[0]...v[1]
         }
 

@@ -38,17 +38,51 @@ extension SceneLinearCommand {
         @Flag(name: .shortAndLong, help: "Accepted by every command; info has no progress or summary lines to leave out.")
         var quiet = false
 
+        @Option(name: .customLong("max-pixels"), help: ArgumentHelp("With --verify-digest: refuse raw images larger than this many pixels, as convert does (suffix K, M or G; default 1073741824).", valueName: "n"))
+        var maxPixels: String?
+
+        @Option(name: .customLong("max-memory"), help: ArgumentHelp("With --verify-digest: refuse files whose decode would need more memory than this, as convert does; also the most read from standard input, 1 GiB without it (suffix K, M, G for KiB, MiB, GiB; default three quarters of the allocation's memory). Exit code 17.", valueName: "bytes"))
+        var maxMemory: String?
+
+        func validate() throws {
+            if let maxPixels { _ = try LimitOptions.parse(maxPixels, base: 1000, what: "--max-pixels") }
+            if let maxMemory { _ = try LimitOptions.parse(maxMemory, base: 1024, what: "--max-memory") }
+        }
+
+        func developOptions() throws -> DevelopOptions {
+            var options = DevelopOptions()
+            if let maxPixels { options.limits.maxPixels = try LimitOptions.parse(maxPixels, base: 1000, what: "--max-pixels") }
+            if let maxMemory { options.maxMemoryBytes = try LimitOptions.parse(maxMemory, base: 1024, what: "--max-memory") }
+            return options
+        }
+
+        /// Standard input, read up to `limit` bytes.
+        /// - Throws: `LimitError` past the limit.
+        static func readStandardInput(limit: Int) throws -> Data {
+            var data = Data()
+            while true {
+                let chunk = FileHandle.standardInput.readData(ofLength: 1 << 20)
+                if chunk.isEmpty { return data }
+                guard data.count + chunk.count <= limit else {
+                    throw LimitError(path: "<stdin>", reason: "standard input is longer than the limit of \(limit) bytes (--max-memory)")
+                }
+                data.append(chunk)
+            }
+        }
+
         func run() throws {
             var mismatch = false
             try reportingFailures(json: json) {
                 let dng: DNGFile
                 if file == "-" {
-                    let data = FileHandle.standardInput.readDataToEndOfFile()
+                    // At most --max-memory, or 1 GiB without it (a DNG larger than that comes as a file).
+                    let limit = maxMemory == nil ? min(1 << 30, Pipeline.memoryLimit(try developOptions())) : Pipeline.memoryLimit(try developOptions())
+                    let data = try Self.readStandardInput(limit: limit)
                     dng = try DNGFile(file: FileBytes(data: data, path: "<stdin>"))
                 } else {
                     dng = try DNGFile.open(path: file)
                 }
-                let digest = verifyDigest ? try Pipeline.digestState(dng, verify: true) : nil
+                let digest = verifyDigest ? try Pipeline.digestState(dng, verify: true, options: try developOptions()) : nil
                 if case .mismatch = digest { mismatch = true }
                 let report = InfoReport(dng: dng, includeTags: tags, digest: digest)
                 print(json ? try report.json() : report.text)

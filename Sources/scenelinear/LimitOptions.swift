@@ -6,7 +6,7 @@ struct LimitOptions: ParsableArguments {
     @Option(name: .customLong("max-pixels"), help: ArgumentHelp("Refuse raw images larger than this many pixels (suffix K, M or G for 10³, 10⁶, 10⁹; default 1073741824).", valueName: "n"))
     var maxPixels: String?
 
-    @Option(name: .customLong("max-memory"), help: ArgumentHelp("Refuse files whose decode would need more memory than this, estimated from the dimensions before decoding (suffix K, M, G for KiB, MiB, GiB; default three quarters of physical memory). Exit code 17.", valueName: "bytes"))
+    @Option(name: .customLong("max-memory"), help: ArgumentHelp("Refuse files whose decode would need more memory than this, estimated from the dimensions before decoding (suffix K, M, G for KiB, MiB, GiB; default three quarters of the allocation's memory: physical memory, the cgroup's memory limit or Slurm's, whichever is least). Exit code 17.", valueName: "bytes"))
     var maxMemory: String?
 
     @Flag(help: "Convert a file whose raw data do not match the digest it records (NewRawImageDigest, RawImageDigest, OriginalRawFileDigest) instead of failing with exit code 13; the outputs record 'digest: mismatch, ignored' and both digests.")
@@ -15,7 +15,7 @@ struct LimitOptions: ParsableArguments {
     @Flag(help: "Do not compute the raw-data digest at all (the outputs record 'digest: not checked').")
     var skipDigest = false
 
-    @Option(help: ArgumentHelp("Worker threads for decoding, developing, measuring and writing, and files converted or measured at once (default: the SCENELINEAR_THREADS environment variable when set, else one per core).", valueName: "n"))
+    @Option(help: ArgumentHelp("Worker threads for decoding, developing, measuring and writing, and files converted or measured at once (default: the SCENELINEAR_THREADS environment variable when set, else the CPUs allotted to the process: the least of its affinity mask, its cgroup CPU quota and SLURM_CPUS_PER_TASK).", valueName: "n"))
     var threads: Int?
 
     func validate() throws {

@@ -32,4 +32,9 @@ void cpg_map_release(int slot);
 
 /// Test hook: runs the termination cleanup (unlinks the registered temporaries) without exiting.
 void cpg_cleanup_for_test(void);
+
+
+/// The number of CPUs in this process's affinity mask (sched_getaffinity), or 0 when it
+/// cannot be read.
+int cpg_affinity_count(void);
 #endif
