@@ -57,6 +57,8 @@ public struct FrameStage2: Sendable {
         case linear(LinearImage)
     }
     let storage: Storage
+    /// The frame's raw-data digest check: "verified", "absent", "not checked", "mismatch, ignored".
+    public var digest = "not checked"
     /// Per sample (planes interleaved, ActiveArea rows): OpcodeList2's factor, read as the list
     /// applied to an image of ones (a GainMap's gain).
     public let gains: [Float]?
@@ -97,7 +99,13 @@ extension Pipeline {
         let raw = try dng.mainRawImage()
         try checkLimits(raw, path: dng.path, options: options)
         var notes: [MetadataItem] = []
-        var stored = try RawDecoder.decode(dng, ifd: raw, limits: options.limits, digester: nil)
+        // The raw-data digest is checked as in a conversion: a damaged frame is refused (exit 13).
+        let expectation = try digestExpectation(dng, raw: raw, main: raw, options: options)
+        let digester = try expectation?.makeDigester(dng)
+        var stored = try RawDecoder.decode(dng, ifd: raw, limits: options.limits, digester: digester)
+        let digestItems = try checkDigests(dng, raw: raw, main: raw, expectation: expectation, imageDigest: digester?.finish(),
+                                           options: options)
+        try dng.file.checkIntact()
         try applyOpcodeList1(dng: dng, raw: raw, to: &stored, clipping: options.opcodeClipping, notes: &notes)
         let plan = try LinearizationPlan(ifd: raw, path: dng.path)
         let area = raw.activeArea, planes = raw.samplesPerPixel
@@ -120,7 +128,9 @@ extension Pipeline {
             if let gains { for i in linear.values.samples.indices { linear.values.samples[i] *= gains[i] } }
             storage = .linear(linear)
         }
-        return FrameStage2(storage: storage, gains: gains, raw: raw, mapping: plan.mapping, width: area.width, height: area.height,
-                           planes: planes)
+        var frame = FrameStage2(storage: storage, gains: gains, raw: raw, mapping: plan.mapping, width: area.width, height: area.height,
+                                planes: planes)
+        frame.digest = digestItems.first { $0.key == "digest" }.map { "\($0.value)" } ?? "absent"
+        return frame
     }
 }

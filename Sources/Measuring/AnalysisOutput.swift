@@ -68,7 +68,8 @@ public enum AnalysisOutput {
             lines.append("\(f.file): \(f.width)×\(f.height), \(f.colorSpace), \(f.scaleText)\(f.noiseModel ? "" : " (no NoiseProfile: no standard errors)")")
             for r in f.regions {
                 let m = r.measurement
-                lines.append("  region \(r.name): \(m.pixels) pixels, \(m.clippingSummary), \(m.negativePixels) with a negative channel")
+                lines.append("  region \(r.name): \(m.pixels) pixels, \(m.clippingSummary), \(m.negativePixels) with a negative channel"
+                             + (r.nonFinitePixels > 0 ? "; \(r.nonFinitePixels) NaN or infinite pixels left out" : ""))
                 let pcols = percentiles.map { "p" + String(format6: $0) }
                 lines.append("    q         mean         ±se      median        std         min         max " + pcols.map { $0.padding(toLength: 11, withPad: " ", startingAt: 0) }.joined(separator: " "))
                 for q in RegionStatistics.quantities {

@@ -61,6 +61,9 @@ extension Pipeline {
                 let lens = spec.lens(width: input.image.width, height: input.image.height)
                 if let problem = lens.problem { throw AnalysisError(reason: "\(photo): \(problem)") }
                 let sums = illuminanceSums(input, lens: lens)
+                if sums.nonFinitePixels > 0 {
+                    throw PhotometryError(path: photo, reason: "\(sums.nonFinitePixels) pixels of the image circle are NaN or infinite: it cannot calibrate")
+                }
                 if sums.clippedPixels > 0 {
                     throw PhotometryError(path: photo, reason: "\(sums.clippedPixels) pixels of the image circle are clipped: its illuminance is only a lower bound, so it cannot calibrate (merge a bracket first)")
                 }

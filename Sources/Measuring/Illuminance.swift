@@ -29,6 +29,9 @@ public struct IlluminanceResult: Codable, Sendable, Equatable {
     public var lowerBoundPixels: Int
     /// The part of E_v those pixels give.
     public var lowerBoundShare: Double
+    /// Pixels of the circle whose value is not a finite number (NaN or infinity, from
+    /// another program's file): left out of E_v, which then misses their part.
+    public var nonFinitePixels = 0
     public var isLowerBound: Bool { lowerBoundPixels > 0 }
 }
 
@@ -51,6 +54,11 @@ extension Pipeline {
         if let problem = lens.problem { throw AnalysisError(reason: "\(input.path): \(problem)") }
         let toLuminance = image.exposure.mode == .radiance ? Photometric.radianceEfficacy : 1
         let sums = illuminanceSums(input, lens: lens)
+        guard sums.pixels > sums.nonFinitePixels else {
+            throw AnalysisError(reason: "\(input.path): " + (sums.pixels == 0
+                ? "the image circle (centre \(lens.centerX), \(lens.centerY), radius \(lens.radius) px) has no pixel inside the \(image.width)×\(image.height) image"
+                : "every pixel of the image circle is NaN or infinite"), category: sums.pixels == 0 ? .usage : .corruptData)
+        }
         let e = sums.sum * toLuminance, bound = sums.clippedSum * toLuminance
         let variance = sums.noiseVariance.map { $0 * toLuminance * toLuminance }
         let scaleU = image.exposure.relativeUncertainty ?? 0
@@ -63,29 +71,35 @@ extension Pipeline {
                                  intervalKind: logNormal ? "log-normal" : "normal", noiseUncertainty: noiseU,
                                  scaleRelativeUncertainty: scaleU, scaleSource: image.exposure.source ?? "unknown",
                                  solidAngle: sums.solidAngle, expectedSolidAngle: 2 * .pi * (1 - cos(lens.maximumAngle)),
-                                 pixels: sums.pixels, lowerBoundPixels: sums.clippedPixels, lowerBoundShare: e > 0 ? bound / e : 0)
+                                 pixels: sums.pixels, lowerBoundPixels: sums.clippedPixels, lowerBoundShare: e > 0 ? bound / e : 0,
+                                 nonFinitePixels: sums.nonFinitePixels)
     }
 
     /// Σ Y · cos θ · ω over the image circle in the image's own units (Y with Rec.2020's
     /// weights), its noise variance (nil without a noise model), the part and count of
     /// clipped pixels, Σ ω and the pixels counted.
     static func illuminanceSums(_ input: AnalysisInput, lens: FisheyeLens)
-        -> (sum: Double, noiseVariance: Double?, clippedSum: Double, clippedPixels: Int, solidAngle: Double, pixels: Int) {
+        -> (sum: Double, noiseVariance: Double?, clippedSum: Double, clippedPixels: Int, solidAngle: Double, pixels: Int,
+            nonFinitePixels: Int) {
         let image = input.image
         let w = image.width, h = image.height
         let (theta, omega) = lens.geometry(width: w, height: h)
         let weights = Rec2020.luminanceWeights
         let kernel = input.noise.map { NoiseModel.Kernel($0, luminance: weights) }
-        var e = 0.0, variance = 0.0, bound = 0.0, solid = 0.0, pixels = 0, boundPixels = 0
+        var e = 0.0, variance = 0.0, bound = 0.0, solid = 0.0, pixels = 0, boundPixels = 0, nonFinite = 0
         let clip = image.clipMask
         let px = image.pixels.samples
         for i in 0..<(w * h) where omega[i] > 0 {
             let rgb = SIMD3(Double(px[3 * i]), Double(px[3 * i + 1]), Double(px[3 * i + 2]))
             let y = (rgb * weights).sum()
             let weight = Double(cos(theta[i])) * omega[i]
+            pixels += 1
+            guard rgb.x.isFinite, rgb.y.isFinite, rgb.z.isFinite else {
+                nonFinite += 1
+                continue
+            }
             e += y * weight
             solid += omega[i]
-            pixels += 1
             if let kernel {
                 let gain = input.noise?.pixelGains.map { Double($0[i]) } ?? 1
                 variance += kernel.variance(ofOutput: rgb, gain: gain).y * weight * weight
@@ -95,7 +109,7 @@ extension Pipeline {
                 bound += y * weight
             }
         }
-        return (e, kernel == nil ? nil : variance, bound, boundPixels, solid, pixels)
+        return (e, kernel == nil ? nil : variance, bound, boundPixels, solid, pixels, nonFinite)
     }
 
     /// The picture Radiance's tools read for a fisheye image: the square around the image

@@ -48,6 +48,9 @@ public struct RegionAnalysis: Sendable, Codable {
     /// In absolute units: the uncertainty budgets of Y's mean and median, then of the means
     /// of R, G and B.
     public var budgets: [UncertaintyBudget]?
+    /// Pixels of the region whose values are not finite numbers (NaN or infinity, in a file
+    /// another program wrote): left out of every statistic.
+    public var nonFinitePixels = 0
 }
 
 /// The uncertainty of one statistic in absolute units, line by line (GUM: uncorrelated
@@ -135,7 +138,12 @@ extension Pipeline {
     /// measurement's passes (so that its chart can be drawn while the later passes run).
     static func analyze(_ path: String, request: AnalysisRequest, picture maxSize: Int?,
                         pictureReady: (@Sendable (AnalysisPicture) -> Void)? = nil) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?) {
-        if let streamed = try analyzeStreaming(path, request: request, picture: maxSize, pictureReady: pictureReady) { return streamed }
+        if let streamed = try analyzeStreaming(path, request: request, picture: maxSize, pictureReady: pictureReady) {
+            // A file with NaN or infinite pixels (another program's) is measured again whole,
+            // those pixels left out and counted.
+            let finite = streamed.analysis.regions.allSatisfy { $0.measurement.channels.values.allSatisfy { $0.mean.isFinite } }
+            if finite || !["exr", "h5", "hdf5"].contains(URL(fileURLWithPath: path).pathExtension.lowercased()) { return streamed }
+        }
         let input = try AnalysisInput.load(path, options: request.develop)
         return (try analyze(input, request: request), maxSize.map { AnalysisPicture(input.image, path: path, maxSize: $0) })
     }
@@ -316,6 +324,34 @@ extension Pipeline {
         return PixelSelection(width: w, height: selection.height, bounds: b, weights: weights)
     }
 
+    /// 1 for each pixel whose three values are finite, 0 for the others; nil when every
+    /// pixel is finite.
+    static func finiteWeights(_ image: SceneLinearImage) -> [Float]? {
+        let px = image.pixels.samples
+        var out: [Float]?
+        for i in 0..<(image.width * image.height) where !(px[3 * i].isFinite && px[3 * i + 1].isFinite && px[3 * i + 2].isFinite) {
+            if out == nil { out = [Float](repeating: 1, count: image.width * image.height) }
+            out![i] = 0
+        }
+        return out
+    }
+
+    /// `selection` without the pixels `finite` marks 0, and how many of its pixels those were.
+    static func excluding(_ selection: PixelSelection, _ finite: [Float]) -> (PixelSelection, Int) {
+        let w = selection.width, b = selection.bounds
+        var weights = selection.weights ?? [Float](repeating: 0, count: w * selection.height)
+        var excluded = 0
+        for y in b.top..<b.bottom {
+            for x in b.left..<b.right {
+                let i = y * w + x
+                let weight = selection.weights?[i] ?? 1
+                if weight > 0 && finite[i] == 0 { excluded += 1 }
+                weights[i] = weight * finite[i]
+            }
+        }
+        return (PixelSelection(width: w, height: selection.height, bounds: b, weights: weights), excluded)
+    }
+
     /// The region measured when none is given.
     static func wholeImage(width: Int, height: Int) -> Region {
         Region(name: "image", shape: .rectangle(PixelRect(width: width, height: height)))
@@ -332,13 +368,29 @@ extension Pipeline {
         let regions = request.regions.isEmpty ? [wholeImage(width: image.width, height: image.height)] : request.regions
         let percentiles = analysisPercentiles(request)
         let omega = request.fisheye.map { solidAngleWeights($0, width: image.width, height: image.height) }
+        // Pixels that are not finite numbers (NaN, infinity: another program's file) are left
+        // out of every region and counted.
+        let finite = finiteWeights(image)
+        var nonFinite: [Int] = []
         let requests = try regions.map { region in
-            RegionRequest(name: region.name, selection: weighted(try region.selection(in: image), by: omega), percentiles: percentiles,
-                          histogram: request.histogram, pixelGains: input.noise?.pixelGains)
+            var selection = weighted(try region.selection(in: image), by: omega)
+            if let finite {
+                let (kept, excluded) = excluding(selection, finite)
+                guard kept.weights?.contains(where: { $0 > 0 }) == true else {
+                    throw AnalysisError(reason: "region \(region.name): every one of its pixels is NaN or infinite (\(excluded))")
+                }
+                selection = kept
+                nonFinite.append(excluded)
+            }
+            return RegionRequest(name: region.name, selection: selection, percentiles: percentiles, histogram: request.histogram,
+                                 pixelGains: input.noise?.pixelGains)
         }
         let results = try ImageMeasurement.measure(requests, noise: { input.noise }, scan: image.scan)
-        return try fileAnalysis(path: input.path, image: image, width: image.width, height: image.height, noise: input.noise,
-                                measured: results.map { ($0.measurement!.region, $0.measurement!, $0.histogram) }, request: request)
+        var analysis = try fileAnalysis(path: input.path, image: image, width: image.width, height: image.height, noise: input.noise,
+                                        measured: results.map { ($0.measurement!.region, $0.measurement!, $0.histogram) },
+                                        request: request)
+        for (i, n) in nonFinite.enumerated() where i < analysis.regions.count { analysis.regions[i].nonFinitePixels = n }
+        return analysis
     }
 
     /// The analysis of a file from its regions' measurements: dynamic ranges and ratios.

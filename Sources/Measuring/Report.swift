@@ -129,7 +129,8 @@ public enum AnalysisReport {
             out.heading(3, "Statistics")
             for r in f.regions {
                 let m = r.measurement
-                out.paragraph("Region **\(r.name)**: \(m.pixels) pixels, \(m.clippingSummary), \(m.negativePixels) with a negative channel.")
+                out.paragraph("Region **\(r.name)**: \(m.pixels) pixels, \(m.clippingSummary), \(m.negativePixels) with a negative channel"
+                              + (r.nonFinitePixels > 0 ? "; \(r.nonFinitePixels) NaN or infinite pixels left out." : "."))
                 let ps = m.channels["Y"]?.percentiles.map(\.percentile).filter { request.percentiles.contains($0) } ?? []
                 let header = ["", "mean", "± s.e.", "median", "± s.e.", "std", "min", "max"] + ps.map { "p" + String(format6: $0) }
                 var rows: [[String]] = []

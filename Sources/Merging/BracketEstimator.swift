@@ -303,6 +303,12 @@ public struct ExposureRatioFit: Sendable, Equatable, Codable {
     public var logUncertainty: Double
     /// Samples the fit used.
     public var samples: Int
+    /// Samples valid in both frames that the fit left out: they differ from the median ratio
+    /// by more than 5 standard deviations of their expected spread (motion, another scene).
+    public var disagreeing = 0
+
+    /// The share of the samples valid in both frames that disagree beyond their noise.
+    public var disagreeingShare: Double { Double(disagreeing) / Double(max(1, samples + disagreeing)) }
 
     /// Fewer samples than this valid in both frames: no fit.
     public static let minimumSamples = 100
@@ -379,6 +385,6 @@ public struct ExposureRatioFit: Sendable, Equatable, Codable {
             let d = va[i] - r * vb[i]
             s2 += weights[i] * weights[i] * d * d
         }
-        return ExposureRatioFit(ratio: r, logUncertainty: s2.squareRoot() / swa, samples: kept)
+        return ExposureRatioFit(ratio: r, logUncertainty: s2.squareRoot() / swa, samples: kept, disagreeing: va.count - kept)
     }
 }

@@ -24,6 +24,11 @@ public struct MergeOptions: Sendable {
     /// searched up to `maxShift` pixels each way.
     public var align = false
     public var maxShift = 64
+    /// The largest share of the samples valid in a frame and its neighbour in exposure that
+    /// may differ beyond their noise (more than 5 standard deviations from the measured
+    /// ratio) before the frames are refused as not showing the same scene: another scene, or
+    /// a subject that moved over much of the frame.
+    public var maxDisagreement = 0.2
 
     public init() {}
 }
@@ -53,6 +58,10 @@ public struct MergeFrameReport: Codable, Sendable, Equatable {
     /// "reference", "metadata", "measured" (the metadata's ratio was off by more than the
     /// tolerance) or "metadata, unchecked" (too few pixels valid in it and its neighbour).
     public var exposureSource: String
+    /// The share of the samples valid in it and its neighbour that differ beyond their noise.
+    public var disagreeingShare: Double?
+    /// The raw-data digest check: "verified", "absent", "mismatch, ignored", "not checked".
+    public var digest: String?
 }
 
 /// What a merge did.
@@ -103,6 +112,19 @@ public struct MergeError: SceneLinearFailure, Equatable {
 }
 
 extension Pipeline {
+    /// Refuses a frame given twice (the same file, or another file with the same bytes): its
+    /// noise would be counted twice, the merged σ understated by √2.
+    static func refuseRepeatedFrames(_ files: [DNGFile]) throws {
+        var seen: [String: String] = [:]
+        for file in files {
+            let digest = SHA256Digest.hex(of: file.file.data)
+            if let earlier = seen[digest] {
+                throw MergeError(path: file.path, reason: "the same bytes as \(earlier): a frame given twice would count its noise twice")
+            }
+            seen[digest] = file.path
+        }
+    }
+
     /// Merges raw frames of one scene from one camera (any exposure times, apertures, ISOs)
     /// into one image in the reference frame's units, noise-optimally in Stage 2 (before
     /// demosaicing), with each pixel's standard deviation, frame count and lower-bound flag
@@ -116,6 +138,7 @@ extension Pipeline {
             throw MergeError(path: paths.first ?? "", reason: "a merge needs at least two frames, got \(paths.count)")
         }
         let files = try paths.map { try DNGFile.open(path: $0) }
+        try refuseRepeatedFrames(files)
         let raws = try files.map { try $0.mainRawImage() }
         let first = files[0], firstRaw = raws[0]
         let identity = CameraIdentity(first.metadata)
@@ -161,9 +184,11 @@ extension Pipeline {
         }
         // Each frame's Stage 2, in its stored form (rows linearized when read).
         var samples: [BracketSamples] = []
+        var digests: [String] = []
         var mapping: LinearizationMapping?
         for (i, file) in files.enumerated() {
             let frame = try frameStage2(file, options: options.develop)
+            digests.append(frame.digest)
             if i == reference { mapping = frame.mapping }
             samples.append(BracketSamples(frame: frame, exposure: exposures[i] / exposures[reference], noise: noise[i]))
         }
@@ -188,7 +213,7 @@ extension Pipeline {
             MergeFrameReport(file: paths[i], exposureTime: settings[i].exposureTime, fNumber: settings[i].fNumber, iso: settings[i].iso,
                              baselineExposure: settings[i].baselineExposure, nominalExposure: samples[i].exposure,
                              offset: offsets[i], exposure: samples[i].exposure,
-                             exposureSource: i == reference ? "reference" : "metadata")
+                             exposureSource: i == reference ? "reference" : "metadata", digest: digests[i])
         }
         let position = byExposure.firstIndex(of: reference)!
         for order in [Array(byExposure[..<position].reversed()), Array(byExposure[(position + 1)...])] {
@@ -216,6 +241,11 @@ extension Pipeline {
                                      + "and in \(paths[previous]) (neither clipped nor in the noise floor): the frames do not overlap, "
                                      + "so their exposure ratio cannot be checked (--unchecked-ratios merges them at the metadata's)")
                 }
+                guard fit.disagreeingShare <= options.maxDisagreement else {
+                    throw MergeError(path: paths[i], reason: String(format: "%.1f %% of the pixels valid in it and in %@ differ beyond their noise (more than 5 standard deviations from the measured exposure ratio): not the same scene, or a subject that moved over much of the frame (--max-disagreement %.0f %%)",
+                                                                    100 * fit.disagreeingShare, paths[previous], 100 * options.maxDisagreement))
+                }
+                reports[i].disagreeingShare = fit.disagreeingShare
                 // This frame's exposure from its neighbour's (as used) and the measured ratio.
                 let measuredHere = usedChain * fit.ratio
                 let off = abs(log(measuredHere / nominal))

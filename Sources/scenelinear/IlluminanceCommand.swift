@@ -122,9 +122,7 @@ extension SceneLinearCommand {
                     }
                 }
                 if json {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                    print(String(decoding: try encoder.encode(IlluminanceDocument(results: results)), as: UTF8.self))
+                    print(try ReportJSON.encode(IlluminanceDocument(results: results)))
                     return
                 }
                 for r in results { print(Self.text(r)) }
@@ -139,6 +137,9 @@ extension SceneLinearCommand {
             s += String(format: "\n  %@ %.4g°, circle (%.1f, %.1f) r %.1f px, f %.2f px: %d pixels, Σω = %.5f sr (field of view: %.5f sr)",
                         r.lens.projection.rawValue, r.lens.fieldOfView, r.lens.centerX, r.lens.centerY, r.lens.radius, r.lens.focalLength,
                         r.pixels, r.solidAngle, r.expectedSolidAngle)
+            if r.nonFinitePixels > 0 {
+                s += "\n  NOT COUNTED: \(r.nonFinitePixels) pixels of the circle are NaN or infinite (left out of E_v, which misses their part)"
+            }
             if r.isLowerBound {
                 s += String(format: "\n  LOWER BOUND: %d pixels clipped, giving %.3g %% of E_v at least", r.lowerBoundPixels, 100 * r.lowerBoundShare)
             }

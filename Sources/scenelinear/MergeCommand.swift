@@ -58,6 +58,9 @@ extension SceneLinearCommand {
         @Flag(help: "Align hand-held frames to the reference by a whole-pixel translation (even for Bayer mosaics), searched on exposure-normalised log images; the shifts are reported.")
         var align = false
 
+        @Option(help: "Refuse frames (exit 19) when more than this percentage of the pixels valid in a frame and its neighbour in exposure differ beyond their noise (5 standard deviations from the measured exposure ratio): not the same scene, or a subject that moved over much of the frame (default 20).")
+        var maxDisagreement: Double = 20
+
         @Option(help: "With --align: the largest shift searched, pixels each way (default 64).")
         var alignRange: Int = 64
 
@@ -100,6 +103,7 @@ extension SceneLinearCommand {
                 throw ValidationError("--exposure normalized would divide by the reference frame's exposure: use none or baseline, or --units")
             }
             guard ratioTolerance >= 0 && ratioTolerance < 100 else { throw ValidationError("--ratio-tolerance must be 0...100 percent") }
+            guard maxDisagreement >= 0 && maxDisagreement <= 100 else { throw ValidationError("--max-disagreement must be 0...100 percent") }
             guard saturation > 0 && saturation <= 1 else { throw ValidationError("--saturation must be in (0, 1]") }
             guard (1...4096).contains(alignRange) else { throw ValidationError("--align-range must be 1...4096 pixels") }
             if let reference, !(1...max(frames.count, 1)).contains(reference) {
@@ -125,6 +129,7 @@ extension SceneLinearCommand {
                 options.allowUncheckedRatios = uncheckedRatios
                 options.align = align
                 options.maxShift = alignRange
+                options.maxDisagreement = maxDisagreement / 100
                 let format = OutputFormat(pathExtension: URL(fileURLWithPath: output).pathExtension)!
                 if format == .hdr && !options.develop.exposure.isAbsolute {
                     throw OutputError(path: output, reason: "a Radiance picture holds absolute values: merge with --units luminance or radiance")
@@ -140,9 +145,7 @@ extension SceneLinearCommand {
                 if json {
                     let document = MergeDocument(output: output, format: format.rawValue, units: merged.image.exposure.mode.rawValue,
                                                  report: merged.report)
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                    print(String(decoding: try encoder.encode(document), as: UTF8.self))
+                    print(try ReportJSON.encode(document))
                 } else if !quiet {
                     print(Self.summary(merged.report, unit: merged.image.exposure.mode))
                     print("wrote \(output)")
