@@ -1,7 +1,9 @@
 # SceneLinear — the two commands a user needs:
 #   make demo   installs what is missing, builds, converts the bundled sample DNG, shows what it wrote
 #   make test   installs what is missing, builds and runs every test (unit, end-to-end, external readers),
-#               then the decoders under AddressSanitizer and a short fuzz run of each libFuzzer target.
+#               then the batch recipes on a private one-node Slurm cluster and with GNU parallel
+#               (make test-slurm, docs/batch.md), the decoders under AddressSanitizer and a short
+#               fuzz run of each libFuzzer target.
 #               Tests whose tools or data are missing are reported as skipped, by name and count;
 #               with SCENELINEAR_REQUIRE_TOOLS=1 (CI) a missing tool the bootstrap installs fails them.
 
@@ -18,7 +20,7 @@ ASAN_SUITES := DNGContainerTests|RunLengthDeflateTests|LosslessJPEGTests|RawDeco
 FUZZ_SECONDS ?= 30
 SUNSET_REGIONS := --region sky=0.1,0.1,0.28,0.38 --region sun=0.38,0.69,0.46,0.75
 
-.PHONY: all bootstrap build release test test-asan fuzz-smoke demo clean
+.PHONY: all bootstrap build release test test-slurm test-asan fuzz-smoke demo clean
 
 all: release
 
@@ -35,8 +37,16 @@ test: bootstrap
 	@scripts/fetch-dng-sdk-samples.sh || echo "make test: the DNG SDK sample files could not be fetched; the tests that read them are reported as skipped"
 	$(SWIFT) build --build-tests
 	SCENELINEAR_PYTHON=$(PYTHON) scripts/run-tests.sh
+	$(MAKE) --no-print-directory test-slurm
 	$(MAKE) --no-print-directory test-asan
 	$(MAKE) --no-print-directory fuzz-smoke
+
+# The batch recipes of docs/batch.md (job arrays, a cancel and resubmit, reruns of single indices,
+# refused array shapes, GNU parallel) on a private one-node Slurm cluster started in a temporary
+# directory and stopped at the end; about 80 s. SLURM_RUNS=20 repeats the job arrays 20 times (7 min).
+SLURM_RUNS ?= 1
+test-slurm: build
+	SCENELINEAR_BIN=.build/debug/scenelinear SCENELINEAR_PYTHON=$(PYTHON) scripts/slurm-batch-test.sh --runs $(SLURM_RUNS)
 
 # The parsers and decoders under AddressSanitizer (a separate build in .build-asan).
 test-asan: bootstrap
@@ -44,7 +54,12 @@ test-asan: bootstrap
 	SCENELINEAR_PYTHON=$(PYTHON) ASAN_OPTIONS=detect_leaks=0 scripts/run-tests.sh --sanitize=address \
 		--scratch-path .build-asan --filter '$(ASAN_SUITES)'
 
-# Each libFuzzer target for FUZZ_SECONDS (docs/robustness.md); a crash fails the run.
+# Each libFuzzer target for FUZZ_SECONDS (docs/robustness.md); a crash fails the run. Then the
+# command-line fuzzer (Fuzz/cli_fuzz.py) for FUZZ_SECONDS against the debug binary: random argument
+# vectors for every command; a signal, a hang or an undocumented exit code fails the run. Its seed is
+# fixed (CLI_FUZZ_SEED, 1) so that a failure here is the same vector on any machine; explore with
+# other seeds by hand (make fuzz-smoke CLI_FUZZ_SEED=$(date +%s)), the seed is printed.
+CLI_FUZZ_SEED ?= 1
 fuzz-smoke: bootstrap
 	Fuzz/run.sh container $(FUZZ_SECONDS)
 	Fuzz/run.sh lossless-jpeg $(FUZZ_SECONDS)
@@ -53,6 +68,8 @@ fuzz-smoke: bootstrap
 	Fuzz/run.sh scene $(FUZZ_SECONDS)
 	Fuzz/run.sh hdf5 $(FUZZ_SECONDS)
 	Fuzz/run.sh hdf5-h5py $(FUZZ_SECONDS) corpus/hdf5
+	@[ -x .build/debug/scenelinear ] || $(SWIFT) build --product scenelinear
+	$(PYTHON) Fuzz/cli_fuzz.py --binary .build/debug/scenelinear --seconds $(FUZZ_SECONDS) --seed $(CLI_FUZZ_SEED)
 
 demo: release
 	@mkdir -p $(DEMO_OUT)

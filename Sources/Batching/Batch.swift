@@ -136,7 +136,9 @@ public struct BatchConverter: Sendable {
         let manifestPath = dir + "/" + shard.manifestName
         // Done is decided from every manifest in the directory: another shard's, another
         // split's, an earlier single run's.
-        let previous = resume ? Self.readManifests(in: dir) : [:]
+        let previous = Self.readManifests(in: dir)
+        // What a manifest records as written here may be replaced, damaged or not.
+        OverwritePolicy.trustRecordedOutputs(previous.values.filter { $0.status == "ok" }.flatMap { $0.outputs.map(\.path) })
         let mine = inputs.enumerated().filter { shard.contains($0.offset) }.map(\.element)
         let writer = try ManifestWriter(path: manifestPath)
         let counter = ProgressCounter(total: mine.count, report: progress)
@@ -149,7 +151,7 @@ public struct BatchConverter: Sendable {
             let input = mine[i]
             let targets = targetsOf[input] ?? []
             let sha = (try? FileBytes(path: input)).map { SHA256Digest.hex(of: $0.data) } ?? ""
-            if let record = previous[input], record.status == "ok", record.inputSHA256 == sha, !sha.isEmpty,
+            if job.resume, let record = previous[input], record.status == "ok", record.inputSHA256 == sha, !sha.isEmpty,
                Set(record.outputs.map(\.path)) == Set(targets.map(\.1)), record.outputs.allSatisfy(Self.verify) {
                 summary.skip()
                 return 0

@@ -132,3 +132,11 @@ int cpg_affinity_count(void) {
     if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
     return CPU_COUNT(&set);
 }
+
+#include <stdio.h>
+
+int cpg_flush_stdout(void) {
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) return errno != 0 ? errno : EIO;
+    return 0;
+}

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Why an output file could not be written.
 public struct OutputError: SceneLinearFailure, Equatable {
@@ -39,6 +40,16 @@ public struct OverwritePolicy: Sendable {
     /// The policy of this process (set once by the command-line tool before any output).
     nonisolated(unsafe) public static var current = OverwritePolicy()  // safe because: set once at start-up, before any thread
 
+    /// Paths a batch manifest records as this tool's outputs: replaced even when damaged
+    /// (a resumed batch converts an input again when its output no longer verifies).
+    private static let recorded = Mutex<Set<String>>([])
+
+    /// Marks `paths` as outputs a manifest records (see `recorded`).
+    public static func trustRecordedOutputs(_ paths: some Sequence<String>) {
+        let standardized = paths.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        recorded.withLock { $0.formUnion(standardized) }
+    }
+
     /// Refuses `destination` when the rule above says so.
     /// - Throws: `OutputError` (category `.usage`) naming the path and the reason.
     public func check(_ destination: String) throws {
@@ -50,6 +61,7 @@ public struct OverwritePolicy: Sendable {
             throw OutputError(path: destination, reason: "it is an input of this command: give another output path", category: .usage)
         }
         if overwrite { return }
+        if kind == S_IFREG, Self.recorded.withLock({ $0.contains(URL(fileURLWithPath: destination).standardizedFileURL.path) }) { return }
         if kind == S_IFLNK {
             throw OutputError(path: destination, reason: "it is a symbolic link: pass --overwrite to replace the link by the output (its target is left alone)", category: .usage)
         }
@@ -174,5 +186,27 @@ public enum AtomicFile {
         let host = fields[0..<(fields.count - 2)].joined(separator: "-")
         guard host == hostName else { return false }
         return kill(pid, 0) != 0 && errno == ESRCH
+    }
+}
+
+/// Inputs must be regular files: a FIFO would block the reader until a writer comes (for
+/// ever), a device may never end.
+public enum RegularFile {
+    /// Why `path` cannot be read as an input ("it is a FIFO (named pipe), not a regular
+    /// file"), or nil for a regular file (or one that does not exist: the reader says so).
+    public static func problem(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        let kind: String
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFDIR: kind = "a directory"
+        case S_IFIFO: kind = "a FIFO (named pipe)"
+        case S_IFCHR: kind = "a character device"
+        case S_IFBLK: kind = "a block device"
+        case S_IFSOCK: kind = "a socket"
+        default: kind = "not a regular file"
+        }
+        return "it is \(kind), not a regular file"
     }
 }

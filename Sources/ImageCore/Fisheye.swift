@@ -71,11 +71,17 @@ public struct FisheyeLens: Sendable, Equatable, Codable {
     }
 
     /// Why the lens cannot be used, or nil.
+    /// The largest radius and centre coordinate an image circle may have, in pixels.
+    public static let coordinateLimit = 1e7
+
     public var problem: String? {
         guard fieldOfView > 0, fieldOfView <= projection.maximumFieldOfView else {
             return "a field of view of \(fieldOfView)° is outside 0…\(projection.maximumFieldOfView)° for the \(projection.rawValue) projection"
         }
         guard radius > 0, radius.isFinite, centerX.isFinite, centerY.isFinite else { return "the image circle needs a positive radius" }
+        guard radius <= Self.coordinateLimit, abs(centerX) <= Self.coordinateLimit, abs(centerY) <= Self.coordinateLimit else {
+            return "the image circle (centre \(centerX), \(centerY), radius \(radius) px) lies beyond ±\(Int(Self.coordinateLimit)) pixels"
+        }
         return nil
     }
 

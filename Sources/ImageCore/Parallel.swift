@@ -13,7 +13,7 @@ public enum Parallel {
 
     /// `SCENELINEAR_THREADS` (≥ 1), else the allocation's CPUs: read once, when first needed.
     private static let configuredThreads: Int = {
-        if let value = ProcessInfo.processInfo.environment["SCENELINEAR_THREADS"], let n = Int(value), n >= 1 { return n }
+        if let value = ProcessInfo.processInfo.environment["SCENELINEAR_THREADS"], let n = Int(value), n >= 1 { return min(n, maxThreads) }
         return processors
     }()
 
@@ -25,8 +25,12 @@ public enum Parallel {
     /// loops those start on their worker threads, without touching the process environment
     /// that other code reads. The command-line tool runs each command inside one (`--threads`).
     public static func withThreadCount<T>(_ n: Int, _ body: () throws -> T) rethrows -> T {
-        try $threadCountOverride.withValue(max(1, n)) { try body() }
+        try $threadCountOverride.withValue(min(max(1, n), maxThreads)) { try body() }
     }
+
+    /// The most worker threads ever used (a larger `--threads` or `SCENELINEAR_THREADS` is
+    /// taken as this many).
+    public static let maxThreads = 1024
 
     /// `body(i)` on a worker thread with the caller's thread count (task-local values do not
     /// cross into Dispatch's worker threads on their own).

@@ -30,6 +30,12 @@ public enum ProcessGuard {
     public static func register(_ path: String) -> Int32 { cpg_temp_register(path) }
     public static func release(_ slot: Int32) { cpg_temp_release(slot) }
 
+    /// Flushes standard output: nil, or why what was printed could not be written.
+    public static func flushStandardOutput() -> String? {
+        let code = cpg_flush_stdout()
+        return code == 0 ? nil : String(cString: strerror(code))
+    }
+
     /// The termination cleanup without exiting (tests).
     static func removeRegisteredTemporaries() { cpg_cleanup_for_test() }
 }

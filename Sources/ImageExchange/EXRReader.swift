@@ -29,6 +29,9 @@ extension EXRFile {
     ///   is not refused here.
     static func readPlanes(_ path: String, limits: ReadLimits,
                            only: Set<String>? = nil) throws -> (EXRChannelPlanes, [String: EXRAttributeValue], EXRCompression?) {
+        if let problem = RegularFile.problem(path) {
+            throw ExchangeError(path: path, operation: "open", message: problem, category: .inputUnreadable)
+        }
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw ExchangeError(path: path, operation: "open", message: "the file does not exist or is not readable",
                                 category: .inputUnreadable)

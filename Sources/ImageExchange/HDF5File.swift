@@ -232,6 +232,9 @@ public enum HDF5File {
     }
 
     static func open(_ path: String, _ session: HDF5Session) throws -> H5Handle {
+        if let problem = RegularFile.problem(path) {
+            throw ExchangeError(path: path, operation: "open", message: problem, category: .inputUnreadable)
+        }
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw ExchangeError(path: path, operation: "open", message: "the file does not exist or is not readable",
                                 category: .inputUnreadable)

@@ -23,6 +23,7 @@ extension RadianceFile {
         func fail(_ message: String, _ category: FailureCategory = .corruptData) -> ExchangeError {
             ExchangeError(path: path, operation: "RadianceFile.read", message: message, category: category)
         }
+        if let problem = RegularFile.problem(path) { throw fail(problem, .inputUnreadable) }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw fail("cannot read the file", .inputUnreadable)
         }

@@ -59,7 +59,7 @@ extension Pipeline {
                 options.includeMasks = false
                 let input = try AnalysisInput.load(photo, options: options)
                 let lens = spec.lens(width: input.image.width, height: input.image.height)
-                if let problem = lens.problem { throw AnalysisError(reason: "\(photo): \(problem)") }
+                if let problem = lens.problem { throw AnalysisError(reason: "\(photo): \(problem)", category: .usage) }
                 let sums = illuminanceSums(input, lens: lens)
                 if sums.nonFinitePixels > 0 {
                     throw PhotometryError(path: photo, reason: "\(sums.nonFinitePixels) pixels of the image circle are NaN or infinite: it cannot calibrate")

@@ -51,7 +51,7 @@ extension Pipeline {
         guard image.exposure.mode.isAbsolute else {
             throw PhotometryError(path: input.path, reason: "illuminance needs absolute values: a DNG with --units luminance (the default here), or a file converted or merged with --units luminance or radiance")
         }
-        if let problem = lens.problem { throw AnalysisError(reason: "\(input.path): \(problem)") }
+        if let problem = lens.problem { throw AnalysisError(reason: "\(input.path): \(problem)", category: .usage) }
         let toLuminance = image.exposure.mode == .radiance ? Photometric.radianceEfficacy : 1
         let sums = illuminanceSums(input, lens: lens)
         guard sums.pixels > sums.nonFinitePixels else {
@@ -117,6 +117,12 @@ extension Pipeline {
     /// equidistant projection when the lens is equisolid, with the lens's `VIEW=` line.
     public static func writeFisheyeRadiance(_ image: SceneLinearImage, lens: FisheyeLens, to path: String) throws {
         let (side, left, top) = lens.squareAroundCircle
+        // The picture is the square around the circle: a circle far larger than the image would
+        // make a picture of almost nothing but padding (and could exhaust memory).
+        guard side <= 4 * max(image.width, image.height) else {
+            throw OutputError(path: path, reason: "the square around the image circle (radius \(lens.radius) px) would be \(side)×\(side) pixels for a \(image.width)×\(image.height) image: give the circle of the lens (--circle)",
+                              category: .usage)
+        }
         var values = [Float](repeating: 0, count: side * side * 3)
         for y in 0..<side {
             let sy = top + y

@@ -303,12 +303,16 @@ public struct ExposureRatioFit: Sendable, Equatable, Codable {
     public var logUncertainty: Double
     /// Samples the fit used.
     public var samples: Int
-    /// Samples valid in both frames that the fit left out: they differ from the median ratio
-    /// by more than 5 standard deviations of their expected spread (motion, another scene).
+    /// Smooth samples (within 4 standard deviations of their neighbours' mean in both frames)
+    /// valid in both frames, and how many of them differ from the fitted ratio by more than 5
+    /// standard deviations of their expected spread and more than 5 % (motion, another
+    /// scene). Edges, where a sub-pixel shift between the frames is large against the noise,
+    /// are not counted.
+    public var smoothSamples = 0
     public var disagreeing = 0
 
-    /// The share of the samples valid in both frames that disagree beyond their noise.
-    public var disagreeingShare: Double { Double(disagreeing) / Double(max(1, samples + disagreeing)) }
+    /// The share of the smooth samples valid in both frames that disagree beyond their noise.
+    public var disagreeingShare: Double { Double(disagreeing) / Double(max(1, smoothSamples)) }
 
     /// Fewer samples than this valid in both frames: no fit.
     public static let minimumSamples = 100
@@ -323,7 +327,7 @@ public struct ExposureRatioFit: Sendable, Equatable, Codable {
         let rowStep = max(1, (width * height * planes) / maxSamples)
         let limit = 0.9 * saturation
         let nominal: Double = a.exposure / b.exposure
-        var ratios: [Double] = [], va: [Double] = [], vb: [Double] = [], weights: [Double] = []
+        var ratios: [Double] = [], va: [Double] = [], vb: [Double] = [], weights: [Double] = [], smooth: [Bool] = []
         let rowLength = width * planes
         // Rows y − step, y, y + step of each frame.
         var rowsA = [Float](repeating: 0, count: 3 * rowLength), rowsB = rowsA
@@ -358,6 +362,8 @@ public struct ExposureRatioFit: Sendable, Equatable, Codable {
                     let w = 1 / (na.variance(ma, gain: ga) + nominal * nominal * nb.variance(mb, gain: gb))
                     guard w.isFinite, w > 0 else { continue }
                     let sa = Double(rowsA[rowLength + x * planes + p]), sb = Double(rowsB[rowLength + x * planes + p])
+                    let da = sa - ma, db = sb - mb
+                    smooth.append(da * da <= 16 * na.variance(ma, gain: ga) && db * db <= 16 * nb.variance(mb, gain: gb))
                     va.append(sa)
                     vb.append(sb)
                     weights.append(w)
@@ -385,6 +391,15 @@ public struct ExposureRatioFit: Sendable, Equatable, Codable {
             let d = va[i] - r * vb[i]
             s2 += weights[i] * weights[i] * d * d
         }
-        return ExposureRatioFit(ratio: r, logUncertainty: s2.squareRoot() / swa, samples: kept, disagreeing: va.count - kept)
+        // Disagreeing: beyond 5 σ and beyond 5 % — a few percent between frames of one scene
+        // (residual sub-pixel shift, lens shading moved with an aligned frame) is not another scene.
+        var smoothCount = 0, disagreeing = 0
+        for i in va.indices where smooth[i] {
+            smoothCount += 1
+            let d = abs(va[i] - r * vb[i])
+            if d > 5 / weights[i].squareRoot() && d > 0.05 * abs(va[i]) { disagreeing += 1 }
+        }
+        return ExposureRatioFit(ratio: r, logUncertainty: s2.squareRoot() / swa, samples: kept, smoothSamples: smoothCount,
+                                disagreeing: disagreeing)
     }
 }

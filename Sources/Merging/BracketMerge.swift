@@ -24,10 +24,12 @@ public struct MergeOptions: Sendable {
     /// searched up to `maxShift` pixels each way.
     public var align = false
     public var maxShift = 64
-    /// The largest share of the samples valid in a frame and its neighbour in exposure that
-    /// may differ beyond their noise (more than 5 standard deviations from the measured
-    /// ratio) before the frames are refused as not showing the same scene: another scene, or
-    /// a subject that moved over much of the frame.
+    /// The largest share of the smooth samples valid in a frame and its neighbour in exposure
+    /// (each within 4 standard deviations of its neighbours' mean in both frames, so that an
+    /// edge a fraction of a pixel apart does not count) that may differ beyond their noise
+    /// (more than 5 standard deviations and 5 % from the measured ratio) before the frames are
+    /// refused as not showing the same scene: another scene, or a subject that moved over
+    /// much of the frame.
     public var maxDisagreement = 0.2
 
     public init() {}
@@ -242,8 +244,8 @@ extension Pipeline {
                                      + "so their exposure ratio cannot be checked (--unchecked-ratios merges them at the metadata's)")
                 }
                 guard fit.disagreeingShare <= options.maxDisagreement else {
-                    throw MergeError(path: paths[i], reason: String(format: "%.1f %% of the pixels valid in it and in %@ differ beyond their noise (more than 5 standard deviations from the measured exposure ratio): not the same scene, or a subject that moved over much of the frame (--max-disagreement %.0f %%)",
-                                                                    100 * fit.disagreeingShare, paths[previous], 100 * options.maxDisagreement))
+                    let share = String(format: "%.1f", 100 * fit.disagreeingShare), limit = String(format: "%g", 100 * options.maxDisagreement)
+                    throw MergeError(path: paths[i], reason: "\(share) % of the smooth pixels valid in it and in \(paths[previous]) differ beyond their noise (by more than 5 standard deviations and 5 % from the measured exposure ratio): not the same scene, or a subject that moved over much of the frame (--max-disagreement \(limit))")
                 }
                 reports[i].disagreeingShare = fit.disagreeingShare
                 // This frame's exposure from its neighbour's (as used) and the measured ratio.

@@ -56,7 +56,7 @@ extension Pipeline {
             simulationProvenance(dngPath: files["dng"]!, sha256: sha, ifd: raw.path, color: color, processing: [
                 MetadataItem("simulation", .text(role)), MetadataItem("scene", .text(scene.description.name)),
                 MetadataItem("radianceToOutput", .number(capture.radianceToOutput)),
-                MetadataItem("seed", .integer(Int(camera.seed))), MetadataItem("noise", .integer(camera.noise ? 1 : 0)),
+                MetadataItem("seed", Int(exactly: camera.seed).map { .integer($0) } ?? .text(String(camera.seed))), MetadataItem("noise", .integer(camera.noise ? 1 : 0)),
             ])
         }
         let truth = capture.groundTruthAtDecodeSize

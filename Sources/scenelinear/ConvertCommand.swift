@@ -66,7 +66,10 @@ extension SceneLinearCommand {
                 """)
 
         @Argument(help: "The DNG file — or several files or directories for a batch (then -o must be a directory).")
-        var files: [String]
+        var files: [String] = []
+
+        @Option(help: ArgumentHelp("Batch: also convert the files listed in this file, one path per line (blank lines and lines starting with # ignored): a list frozen before a job array starts, so every task sees the same inputs even while new files arrive.", valueName: "list"))
+        var filesFrom: String?
 
         @OptionGroup var outputSafety: OutputSafety
 
@@ -157,7 +160,18 @@ extension SceneLinearCommand {
         @Flag(help: "Print timings in seconds: container, develop (Stage 1 to the output samples, region by region in one pass), hash (the input's SHA-256, on a thread of its own alongside develop) and each export. A single ZIP or ZIPS EXR, or a single compressed HDF5 file, is compressed and written during develop, as its rows are made; its export time is what is left after the pass (the EXR's chunk table and SHA-256; the HDF5 file's attributes, clip mask and masks).")
         var timings = false
 
+        /// The paths of `--files-from`.
+        func listedFiles() throws -> [String] {
+            guard let filesFrom else { return [] }
+            guard let text = try? String(contentsOfFile: filesFrom, encoding: .utf8) else {
+                throw ValidationError("--files-from \(filesFrom): cannot read the list")
+            }
+            return text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        }
+
         func validate() throws {
+            if files.isEmpty && filesFrom == nil { throw ValidationError("give a DNG file, several, a directory or --files-from") }
             if let shard, Shard.parse(shard) == nil { throw ValidationError("--shard must be i/n with 0 ≤ i < n") }
             _ = try parsedFormats()
             _ = try parsedWhiteBalance()
@@ -207,7 +221,8 @@ extension SceneLinearCommand {
         /// Several inputs, or a directory: a batch into an output directory.
         var isBatch: Bool {
             var isDirectory: ObjCBool = false
-            return files.count > 1 || (FileManager.default.fileExists(atPath: files[0], isDirectory: &isDirectory) && isDirectory.boolValue)
+            return files.count != 1 || filesFrom != nil
+                || (FileManager.default.fileExists(atPath: files[0], isDirectory: &isDirectory) && isDirectory.boolValue)
         }
 
         func developOptions() throws -> DevelopOptions {
@@ -259,7 +274,7 @@ extension SceneLinearCommand {
                     batch.shardFromJobArray = true
                 }
                 batch.resume = !noResume
-                let inputs = try AnalysisInput.expand(files).filter { URL(fileURLWithPath: $0).pathExtension.lowercased() == "dng" }
+                let inputs = try AnalysisInput.expand(files + listedFiles()).filter { URL(fileURLWithPath: $0).pathExtension.lowercased() == "dng" }
                 guard !inputs.isEmpty else { throw AnalysisError(reason: "no .dng files among the inputs") }
                 let showProgress = !json && !quiet && isatty(STDERR_FILENO) == 1
                 let result = try batch.run(inputs, into: output, progress: showProgress ? progressBar : nil)

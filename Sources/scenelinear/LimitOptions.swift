@@ -22,7 +22,7 @@ struct LimitOptions: ParsableArguments {
         if ignoreDigest && skipDigest { throw ValidationError("--ignore-digest and --skip-digest exclude each other") }
         if let maxPixels { _ = try Self.parse(maxPixels, base: 1000, what: "--max-pixels") }
         if let maxMemory { _ = try Self.parse(maxMemory, base: 1024, what: "--max-memory") }
-        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
+        if let threads, !(1...Parallel.maxThreads).contains(threads) { throw ValidationError("--threads must be 1...\(Parallel.maxThreads)") }
     }
 
     /// Runs a command's work with the thread count of `--threads` (the environment's or the

@@ -58,7 +58,7 @@ extension SceneLinearCommand {
         @Flag(help: "Align hand-held frames to the reference by a whole-pixel translation (even for Bayer mosaics), searched on exposure-normalised log images; the shifts are reported.")
         var align = false
 
-        @Option(help: "Refuse frames (exit 19) when more than this percentage of the pixels valid in a frame and its neighbour in exposure differ beyond their noise (5 standard deviations from the measured exposure ratio): not the same scene, or a subject that moved over much of the frame (default 20).")
+        @Option(help: "Refuse frames (exit 19) when more than this percentage of the smooth pixels valid in a frame and its neighbour in exposure differ beyond their noise (by more than 5 standard deviations and 5 % from the measured exposure ratio): not the same scene, or a subject that moved over much of the frame (default 20).")
         var maxDisagreement: Double = 20
 
         @Option(help: "With --align: the largest shift searched, pixels each way (default 64).")

@@ -16,7 +16,7 @@ protocol WritesFiles {
 }
 
 extension SceneLinearCommand.Convert: WritesFiles {
-    var inputPaths: [String] { files + [unitOptions.calibration].compactMap { $0 } }
+    var inputPaths: [String] { files + ((try? listedFiles()) ?? []) + [filesFrom, unitOptions.calibration].compactMap { $0 } }
 }
 extension SceneLinearCommand.Merge: WritesFiles {
     var inputPaths: [String] { frames + [unitOptions.calibration].compactMap { $0 } }

@@ -49,8 +49,20 @@ struct SceneLinearCommand: ParsableCommand {
             }
             try command.run()
         } catch {
+            finishStandardOutput()
             exit(withError: error)
         }
+        finishStandardOutput()
+    }
+}
+
+/// Flushes standard output; when what was printed could not be written (a full disk, a
+/// closed pipe with SIGPIPE ignored), says so and exits 16 instead of succeeding with the
+/// output lost.
+func finishStandardOutput() {
+    if let reason = ProcessGuard.flushStandardOutput() {
+        FileHandle.standardError.write(Data("scenelinear: error: cannot write standard output: \(reason)\n".utf8))
+        exit(FailureCategory.outputFailure.exitCode)
     }
 }
 

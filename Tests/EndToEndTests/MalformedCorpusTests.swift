@@ -84,10 +84,10 @@ import TestSupport
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
         for (c, path) in written {
             let r = try CLI.run(["convert", path, "-o", out.path + "/", "--format", "exr,hdf5", "--json"])
-            let json = try? JSONSerialization.jsonObject(with: Data(r.stderr.utf8)) as? [String: String]
-            let code = Int32(json?["exitCode"] ?? "") ?? -1
+            let json = try? JSONSerialization.jsonObject(with: Data(r.stderr.utf8)) as? [String: Any]
+            let code = Int32(json?["exitCode"] as? Int ?? -1)
             #expect(r.status == code && c.expected.map(\.exitCode).contains(r.status), "\(c.name): exit \(r.status): \(r.stderr)")
-            #expect(json?["message"]?.contains(URL(fileURLWithPath: path).lastPathComponent) == true, "\(c.name): \(r.stderr)")
+            #expect((json?["message"] as? String)?.contains(URL(fileURLWithPath: path).lastPathComponent) == true, "\(c.name): \(r.stderr)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
     }

@@ -52,10 +52,12 @@ extension TestData {
 
     /// Runs `executable` with `arguments`, waits, and captures its output.
     @discardableResult
-    public static func run(_ executable: URL, _ arguments: [String], stdin: Data? = nil) throws -> ProcessResult {
+    public static func run(_ executable: URL, _ arguments: [String], stdin: Data? = nil,
+                           environment: [String: String]? = nil) throws -> ProcessResult {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

@@ -37,4 +37,8 @@ void cpg_cleanup_for_test(void);
 /// The number of CPUs in this process's affinity mask (sched_getaffinity), or 0 when it
 /// cannot be read.
 int cpg_affinity_count(void);
+
+/// Flushes the C library's standard output; returns 0, or the errno of a write that failed
+/// (now or earlier: a full disk, a closed pipe).
+int cpg_flush_stdout(void);
 #endif
