@@ -145,7 +145,8 @@ public struct BatchConverter: Sendable {
         let summary = SummaryBox(manifest: manifestPath)
         let job = self
         // Files in flight together stay within --max-memory together, not each on its own.
-        let budget = MemoryBudget(limit: Pipeline.memoryLimit(develop))
+        // The process's own base is counted once, not per file.
+        let budget = MemoryBudget(limit: Pipeline.memoryLimit(develop) - Pipeline.processBaseBytes)
         _ = try? Parallel.map(mine.count) { i -> Int in
             defer { counter.step() }
             let input = mine[i]
@@ -184,7 +185,7 @@ public struct BatchConverter: Sendable {
                                     exitCode: nil, software: SceneLinearVersion.software, finished: "",
                                     shard: shard.count > 1 ? shard.description : nil)
         do {
-            try budget.withReservation(Pipeline.estimatedPeakBytes(path: input, options: develop)) {
+            try budget.withReservation(Pipeline.estimatedFileBytes(path: input, options: develop, route: Self.route(targets, export))) {
                 // Half floats unless a value is beyond their range: then 32-bit floats.
                 try export.withFloatFallback { export in
                     if targets.count == 1 && !export.needsFloat(targets.map(\.0)) {
@@ -216,6 +217,18 @@ public struct BatchConverter: Sendable {
             record.exitCode = failure?.category.exitCode ?? FailureCategory.internalError.exitCode
         }
         return record
+    }
+
+    /// The route a file takes to `targets` (half floats first; `withFloatFallback` may
+    /// widen them, a route the estimate of which is larger).
+    static func route(_ targets: [(OutputFormat, String)], _ export: ExportOptions) -> DevelopRoute {
+        if export.needsFloat(targets.map(\.0)) { return .floatImage }
+        guard targets.count == 1 else { return .halfImage }
+        switch targets[0].0 {
+        case .exr: return .streamedEXR
+        case .hdf5: return .streamedHDF5
+        default: return .halfImage
+        }
     }
 
     /// Each input's output paths (`<directory>/<stem>.<extension>` per format).

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "cprocessguard.h"
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -68,10 +69,18 @@ int cpg_install(void) {
     for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
         struct sigaction previous;
         if (sigaction(signals[i], NULL, &previous) != 0) return -1;
-        /* A signal the parent set to be ignored (nohup, a shell's background job) stays ignored. */
-        if (previous.sa_handler == SIG_IGN && signals[i] != SIGPIPE) continue;
+        /* SIGINT or SIGHUP set to be ignored by the parent (a shell's background job, nohup)
+           stays ignored; SIGTERM and SIGPIPE are always handled. */
+        if (previous.sa_handler == SIG_IGN && (signals[i] == SIGINT || signals[i] == SIGHUP)) continue;
         if (sigaction(signals[i], &action, NULL) != 0) return -1;
     }
+    /* A mask inherited from the parent must not keep them from arriving. */
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    sigaddset(&unblock, SIGTERM);
+    sigaddset(&unblock, SIGPIPE);
+    sigaddset(&unblock, SIGBUS);
+    pthread_sigmask(SIG_UNBLOCK, &unblock, NULL);
     struct sigaction bus;
     memset(&bus, 0, sizeof bus);
     sigemptyset(&bus.sa_mask);

@@ -20,6 +20,9 @@ public struct InfoReport: Encodable, Sendable {
     public let tags: [TagListing]?
     /// The raw-data digest: absent, present (not compared), verified or mismatch.
     public let digest: DigestSummary
+    /// The estimated peak memory of developing the main raw image by each route, bytes
+    /// (`Pipeline.estimatedPeakBytes`; what `--max-memory` is checked against).
+    public let memoryEstimates: [String: Int]?
 
     public struct DigestSummary: Encodable, Sendable {
         /// absent, present, verified or mismatch.
@@ -30,7 +33,15 @@ public struct InfoReport: Encodable, Sendable {
         public let stored: String?
         /// The digest of the data, when it differs.
         public let computed: String?
-        public let note: String?
+        public var note: String?
+
+        /// With a note when the file records an all-zero digest (treated as absent).
+        public init(_ state: DigestState, allZero: [String]) {
+            self.init(state)
+            if case .absent = state, !allZero.isEmpty {
+                note = "\(allZero.joined(separator: " and ")) recorded as sixteen zero bytes: treated as absent, as the DNG SDK does"
+            }
+        }
 
         public init(_ state: DigestState) {
             self.state = state.name
@@ -64,9 +75,9 @@ public struct InfoReport: Encodable, Sendable {
     ///   nil reports only whether the file records one.
     public init(dng: DNGFile, includeTags: Bool, digest: DigestState? = nil) {
         if let digest {
-            self.digest = DigestSummary(digest)
+            self.digest = DigestSummary(digest, allZero: RawImageDigest.allZeroTags(dng))
         } else if let state = try? Pipeline.digestState(dng, verify: false) {
-            self.digest = DigestSummary(state)
+            self.digest = DigestSummary(state, allZero: RawImageDigest.allZeroTags(dng))
         } else {
             self.digest = DigestSummary(.absent)
         }
@@ -77,7 +88,11 @@ public struct InfoReport: Encodable, Sendable {
         metadata = dng.metadata
         images = dng.images
         semanticMasks = MaskGeometry.describe(dng)
-        mainRawImage = (try? dng.mainRawImage())?.path
+        let main = try? dng.mainRawImage()
+        mainRawImage = main?.path
+        memoryEstimates = main.map { raw in
+            Dictionary(uniqueKeysWithValues: DevelopRoute.allCases.map { ($0.rawValue, Pipeline.estimatedPeakBytes(raw, route: $0)) })
+        }
         if let t = try? ColorTransform.make(metadata: dng.metadata, encoding: .linearRec2020, path: dng.path) {
             asShotWhite = WhiteSummary(source: t.whiteBalanceSource, xy: [t.whiteXY.x, t.whiteXY.y],
                                        correlatedColorTemperature: Chromaticity.correlatedColorTemperature(t.whiteXY),
@@ -148,7 +163,7 @@ public struct InfoReport: Encodable, Sendable {
             add("White point", String(format: "xy (%.4f, %.4f), %.0f K, from %@", w.xy[0], w.xy[1], w.correlatedColorTemperature, w.source))
         }
         switch digest.state {
-        case "absent": add("Raw image digest", "absent (the file records none)")
+        case "absent": add("Raw image digest", digest.note.map { "absent: \($0)" } ?? "absent (the file records none)")
         case "present": add("Raw image digest", "present: \(digest.tag ?? "") \(digest.stored ?? ""), not verified (--verify-digest)")
         case "verified": add("Raw image digest", "verified: \(digest.tag ?? "") \(digest.stored ?? "")")
         default: add("Raw image digest", "MISMATCH: \(digest.tag ?? "") records \(digest.stored ?? ""), the raw image data give \(digest.computed ?? "")")

@@ -35,11 +35,81 @@ public final class MemoryBudget: Sendable {
     public var peakReserved: Int { state.withLock { $0.peak } }
 }
 
+/// How a file is developed, which decides its peak memory (`Pipeline.estimatedPeakBytes`).
+public enum DevelopRoute: String, Sendable, CaseIterable, Codable {
+    /// One EXR file written as its rows are made (`convert` to one half-float EXR).
+    case streamedEXR
+    /// One HDF5 file written as its rows are made.
+    case streamedHDF5
+    /// The half-float image held whole (several output formats, a Radiance picture).
+    case halfImage
+    /// The `Float` image held whole (32-bit outputs, measurements of the whole image).
+    case floatImage
+    /// The passes of `stats`, `histogram`, `ratio`, `report` over a DNG (decoded blocks kept).
+    case measurement
+    /// `convert --analysis`: the conversion and the measurements' passes.
+    case convertWithAnalysis
+}
+
 extension Pipeline {
-    /// The estimated peak memory of developing the DNG at `path` with `options`, from its
-    /// header (0 when the header cannot be read: developing it then fails at once anyway).
-    public static func estimatedPeakBytes(path: String, options: DevelopOptions) -> Int {
+    /// What the process holds before it develops anything (its code, the libraries, the
+    /// runtime), counted once per process.
+    public static let processBaseBytes = 40 << 20
+
+    /// Bytes per raw pixel and fixed bytes (beyond `processBaseBytes`) of a route, for raw
+    /// images developed block by block; measured on simulated 3 and 12 MP LinearRaw and CFA
+    /// captures (`benchmarks/memory_estimate.py`, docs/performance.md#memory-estimate) and
+    /// set about 15 % above the largest of them.
+    static func memoryModel(_ route: DevelopRoute, cfa: Bool) -> (fixed: Int, perPixel: Double) {
+        switch route {
+        case .streamedEXR: return (28 << 20, 2.0)
+        case .streamedHDF5: return (34 << 20, 3.3)
+        case .halfImage: return (16 << 20, 17)
+        case .floatImage: return (30 << 20, 21)
+        case .measurement: return cfa ? (21 << 20, 5) : (20 << 20, 8.6)
+        case .convertWithAnalysis: return cfa ? (31 << 20, 21) : (16 << 20, 16.5)
+        }
+    }
+
+    /// Whether `raw` is developed block by block (the routes' models hold): LinearRaw with
+    /// three samples per pixel or a 2×2 Bayer CFA, integer samples of at most 16 bits, not
+    /// JPEG XL (whose tiles are collected whole).
+    static func developsByBlocks(_ raw: ImageIFD) -> Bool {
+        let layout = raw.photometric == Photometric.linearRaw ? raw.samplesPerPixel == 3
+            : raw.photometric == Photometric.cfa && raw.samplesPerPixel == 1 && raw.cfa.map { $0.repeatRows == 2 && $0.repeatCols == 2 } == true
+        let narrow = raw.sampleFormat != 3 && (raw.bitsPerSample.first ?? 16) <= 16
+        return layout && narrow && raw.compression != Compression.jpegXL
+    }
+
+    /// The estimated peak memory of the whole process developing `raw` by `route`, in
+    /// bytes (`processBaseBytes` included); `wholeImagePeakBytes` for an image not developed
+    /// block by block, or when the route is not known. Overflow-safe.
+    public static func estimatedPeakBytes(_ raw: ImageIFD, route: DevelopRoute?) -> Int {
+        let file = estimatedFileBytes(raw, route: route)
+        return file > Int.max - processBaseBytes ? .max : file + processBaseBytes
+    }
+
+    /// What one file adds to a process by `route` (`estimatedPeakBytes` less the process's
+    /// base): what a file in a batch reserves.
+    public static func estimatedFileBytes(_ raw: ImageIFD, route: DevelopRoute?) -> Int {
+        guard let route, developsByBlocks(raw) else { return wholeImagePeakBytes(raw) }
+        let pixels = raw.width.multipliedReportingOverflow(by: raw.height)
+        guard !pixels.overflow else { return .max }
+        let (fixed, perPixel) = memoryModel(route, cfa: raw.photometric == Photometric.cfa)
+        let bytes = Double(pixels.partialValue) * perPixel + Double(fixed)
+        return bytes >= Double(Int.max / 2) ? .max : Int(bytes)
+    }
+
+    /// The estimated peak memory of developing the DNG at `path` with `options` by `route`,
+    /// from its header (0 when the header cannot be read: developing it then fails at once anyway).
+    public static func estimatedPeakBytes(path: String, options: DevelopOptions, route: DevelopRoute?) -> Int {
         guard let dng = try? DNGFile.open(path: path), let (raw, _, _) = try? selectImage(dng, options: options) else { return 0 }
-        return estimatedPeakBytes(raw)
+        return estimatedPeakBytes(raw, route: route)
+    }
+
+    /// What the file at `path` reserves in a batch (`estimatedFileBytes`).
+    public static func estimatedFileBytes(path: String, options: DevelopOptions, route: DevelopRoute?) -> Int {
+        guard let dng = try? DNGFile.open(path: path), let (raw, _, _) = try? selectImage(dng, options: options) else { return 0 }
+        return estimatedFileBytes(raw, route: route)
     }
 }

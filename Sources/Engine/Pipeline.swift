@@ -153,11 +153,12 @@ public enum Pipeline {
         return (raw, binning)
     }
 
-    /// An upper estimate of the memory developing `raw` needs at its peak, in bytes: the
-    /// stored samples (2 bytes each up to 16 bits, 4 for wider integers and floats), the Float linear image, for CFA images the demosaiced
+    /// An upper estimate of the memory developing `raw` whole, stage after stage, needs at its
+    /// peak, in bytes (what `estimatedPeakBytes` gives for an image not developed block by
+    /// block): the stored samples (2 bytes each up to 16 bits, 4 for wider integers and floats), the Float linear image, for CFA images the demosaiced
     /// planes, the colour-converted and geometry-transformed Float images, the half-float
     /// output and the clip masks. Overflow-safe: saturates at `Int.max`.
-    public static func estimatedPeakBytes(_ raw: ImageIFD) -> Int {
+    public static func wholeImagePeakBytes(_ raw: ImageIFD) -> Int {
         let pixels = raw.width.multipliedReportingOverflow(by: raw.height)
         guard !pixels.overflow else { return .max }
         let spp = max(1, raw.samplesPerPixel)
@@ -175,13 +176,16 @@ public enum Pipeline {
         options.maxMemoryBytes ?? Allocation.current.memoryBytes / 4 * 3
     }
 
-    /// Refuses, before any allocation, an image over the pixel or memory limit.
-    static func checkLimits(_ raw: ImageIFD, path: String, options: DevelopOptions) throws {
+    /// Refuses, before any allocation, an image over the pixel or memory limit (the memory
+    /// developing it by `route` needs: `estimatedPeakBytes`).
+    static func checkLimits(_ raw: ImageIFD, path: String, options: DevelopOptions, route: DevelopRoute? = nil,
+                            pixelsOnly: Bool = false) throws {
         let pixels = raw.width.multipliedReportingOverflow(by: raw.height)
         if pixels.overflow || pixels.partialValue > options.limits.maxPixels {
             throw LimitError(path: path, reason: "the raw image (\(raw.path)) is \(raw.width)×\(raw.height) pixels, more than the limit of \(options.limits.maxPixels) (--max-pixels)")
         }
-        let need = estimatedPeakBytes(raw), limit = memoryLimit(options)
+        if pixelsOnly { return }
+        let need = estimatedPeakBytes(raw, route: route), limit = memoryLimit(options)
         if need > limit {
             throw LimitError(path: path, reason: "developing the \(raw.width)×\(raw.height) raw image needs about \(LimitError.gibibytes(need)) of memory, more than the limit of \(LimitError.gibibytes(limit)) (--max-memory)")
         }

@@ -224,8 +224,21 @@ extension Pipeline {
     /// limit leaves beside it (for a 16-bit LinearRaw image, 6 of the estimate's 50 bytes
     /// per pixel; CFA 2 of 50).
     public static func measurementBlockCache(_ dng: DNGFile, options: DevelopOptions) throws -> DecodedBlockCache {
-        let estimate = estimatedPeakBytes(try selectImage(dng, options: options).raw)
+        let estimate = wholeImagePeakBytes(try selectImage(dng, options: options).raw)
         return DecodedBlockCache(capacity: max(0, min(estimate / 4, memoryLimit(options) - estimate)))
+    }
+
+    /// The route a pass takes, for its memory estimate: nil (the whole-image estimate) for a
+    /// merged Stage 2, which the merge holds besides.
+    static func developRoute<E>(_: E.Type, output: StreamingOutput?, visitor: Bool, observer: Bool, replacing: Bool) -> DevelopRoute? {
+        if replacing { return nil }
+        if observer { return .convertWithAnalysis }
+        if visitor { return .measurement }
+        switch output?.format {
+        case .exr?: return .streamedEXR
+        case .hdf5?: return .streamedHDF5
+        case nil: return E.self == Float16.self ? .halfImage : .floatImage
+        }
     }
 
     /// What the streaming conversion made, in output samples of type `E`.
@@ -284,7 +297,8 @@ extension Pipeline {
         var timings = initial
         let path = dng.path
         let (raw, main, notes) = try selectImage(dng, options: options)
-        try checkLimits(raw, path: path, options: options)
+        // Over the pixel limit: refused before anything else (the memory estimate, which needs the route, below).
+        try checkLimits(raw, path: path, options: options, route: nil, pixelsOnly: true)
         // The raw-data digest, computed as the blocks are decoded (once, on whichever route).
         let digestExpectation = replacement == nil ? try digestExpectation(dng, raw: raw, main: main, options: options) : nil
         let digester = try digestExpectation?.makeDigester(dng)
@@ -395,6 +409,14 @@ extension Pipeline {
                                      options: hdf5Options, clipMask: keepClipMask)
             }
         }
+        // The memory estimate of the route this pass takes (before anything is decoded): the
+        // whole-image one when a stage is collected whole (OpcodeList1, a list acting on all
+        // of Stage 2 or 3), the half image when the file cannot be written as its rows are made.
+        let collects = hasList1 || !list2PerRegion || !list3PerRegion
+        var route = collects ? nil : developRoute(E.self, output: target, visitor: visitor != nil, observer: observer != nil,
+                                                  replacing: replacement != nil)
+        if target != nil && fileStart == nil && route != nil { route = .halfImage }
+        try checkLimits(raw, path: path, options: options, route: route)
         var output: (SinkOutput<E>, GeometryPlan)?
         var stage2: LinearImage?  // Stage 2, collected whole for a stage that needs it so
         var list2Done = false     // whether OpcodeList2 ran region by region

@@ -452,11 +452,11 @@ extension Pipeline {
         // Files measured together stay within --max-memory together (a DNG reserves the
         // conversion's estimate, which covers the measurement and its kept blocks; EXR and
         // HDF5 inputs reserve nothing: their readers check each file against the limit).
-        let budget = given ?? MemoryBudget(limit: memoryLimit(request.develop))
+        let budget = given ?? MemoryBudget(limit: memoryLimit(request.develop) - processBaseBytes)
         let results = (try? Parallel.map(paths.count) { i -> FileAnalysis in
             defer { counter.step() }
             do {
-                let (result, picture) = try budget.withReservation(estimatedPeakBytes(path: paths[i], options: request.develop)) {
+                let (result, picture) = try budget.withReservation(estimatedFileBytes(path: paths[i], options: request.develop, route: .measurement)) {
                     let ready: (@Sendable (AnalysisPicture) -> Void)? = pictureReady.map { f in { @Sendable picture in f(i, picture) } }
                     return try analyze(paths[i], request: request, picture: visit == nil ? nil : pictureSize, pictureReady: ready)
                 }

@@ -36,6 +36,17 @@ import Synchronization
 public enum RawImageDigest {
     /// What the file records for the raw image `raw`, or nil when it records no digest.
     /// Only the main raw image is covered by the digests.
+    /// The digest tags of IFD0 that hold sixteen zero bytes (treated as absent).
+    public static func allZeroTags(_ dng: DNGFile) -> [String] {
+        guard let ifd0 = dng.structure.ifds.first else { return [] }
+        let values = EntryValues(file: dng.file, order: dng.byteOrder)
+        return [Tag.newRawImageDigest, Tag.rawImageDigest].compactMap { tag in
+            guard let entry = ifd0.entry(tag), let bytes = try? values.bytes(entry, in: ifd0.path),
+                  bytes.count == 16, bytes.allSatisfy({ $0 == 0 }) else { return nil }
+            return DigestTag(tag).name
+        }
+    }
+
     public static func expectation(_ dng: DNGFile, raw: ImageIFD) throws -> RawDigestExpectation? {
         guard let ifd0 = dng.structure.ifds.first else { return nil }
         let values = EntryValues(file: dng.file, order: dng.byteOrder)
@@ -46,7 +57,8 @@ public enum RawImageDigest {
                 throw RawDigestError.malformed(path: dng.path, tag: DigestTag(tag).name,
                                                reason: "\(bytes.count) bytes, where an MD5 digest has 16")
             }
-            return bytes
+            // An all-zero digest (some writers record one) is absent, as the DNG SDK reads it.
+            return bytes.allSatisfy { $0 == 0 } ? nil : bytes
         }
         let tag: DigestTag, stored: MD5Digest.Value
         if let d = try digest(Tag.newRawImageDigest) {

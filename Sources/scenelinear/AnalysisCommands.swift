@@ -82,6 +82,10 @@ struct SourceOptions: ParsableArguments {
     /// The input files (directories expanded) and a progress bar when stderr is a terminal.
     func files() throws -> ([String], (@Sendable (Int, Int) -> Void)?) {
         let files = try AnalysisInput.expand(inputs)
+        if files.count > 1, ProcessInfo.processInfo.environment["SLURM_ARRAY_TASK_ID"] != nil {
+            // Not sharded: say so rather than let N tasks measure the same files N times.
+            FileHandle.standardError.write(Data("scenelinear: note: the analysis commands are not split across a job array: every task of a job array measures every input (\(files.count) here); measure at scale with convert --analysis (docs/batch.md)\n".utf8))
+        }
         let showProgress = !quiet && files.count > 1 && isatty(STDERR_FILENO) == 1
         return (files, showProgress ? progressBar : nil)
     }

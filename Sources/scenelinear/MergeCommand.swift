@@ -58,8 +58,8 @@ extension SceneLinearCommand {
         @Flag(help: "Align hand-held frames to the reference by a whole-pixel translation (even for Bayer mosaics), searched on exposure-normalised log images; the shifts are reported.")
         var align = false
 
-        @Option(help: "Refuse frames (exit 19) when more than this percentage of the smooth pixels valid in a frame and its neighbour in exposure differ beyond their noise (by more than 5 standard deviations and 5 % from the measured exposure ratio): not the same scene, or a subject that moved over much of the frame (default 20).")
-        var maxDisagreement: Double = 20
+        @Option(help: "Refuse frames (exit 19) when more than this percentage of the smooth pixels valid in a frame and its neighbour in exposure differ beyond their noise (by more than 5 standard deviations and 5 % from the measured exposure ratio): not the same scene, or a subject that moved over much of the frame, hand-held frames merged without --align (default 10).")
+        var maxDisagreement: Double = 10
 
         @Option(help: "With --align: the largest shift searched, pixels each way (default 64).")
         var alignRange: Int = 64
@@ -103,7 +103,9 @@ extension SceneLinearCommand {
                 throw ValidationError("--exposure normalized would divide by the reference frame's exposure: use none or baseline, or --units")
             }
             guard ratioTolerance >= 0 && ratioTolerance < 100 else { throw ValidationError("--ratio-tolerance must be 0...100 percent") }
-            guard maxDisagreement >= 0 && maxDisagreement <= 100 else { throw ValidationError("--max-disagreement must be 0...100 percent") }
+            if !(maxDisagreement >= 0 && maxDisagreement <= 100) {
+                throw ValidationError("--max-disagreement must be 0...100 percent")
+            }
             guard saturation > 0 && saturation <= 1 else { throw ValidationError("--saturation must be in (0, 1]") }
             guard (1...4096).contains(alignRange) else { throw ValidationError("--align-range must be 1...4096 pixels") }
             if let reference, !(1...max(frames.count, 1)).contains(reference) {

@@ -31,13 +31,16 @@ import TestSupport
         let root = TestData.temporaryDirectory("batch-budget")
         defer { try? FileManager.default.removeItem(at: root) }
         let inputs = try Self.makeInputs(root.appendingPathComponent("in"), count: 6, size: (640, 480))
-        let estimate = Pipeline.estimatedPeakBytes(path: inputs[0], options: DevelopOptions())
-        #expect(estimate == 640 * 480 * (2 * 3 + 4 * 3 + 12 + 12 + 6 + 2), "LinearRaw, 12-bit: 50 bytes per pixel")
+        let estimate = Pipeline.estimatedFileBytes(path: inputs[0], options: DevelopOptions(), route: .streamedEXR)
+        #expect(estimate == Int(640 * 480 * 2.0) + 28 << 20, "LinearRaw, 12-bit, one EXR written as its rows are made")
+        #expect(Pipeline.estimatedPeakBytes(path: inputs[0], options: DevelopOptions(), route: .streamedEXR)
+                == estimate + Pipeline.processBaseBytes)
         for (files, name) in [(1, "one"), (2, "two")] {
             let out = root.appendingPathComponent(name)
             try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
             var batch = BatchConverter()
-            batch.develop.maxMemoryBytes = files * estimate + estimate / 2
+            // The process's base counts once; the files in flight share the rest.
+            batch.develop.maxMemoryBytes = Pipeline.processBaseBytes + files * estimate + estimate / 2
             let summary = try Parallel.withThreadCount(4) { try batch.run(inputs, into: out.path) }
             #expect(summary.converted == 6 && summary.failed.isEmpty)
             #expect(summary.peakReservedBytes <= files * estimate && summary.peakReservedBytes >= estimate,
@@ -51,7 +54,7 @@ import TestSupport
         let root = TestData.temporaryDirectory("analysis-budget")
         defer { try? FileManager.default.removeItem(at: root) }
         let inputs = try Self.makeInputs(root.appendingPathComponent("in"), count: 6, size: (640, 480))
-        let estimate = Pipeline.estimatedPeakBytes(path: inputs[0], options: DevelopOptions())
+        let estimate = Pipeline.estimatedFileBytes(path: inputs[0], options: DevelopOptions(), route: .measurement)
         for files in [1, 2] {
             let budget = MemoryBudget(limit: files * estimate + estimate / 2)
             let results = Parallel.withThreadCount(4) { Pipeline.analyze(inputs, request: AnalysisRequest(), budget: budget) }

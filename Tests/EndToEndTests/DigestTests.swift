@@ -191,6 +191,26 @@ import TestSupport
 
     /// RawImageDigest (the older tag): one MD5 over the whole image, pixels interleaved,
     /// row after row, checked here from tiles that cut across the rows.
+    /// An all-zero NewRawImageDigest (as some writers record) is no digest: the file converts,
+    /// and `info` says the digest is absent and why.
+    @Test func allZeroDigestIsAbsent() throws {
+        let directory = TestData.temporaryDirectory("digest-zero")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (url, _) = try Self.tiledFile(directory)
+        var bytes = try Data(contentsOf: url)
+        let entry = try #require(try DNGFile.open(path: url.path).structure.ifds[0].entry(51111))
+        bytes.replaceSubrange(entry.valueOffset..<(entry.valueOffset + 16), with: [UInt8](repeating: 0, count: 16))
+        try bytes.write(to: url)
+        let dng = try DNGFile.open(path: url.path)
+        #expect(try RawImageDigest.expectation(dng, raw: try dng.mainRawImage()) == nil)
+        #expect(RawImageDigest.allZeroTags(dng) == ["NewRawImageDigest (51111)"])
+        let converted = try Pipeline.developForOutput(path: url.path, options: DevelopOptions(), keepClipMask: false)
+        #expect(converted.description.provenance.processing.first { $0.key == "digest" }?.value == .text("absent"))
+        let info = InfoReport(dng: dng, includeTags: false)
+        #expect(info.digest.state == "absent" && info.digest.note?.contains("sixteen zero bytes") == true)
+        #expect(info.text.contains("absent: NewRawImageDigest (51111) recorded as sixteen zero bytes"), "\(info.text)")
+    }
+
     @Test func legacyRawImageDigest() throws {
         let directory = TestData.temporaryDirectory("digest-legacy")
         defer { try? FileManager.default.removeItem(at: directory) }

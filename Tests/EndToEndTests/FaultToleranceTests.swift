@@ -55,6 +55,10 @@ import TestSupport
         let records = BatchConverter.readManifests(in: out.path)
         #expect(records.count == 12 && records.values.allSatisfy { $0.status == "ok" })
         #expect(Self.partials(out).isEmpty)
+        // A whole batch afterwards resumes from the shards' manifests: nothing converted again.
+        let whole = try CLI.run(["convert", input.path, "-o", out.path, "--json"])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(whole.stdout.utf8)) as? [String: Any])
+        #expect(document["converted"] as? Int == 0 && document["skipped"] as? Int == 12, "\(whole.stdout)")
 
         // Two whole batches at once into a second folder: one manifest, every line kept.
         let shared = root.appendingPathComponent("shared")
@@ -87,6 +91,40 @@ import TestSupport
         let left = Set(try FileManager.default.contentsOfDirectory(atPath: dir.path))
         #expect(left == Set(names.dropFirst()), "\(left)")
         #expect(AtomicFile.temporaryName(for: "x.exr").hasPrefix(".x.exr.partial-\(host)-\(getpid())-"))
+    }
+
+    /// A temporary that vanished before its rename (another process removed it) is a
+    /// retryable failure, exit 75, distinct from an output that cannot be written (16).
+    @Test func vanishedTemporaryIsRetryable() throws {
+        let dir = TestData.temporaryDirectory("vanished")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let target = dir.appendingPathComponent("x.exr").path
+        #expect {
+            try AtomicFile.write(to: target) { temporary in
+                FileManager.default.createFile(atPath: temporary, contents: Data("x".utf8))
+                unlink(temporary)  // what a batch removing others' temporaries used to do
+            }
+        } throws: { error in
+            guard let e = error as? OutputError else { return false }
+            return e.category == .temporaryFailure && e.category.exitCode == 75 && e.description.contains("vanished")
+        }
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
+
+    /// The analysis commands are not sharded: in a job array each task would measure every
+    /// file, and they say so.
+    @Test func analysisInAJobArrayWarns() throws {
+        let dir = TestData.temporaryDirectory("array-stats")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        for i in 0..<2 { try Self.chart(dir.appendingPathComponent("c\(i).dng").path, shift: i) }
+        var environment = ProcessInfo.processInfo.environment
+        for (k, v) in ["SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "4", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "3"] {
+            environment[k] = v
+        }
+        let r = try TestData.run(try CLI.binary, ["stats", dir.path, "--csv"], environment: environment)
+        #expect(r.status == 0 && r.stderr.contains("every task of a job array measures every input"), "\(r.stderr)")
     }
 
     // MARK: 2. job-array shapes
@@ -240,11 +278,24 @@ import TestSupport
             ["histogram", input, "--range=nan,1"],
             ["stats", input, "--region", "a=0,0,0.5,1.5"],
             ["stats", input, "--region", "a=5000,5000,6000,6000"],
+            ["stats", input, "--threads", "9223372036854775807"],
+            ["stats", input, "--threads", "0"],
         ]
         for arguments in cases {
             let r = try CLI.run(arguments)
             #expect(r.status == 64, "\(arguments): exit \(r.status) \(r.stderr)")
         }
+        // A thread count from the environment beyond any machine is taken as the most used.
+        var environment = ProcessInfo.processInfo.environment
+        environment["SCENELINEAR_THREADS"] = "9223372036854775807"
+        let many = try TestData.run(try CLI.binary, ["stats", input, "-q"], environment: environment)
+        #expect(many.status == 0, "\(many.stderr)")
+        // A seed beyond Int64 is recorded, not a crash.
+        let seeded = try CLI.run(["simulate", "--seed", "18446744073709551615", "--size", "64x48", "-o", dir.path + "/sim", "-q"])
+        #expect(seeded.status == 0, "\(seeded.stderr)")
+        // Standard output on a full disk: exit 16, not a lost table with exit 0.
+        let full = try TestData.run(URL(fileURLWithPath: "/bin/bash"), ["-c", "'\(try CLI.binary.path)' stats '\(input)' > /dev/full"])
+        #expect(full.status == 16 && full.stderr.contains("standard output"), "\(full.status) \(full.stderr)")
     }
 
     // MARK: 9. unbounded work
@@ -256,13 +307,15 @@ import TestSupport
         // A FIFO is refused before it is opened (opening would wait for a writer for ever).
         let fifo = dir.appendingPathComponent("pipe.dng").path
         #expect(mkfifo(fifo, 0o644) == 0)
-        for command in [["info", fifo], ["convert", fifo, "-o", dir.path + "/f.exr"], ["stats", fifo]] {
+        let fifoEXR = dir.appendingPathComponent("pipe.exr").path, fifoH5 = dir.appendingPathComponent("pipe.h5").path
+        #expect(mkfifo(fifoEXR, 0o644) == 0 && mkfifo(fifoH5, 0o644) == 0)
+        for command in [["info", fifo], ["convert", fifo, "-o", dir.path + "/f.exr"], ["stats", fifo], ["stats", fifoEXR],
+                        ["stats", fifoH5]] {
             let r = try CLI.run(command)
             #expect(r.status == 10 && r.stderr.contains("FIFO"), "\(command): \(r.status) \(r.stderr)")
         }
-        // Standard input is read up to a limit.
-        let zeros = Data(count: 3 << 20)
-        let r = try TestData.run(try CLI.binary, ["info", "-", "--max-memory", "1M"], stdin: zeros)
+        // Standard input is read up to a limit (an endless one here: /dev/zero).
+        let r = try TestData.run(URL(fileURLWithPath: "/bin/bash"), ["-c", "'\(try CLI.binary.path)' info - --max-memory 1M < /dev/zero"])
         #expect(r.status == 17 && r.stderr.contains("standard input"), "\(r.status) \(r.stderr)")
         // --verify-digest decodes under the same limits as convert.
         let input = dir.appendingPathComponent("a.dng").path
@@ -360,6 +413,11 @@ import TestSupport
         try #require(made.status == 0, "\(made.stderr)")
         let r = try CLI.run(["illuminance", dir.path + "/sky-dome.dng", "--projection", "equisolid", "--circle", "5000,5000,10"])
         #expect(r.status == 64 && r.stderr.contains("no pixel inside"), "\(r.status) \(r.stderr)")
+        for circle in ["64,64,1e19", "64,64,1e6"] {
+            let huge = try CLI.run(["illuminance", dir.path + "/sky-dome.dng", "--projection", "equidistant", "--circle", circle,
+                                    "-o", dir.path + "/sky.hdr"])
+            #expect(huge.status == 64, "\(circle): \(huge.status) \(huge.stderr)")
+        }
     }
 
     // MARK: 12. outputs over inputs and other programs' files

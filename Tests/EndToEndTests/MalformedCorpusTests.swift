@@ -111,10 +111,15 @@ import TestSupport
             #expect(stats.status == 17, "\(stats.stderr)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
-        let ok = try CLI.run(["convert", path, "-o", out.path + "/", "--max-pixels", "6144", "--max-memory", "1M"])
-        #expect(ok.status == 0, "\(ok.stderr)")
         let raw = try DNGFile.open(path: path).mainRawImage()
-        // 3 samples: 2·3 stored + 4·3 linear + 12 + 12 + 6 + 2 bytes per pixel.
-        #expect(Pipeline.estimatedPeakBytes(raw) == 96 * 64 * 50)
+        // One EXR written as its rows are made: the process's base, 28 MiB and 2 bytes per pixel.
+        let streamed = Pipeline.estimatedPeakBytes(raw, route: .streamedEXR)
+        #expect(streamed == Pipeline.processBaseBytes + 28 << 20 + 96 * 64 * 2)
+        let justOver = try CLI.run(["convert", path, "-o", out.path + "/", "--max-memory", "\(streamed / 1024 - 1)K"])
+        #expect(justOver.status == 17, "\(justOver.stderr)")
+        let ok = try CLI.run(["convert", path, "-o", out.path + "/", "--max-pixels", "6144", "--max-memory", "\(streamed / 1024 + 1)K"])
+        #expect(ok.status == 0, "\(ok.stderr)")
+        // Developed whole, stage after stage: 2·3 stored + 4·3 linear + 12 + 12 + 6 + 2 bytes per pixel.
+        #expect(Pipeline.wholeImagePeakBytes(raw) == 96 * 64 * 50)
     }
 }

@@ -132,11 +132,17 @@ import TestSupport
         options.align = true
         let merged = try Pipeline.merge(paths: sim.frames, options: options)
         #expect(merged.report.frames.map(\.offset) == [[6, -4], [0, 0], [-3, 5]], "\(merged.report.frames.map(\.offset))")
+        // Aligned, the frames agree within their noise.
+        let shares = merged.report.frames.compactMap(\.disagreeingShare)
+        #expect(shares.count == 2 && shares.allSatisfy { $0 < 0.02 }, "\(shares)")
         let report = try Pipeline.validateBracket(frames: sim.frames, record: sim.record, align: true)
         #expect(report.passed, "\(report.text)")
-        // Without alignment the moved frames smear the patches' edges: the merge fails its truth.
-        let unaligned = try Pipeline.validateBracket(frames: sim.frames, record: sim.record)
-        #expect(!unaligned.passed)
+        // Without alignment the moved frames disagree beyond their noise: refused, not smeared.
+        #expect {
+            _ = try Pipeline.validateBracket(frames: sim.frames, record: sim.record)
+        } throws: { error in
+            (error as? MergeError)?.category == .bracketMismatch && "\(error)".contains("differ beyond their noise")
+        }
     }
 
     /// CFA frames are moved by whole Bayer cells only (even shifts).
