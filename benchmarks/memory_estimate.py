@@ -26,7 +26,8 @@ ROUTES = [
     ("floatImage", ["convert", "{dng}", "-o", "{out}/x.exr", "--exr-type", "float"]),
     ("measurement", ["stats", "{dng}"]),
     ("measurement", ["histogram", "{dng}"]),
-    ("measurement", ["report", "{dng}", "-o", "{out}/r.html"]),
+    ("measurementWithCharts", ["report", "{dng}", "-o", "{out}/r.html"]),
+    ("measurementWithCharts", ["stats", "{dng}", "--ev-map", "{out}/ev.png"]),
     ("convertWithAnalysis", ["convert", "{dng}", "-o", "{out}/a.h5", "--analysis"]),
 ]
 
@@ -74,7 +75,8 @@ def main():
                     ratio = estimates[route] / peak
                     ok = 1.0 <= ratio <= 1.5
                     bad += not ok
-                    rows.append((layout, f"{width * height / 1e6:.1f}", route, " ".join(template[:1] + template[2:]).replace("{out}/", ""),
+                    shown = " ".join(a if a != "{out}/" else "out/" for a in template[:1] + template[2:]).replace("{out}/", "")
+                    rows.append((layout, f"{width * height / 1e6:.1f}", route, shown,
                                  peak / 2**20, estimates[route] / 2**20, ratio, ok))
                     print(f"{layout} {width}x{height} {route:20s} peak {peak / 2**20:7.1f} MiB  estimate "
                           f"{estimates[route] / 2**20:7.1f} MiB  ×{ratio:.2f}{'' if ok else '  OUTSIDE 1…1.5'}",

@@ -45,8 +45,10 @@ public enum DevelopRoute: String, Sendable, CaseIterable, Codable {
     case halfImage
     /// The `Float` image held whole (32-bit outputs, measurements of the whole image).
     case floatImage
-    /// The passes of `stats`, `histogram`, `ratio`, `report` over a DNG (decoded blocks kept).
+    /// The passes of `stats`, `histogram`, `ratio` over a DNG (decoded blocks kept).
     case measurement
+    /// The same with charts drawn beside them: `report`, `--ev-map`.
+    case measurementWithCharts
     /// `convert --analysis`: the conversion and the measurements' passes.
     case convertWithAnalysis
 }
@@ -58,8 +60,8 @@ extension Pipeline {
 
     /// Bytes per raw pixel and fixed bytes (beyond `processBaseBytes`) of a route, for raw
     /// images developed block by block; measured on simulated 3 and 12 MP LinearRaw and CFA
-    /// captures (`benchmarks/memory_estimate.py`, docs/performance.md#memory-estimate) and
-    /// set about 15 % above the largest of them.
+    /// captures (`benchmarks/memory_estimate.py`, docs/performance.md#memory-estimate-2026-11-27) and
+    /// set 10–35 % above them (the peaks vary by up to 10 % between runs).
     static func memoryModel(_ route: DevelopRoute, cfa: Bool) -> (fixed: Int, perPixel: Double) {
         switch route {
         case .streamedEXR: return (28 << 20, 2.0)
@@ -67,6 +69,7 @@ extension Pipeline {
         case .halfImage: return (16 << 20, 17)
         case .floatImage: return (30 << 20, 21)
         case .measurement: return cfa ? (21 << 20, 5) : (20 << 20, 8.6)
+        case .measurementWithCharts: return cfa ? (50 << 20, 4.2) : (36 << 20, 8.5)
         case .convertWithAnalysis: return cfa ? (31 << 20, 21) : (16 << 20, 16.5)
         }
     }

@@ -55,6 +55,9 @@ public struct DevelopOptions: Sendable {
     public var calibration: CameraCalibration?
     public var allowOtherCamera = false
     public var settingsUncertainty = Photometry.defaultSettingsUncertainty
+    /// A measurement whose charts (a report, an EV map) are drawn beside its passes: its
+    /// memory estimate counts them (`DevelopRoute.measurementWithCharts`).
+    public var measurementDrawsCharts = false
 
     public init(exposure: ExposureMode = .none, encoding: ColorEncoding = .linearRec2020, whiteBalance: WhiteBalance = .asShot) {
         self.exposure = exposure

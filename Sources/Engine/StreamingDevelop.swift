@@ -415,6 +415,7 @@ extension Pipeline {
         let collects = hasList1 || !list2PerRegion || !list3PerRegion
         var route = collects ? nil : developRoute(E.self, output: target, visitor: visitor != nil, observer: observer != nil,
                                                   replacing: replacement != nil)
+        if route == .measurement && options.measurementDrawsCharts { route = .measurementWithCharts }
         if target != nil && fileStart == nil && route != nil { route = .halfImage }
         try checkLimits(raw, path: path, options: options, route: route)
         var output: (SinkOutput<E>, GeometryPlan)?

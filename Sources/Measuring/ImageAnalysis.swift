@@ -453,10 +453,15 @@ extension Pipeline {
         // conversion's estimate, which covers the measurement and its kept blocks; EXR and
         // HDF5 inputs reserve nothing: their readers check each file against the limit).
         let budget = given ?? MemoryBudget(limit: memoryLimit(request.develop) - processBaseBytes)
+        // With pictures (report, --ev-map) the charts are drawn beside the measurement's passes.
+        var drawing = request
+        drawing.develop.measurementDrawsCharts = visit != nil
+        let request = drawing
+        let route: DevelopRoute = visit != nil ? .measurementWithCharts : .measurement
         let results = (try? Parallel.map(paths.count) { i -> FileAnalysis in
             defer { counter.step() }
             do {
-                let (result, picture) = try budget.withReservation(estimatedFileBytes(path: paths[i], options: request.develop, route: .measurement)) {
+                let (result, picture) = try budget.withReservation(estimatedFileBytes(path: paths[i], options: request.develop, route: route)) {
                     let ready: (@Sendable (AnalysisPicture) -> Void)? = pictureReady.map { f in { @Sendable picture in f(i, picture) } }
                     return try analyze(paths[i], request: request, picture: visit == nil ? nil : pictureSize, pictureReady: ready)
                 }
