@@ -288,7 +288,7 @@ public struct BatchConverter: Sendable {
     /// The latest record per input of a manifest (unreadable lines are ignored: a line cut
     /// by a kill is simply redone).
     public static func readManifest(_ path: String) -> [String: ManifestRecord] {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [:] }
+        guard RegularFile.problem(path) == nil, let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [:] }
         var out: [String: ManifestRecord] = [:]
         let decoder = JSONDecoder()
         for line in text.split(separator: "\n") {

@@ -36,6 +36,7 @@ extension SceneLinearCommand {
                         files += names.filter { $0.hasPrefix("scenelinear-manifest") && $0.hasSuffix(".jsonl") }.sorted()
                             .map { (path.hasSuffix("/") ? path : path + "/") + $0 }
                     } else {
+                        if let problem = RegularFile.problem(path) { throw ContainerError.unreadable(path: path, reason: problem) }
                         files.append(path)
                     }
                 }
