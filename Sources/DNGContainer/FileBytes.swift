@@ -26,13 +26,13 @@ public final class FileBytes: @unchecked Sendable {
             if errno == ENOENT || errno == ENOTDIR { throw .fileNotFound(path: path) }
             throw .unreadable(path: path, reason: String(cString: strerror(errno)))
         }
-        if let kind = Self.nonRegularKind(pathInfo.st_mode) { throw .unreadable(path: path, reason: "it is \(kind), not a regular file") }
+        if let problem = RegularFile.problem(path) { throw .unreadable(path: path, reason: problem) }
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
-        if let kind = Self.nonRegularKind(info.st_mode) { throw .unreadable(path: path, reason: "it is \(kind), not a regular file") }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .unreadable(path: path, reason: "it is not a regular file") }
         let size = Int(info.st_size)
         guard size > 0 else {
             data = Data()
@@ -46,19 +46,6 @@ public final class FileBytes: @unchecked Sendable {
         mapping = base
         shrinkGuard = MappedRange(base: base, length: size)
         data = Data(bytesNoCopy: base, count: size, deallocator: .custom { pointer, count in munmap(pointer, count) })
-    }
-
-    /// "a directory", "a FIFO", ... for a file type other than a regular file; nil for one.
-    static func nonRegularKind(_ mode: mode_t) -> String? {
-        switch mode & S_IFMT {
-        case S_IFREG: return nil
-        case S_IFDIR: return "a directory"
-        case S_IFIFO: return "a FIFO (named pipe)"
-        case S_IFCHR: return "a character device"
-        case S_IFBLK: return "a block device"
-        case S_IFSOCK: return "a socket"
-        default: return "not a regular file"
-        }
     }
 
     /// Checks that no page of the file was found missing while it was read (the file was
