@@ -26,13 +26,14 @@ public final class FileBytes: @unchecked Sendable {
             if errno == ENOENT || errno == ENOTDIR { throw .fileNotFound(path: path) }
             throw .unreadable(path: path, reason: String(cString: strerror(errno)))
         }
-        if let problem = RegularFile.problem(path) { throw .unreadable(path: path, reason: problem) }
+        if let problem = RegularFile.problem(mode: pathInfo.st_mode) { throw .unreadable(path: path, reason: problem) }
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw .unreadable(path: path, reason: "it is not a regular file") }
+        // (Replaced between the stat and the open.)
+        if let problem = RegularFile.problem(mode: info.st_mode) { throw .unreadable(path: path, reason: problem) }
         let size = Int(info.st_size)
         guard size > 0 else {
             data = Data()

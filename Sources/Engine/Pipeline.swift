@@ -179,15 +179,18 @@ public enum Pipeline {
         options.maxMemoryBytes ?? Allocation.current.memoryBytes / 4 * 3
     }
 
-    /// Refuses, before any allocation, an image over the pixel or memory limit (the memory
-    /// developing it by `route` needs: `estimatedPeakBytes`).
-    static func checkLimits(_ raw: ImageIFD, path: String, options: DevelopOptions, route: DevelopRoute? = nil,
-                            pixelsOnly: Bool = false) throws {
+    /// Refuses, before any allocation, an image over the pixel limit.
+    static func checkPixelLimit(_ raw: ImageIFD, path: String, options: DevelopOptions) throws {
         let pixels = raw.width.multipliedReportingOverflow(by: raw.height)
         if pixels.overflow || pixels.partialValue > options.limits.maxPixels {
             throw LimitError(path: path, reason: "the raw image (\(raw.path)) is \(raw.width)×\(raw.height) pixels, more than the limit of \(options.limits.maxPixels) (--max-pixels)")
         }
-        if pixelsOnly { return }
+    }
+
+    /// Refuses, before any allocation, an image over the pixel or memory limit (the memory
+    /// developing it by `route` needs: `estimatedPeakBytes`).
+    static func checkLimits(_ raw: ImageIFD, path: String, options: DevelopOptions, route: DevelopRoute? = nil) throws {
+        try checkPixelLimit(raw, path: path, options: options)
         let need = estimatedPeakBytes(raw, route: route), limit = memoryLimit(options)
         if need > limit {
             throw LimitError(path: path, reason: "developing the \(raw.width)×\(raw.height) raw image needs about \(LimitError.gibibytes(need)) of memory, more than the limit of \(LimitError.gibibytes(limit)) (--max-memory)")

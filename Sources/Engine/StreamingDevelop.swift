@@ -230,15 +230,21 @@ extension Pipeline {
 
     /// The route a pass takes, for its memory estimate: nil (the whole-image estimate) for a
     /// merged Stage 2, which the merge holds besides.
-    static func developRoute<E>(_: E.Type, output: StreamingOutput?, visitor: Bool, observer: Bool, replacing: Bool) -> DevelopRoute? {
+    static func developRoute<E>(_: E.Type, output: StreamingOutput?, visitor: Bool, observer: Bool, replacing: Bool,
+                                options: DevelopOptions) -> DevelopRoute? {
         if replacing { return nil }
         if observer { return .convertWithAnalysis }
-        if visitor { return .measurement }
+        if visitor { return measurementRoute(options) }
         switch output?.format {
         case .exr?: return .streamedEXR
         case .hdf5?: return .streamedHDF5
         case nil: return E.self == Float16.self ? .halfImage : .floatImage
         }
+    }
+
+    /// The route of a measurement's passes: with or without charts drawn beside them.
+    public static func measurementRoute(_ options: DevelopOptions) -> DevelopRoute {
+        options.measurementDrawsCharts ? .measurementWithCharts : .measurement
     }
 
     /// What the streaming conversion made, in output samples of type `E`.
@@ -298,7 +304,7 @@ extension Pipeline {
         let path = dng.path
         let (raw, main, notes) = try selectImage(dng, options: options)
         // Over the pixel limit: refused before anything else (the memory estimate, which needs the route, below).
-        try checkLimits(raw, path: path, options: options, route: nil, pixelsOnly: true)
+        try checkPixelLimit(raw, path: path, options: options)
         // The raw-data digest, computed as the blocks are decoded (once, on whichever route).
         let digestExpectation = replacement == nil ? try digestExpectation(dng, raw: raw, main: main, options: options) : nil
         let digester = try digestExpectation?.makeDigester(dng)
@@ -414,8 +420,7 @@ extension Pipeline {
         // of Stage 2 or 3), the half image when the file cannot be written as its rows are made.
         let collects = hasList1 || !list2PerRegion || !list3PerRegion
         var route = collects ? nil : developRoute(E.self, output: target, visitor: visitor != nil, observer: observer != nil,
-                                                  replacing: replacement != nil)
-        if route == .measurement && options.measurementDrawsCharts { route = .measurementWithCharts }
+                                                  replacing: replacement != nil, options: options)
         if target != nil && fileStart == nil && route != nil { route = .halfImage }
         try checkLimits(raw, path: path, options: options, route: route)
         var output: (SinkOutput<E>, GeometryPlan)?

@@ -32,10 +32,10 @@ public struct Allocation: Sendable, Equatable {
         }
         lower(&cpus, affinity > 0 ? affinity : nil, "affinity mask")
         let groups = CgroupPaths(root: root)
-        lower(&cpus, groups.cpuQuota(), groups.cpuQuotaSource)
+        lower(&cpus, groups.cpuQuota(), "cgroup CPU quota")
         let slurmCPUs = environment["SLURM_CPUS_PER_TASK"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         lower(&cpus, slurmCPUs, "SLURM_CPUS_PER_TASK")
-        lower(&memory, groups.memoryLimit(), groups.memorySource)
+        lower(&memory, groups.memoryLimit(), "cgroup memory limit")
         let megabyte = 1 << 20
         if let perNode = environment["SLURM_MEM_PER_NODE"].flatMap({ Int($0) }), perNode > 0 {
             lower(&memory, perNode.multipliedReportingOverflow(by: megabyte).overflow ? nil : perNode * megabyte, "SLURM_MEM_PER_NODE")
@@ -52,8 +52,6 @@ struct CgroupPaths {
     let root: String
     /// Controller name ("" for v2) → the cgroup's path relative to the hierarchy.
     let membership: [String: String]
-    var cpuQuotaSource = "cgroup CPU quota"
-    var memorySource = "cgroup memory limit"
 
     init(root: String) {
         self.root = root.hasSuffix("/") ? String(root.dropLast()) : root
@@ -73,9 +71,10 @@ struct CgroupPaths {
         (try? String(contentsOfFile: root + path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// The directories to look in for a controller's files: the process's own cgroup and
-    /// its ancestors (a limit set on a parent applies too), v2 first.
-    func directories(v1 controllers: [String]) -> [String] {
+    /// The directories to look in for a v1 controller's files (`mounts`: where its hierarchy
+    /// may be mounted) or the v2 hierarchy's: the process's own cgroup and its ancestors (a
+    /// limit set on a parent applies too), v2 first.
+    func directories(v1 controller: String, mounts: [String]) -> [String] {
         var out: [String] = []
         func walk(_ base: String, _ relative: String) {
             var parts = relative.split(separator: "/").map(String.init)
@@ -86,10 +85,8 @@ struct CgroupPaths {
             }
         }
         if let unified = membership[""] { walk("/sys/fs/cgroup", unified) }
-        for controller in controllers {
-            if let relative = membership[controller] {
-                for mount in ["/sys/fs/cgroup/\(controller)", "/sys/fs/cgroup/cpu,cpuacct"] { walk(mount, relative) }
-            }
+        if let relative = membership[controller] {
+            for mount in mounts { walk("/sys/fs/cgroup/" + mount, relative) }
         }
         return out
     }
@@ -97,7 +94,7 @@ struct CgroupPaths {
     /// The smallest CPU quota on the way up, rounded up to whole CPUs.
     func cpuQuota() -> Int? {
         var best: Int?
-        for dir in directories(v1: ["cpu"]) {
+        for dir in directories(v1: "cpu", mounts: ["cpu", "cpu,cpuacct"]) {
             var cpus: Double?
             if let max = read(dir + "/cpu.max") {
                 let f = max.split(separator: " ")
@@ -117,7 +114,7 @@ struct CgroupPaths {
     /// The smallest memory limit on the way up.
     func memoryLimit() -> Int? {
         var best: Int?
-        for dir in directories(v1: ["memory"]) {
+        for dir in directories(v1: "memory", mounts: ["memory"]) {
             let text = read(dir + "/memory.max") ?? read(dir + "/memory.limit_in_bytes")
             // "max" (v2) or a huge page-rounded number (v1) means no limit.
             if let text, let bytes = UInt64(text), bytes < UInt64(Int.max) / 2 {

@@ -197,8 +197,13 @@ public enum RegularFile {
     public static func problem(_ path: String) -> String? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
+        return problem(mode: info.st_mode)
+    }
+
+    /// The same for a file's `st_mode` (from a `stat` or `fstat` already made).
+    public static func problem(mode: mode_t) -> String? {
         let kind: String
-        switch info.st_mode & S_IFMT {
+        switch mode & S_IFMT {
         case S_IFREG: return nil
         case S_IFDIR: kind = "a directory"
         case S_IFIFO: kind = "a FIFO (named pipe)"

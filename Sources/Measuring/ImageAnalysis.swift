@@ -457,7 +457,7 @@ extension Pipeline {
         var drawing = request
         drawing.develop.measurementDrawsCharts = visit != nil
         let request = drawing
-        let route: DevelopRoute = visit != nil ? .measurementWithCharts : .measurement
+        let route = measurementRoute(request.develop)
         let results = (try? Parallel.map(paths.count) { i -> FileAnalysis in
             defer { counter.step() }
             do {

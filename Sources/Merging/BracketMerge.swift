@@ -118,9 +118,11 @@ public struct MergeError: SceneLinearFailure, Equatable {
 extension Pipeline {
     /// Refuses a frame given twice (the same file, or another file with the same bytes): its
     /// noise would be counted twice, the merged σ understated by √2.
+    /// Only frames whose size another frame shares are hashed (a copy has the same size).
     static func refuseRepeatedFrames(_ files: [DNGFile]) throws {
+        let sizes = Dictionary(grouping: files.map(\.file.count), by: { $0 }).mapValues(\.count)
         var seen: [String: String] = [:]
-        for file in files {
+        for file in files where sizes[file.file.count, default: 0] > 1 {
             let digest = SHA256Digest.hex(of: file.file.data)
             if let earlier = seen[digest] {
                 throw MergeError(path: file.path, reason: "the same bytes as \(earlier): a frame given twice would count its noise twice")

@@ -19,6 +19,11 @@ import TestSupport
         try DNGWriter.write(chart.dng, to: path)
     }
 
+    /// This process's environment with `extra` set.
+    static func environment(_ extra: [String: String]) -> [String: String] {
+        ProcessInfo.processInfo.environment.merging(extra) { _, new in new }
+    }
+
     static func partials(_ dir: URL) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.contains(".partial-") }
     }
@@ -43,9 +48,7 @@ import TestSupport
             p.arguments = arguments
             p.standardOutput = FileHandle.nullDevice
             p.standardError = FileHandle.nullDevice
-            var environment = ProcessInfo.processInfo.environment
-            environment["SCENELINEAR_THREADS"] = "1"
-            p.environment = environment
+            p.environment = Self.environment(["SCENELINEAR_THREADS": "1"])
             try p.run()
             return p
         }
@@ -119,10 +122,8 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: dir) }
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         for i in 0..<2 { try Self.chart(dir.appendingPathComponent("c\(i).dng").path, shift: i) }
-        var environment = ProcessInfo.processInfo.environment
-        for (k, v) in ["SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "4", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "3"] {
-            environment[k] = v
-        }
+        let environment = Self.environment(["SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "4", "SLURM_ARRAY_TASK_MIN": "0",
+                                            "SLURM_ARRAY_TASK_MAX": "3"])
         let r = try TestData.run(try CLI.binary, ["stats", dir.path, "--csv"], environment: environment)
         #expect(r.status == 0 && r.stderr.contains("every task of a job array measures every input"), "\(r.stderr)")
     }
@@ -156,10 +157,8 @@ import TestSupport
         // Through the binary: --array=2,3 without --shard exits 64 and converts nothing.
         let input = dir.appendingPathComponent("a.dng").path
         try Self.chart(input)
-        var environment = ProcessInfo.processInfo.environment
-        for (k, v) in ["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "2", "SLURM_ARRAY_TASK_MIN": "2", "SLURM_ARRAY_TASK_MAX": "3"] {
-            environment[k] = v
-        }
+        let environment = Self.environment(["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "2", "SLURM_ARRAY_TASK_MIN": "2",
+                                            "SLURM_ARRAY_TASK_MAX": "3"])
         let r = try TestData.run(try CLI.binary, ["convert", input, dir.path + "/a.dng", "-o", dir.path + "/out/"], environment: environment)
         #expect(r.status == 64 && r.stderr.contains("--shard"), "\(r.status) \(r.stderr)")
     }
@@ -286,9 +285,8 @@ import TestSupport
             #expect(r.status == 64, "\(arguments): exit \(r.status) \(r.stderr)")
         }
         // A thread count from the environment beyond any machine is taken as the most used.
-        var environment = ProcessInfo.processInfo.environment
-        environment["SCENELINEAR_THREADS"] = "9223372036854775807"
-        let many = try TestData.run(try CLI.binary, ["stats", input, "-q"], environment: environment)
+        let many = try TestData.run(try CLI.binary, ["stats", input, "-q"],
+                                    environment: Self.environment(["SCENELINEAR_THREADS": "9223372036854775807"]))
         #expect(many.status == 0, "\(many.stderr)")
         // A seed beyond Int64 is recorded, not a crash.
         let seeded = try CLI.run(["simulate", "--seed", "18446744073709551615", "--size", "64x48", "-o", dir.path + "/sim", "-q"])
@@ -465,9 +463,7 @@ import TestSupport
         let p = Process()
         p.executableURL = try CLI.binary
         p.arguments = ["convert", input, "-o", dir.appendingPathComponent("big.exr").path, "-q"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["SCENELINEAR_THREADS"] = "1"
-        p.environment = environment
+        p.environment = Self.environment(["SCENELINEAR_THREADS": "1"])
         try p.run()
         let deadline = Date().addingTimeInterval(60)
         while Self.partials(dir).isEmpty && p.isRunning && Date() < deadline { usleep(2_000) }
