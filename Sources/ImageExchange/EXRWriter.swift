@@ -142,6 +142,13 @@ public enum EXRFile {
         layout == .flat ? clipMaskChannel : "mask.clipped.Y"
     }
 
+    /// The channel of the per-pixel standard deviation of colour channel `channel` ("R", "G"
+    /// or "B"): `std_<channel>` (`.flat`, the default) or `std.<channel>` (`.layers`). The
+    /// reader accepts both.
+    public static func standardDeviationChannel(_ channel: String, layout: EXRLayout = .flat) -> String {
+        layout == .flat ? "std_\(channel)" : "std.\(channel)"
+    }
+
     /// The channel of a semantic mask layer: `mask_<name>` (`.flat`) or `mask.<name>.Y` (`.layers`).
     public static func maskChannel(_ name: String, layout: EXRLayout = .flat) -> String {
         layout == .flat ? "mask_\(name)" : "mask.\(name).Y"
