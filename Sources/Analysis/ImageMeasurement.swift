@@ -162,6 +162,7 @@ struct RegionPlan: Sendable {
         var sum = SIMD4<Double>()
         var extremes = KeyExtremes()
         var clipped = 0, negative = 0
+        var clippedRange = ClippedRange()
         let k0 = a.keys[0], k1 = a.keys[1], k2 = a.keys[2], k3 = a.keys[3]
         forEachRow(patch) { p, mask, _, n in
             for x in 0..<n {
@@ -175,14 +176,19 @@ struct RegionPlan: Sendable {
                 sum += SIMD4(Double(r), Double(g), Double(b), y)
                 if min(r, g, b) < 0 { negative += 1 }
             }
-            if let mask { for x in 0..<n where mask[x] != 0 { clipped += 1 } }
+            if let mask {
+                for x in 0..<n where mask[x] != 0 {
+                    clipped += 1
+                    clippedRange.add(p[3 * x], p[3 * x + 1], p[3 * x + 2], luminance)
+                }
+            }
         }
         let count = patch.rect.width * patch.rect.height
         var sums = BlockSums()
         sums.weight = Double(count)
         sums.sum = sum
         sums.noise = SIMD4(sum.x, sum.y, sum.z, Double(count))
-        a.record(patch, sums: sums, count: count, clipped: clipped, negative: negative, extremes: extremes)
+        a.record(patch, sums: sums, count: count, clipped: clipped, negative: negative, extremes: extremes, clippedRange: clippedRange)
     }
 
     private func firstWeighted(_ patch: ImagePatch, _ a: StatsFirst) {
@@ -190,6 +196,7 @@ struct RegionPlan: Sendable {
         var sums = BlockSums()
         var extremes = KeyExtremes()
         var count = 0, clipped = 0, negative = 0
+        var clippedRange = ClippedRange()
         let k0 = a.keys[0], k1 = a.keys[1], k2 = a.keys[2], k3 = a.keys[3]
         let weights = selection.weights, gains = self.gains
         forEachRow(patch) { p, mask, index, n in
@@ -214,13 +221,16 @@ struct RegionPlan: Sendable {
                 } else {
                     sums.noise += SIMD4(rgb, 1) * (weight * weight)
                 }
-                if let mask, mask[x] != 0 { clipped += 1 }
+                if let mask, mask[x] != 0 {
+                    clipped += 1
+                    clippedRange.add(r, g, b, luminance)
+                }
                 if min(r, g, b) < 0 { negative += 1 }
                 count += 1
             }
         }
         guard count > 0 else { return }
-        a.record(patch, sums: sums, count: count, clipped: clipped, negative: negative, extremes: extremes)
+        a.record(patch, sums: sums, count: count, clipped: clipped, negative: negative, extremes: extremes, clippedRange: clippedRange)
     }
 
     private func firstHistogram(_ patch: ImagePatch, _ a: HistogramFirst) {
@@ -283,6 +293,22 @@ struct KeyExtremes {
     }
 }
 
+/// The smallest and largest R, G, B and Y among clipped pixels.
+struct ClippedRange: Sendable {
+    var low = SIMD4<Double>(repeating: .infinity), high = SIMD4<Double>(repeating: -.infinity)
+
+    @inline(__always) mutating func add(_ r: Float, _ g: Float, _ b: Float, _ luminance: Luminance) {
+        let v = SIMD4(Double(r), Double(g), Double(b), luminance.double(r, g, b))
+        low = pointwiseMin(low, v)
+        high = pointwiseMax(high, v)
+    }
+
+    mutating func merge(_ other: ClippedRange) {
+        low = pointwiseMin(low, other.low)
+        high = pointwiseMax(high, other.high)
+    }
+}
+
 /// Sums of one patch, added in patch order.
 struct BlockSums: Sendable {
     var weight = 0.0
@@ -304,13 +330,16 @@ final class StatsFirst: @unchecked Sendable {
     let keys: [ExactSelector.FirstPass]
     var blocks: [(PatchKey, BlockSums)] = []
     var count = 0, clipped = 0, negative = 0
+    var clippedRange = ClippedRange()
     /// Pixels counted from patches without a clip mask: their clipping is not known.
     var unmasked = 0
 
     init(weighted: Bool) { keys = (0..<4).map { _ in ExactSelector.FirstPass(weighted: weighted) } }
 
-    func record(_ patch: ImagePatch, sums: BlockSums, count: Int, clipped: Int, negative: Int, extremes e: KeyExtremes) {
+    func record(_ patch: ImagePatch, sums: BlockSums, count: Int, clipped: Int, negative: Int, extremes e: KeyExtremes,
+                clippedRange: ClippedRange) {
         blocks.append((PatchKey(patch), sums))
+        self.clippedRange.merge(clippedRange)
         self.count += count
         self.clipped += clipped
         if patch.mask == nil { unmasked += count }
@@ -327,6 +356,7 @@ final class StatsFirst: @unchecked Sendable {
         blocks += other.blocks
         count += other.count
         clipped += other.clipped
+        clippedRange.merge(other.clippedRange)
         unmasked += other.unmasked
         negative += other.negative
     }
@@ -653,15 +683,24 @@ struct RegionState: Sendable {
                     meanSE = max(SIMD4(v.rgb, v.y)[q], 0).squareRoot() / total.weight
                     medianSE = meanSE.map { $0 * (Double.pi / 2).squareRoot() }
                 }
-                channels[quantity] = QuantityStatistics(
+                var statistics = QuantityStatistics(
                     count: first.count, weight: total.weight, mean: mean[q], standardDeviation: (spread[q] / total.weight).squareRoot(),
                     minimum: OrderKey.value(of: s.minimumKey), maximum: OrderKey.value(of: s.maximumKey), median: s.value(0),
                     percentiles: plan.percentiles.enumerated().map { .init(percentile: $1, value: s.value($0 + 1)) },
                     meanStandardError: meanSE, medianStandardError: medianSE)
+                if first.clipped > 0 {
+                    statistics.clippedMinimum = first.clippedRange.low[q]
+                    statistics.clippedMaximum = first.clippedRange.high[q]
+                }
+                channels[quantity] = statistics
             }
-            out.measurement = RegionMeasurement(region: plan.name, channels: channels,
+            var measurement = RegionMeasurement(region: plan.name, channels: channels,
                                                 clippedPixels: first.unmasked > 0 ? nil : first.clipped,
                                                 negativePixels: first.negative, pixels: first.count)
+            // A clip lowers the camera channels it hits: bounds from below until the image's
+            // matrix says otherwise (`RegionMeasurement.assignKinds`).
+            measurement.assignKinds(["R": .lowerBound, "G": .lowerBound, "B": .lowerBound, "Y": .lowerBound])
+            out.measurement = measurement
         }
         if let options = plan.histogram, let h = histogramFirst, let edges {
             let slots = slotCount

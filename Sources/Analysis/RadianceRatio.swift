@@ -11,15 +11,13 @@ public enum RatioStatistic: Sendable, Equatable, Codable {
 
 /// A radiance ratio between two regions with its 95 % interval.
 public struct RadianceRatio: Sendable, Codable, Equatable {
-    /// `value`: both regions unclipped. `lowerBound`: the numerator has clipped pixels, so the
-    /// true ratio is at least `value`. `upperBound`: the denominator has clipped pixels, so it
-    /// is at most `value`. `undetermined`: both have clipped pixels. `clippingUnknown`: the
-    /// image carries no clip mask (an EXR written without one, or by another tool), so
-    /// either region may hold pixels at white and `value` may be a bound of either kind.
-    public enum Kind: String, Sendable, Codable {
-        case value, lowerBound = "lower-bound", upperBound = "upper-bound", undetermined
-        case clippingUnknown = "clipping-unknown"
-    }
+    /// `value`: no clipped pixel moves either statistic. `lowerBound`: the numerator's
+    /// statistic is a lower bound (or the denominator's an upper bound), so the true ratio is
+    /// at least `ratio`; `upperBound` the other way; `undetermined`: both move it, in
+    /// opposite senses; `clippingUnknown`: the image carries no clip mask (an EXR written
+    /// without one, or by another tool). A bound has only its one 95 % end (`low95` for a
+    /// lower bound, `high95` for an upper bound); an undetermined ratio none.
+    public typealias Kind = ResultKind
 
     public var numerator: String
     public var denominator: String
@@ -59,31 +57,34 @@ extension RadianceRatio {
             low = ratio * exp(-1.96 * r)
             high = ratio * exp(1.96 * r)
         }
-        let kind: Kind
-        let explanation: String
-        guard let clippedA = numerator.clippedPixels, let clippedB = denominator.clippedPixels else {
-            let unknown = [numerator, denominator].filter { $0.clippedPixels == nil }.map(\.region)
-            return RadianceRatio(numerator: numerator.region, denominator: denominator.region, quantity: quantity,
-                                 statistic: statistic.name, ratio: ratio, kind: .clippingUnknown, low95: low, high95: high,
-                                 relativeStandardError: relative,
-                                 explanation: "the image carries no clip mask: whether \(unknown.joined(separator: " and ")) reached white is unknown, so the ratio may be a bound")
-        }
-        switch (clippedA > 0, clippedB > 0) {
-        case (false, false):
-            kind = .value
-            explanation = "both regions unclipped"
-        case (true, false):
-            kind = .lowerBound
-            explanation = "\(clippedA) pixels of \(numerator.region) reached white: its radiance is underestimated, so the true ratio is at least this"
-        case (false, true):
-            kind = .upperBound
-            explanation = "\(clippedB) pixels of \(denominator.region) reached white: its radiance is underestimated, so the true ratio is at most this"
-        case (true, true):
-            kind = .undetermined
-            explanation = "both regions have pixels at white: the ratio is not determined"
-        }
+        let (kindA, kindB) = statistic == .mean ? (a.kind, b.kind) : (a.medianKind, b.medianKind)
+        let kind = ResultKind.ofRatio(kindA, kindB)
+        let explanation = Self.explanation(kind, numerator, denominator, kindA, kindB)
+        if kind == .lowerBound || kind == .undetermined { high = nil }
+        if kind == .upperBound || kind == .undetermined { low = nil }
         return RadianceRatio(numerator: numerator.region, denominator: denominator.region, quantity: quantity,
                              statistic: statistic.name, ratio: ratio, kind: kind, low95: low, high95: high,
                              relativeStandardError: relative, explanation: explanation)
+    }
+
+    /// Why the ratio is of its kind, in words.
+    static func explanation(_ kind: ResultKind, _ numerator: RegionMeasurement, _ denominator: RegionMeasurement,
+                            _ kindA: ResultKind, _ kindB: ResultKind) -> String {
+        func part(_ m: RegionMeasurement, _ k: ResultKind) -> String {
+            "\(m.clippedPixels ?? 0) pixels of \(m.region) reached white (its statistic is \(k == .lowerBound ? "a lower" : k == .upperBound ? "an upper" : "no") bound)"
+        }
+        switch kind {
+        case .value:
+            return numerator.clippedPixels == 0 && denominator.clippedPixels == 0 ? "both regions unclipped"
+                : "the clipped pixels lie beyond both statistics: neither moves"
+        case .clippingUnknown:
+            let unknown = [numerator, denominator].filter { $0.clippedPixels == nil }.map(\.region)
+            return "the image carries no clip mask: whether \(unknown.joined(separator: " and ")) reached white is unknown, so the ratio may be a bound"
+        case .lowerBound, .upperBound:
+            let parts = [kindA != .value ? part(numerator, kindA) : nil, kindB != .value ? part(denominator, kindB) : nil].compactMap { $0 }
+            return parts.joined(separator: "; ") + ": the true ratio is at \(kind == .lowerBound ? "least" : "most") this"
+        case .undetermined:
+            return [part(numerator, kindA), part(denominator, kindB)].joined(separator: "; ") + ": the ratio is not determined"
+        }
     }
 }

@@ -19,10 +19,76 @@ public struct QuantityStatistics: Sendable, Codable, Equatable {
     public var meanStandardError: Double?
     /// Standard error of the median from the noise model (normal approximation: √(π/2) times the mean's).
     public var medianStandardError: Double?
+    /// What each statistic is when clipped pixels are in the region (`ResultKind`): the
+    /// mean's (and any sum's), the median's, the extremes' and the spread's.
+    public var kind = ResultKind.value
+    public var medianKind = ResultKind.value
+    public var minimumKind = ResultKind.value
+    public var maximumKind = ResultKind.value
+    public var standardDeviationKind = ResultKind.value
+    /// The smallest and largest value among the region's clipped pixels (nil without any):
+    /// a quantile below every clipped pixel cannot be moved by them.
+    public var clippedMinimum: Double?
+    public var clippedMaximum: Double?
 
     public struct Percentile: Sendable, Codable, Equatable {
         public var percentile: Double
         public var value: Double
+        public var kind = ResultKind.value
+        public init(percentile: Double, value: Double, kind: ResultKind = .value) {
+            self.percentile = percentile
+            self.value = value
+            self.kind = kind
+        }
+    }
+
+    public init(count: Int, weight: Double, mean: Double, standardDeviation: Double, minimum: Double, maximum: Double, median: Double,
+                percentiles: [Percentile], meanStandardError: Double?, medianStandardError: Double?) {
+        self.count = count
+        self.weight = weight
+        self.mean = mean
+        self.standardDeviation = standardDeviation
+        self.minimum = minimum
+        self.maximum = maximum
+        self.median = median
+        self.percentiles = percentiles
+        self.meanStandardError = meanStandardError
+        self.medianStandardError = medianStandardError
+    }
+
+    /// Sets every statistic's kind for a region with `clippedPixels` clipped pixels (nil:
+    /// unknown) whose values a clip moves in the sense `direction` (`ClipDirection`). The
+    /// mean moves with any clipped pixel; a quantile (median, percentile, extreme) only when
+    /// a clipped pixel lies at or on the wrong side of it (order statistics never move
+    /// against their values); the spread either way.
+    public mutating func assignKinds(clippedPixels: Int?, direction: ResultKind) {
+        guard let clippedPixels else {
+            kind = .clippingUnknown; medianKind = .clippingUnknown; minimumKind = .clippingUnknown
+            maximumKind = .clippingUnknown; standardDeviationKind = .clippingUnknown
+            for i in percentiles.indices { percentiles[i].kind = .clippingUnknown }
+            return
+        }
+        guard clippedPixels > 0 else {
+            kind = .value; medianKind = .value; minimumKind = .value; maximumKind = .value; standardDeviationKind = .value
+            for i in percentiles.indices { percentiles[i].kind = .value }
+            return
+        }
+        kind = direction
+        standardDeviationKind = .undetermined
+        medianKind = quantileKind(median, direction)
+        minimumKind = quantileKind(minimum, direction)
+        maximumKind = quantileKind(maximum, direction)
+        for i in percentiles.indices { percentiles[i].kind = quantileKind(percentiles[i].value, direction) }
+    }
+
+    /// A quantile's kind: a value when every clipped pixel lies beyond it on the side the clip
+    /// moves them to.
+    private func quantileKind(_ v: Double, _ direction: ResultKind) -> ResultKind {
+        switch direction {
+        case .lowerBound: (clippedMinimum ?? -.infinity) > v ? .value : .lowerBound
+        case .upperBound: (clippedMaximum ?? .infinity) < v ? .value : .upperBound
+        default: direction
+        }
     }
 }
 
@@ -41,6 +107,12 @@ public struct RegionMeasurement: Sendable, Codable, Equatable {
     public var clippingSummary: String {
         guard let clippedPixels, let clippedFraction else { return "clipping unknown (no clip mask)" }
         return "\(clippedPixels) clipped (\(String(format: "%.3f", 100 * clippedFraction)) %)"
+    }
+
+    /// Sets the kinds of every quantity's statistics (`QuantityStatistics.assignKinds`) from
+    /// the directions of R, G, B and Y (`ClipDirection.kinds`).
+    public mutating func assignKinds(_ directions: [String: ResultKind]) {
+        for q in channels.keys { channels[q]!.assignKinds(clippedPixels: clippedPixels, direction: directions[q] ?? .lowerBound) }
     }
 
     /// The share of clipped pixels; `nil` when clipping is unknown.

@@ -30,7 +30,9 @@ public enum AnalysisOutput {
         var header = ["file", "region", "quantity", "pixels", "clipped_pixels", "negative_pixels", "mean", "mean_se", "median",
                       "median_se", "std", "min", "max"]
         header += percentiles.map { "p\(String(format6: $0))" }
-        header += ["dr_robust_stops", "noise_floor", "dr_above_noise_stops", "units", "mean_u_rel", "mean_low95", "mean_high95", "error"]
+        header += ["dr_robust_stops", "noise_floor", "dr_above_noise_stops", "units", "mean_u_rel", "mean_low95", "mean_high95"]
+        header += ["mean_kind", "median_kind", "std_kind", "min_kind", "max_kind"] + percentiles.map { "p\(String(format6: $0))_kind" }
+        header += ["error"]
         var rows = [header.joined(separator: ",")]
         for f in files {
             if let e = f.error {
@@ -49,7 +51,10 @@ public enum AnalysisOutput {
                     // Absolute units: the budget of the quantity's mean (all items combined).
                     let budget = r.budgets?.first { $0.quantity == q && $0.statistic == "mean" }
                     row += [f.unitSymbol.isEmpty ? "relative" : csvField(f.unitSymbol), number(budget?.relativeStandardUncertainty),
-                            number(budget?.low95), number(budget?.high95), ""]
+                            number(budget?.low95), number(budget?.high95)]
+                    row += [s.kind, s.medianKind, s.standardDeviationKind, s.minimumKind, s.maximumKind].map(\.rawValue)
+                    row += percentiles.map { p in s.percentiles.first { $0.percentile == p }?.kind.rawValue ?? "" }
+                    row.append("")
                     rows.append(row.joined(separator: ","))
                 }
             }
@@ -74,13 +79,16 @@ public enum AnalysisOutput {
                 lines.append("    q         mean         ±se      median        std         min         max " + pcols.map { $0.padding(toLength: 11, withPad: " ", startingAt: 0) }.joined(separator: " "))
                 for q in RegionStatistics.quantities {
                     let s = m.channels[q]!
-                    var line = String(format: "    %@  %11.5g %11.3g %11.5g %11.5g %11.5g %11.5g", q, s.mean, s.meanStandardError ?? .nan,
-                                      s.median, s.standardDeviation, s.minimum, s.maximum)
+                    var line = "    \(q)  " + cell(s.mean, s.kind) + String(format: " %11.3g ", s.meanStandardError ?? .nan)
+                    line += [cell(s.median, s.medianKind), cell(s.standardDeviation, s.standardDeviationKind), cell(s.minimum, s.minimumKind),
+                             cell(s.maximum, s.maximumKind)].joined(separator: " ")
                     for p in percentiles {
-                        line += String(format: " %11.5g", s.percentiles.first { $0.percentile == p }?.value ?? .nan)
+                        let value = s.percentiles.first { $0.percentile == p }
+                        line += " " + cell(value?.value ?? .nan, value?.kind ?? .value)
                     }
                     lines.append(line)
                 }
+                if let legend = kindLegend(m) { lines.append("    " + legend) }
                 let dr = r.dynamicRange
                 var drText = "    dynamic range of Y:"
                 if let s = dr.robustStops { drText += String(format: " %.2f stops (p%@ to p%@)", s, String(format6: dr.lowPercentile), String(format6: dr.highPercentile)) }
@@ -94,21 +102,50 @@ public enum AnalysisOutput {
         return lines.joined(separator: "\n")
     }
 
+    /// A number in an 11-character column, marked by its kind: "≥" lower bound, "≤" upper
+    /// bound, "?" undetermined, "~" clipping unknown.
+    static func cell(_ v: Double, _ kind: ResultKind) -> String {
+        let number = v == 0 ? "0" : String(format: "%.5g", v)
+        return (kind.symbol + number).leftPadded(11)
+    }
+
+    /// What the marks in a region's table mean, when it has any.
+    static func kindLegend(_ m: RegionMeasurement) -> String? {
+        let kinds = Set(m.channels.values.flatMap { s in [s.kind, s.medianKind, s.standardDeviationKind, s.minimumKind, s.maximumKind] + s.percentiles.map(\.kind) })
+        guard kinds.contains(where: { !$0.isValue }) else { return nil }
+        if kinds.contains(.clippingUnknown) { return "~ clipping unknown (no clip mask): any value may be a lower bound" }
+        return "≥ lower bound, ≤ upper bound, ? undetermined: clipped pixels hold less than the light that reached them"
+    }
+
     /// One budget as a line: each item's relative uncertainty, the combined one and the
-    /// 95 % interval.
+    /// 95 % interval (for a bound, its one end).
     public static func budgetText(_ b: UncertaintyBudget, unit: String) -> String {
-        var s = String(format: "%@ %@ %.6g %@: ", b.quantity, b.statistic, b.value, unit)
+        var s = String(format: "%@ %@ %@%.6g %@: ", b.quantity, b.statistic, b.kind.symbol, b.value, unit)
         s += b.items.map { String(format: "%@ %.3g %%", $0.name, 100 * $0.relative) }.joined(separator: " ⊕ ")
-        s += String(format: " = ±%.3g %% (k = 1); 95 %% interval [%.6g, %.6g]", 100 * b.relativeStandardUncertainty, b.low95, b.high95)
+        s += String(format: " = ±%.3g %% (k = 1); ", 100 * b.relativeStandardUncertainty) + intervalText(kind: b.kind, low: b.low95, high: b.high95)
         if !b.notIncluded.isEmpty { s += "; not included: " + b.notIncluded.joined(separator: "; ") }
         return s
     }
 
     // MARK: ratios
 
+    /// "95 % interval [a, b]", or for a bound "LOWER BOUND, 95 % lower end a" and the like.
+    public static func intervalText(kind: ResultKind, low: Double?, high: Double?) -> String {
+        switch kind {
+        case .lowerBound: return "LOWER BOUND" + (low.map { String(format: ", 95 %% lower end %.6g", $0) } ?? "")
+        case .upperBound: return "UPPER BOUND" + (high.map { String(format: ", 95 %% upper end %.6g", $0) } ?? "")
+        case .undetermined: return "UNDETERMINED (clipped pixels move it either way)"
+        case .value, .clippingUnknown:
+            guard let low, let high else { return "no interval" }
+            return String(format: "95 %% interval [%.6g, %.6g]", low, high) + (kind == .clippingUnknown ? " (clipping unknown: may be a lower bound)" : "")
+        }
+    }
+
     public static func ratioText(_ r: RadianceRatio) -> String {
-        var s = String(format: "ratio %@/%@ (%@ %@): %.6g", r.numerator, r.denominator, r.quantity, r.statistic, r.ratio)
+        var s = String(format: "ratio %@/%@ (%@ %@): %@%.6g", r.numerator, r.denominator, r.quantity, r.statistic, r.kind.symbol, r.ratio)
         if let lo = r.low95, let hi = r.high95 { s += String(format: ", 95 %% interval [%.6g, %.6g]", lo, hi) }
+        else if let lo = r.low95 { s += String(format: ", 95 %% lower end %.6g", lo) }
+        else if let hi = r.high95 { s += String(format: ", 95 %% upper end %.6g", hi) }
         switch r.kind {
         case .value: break
         case .lowerBound: s += " — a LOWER BOUND: " + r.explanation
@@ -194,6 +231,16 @@ public enum AnalysisOutput {
                 stats += [s.mean, s.meanStandardError ?? .nan, s.median, s.medianStandardError ?? .nan, s.standardDeviation, s.minimum, s.maximum]
                 stats += s.percentiles.map(\.value)
             }
+            let kinds = RegionStatistics.quantities.flatMap { q -> [Int] in
+                let s = m.channels[q]!
+                return [s.kind, s.kind, s.medianKind, s.medianKind, s.standardDeviationKind, s.minimumKind, s.maximumKind].map(\.code)
+                    + s.percentiles.map(\.kind.code)
+            }
+            datasets.append(HDF5Dataset(name: "\(prefix)_statistics_kind", shape: [4, columns.count], values: .integers(kinds),
+                                        attributes: [MetadataItem("rows", .text(RegionStatistics.quantities.joined(separator: ","))),
+                                                     MetadataItem("columns", .text(columns.joined(separator: ","))),
+                                                     MetadataItem("codes", .text(ResultKind.allCases.map { "\($0.code) \($0.rawValue)" }.joined(separator: ", "))),
+                                                     MetadataItem("description", .text("what each value of <region>_statistics is: a value or a bound, because clipped pixels hold less than the light that reached them"))]))
             datasets.append(HDF5Dataset(name: "\(prefix)_statistics", shape: [4, columns.count], values: .doubles(stats),
                                         attributes: [MetadataItem("rows", .text(RegionStatistics.quantities.joined(separator: ","))),
                                                      MetadataItem("columns", .text(columns.joined(separator: ","))),

@@ -12,8 +12,11 @@ public struct IlluminanceResult: Codable, Sendable, Equatable {
     public var illuminance: Double
     /// Standard uncertainty (lux): √(noise² + (E · scale uncertainty)²).
     public var standardUncertainty: Double
-    public var low95: Double
-    public var high95: Double
+    /// What `illuminance` is (`ResultKind`): a lower bound whenever a clipped pixel adds to it
+    /// (its true luminance is higher, by an unknown amount), with only `low95` then.
+    public var kind: ResultKind
+    public var low95: Double?
+    public var high95: Double?
     /// "normal" (noise dominates) or "log-normal" (the scale's uncertainty does).
     public var intervalKind: String
     /// From the pixels' noise (NoiseProfile), lux; nil when the file's noise is not known.
@@ -27,7 +30,8 @@ public struct IlluminanceResult: Codable, Sendable, Equatable {
     public var pixels: Int
     /// Pixels of the circle with a clipped channel: E_v is then a lower bound.
     public var lowerBoundPixels: Int
-    /// The part of E_v those pixels give.
+    /// The part of E_v those pixels give as recorded (their true part is larger, by an
+    /// unknown amount: a clipped sun can carry most of E_v however small this is).
     public var lowerBoundShare: Double
     /// Pixels of the circle whose value is not a finite number (NaN or infinity, from
     /// another program's file): left out of E_v, which then misses their part.
@@ -67,7 +71,11 @@ extension Pipeline {
         let logNormal = e > 0 && e * scaleU >= (noiseU ?? 0)
         let low = logNormal ? e * exp(-1.96 * combined / e) : e - 1.96 * combined
         let high = logNormal ? e * exp(1.96 * combined / e) : e + 1.96 * combined
-        return IlluminanceResult(file: input.path, lens: lens, illuminance: e, standardUncertainty: combined, low95: low, high95: high,
+        let kind: ResultKind = image.clipMask == nil ? .clippingUnknown
+            : sums.clippedPixels == 0 ? .value : ClipDirection.kinds(cameraToOutput: image.provenance.cameraToOutput)["Y"]!
+        return IlluminanceResult(file: input.path, lens: lens, illuminance: e, standardUncertainty: combined, kind: kind,
+                                 low95: kind == .upperBound || kind == .undetermined ? nil : low,
+                                 high95: kind == .lowerBound || kind == .undetermined ? nil : high,
                                  intervalKind: logNormal ? "log-normal" : "normal", noiseUncertainty: noiseU,
                                  scaleRelativeUncertainty: scaleU, scaleSource: image.exposure.source ?? "unknown",
                                  solidAngle: sums.solidAngle, expectedSolidAngle: 2 * .pi * (1 - cos(lens.maximumAngle)),

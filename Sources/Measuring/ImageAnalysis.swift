@@ -73,18 +73,25 @@ public struct UncertaintyBudget: Sendable, Codable, Equatable {
     public var notIncluded: [String]
     public var relativeStandardUncertainty: Double
     public var standardUncertainty: Double
-    public var low95: Double
-    public var high95: Double
+    /// What `value` is (`ResultKind`): a bound has only its one 95 % end (`low95` for a lower
+    /// bound: the true value is above it with 97.5 % confidence), an undetermined value none.
+    public var kind: ResultKind
+    public var low95: Double?
+    public var high95: Double?
 
     /// The budget of `value` from its noise (standard error `noise`, nil without a
     /// NoiseProfile) and the scale's uncertainty: its parts when known, else the whole.
+    /// `noiseSource` says where the noise came from (the NoiseProfile, or the file's
+    /// standard deviation layer).
     public static func of(quantity: String, statistic: String, value: Double, noise: Double?, scale exposure: ExposureScaling,
-                          demosaic: String?) -> UncertaintyBudget {
+                          demosaic: String?, kind: ResultKind = .value, noiseSource: NoiseSource = .profile) -> UncertaintyBudget {
         let scaleSource = exposure.source ?? "not recorded", scale = exposure.relativeUncertainty ?? 0
         var items: [Item] = []
         var notIncluded: [String] = []
         if let noise, value != 0 {
-            var note = "photon and read noise from the NoiseProfile, propagated through the colour matrix (quantisation included where the profile's read term holds it)"
+            var note = noiseSource == .profile
+                ? "photon and read noise from the NoiseProfile, propagated through the colour matrix (quantisation included where the profile's read term holds it)"
+                : "from the file's per-pixel standard deviation layer (std_R, std_G, std_B), propagated through the colour matrix"
             if let demosaic, demosaic != "superpixel" {
                 note += "; counted over the raw samples of each colour in the region, which \(demosaic) interpolation spreads over several pixels"
             }
@@ -102,8 +109,21 @@ public struct UncertaintyBudget: Sendable, Codable, Equatable {
         let noiseDominates = (items.first { $0.name == "noise" }?.relative ?? 0) > scale
         let (low, high) = value > 0 && !noiseDominates ? (value * exp(-1.96 * u), value * exp(1.96 * u))
                                                        : (value - 1.96 * s, value + 1.96 * s)
+        if !kind.isValue && kind != .clippingUnknown {
+            notIncluded.append("the clipped pixels' true values: the \(statistic) is \(kind == .undetermined ? "undetermined" : "a " + kind.words)")
+        }
         return UncertaintyBudget(quantity: quantity, statistic: statistic, value: value, items: items, notIncluded: notIncluded,
-                                 relativeStandardUncertainty: u, standardUncertainty: s, low95: low, high95: high)
+                                 relativeStandardUncertainty: u, standardUncertainty: s, kind: kind,
+                                 low95: kind == .upperBound || kind == .undetermined ? nil : low,
+                                 high95: kind == .lowerBound || kind == .undetermined ? nil : high)
+    }
+
+    /// Where a statistic's noise term comes from.
+    public enum NoiseSource: String, Sendable, Codable {
+        /// The DNG NoiseProfile (a DNG, or a file `convert` wrote that records it).
+        case profile
+        /// The file's per-pixel standard deviation layer (`merge`, `convert --std`).
+        case layer
     }
 }
 
@@ -394,8 +414,10 @@ extension Pipeline {
     }
 
     /// The analysis of a file from its regions' measurements: dynamic ranges and ratios.
+    /// Every statistic gets its kind (`ResultKind`) from the image's matrix (`ClipDirection`).
     static func fileAnalysis(path: String, image: SceneLinearImage, width: Int, height: Int, noise: NoiseModel?,
-                             measured: [(String, RegionMeasurement, Histogram?)], request: AnalysisRequest) throws -> FileAnalysis {
+                             measured: [(String, RegionMeasurement, Histogram?)], request: AnalysisRequest,
+                             noiseSource: UncertaintyBudget.NoiseSource = .profile) throws -> FileAnalysis {
         var results: [RegionAnalysis] = []
         var byName: [String: RegionMeasurement] = [:]
         let exposure = image.exposure
@@ -403,18 +425,21 @@ extension Pipeline {
             if case .text(let d)? = image.provenance.processingValue("demosaic") { return d }
             return nil
         }()
-        for (name, m, histogram) in measured {
+        let directions = ClipDirection.kinds(cameraToOutput: image.provenance.cameraToOutput)
+        for (name, measuredRegion, histogram) in measured {
+            var m = measuredRegion
+            m.assignKinds(directions)
             var budgets: [UncertaintyBudget]?
             if exposure.mode.isAbsolute, let y = m.channels["Y"] {
                 // Y's mean and median, then the means of R, G and B.
                 budgets = [UncertaintyBudget.of(quantity: "Y", statistic: "mean", value: y.mean, noise: y.meanStandardError,
-                                                scale: exposure, demosaic: demosaic),
+                                                scale: exposure, demosaic: demosaic, kind: y.kind, noiseSource: noiseSource),
                            UncertaintyBudget.of(quantity: "Y", statistic: "median", value: y.median, noise: y.medianStandardError,
-                                                scale: exposure, demosaic: demosaic)]
+                                                scale: exposure, demosaic: demosaic, kind: y.medianKind, noiseSource: noiseSource)]
                 for q in ["R", "G", "B"] {
                     guard let s = m.channels[q] else { continue }
                     budgets?.append(UncertaintyBudget.of(quantity: q, statistic: "mean", value: s.mean, noise: s.meanStandardError,
-                                                         scale: exposure, demosaic: demosaic))
+                                                         scale: exposure, demosaic: demosaic, kind: s.kind, noiseSource: noiseSource))
                 }
             }
             results.append(RegionAnalysis(name: name, measurement: m, dynamicRange: DynamicRange.of(m.channels["Y"]!, noise: noise),

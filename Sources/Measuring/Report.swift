@@ -136,12 +136,17 @@ public enum AnalysisReport {
                 var rows: [[String]] = []
                 for q in RegionStatistics.quantities {
                     guard let s = m.channels[q] else { continue }
-                    var row = [q, g(s.mean), s.meanStandardError.map(g) ?? "—", g(s.median), s.medianStandardError.map(g) ?? "—",
-                               g(s.standardDeviation), g(s.minimum), g(s.maximum)]
-                    for p in ps { row.append(g(s.percentiles.first { $0.percentile == p }?.value ?? .nan)) }
+                    var row = [q, g(s.mean, s.kind), s.meanStandardError.map(g) ?? "—", g(s.median, s.medianKind),
+                               s.medianStandardError.map(g) ?? "—", g(s.standardDeviation, s.standardDeviationKind),
+                               g(s.minimum, s.minimumKind), g(s.maximum, s.maximumKind)]
+                    for p in ps {
+                        let v = s.percentiles.first { $0.percentile == p }
+                        row.append(g(v?.value ?? .nan, v?.kind ?? .value))
+                    }
                     rows.append(row)
                 }
                 out.table(header, rows)
+                if let legend = AnalysisOutput.kindLegend(m) { out.paragraph(legend + ".") }
                 let dr = r.dynamicRange
                 var text = "Dynamic range of Y:"
                 if let s = dr.robustStops {
@@ -156,8 +161,8 @@ public enum AnalysisReport {
                     let names = budgets[0].items.map(\.name)
                     let bHeader = ["\(f.unitSymbol)", "value"] + names.map { "u(\($0))" } + ["combined u", "95 % interval"]
                     let bRows = budgets.map { b -> [String] in
-                        ["\(b.quantity) \(b.statistic)", g(b.value)] + names.map { n in b.items.first { $0.name == n }.map { String(format: "%.3g %%", 100 * $0.relative) } ?? "—" }
-                            + [String(format: "%.3g %%", 100 * b.relativeStandardUncertainty), "[\(g(b.low95)), \(g(b.high95))]"]
+                        ["\(b.quantity) \(b.statistic)", g(b.value, b.kind)] + names.map { n in b.items.first { $0.name == n }.map { String(format: "%.3g %%", 100 * $0.relative) } ?? "—" }
+                            + [String(format: "%.3g %%", 100 * b.relativeStandardUncertainty), intervalCell(b.kind, b.low95, b.high95)]
                     }
                     out.table(bHeader, bRows)
                     var notes = ["Uncertainty budget: relative standard uncertainties (k = 1) in quadrature."]
@@ -171,7 +176,7 @@ public enum AnalysisReport {
                 out.heading(3, "Radiance ratios")
                 var rows: [[String]] = []
                 for r in f.ratios {
-                    let interval = r.low95.flatMap { lo in r.high95.map { hi in "[\(g(lo)), \(g(hi))]" } } ?? "—"
+                    let interval = intervalCell(r.kind, r.low95, r.high95)
                     let kind: String
                     switch r.kind {
                     case .value: kind = "value"
@@ -180,7 +185,7 @@ public enum AnalysisReport {
                     case .undetermined: kind = "undetermined: " + r.explanation
                     case .clippingUnknown: kind = "clipping unknown: " + r.explanation
                     }
-                    rows.append(["\(r.numerator) / \(r.denominator)", "\(r.quantity) \(r.statistic)", g(r.ratio), interval,
+                    rows.append(["\(r.numerator) / \(r.denominator)", "\(r.quantity) \(r.statistic)", g(r.ratio, r.kind), interval,
                                  r.relativeStandardError.map { String(format: "%.3g %%", 100 * $0) } ?? "—", kind])
                 }
                 out.table(["ratio", "of", "value", "95 % interval", "relative s.e.", "kind"], rows)
@@ -197,6 +202,20 @@ public enum AnalysisReport {
     }
 
     static func g(_ v: Double) -> String { v.isFinite ? String(format: "%.5g", v) : "—" }
+
+    /// A number marked by its kind ("≥ 12.3" for a lower bound; see `ResultKind.symbol`).
+    static func g(_ v: Double, _ kind: ResultKind) -> String { kind.isValue ? g(v) : kind.symbol + " " + g(v) }
+
+    /// A 95 % interval for a table: "[a, b]" for a value, "≥ a" (lower end) for a lower bound,
+    /// "≤ b" for an upper bound, "—" when there is none.
+    static func intervalCell(_ kind: ResultKind, _ low: Double?, _ high: Double?) -> String {
+        switch kind {
+        case .lowerBound: return low.map { "≥ " + g($0) } ?? "—"
+        case .upperBound: return high.map { "≤ " + g($0) } ?? "—"
+        case .undetermined: return "—"
+        case .value, .clippingUnknown: return low.flatMap { lo in high.map { hi in "[\(g(lo)), \(g(hi))]" } } ?? "—"
+        }
+    }
 
     static func timestamp() -> String {
         let f = ISO8601DateFormatter()

@@ -131,7 +131,7 @@ extension SceneLinearCommand {
         }
 
         static func text(_ r: IlluminanceResult) -> String {
-            var s = String(format: "%@: E_v = %.6g lx, 95 %% interval [%.6g, %.6g] (%@)", r.file, r.illuminance, r.low95, r.high95, r.intervalKind)
+            var s = "\(r.file): " + headline(r)
             s += String(format: "\n  scale: ±%.3g %% (%@)", 100 * r.scaleRelativeUncertainty, r.scaleSource)
             s += r.noiseUncertainty.map { String(format: "; noise: ±%.3g lx", $0) } ?? "; noise: not known for this file"
             s += String(format: "\n  %@ %.4g°, circle (%.1f, %.1f) r %.1f px, f %.2f px: %d pixels, Σω = %.5f sr (field of view: %.5f sr)",
@@ -141,9 +141,29 @@ extension SceneLinearCommand {
                 s += "\n  NOT COUNTED: \(r.nonFinitePixels) pixels of the circle are NaN or infinite (left out of E_v, which misses their part)"
             }
             if r.isLowerBound {
-                s += String(format: "\n  LOWER BOUND: %d pixels clipped, giving %.3g %% of E_v at least", r.lowerBoundPixels, 100 * r.lowerBoundShare)
+                s += String(format: "\n  clipped: %d pixels, giving %.3g %% of E_v as recorded; their true part is unknown and may be most of it",
+                            r.lowerBoundPixels, 100 * r.lowerBoundShare)
+            }
+            if r.kind == .clippingUnknown {
+                s += "\n  CLIPPING UNKNOWN: the file has no clip mask, so E_v may be a lower bound"
             }
             return s
+        }
+
+        /// "E_v = x lx, 95 % interval [a, b] (kind)" for a value; for a bound, its one end and why.
+        static func headline(_ r: IlluminanceResult) -> String {
+            switch r.kind {
+            case .lowerBound:
+                return String(format: "E_v ≥ %.6g lx (LOWER BOUND: %d pixels are clipped in every frame; merge a bracket with a shorter exposure); 95 %% lower end %.6g lx",
+                              r.illuminance, r.lowerBoundPixels, r.low95 ?? .nan)
+            case .upperBound:
+                return String(format: "E_v ≤ %.6g lx (UPPER BOUND: clipped pixels); 95 %% upper end %.6g lx", r.illuminance, r.high95 ?? .nan)
+            case .undetermined:
+                return String(format: "E_v ~ %.6g lx (UNDETERMINED: clipped pixels move it either way)", r.illuminance)
+            case .value, .clippingUnknown:
+                return String(format: "E_v = %.6g lx, 95 %% interval [%.6g, %.6g] (%@)", r.illuminance, r.low95 ?? .nan, r.high95 ?? .nan,
+                              r.intervalKind)
+            }
         }
     }
 }

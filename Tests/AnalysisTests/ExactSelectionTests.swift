@@ -38,7 +38,7 @@ import TestSupport
     /// The statistics by their definition: values and weights in pixel order, sorted.
     static func reference(_ image: SceneLinearImage, weights: [Float], percentiles: [Double])
         -> (values: [[Double]], stats: [QuantityStatistics], clipped: Int, negative: Int) {
-        var values: [[Double]] = Array(repeating: [], count: 4), w: [Double] = []
+        var values: [[Double]] = Array(repeating: [], count: 4), w: [Double] = [], isClipped: [Bool] = []
         var clipped = 0, negative = 0
         for i in 0..<(image.width * image.height) where weights[i] > 0 {
             let p = image.pixels.samples
@@ -46,6 +46,7 @@ import TestSupport
             for (q, v) in [rgb.x, rgb.y, rgb.z, (rgb * Rec2020.luminanceWeights).sum()].enumerated() { values[q].append(v) }
             w.append(Double(weights[i]))
             if image.clipMask![i] != 0 { clipped += 1 }
+            isClipped.append(image.clipMask![i] != 0)
             if rgb.min() < 0 { negative += 1 }
         }
         let stats = values.map { v -> QuantityStatistics in
@@ -61,10 +62,19 @@ import TestSupport
                 }
                 return v[order.last!]
             }
-            return QuantityStatistics(count: v.count, weight: total, mean: mean, standardDeviation: sd, minimum: v[order.first!],
-                                      maximum: v[order.last!], median: quantile(0.5),
-                                      percentiles: percentiles.map { .init(percentile: $0, value: quantile($0 / 100)) },
-                                      meanStandardError: nil, medianStandardError: nil)
+            // A quantile is a lower bound when a clipped pixel lies at or below it (its true value
+            // is higher and could move it); the mean whenever a pixel is clipped.
+            func kind(_ q: Double) -> ResultKind { v.indices.contains { isClipped[$0] && v[$0] <= q } ? .lowerBound : .value }
+            var s = QuantityStatistics(count: v.count, weight: total, mean: mean, standardDeviation: sd, minimum: v[order.first!],
+                                       maximum: v[order.last!], median: quantile(0.5),
+                                       percentiles: percentiles.map { .init(percentile: $0, value: quantile($0 / 100), kind: kind(quantile($0 / 100))) },
+                                       meanStandardError: nil, medianStandardError: nil)
+            s.kind = clipped > 0 ? .lowerBound : .value
+            s.medianKind = kind(s.median)
+            s.minimumKind = kind(s.minimum)
+            s.maximumKind = kind(s.maximum)
+            s.standardDeviationKind = clipped > 0 ? .undetermined : .value
+            return s
         }
         return (values, stats, clipped, negative)
     }
@@ -98,6 +108,9 @@ import TestSupport
                 #expect(got.minimum == want.minimum && got.maximum == want.maximum && got.median == want.median,
                         "\(kind) \(region.name) \(name): \(got.minimum) \(got.median) \(got.maximum) vs \(want.minimum) \(want.median) \(want.maximum)")
                 #expect(got.percentiles == want.percentiles, "\(kind) \(region.name) \(name)")
+                #expect(got.kind == want.kind && got.medianKind == want.medianKind && got.minimumKind == want.minimumKind
+                        && got.maximumKind == want.maximumKind && got.standardDeviationKind == want.standardDeviationKind,
+                        "\(kind) \(region.name) \(name): kinds")
                 #expect(Self.close(got.mean, want.mean) && Self.close(got.standardDeviation, want.standardDeviation, 1e-10),
                         "\(kind) \(region.name) \(name): \(got.mean) \(got.standardDeviation) vs \(want.mean) \(want.standardDeviation)")
             }
