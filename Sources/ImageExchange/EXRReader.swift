@@ -97,7 +97,19 @@ extension EXRFile {
     /// - Parameter limits: the largest image accepted, checked from the header before any
     ///   pixel buffer is allocated (`.limitExceeded`).
     public static func readSceneLinear(_ path: String, limits: ReadLimits = ReadLimits()) throws -> SceneLinearImage {
+        try readSceneLinearWithDeviation(path, limits: limits).image
+    }
+
+    /// `readSceneLinear` and the per-pixel standard deviation layer, when the file has one:
+    /// channels `std_R`, `std_G`, `std_B` (or `std.R`, … of the `.layers` layout), written
+    /// by `merge` and `convert --std`, interleaved as RGB (nil without them).
+    public static func readSceneLinearWithDeviation(_ path: String, limits: ReadLimits = ReadLimits()) throws
+        -> (image: SceneLinearImage, deviation: [Float]?) {
         let (planes, attributes, compression) = try readPlanes(path, limits: limits)
+        let deviation = [EXRLayout.flat, .layers].lazy.compactMap { layout -> [Float]? in
+            let chosen = ["R", "G", "B"].compactMap { planes.plane(named: standardDeviationChannel($0, layout: layout)) }
+            return chosen.count == 3 ? planes.interleaved(chosen) : nil
+        }.first
         // R, G and B go straight from the decoded planes into interleaved Float (no per-channel copies).
         let samples = planes.interleaved(try planes.rgb(path: path))
         let (others, halves) = planes.collect(except: ["R", "G", "B"])
@@ -106,10 +118,11 @@ extension EXRFile {
         let (encoding, exposure, provenance) = try EXRMetadata.describe(contents.attributes, path: path)
         let clip = contents.channels[clipMaskChannel(.flat)] ?? contents.channels[clipMaskChannel(.layers)]
         let mask = clip.map { $0.map { $0 != 0 ? UInt8(1) : 0 } }
-        return SceneLinearImage(
+        let image = SceneLinearImage(
             pixels: ImageBuffer(width: contents.width, height: contents.height, channels: 3, samples: samples),
             clipMask: mask, encoding: encoding, exposure: exposure, provenance: provenance,
             masks: EXRMetadata.maskLayers(contents))
+        return (image, deviation)
     }
 
     /// Reads an EXR written by `write` for measuring: R, G, B and the clip mask decoded into

@@ -183,13 +183,25 @@ public enum HDF5File {
     /// - Parameter limits: the largest image accepted, checked from the shape of /image
     ///   before any pixel buffer is allocated (`.limitExceeded`).
     public static func readSceneLinear(_ path: String, limits: ReadLimits = ReadLimits()) throws -> SceneLinearImage {
+        try readSceneLinearWithDeviation(path, limits: limits).image
+    }
+
+    /// The datasets that hold a per-pixel standard deviation layer, [H, W, 3] in the units of
+    /// `/image`: `merge`'s and `convert --std`'s.
+    public static let deviationDatasets = ["merge/std", "noise/std"]
+
+    /// `readSceneLinear` and the per-pixel standard deviation layer (`deviationDatasets`),
+    /// interleaved as RGB; nil when the file has none.
+    public static func readSceneLinearWithDeviation(_ path: String, limits: ReadLimits = ReadLimits()) throws
+        -> (image: SceneLinearImage, deviation: [Float]?) {
         try HDF5Library.withLock {
             let session = HDF5Session(path: path, writing: false)
             let file = try open(path, session)
             let r = try HDF5Reader(session: session, file: file, limits: limits).read(keepStored: false)
-            return SceneLinearImage(pixels: ImageBuffer(width: r.width, height: r.height, channels: 3, samples: r.stored.floats),
-                                    clipMask: r.clipMask, encoding: r.metadata.encoding, exposure: r.metadata.exposure,
-                                    provenance: r.metadata.provenance, masks: r.masks)
+            let image = SceneLinearImage(pixels: ImageBuffer(width: r.width, height: r.height, channels: 3, samples: r.stored.floats),
+                                         clipMask: r.clipMask, encoding: r.metadata.encoding, exposure: r.metadata.exposure,
+                                         provenance: r.metadata.provenance, masks: r.masks)
+            return (image, r.deviation)
         }
     }
 
@@ -657,6 +669,8 @@ private struct HDF5Reader {
         var width: Int, height: Int
         var clipMask: [UInt8]?
         var masks: [SemanticMaskLayer]
+        /// The per-pixel standard deviation layer (`HDF5File.deviationDatasets`), when read.
+        var deviation: [Float]? = nil
     }
 
     /// The file's contents; the semantic masks only when the stored pixels are not kept for
@@ -700,6 +714,7 @@ private struct HDF5Reader {
         }
 
         let masks = keepStored ? [] : try readMasks(width: width, height: height)
+        let deviation = keepStored ? nil : try readDeviation(width: width, height: height)
 
         func items(_ name: String) throws -> [MetadataItem] {
             guard exists(name) else { return [] }
@@ -739,7 +754,38 @@ private struct HDF5Reader {
             cameraToOutput: doubles("camera_to_output"), dng: dng, processing: processing)
         let metadata = SceneLinearImage(pixels: ImageBuffer(width: 0, height: 0, channels: 3, samples: []), clipMask: nil,
                                         encoding: encoding, exposure: exposure, provenance: provenance, masks: [])
-        return Contents(metadata: metadata, stored: samples, width: width, height: height, clipMask: mask, masks: masks)
+        return Contents(metadata: metadata, stored: samples, width: width, height: height, clipMask: mask, masks: masks,
+                        deviation: deviation)
+    }
+
+    /// The first of `HDF5File.deviationDatasets` the file has, as `Float` RGB; nil without one.
+    private func readDeviation(width: Int, height: Int) throws -> [Float]? {
+        let s = session
+        guard let name = HDF5File.deviationDatasets.first(where: { exists(String($0.split(separator: "/")[0])) && exists($0) }) else {
+            return nil
+        }
+        try limits.check(path: s.path, width: width, height: height, bytesPerPixel: 12 + 1 + 4 + 12)
+        let parts = name.split(separator: "/").map(String.init)
+        try s.checkHeader(of: parts[0], from: file)
+        let group = try s.handle(H5Gopen2(file.id, parts[0], chdf5_P_DEFAULT()), "H5Gopen2 (/\(parts[0]))", closer: H5Gclose)
+        try s.checkHeader(of: parts[1], from: group)
+        let dataset = try s.handle(H5Dopen2(group.id, parts[1], chdf5_P_DEFAULT()), "H5Dopen2 (/\(name))", closer: H5Dclose)
+        let (h, w) = try shape(dataset, channels: 3, name: "/" + name)
+        guard h == height, w == width else {
+            throw ExchangeError(path: s.path, operation: "readSceneLinear",
+                                message: "/\(name) is \(w)×\(h), /image \(width)×\(height)", category: .corruptData)
+        }
+        let fileType = try s.type(H5Dget_type(dataset.id), "H5Dget_type (/\(name))")
+        guard H5Tget_class(fileType.id) == H5T_FLOAT else {
+            throw ExchangeError(path: s.path, operation: "readSceneLinear", message: "/\(name) is not a float dataset",
+                                category: .corruptData)
+        }
+        let dims = [height, width, 3]
+        if H5Tget_size(fileType.id) == 2 {
+            let f16 = try s.type(chdf5_create_float16_le(), "H5Tcopy (float16)")
+            return HalfConversion.floats(try s.readDataset(dataset, name: "/" + name, dims: dims, memoryType: f16.id, as: Float16.self))
+        }
+        return try s.readDataset(dataset, name: "/" + name, dims: dims, memoryType: chdf5_NATIVE_FLOAT(), as: Float.self)
     }
 
     /// The datasets of `/masks`, in the order of its `layers` attribute (others after it, by name).

@@ -9,11 +9,15 @@ public struct AnalysisInput: Sendable {
     /// From the DNG NoiseProfile, the colour matrix and the exposure factor (nil when the
     /// source has no NoiseProfile).
     public var noise: NoiseModel?
+    /// The file's per-pixel standard deviation layer (`merge`, `convert --std`): when
+    /// present, the measurements' noise comes from it rather than from `noise`.
+    public var deviation: DeviationLayer?
 
-    public init(path: String, image: SceneLinearImage, noise: NoiseModel?) {
+    public init(path: String, image: SceneLinearImage, noise: NoiseModel?, deviation: DeviationLayer? = nil) {
         self.path = path
         self.image = image
         self.noise = noise
+        self.deviation = deviation
     }
 
     /// Loads a DNG (decoded by the pipeline with `options`) or an EXR/HDF5 file written by
@@ -22,15 +26,23 @@ public struct AnalysisInput: Sendable {
     public static func load(_ path: String, options: DevelopOptions = DevelopOptions()) throws -> AnalysisInput {
         let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
         let image: SceneLinearImage
+        var deviation: [Float]?
         let limits = readLimits(options)
         switch ext {
-        case "exr": image = try EXRFile.readSceneLinear(path, limits: limits)
-        case "h5", "hdf5": image = try HDF5File.readSceneLinear(path, limits: limits)
+        case "exr": (image, deviation) = try EXRFile.readSceneLinearWithDeviation(path, limits: limits)
+        case "h5", "hdf5": (image, deviation) = try HDF5File.readSceneLinearWithDeviation(path, limits: limits)
         default: image = try Pipeline.develop(path: path, options: options).image
         }
         try checkUnits(of: image.exposure, path: path, asked: options.exposure)
         let measured = inRec2020(image)
-        return AnalysisInput(path: path, image: measured, noise: noiseModel(for: measured))
+        let layer = deviation.map { DeviationLayer(deviation: $0, image: image, measured: measured) }
+        return AnalysisInput(path: path, image: measured, noise: layer == nil ? noiseModel(for: measured) : nil, deviation: layer)
+    }
+
+    /// Whether a file's provenance says it carries a standard deviation layer (`merge`'s,
+    /// `convert --std`'s): its measurements read the image whole, with the layer.
+    static func hasDeviationLayer(_ image: SceneLinearImage) -> Bool {
+        image.provenance.processingValue("merge") != nil || image.provenance.processingValue("standardDeviationLayer") != nil
     }
 
     /// Refuses a converted file whose units differ from the absolute units asked for: its

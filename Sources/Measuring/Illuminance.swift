@@ -84,7 +84,8 @@ extension Pipeline {
     }
 
     /// Σ Y · cos θ · ω over the image circle in the image's own units (Y with Rec.2020's
-    /// weights), its noise variance (nil without a noise model), the part and count of
+    /// weights), its noise variance (from the NoiseProfile per pixel, or the file's standard
+    /// deviation layer as a region sum, `DeviationLayer`; nil without either), the part and count of
     /// clipped pixels, Σ ω and the pixels counted.
     static func illuminanceSums(_ input: AnalysisInput, lens: FisheyeLens)
         -> (sum: Double, noiseVariance: Double?, clippedSum: Double, clippedPixels: Int, solidAngle: Double, pixels: Int,
@@ -94,7 +95,8 @@ extension Pipeline {
         let (theta, omega) = lens.geometry(width: w, height: h)
         let weights = Rec2020.luminanceWeights
         let kernel = input.noise.map { NoiseModel.Kernel($0, luminance: weights) }
-        var e = 0.0, variance = 0.0, bound = 0.0, solid = 0.0, pixels = 0, boundPixels = 0, nonFinite = 0
+        var e = 0.0, bound = 0.0, solid = 0.0, pixels = 0, boundPixels = 0, nonFinite = 0
+        var squares = SIMD3<Double>(), weightedOutputs = SIMD3<Double>(), weightedGains = 0.0
         let clip = image.clipMask
         let px = image.pixels.samples
         for i in 0..<(w * h) where omega[i] > 0 {
@@ -108,16 +110,23 @@ extension Pipeline {
             }
             e += y * weight
             solid += omega[i]
-            if let kernel {
+                if kernel != nil {
+                // Σ w² g · rgb and Σ w² g²: the model's region variance (demosaic correlation included).
                 let gain = input.noise?.pixelGains.map { Double($0[i]) } ?? 1
-                variance += kernel.variance(ofOutput: rgb, gain: gain).y * weight * weight
+                weightedOutputs += rgb * (gain * weight * weight)
+                weightedGains += gain * gain * weight * weight
+            } else if let layer = input.deviation {
+                let d = SIMD3(Double(layer.deviation[3 * i]), Double(layer.deviation[3 * i + 1]), Double(layer.deviation[3 * i + 2]))
+                squares += d * d * (weight * weight)
             }
             if let clip, clip[i] != 0 {
                 boundPixels += 1
                 bound += y * weight
             }
         }
-        return (e, kernel == nil ? nil : variance, bound, boundPixels, solid, pixels, nonFinite)
+        if kernel == nil, let layer = input.deviation { return (e, layer.regionVariance(squares).w, bound, boundPixels, solid, pixels, nonFinite) }
+        let variance = kernel?.regionVariance(weightedOutputs: weightedOutputs, weightedGains: weightedGains).y
+        return (e, variance, bound, boundPixels, solid, pixels, nonFinite)
     }
 
     /// The picture Radiance's tools read for a fisheye image: the square around the image

@@ -16,8 +16,12 @@ public struct FileAnalysis: Sendable, Codable {
     /// For absolute units: how the scale was obtained and its relative standard uncertainty.
     public var scaleSource: String?
     public var scaleRelativeUncertainty: Double?
-    /// True when a NoiseProfile gives standard errors and intervals.
+    /// True when the noise is known (a NoiseProfile, or the file's standard deviation layer):
+    /// standard errors and intervals.
     public var noiseModel: Bool
+    /// Where the noise comes from: `profile` (the NoiseProfile) or `layer` (the file's
+    /// standard deviation layer); nil when it is not known.
+    public var noiseSource: UncertaintyBudget.NoiseSource? = nil
     public var regions: [RegionAnalysis]
     public var ratios: [RadianceRatio]
     /// Set instead of the results when the file could not be measured.
@@ -145,6 +149,20 @@ public struct AnalysisRequest: Sendable {
     public init() {}
 }
 
+extension RegionMeasurement {
+    /// Replaces the standard errors of the mean and median of R, G, B and Y by those the
+    /// file's standard deviation layer gives over `selection` (`DeviationLayer`).
+    mutating func useStandardErrors(of layer: DeviationLayer, selection: PixelSelection) {
+        let variance = layer.regionVariance(layer.weightedSquares(selection))
+        for (q, name) in RegionStatistics.quantities.enumerated() {
+            guard var s = channels[name], s.weight > 0 else { continue }
+            s.meanStandardError = max(variance[q], 0).squareRoot() / s.weight
+            s.medianStandardError = s.meanStandardError.map { $0 * (Double.pi / 2).squareRoot() }
+            channels[name] = s
+        }
+    }
+}
+
 extension Pipeline {
     /// Measures one file.
     /// - Throws: the loading errors and `AnalysisError` for bad regions or ratios.
@@ -185,8 +203,9 @@ extension Pipeline {
             let limits = AnalysisInput.readLimits(request.develop)
             let stored = ext == "exr" ? try EXRFile.readStored(path, limits: limits) : try HDF5File.readStored(path, limits: limits)
             try AnalysisInput.checkUnits(of: stored.image.exposure, path: path, asked: request.develop.exposure)
-            // Another colour space is measured after conversion to Rec.2020, of the image in memory.
-            guard AnalysisInput.measuredAsIs(stored.image.encoding) else { return nil }
+            // Another colour space is measured after conversion to Rec.2020, of the image in
+            // memory; a file with a standard deviation layer is measured whole, with the layer.
+            guard AnalysisInput.measuredAsIs(stored.image.encoding), !AnalysisInput.hasDeviationLayer(stored.image) else { return nil }
             source = StreamedSource(passes: stored.scan, known: KnownImage(stored.image))
         default:
             guard AnalysisInput.measuredAsIs(request.develop.encoding) else { return nil }
@@ -405,10 +424,13 @@ extension Pipeline {
             return RegionRequest(name: region.name, selection: selection, percentiles: percentiles, histogram: request.histogram,
                                  pixelGains: input.noise?.pixelGains)
         }
-        let results = try ImageMeasurement.measure(requests, noise: { input.noise }, scan: image.scan)
+        var results = try ImageMeasurement.measure(requests, noise: { input.noise }, scan: image.scan)
+        if let layer = input.deviation {
+            for k in results.indices { results[k].measurement?.useStandardErrors(of: layer, selection: requests[k].selection) }
+        }
         var analysis = try fileAnalysis(path: input.path, image: image, width: image.width, height: image.height, noise: input.noise,
                                         measured: results.map { ($0.measurement!.region, $0.measurement!, $0.histogram) },
-                                        request: request)
+                                        request: request, noiseSource: input.deviation == nil ? .profile : .layer)
         for (i, n) in nonFinite.enumerated() where i < analysis.regions.count { analysis.regions[i].nonFinitePixels = n }
         return analysis
     }
@@ -457,7 +479,9 @@ extension Pipeline {
                             colorSpace: image.encoding.rawValue, exposureScaling: image.exposure.mode.rawValue,
                             exposureFactor: image.exposure.factor, units: image.exposure.mode.unitsText,
                             scaleSource: image.exposure.source, scaleRelativeUncertainty: image.exposure.relativeUncertainty,
-                            noiseModel: noise != nil, regions: results, ratios: ratios, error: nil, errorCategory: nil)
+                            noiseModel: noise != nil || noiseSource == .layer,
+                            noiseSource: noise != nil || noiseSource == .layer ? noiseSource : nil,
+                            regions: results, ratios: ratios, error: nil, errorCategory: nil)
     }
 
     /// Measures many files in parallel (as many at a time as there are cores), calling `progress` after each; a file that fails

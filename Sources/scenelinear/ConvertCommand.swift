@@ -146,6 +146,9 @@ extension SceneLinearCommand {
         @Flag(help: "Also write statistics and EV histograms (whole image and --region regions) into the HDF5 output's /analysis group.")
         var analysis = false
 
+        @Flag(help: "Also write the per-pixel standard deviation of R, G and B from the DNG NoiseProfile, in merge's layout: EXR channels std_R, std_G, std_B (std.R, ... with --exr-layout layers), HDF5 dataset /noise/std [H, W, 3]; a .hdr cannot hold it. stats, ratio, illuminance and report on the file take their intervals from it (docs/photometry.md). Needs a NoiseProfile (exit 5 without); one file at a time; the image is held whole.")
+        var std = false
+
         @Option(name: .customLong("region"), help: ArgumentHelp("With --analysis: a region name=top,left,bottom,right or name=poly:x,y,... (output pixels), or name=mask:<mask> (a semantic mask as weights). Repeatable.", valueName: "name=spec"))
         var regions: [String] = []
 
@@ -260,6 +263,7 @@ extension SceneLinearCommand {
             var summary: BatchSummary?
             try reportingFailures(json: json) {
                 guard !analysis else { throw ValidationError("--analysis converts one file at a time") }
+                guard !std else { throw ValidationError("--std converts one file at a time") }
                 guard output != "-" else { throw ValidationError("-o - (standard output) takes one input file") }
                 let output = output ?? FileManager.default.currentDirectoryPath
                 try createOutputDirectory(output)
@@ -363,7 +367,21 @@ extension SceneLinearCommand {
                         var writtenByConversion = false  // the one file, written by `convertToEXR`/`convertToHDF5`
                         var groups: [HDF5Group] = []
                         let analysisRequest = analysis ? try self.analysisRequest() : nil
-                        if let analysisRequest, !export.needsFloat(targets.map(\.0)),
+                        var deviation: [Float]?
+                        if std {
+                            // The Float image whole, its σ layer from the NoiseProfile, and the
+                            // analysis (when asked) measured with that layer.
+                            let d = try Pipeline.develop(path: file, options: try developOptions())
+                            let layer = try Pipeline.standardDeviationLayer(of: d.image, path: file)
+                            if let request = analysisRequest {
+                                let measured = AnalysisInput.inRec2020(d.image)
+                                let input = AnalysisInput(path: file, image: measured, noise: nil,
+                                                          deviation: DeviationLayer(deviation: layer, image: d.image, measured: measured))
+                                groups.append(AnalysisOutput.hdf5Group(try Pipeline.analyze(input, request: request)))
+                            }
+                            deviation = layer
+                            developed = ConvertedImage(d)
+                        } else if let analysisRequest, !export.needsFloat(targets.map(\.0)),
                            let (image, results) = try Pipeline.developForOutput(path: file, options: try developOptions(),
                                                                                 keepClipMask: export.needsClipMask(targets.map(\.0)),
                                                                                 measuring: analysisRequest) {
@@ -403,7 +421,11 @@ extension SceneLinearCommand {
                         for (format, path) in targets {
                             if !writtenByConversion, let image = developed.image {
                                 let start = DispatchTime.now().uptimeNanoseconds
-                                try Pipeline.export(image, format: format, to: path, options: export, hdf5Groups: groups)
+                                if let deviation, let whole = image as? SceneLinearImage {
+                                    try Pipeline.export(whole, deviation: deviation, format: format, to: path, options: export, hdf5Groups: groups)
+                                } else {
+                                    try Pipeline.export(image, format: format, to: path, options: export, hdf5Groups: groups)
+                                }
                                 developed.timings.export[format.rawValue] = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
                             }
                             written.append(["format": format.rawValue, "path": toStdout ? "-" : path])

@@ -1,0 +1,83 @@
+import Analysis
+import Engine
+import Foundation
+
+/// The per-pixel standard deviation layer of a single frame (`convert --std`): σ of R, G
+/// and B from the DNG NoiseProfile, in the layout `merge` writes, so that every measurement
+/// of the file (and any other reader) has its noise without the camera's model.
+public struct StandardDeviationError: SceneLinearFailure, Equatable {
+    public let path: String
+    public var description: String {
+        "\(path): the DNG has no usable NoiseProfile (tag 51041), so no standard deviation layer can be made (--std)"
+    }
+    public var category: FailureCategory { .unsupportedFeature }
+}
+
+extension Pipeline {
+    /// σ of each output channel per pixel, interleaved RGB: √(variance) of the NoiseProfile's
+    /// model at the pixel's value (`NoiseModel.variance(ofOutput:)`, lens-shading gains
+    /// included), 0 where the pixel is clipped (a lower bound has no noise to speak of, as in a
+    /// merge). For a demosaiced CFA image it is the σ of a raw sample of that value: sums over
+    /// regions carry the correlation (`DeviationLayer`).
+    /// - Throws: `StandardDeviationError` when the image has no noise model.
+    public static func standardDeviationLayer(of image: SceneLinearImage, path: String) throws -> [Float] {
+        // The model of the image's own channels (its own camera → output matrix), whatever its colour space.
+        guard let model = AnalysisInput.noiseModel(for: image) else { throw StandardDeviationError(path: path) }
+        let kernel = NoiseModel.Kernel(model)
+        let n = image.width * image.height
+        var out = [Float](repeating: 0, count: 3 * n)
+        image.pixels.samples.withUnsafeBufferPointer { px in
+            for i in 0..<n where image.clipMask.map({ $0[i] == 0 }) ?? true {
+                let rgb = SIMD3(Double(px[3 * i]), Double(px[3 * i + 1]), Double(px[3 * i + 2]))
+                let v = kernel.variance(ofOutput: rgb, gain: model.pixelGains.map { Double($0[i]) } ?? 1).rgb
+                for c in 0..<3 { out[3 * i + c] = Float(max(v[c], 0).squareRoot()) }
+            }
+        }
+        return out
+    }
+
+    /// The provenance items a file with a standard deviation layer records: where the layer
+    /// is and the per-camera-plane factor its region sums take (`DeviationLayer`).
+    public static func deviationProvenance(_ image: SceneLinearImage, channels: String) -> [MetadataItem] {
+        [MetadataItem("standardDeviationLayer", .text("\(channels): per-pixel standard deviation of R, G, B (noise), same units as the image")),
+         MetadataItem("standardDeviationRegionScale", .numbers(regionScale(image)))]
+    }
+
+    /// The factor per camera plane on the variance of a region's sum (`DeviationLayer`).
+    static func regionScale(_ image: SceneLinearImage) -> [Double] {
+        let s = DeviationLayer.samplingScale(image)
+        return [s.x, s.y, s.z]
+    }
+
+    /// Writes `image` with its standard deviation layer `deviation` (interleaved RGB): EXR
+    /// channels `std_R`, `std_G`, `std_B` (`std.R`, … with the `.layers` layout), HDF5 dataset
+    /// `/noise/std` [H, W, 3]; a Radiance picture cannot hold it (written without).
+    public static func export(_ image: SceneLinearImage, deviation: [Float], format: OutputFormat, to path: String,
+                              options: ExportOptions, hdf5Groups: [HDF5Group] = []) throws {
+        var image = image
+        let n = image.width * image.height
+        switch format {
+        case .exr:
+            let layout = options.exr.layout
+            image.provenance.processing += deviationProvenance(image, channels: ["R", "G", "B"].map { EXRFile.standardDeviationChannel($0, layout: layout) }.joined(separator: ", "))
+            let channels = ["R", "G", "B"].enumerated().map { c, name in
+                EXRAuxiliaryChannel(name: EXRFile.standardDeviationChannel(name, layout: layout), values: (0..<n).map { deviation[3 * $0 + c] })
+            }
+            try EXRFile.write(image, to: path, options: options.exr, auxiliary: channels)
+        case .hdf5:
+            image.provenance.processing += deviationProvenance(image, channels: "/noise/std")
+            let group = HDF5Group(name: "noise", attributes: [
+                MetadataItem("description", .text("per-pixel noise of /image from the DNG NoiseProfile (convert --std)")),
+            ], datasets: [
+                HDF5Dataset(name: "std", shape: [image.height, image.width, 3], values: .floats(deviation), attributes: [
+                    MetadataItem("description", .text("standard deviation of each channel of /image (noise), same units; 0 where /clip_mask is set")),
+                    MetadataItem("region_sum_scale", .numbers(regionScale(image))),
+                    MetadataItem("correlation", .text("pixels of a LinearRaw or superpixel image are independent; a demosaiced CFA image's pixels share raw samples: the variance of a region's sum is that of its raw samples, each camera plane's scaled by region_sum_scale (docs/photometry.md)")),
+                ]),
+            ])
+            try HDF5File.write(image, to: path, options: options.hdf5, groups: hdf5Groups + [group])
+        case .hdr:
+            try RadianceFile.write(image, to: path)
+        }
+    }
+}
