@@ -164,7 +164,9 @@ struct RegionPlan: Sendable {
         var clipped = 0, negative = 0
         var clippedRange = ClippedRange()
         let k0 = a.keys[0], k1 = a.keys[1], k2 = a.keys[2], k3 = a.keys[3]
-        forEachRow(patch) { p, mask, _, n in
+        var parity = ParitySums()
+        forEachRow(patch) { p, mask, index, n in
+            var row = SIMD4<Double>(), even = SIMD4<Double>()
             for x in 0..<n {
                 let r = p[3 * x], g = p[3 * x + 1], b = p[3 * x + 2]
                 let y = luminance.double(r, g, b)
@@ -173,9 +175,14 @@ struct RegionPlan: Sendable {
                 k1.add(key.y)
                 k2.add(key.z)
                 k3.add(key.w)
-                sum += SIMD4(Double(r), Double(g), Double(b), y)
+                row += SIMD4(Double(r), Double(g), Double(b), y)
                 if min(r, g, b) < 0 { negative += 1 }
             }
+            for x in stride(from: (patch.rect.left & 1), to: n, by: 2) {
+                even += SIMD4(Double(p[3 * x]), Double(p[3 * x + 1]), Double(p[3 * x + 2]), 1)
+            }
+            sum += row
+            parity.addRow(y: index / selection.width, even: even, all: SIMD4(row.x, row.y, row.z, Double(n)))
             if let mask {
                 for x in 0..<n where mask[x] != 0 {
                     clipped += 1
@@ -188,6 +195,7 @@ struct RegionPlan: Sendable {
         sums.weight = Double(count)
         sums.sum = sum
         sums.noise = SIMD4(sum.x, sum.y, sum.z, Double(count))
+        sums.parity = parity
         a.record(patch, sums: sums, count: count, clipped: clipped, negative: negative, extremes: extremes, clippedRange: clippedRange)
     }
 
@@ -198,7 +206,7 @@ struct RegionPlan: Sendable {
         var count = 0, clipped = 0, negative = 0
         var clippedRange = ClippedRange()
         let k0 = a.keys[0], k1 = a.keys[1], k2 = a.keys[2], k3 = a.keys[3]
-        let weights = selection.weights, gains = self.gains
+        let weights = selection.weights, gains = self.gains, width = selection.width
         forEachRow(patch) { p, mask, index, n in
             for x in 0..<n {
                 let w = weights?[index + x] ?? 1
@@ -214,6 +222,7 @@ struct RegionPlan: Sendable {
                 k3.add(key.w, weight: fixed)
                 sums.sum += v * weight
                 sums.weight += weight
+                sums.parity.sums[((index / width) & 1) * 2 + (((index + x) % width) & 1)] += SIMD4(v.x, v.y, v.z, 1) * weight
                 let rgb = SIMD3(v.x, v.y, v.z)
                 if let gains {
                     let gain = Double(gains[index + x]), w2 = weight * weight
@@ -316,6 +325,27 @@ struct BlockSums: Sendable {
     /// Σ w² g · (R, G, B) and Σ w² g² (g = the pixel's gain, 1 without gains): the noise
     /// model turns them into Σ w² · variance.
     var noise = SIMD4<Double>()
+    /// Σ w · (R, G, B, 1) over the pixels of each position in a 2×2 cell of the image (by
+    /// (row & 1) · 2 + (column & 1)): with a CFA image's layout these give sums over its raw
+    /// sites (`SiteSums`), which no demosaic can bias.
+    var parity = ParitySums()
+}
+
+/// Σ w · (R, G, B, 1) by pixel position in a 2×2 cell: [even row even column, even odd,
+/// odd even, odd odd].
+public struct ParitySums: Sendable, Equatable {
+    public var sums = [SIMD4<Double>](repeating: SIMD4(), count: 4)
+
+    public init() {}
+
+    static func += (a: inout ParitySums, b: ParitySums) { for k in 0..<4 { a.sums[k] += b.sums[k] } }
+
+    /// Adds one row's pixels: `even` the sum over its even columns, `all` over every one.
+    @inline(__always) mutating func addRow(y: Int, even: SIMD4<Double>, all: SIMD4<Double>) {
+        let base = (y & 1) * 2
+        sums[base] += even
+        sums[base + 1] += all - even
+    }
 }
 
 /// A patch's place in the order its sums are added in.
@@ -531,6 +561,7 @@ struct RegionState: Sendable {
                 total.weight += s.weight
                 total.sum += s.sum
                 total.noise += s.noise
+                total.parity += s.parity
             }
             mean = total.sum / total.weight
             selectors = (0..<4).map { q in
@@ -697,6 +728,7 @@ struct RegionState: Sendable {
             var measurement = RegionMeasurement(region: plan.name, channels: channels,
                                                 clippedPixels: first.unmasked > 0 ? nil : first.clipped,
                                                 negativePixels: first.negative, pixels: first.count)
+            measurement.paritySums = total.parity
             // A clip lowers the camera channels it hits: bounds from below until the image's
             // matrix says otherwise (`RegionMeasurement.assignKinds`).
             measurement.assignKinds(["R": .lowerBound, "G": .lowerBound, "B": .lowerBound, "Y": .lowerBound])

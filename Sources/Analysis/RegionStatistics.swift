@@ -102,6 +102,9 @@ public struct RegionMeasurement: Sendable, Codable, Equatable {
     public var clippedPixels: Int?
     public var negativePixels: Int
     public var pixels: Int
+    /// Σ w · (R, G, B, 1) by position in a 2×2 cell (not encoded): for means over a CFA
+    /// image's raw sites (`SiteLayout`).
+    public var paritySums: ParitySums?
 
     /// "N clipped (p %)", or "clipping unknown (no clip mask)".
     public var clippingSummary: String {

@@ -62,6 +62,18 @@ public struct ConvertedImage: Sendable {
 }
 
 extension Pipeline {
+    /// What a CFA image's provenance records of its demosaicing: the method and, for a 2×2
+    /// pattern, the pattern (colour per site, row-major, from the active area's top-left):
+    /// with the crop and orientation it places every output pixel on its raw site
+    /// (`SiteLayout`).
+    static func demosaicNotes(_ method: DemosaicMethod, cfa: CFADescription) -> [MetadataItem] {
+        var notes = [MetadataItem("demosaic", .text(method.rawValue))]
+        if cfa.repeatRows == 2 && cfa.repeatCols == 2 && Set(cfa.pattern) == [0, 1, 2] {
+            notes.append(MetadataItem("cfaPattern", .integers(cfa.pattern)))
+        }
+        return notes
+    }
+
     /// Rows per strip from a decoded block: a strip of a 256-pixel tile in floats (48 KiB)
     /// stays in a core's cache from Stage 2 to the output samples.
     static let streamingStripRows = 16
@@ -399,7 +411,7 @@ extension Pipeline {
                 var provenance = headerProvenance()
                 // A CFA image's demosaicing is noted once its bands are made.
                 let demosaicNote = MetadataItem("demosaic", .text(options.demosaic.rawValue))
-                let notes = processing + (cfa != nil && !processing.contains(demosaicNote) ? [demosaicNote] : [])
+                let notes = processing + (cfa != nil && !processing.contains(demosaicNote) ? Pipeline.demosaicNotes(options.demosaic, cfa: cfa!) : [])
                 streamedProcessing = notes + digestItems + plan.processingItems
                 provenance.processing = streamedProcessing
                 let description = WrittenImageDescription(width: plan.outputWidth, height: plan.outputHeight, masks: streamedMasks,
@@ -567,7 +579,7 @@ extension Pipeline {
             stage2 = try Linearizer.linearize(stored, path: path)
         }
         if list2Done, let report = reports[2] { processing.append(listNote(2, report)) }
-        if demosaicked { processing.append(MetadataItem("demosaic", .text(options.demosaic.rawValue))) }
+        if demosaicked, let cfa { processing += Pipeline.demosaicNotes(options.demosaic, cfa: cfa) }
 
         if var linear = stage2 {
             stage2 = nil
@@ -586,7 +598,7 @@ extension Pipeline {
                 } catch {
                     throw FileFailure(path: path, error)
                 }
-                processing.append(MetadataItem("demosaic", .text(options.demosaic.rawValue)))
+                processing += Pipeline.demosaicNotes(options.demosaic, cfa: cfa)
                 let width = mosaic.bands.outputWidth, height = mosaic.bands.outputHeight
                 let mapping = linear.mapping
                 linear = LinearImage(ifd: raw, values: ImageBuffer(width: 0, height: 0, channels: 1, samples: []), clipMask: [],

@@ -97,6 +97,7 @@ extension Pipeline {
         let kernel = input.noise.map { NoiseModel.Kernel($0, luminance: weights) }
         var e = 0.0, bound = 0.0, solid = 0.0, pixels = 0, boundPixels = 0, nonFinite = 0
         var squares = SIMD3<Double>(), weightedOutputs = SIMD3<Double>(), weightedGains = 0.0
+        var parity = ParitySums()
         let clip = image.clipMask
         let px = image.pixels.samples
         for i in 0..<(w * h) where omega[i] > 0 {
@@ -109,8 +110,10 @@ extension Pipeline {
                 continue
             }
             e += y * weight
+            let position = ((i / w) & 1) * 2 + ((i % w) & 1)
+            parity.sums[position] += SIMD4<Double>(rgb.x, rgb.y, rgb.z, 1) * weight
             solid += omega[i]
-                if kernel != nil {
+            if kernel != nil {
                 // Σ w² g · rgb and Σ w² g²: the model's region variance (demosaic correlation included).
                 let gain = input.noise?.pixelGains.map { Double($0[i]) } ?? 1
                 weightedOutputs += rgb * (gain * weight * weight)
@@ -124,8 +127,10 @@ extension Pipeline {
                 bound += y * weight
             }
         }
-        if kernel == nil, let layer = input.deviation { return (e, layer.regionVariance(squares).w, bound, boundPixels, solid, pixels, nonFinite) }
-        let variance = kernel?.regionVariance(weightedOutputs: weightedOutputs, weightedGains: weightedGains).y
+        // A CFA image: E_v over its raw sites, which the demosaic cannot bias (`SiteLayout`).
+        if let layout = SiteLayout.of(image) { e = (layout.outputSums(parity) * weights).sum() }
+        let variance = kernel.map { $0.regionVariance(weightedOutputs: weightedOutputs, weightedGains: weightedGains).y }
+            ?? input.deviation.map { $0.regionVariance(squares).w }
         return (e, variance, bound, boundPixels, solid, pixels, nonFinite)
     }
 

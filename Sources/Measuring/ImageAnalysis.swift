@@ -55,6 +55,20 @@ public struct RegionAnalysis: Sendable, Codable {
     /// Pixels of the region whose values are not finite numbers (NaN or infinity, in a file
     /// another program wrote): left out of every statistic.
     public var nonFinitePixels = 0
+    /// The means (and sums) were taken over the CFA image's raw sites (`SiteLayout`), so the
+    /// demosaic cannot bias them; the other statistics are of the demosaiced pixels.
+    public var meanFromRawSites = false
+
+    public init(name: String, measurement: RegionMeasurement, dynamicRange: DynamicRange, histogram: Histogram?,
+                budgets: [UncertaintyBudget]?, nonFinitePixels: Int = 0, meanFromRawSites: Bool = false) {
+        self.name = name
+        self.measurement = measurement
+        self.dynamicRange = dynamicRange
+        self.histogram = histogram
+        self.budgets = budgets
+        self.nonFinitePixels = nonFinitePixels
+        self.meanFromRawSites = meanFromRawSites
+    }
 }
 
 /// The uncertainty of one statistic in absolute units, line by line (GUM: uncorrelated
@@ -150,6 +164,16 @@ public struct AnalysisRequest: Sendable {
 }
 
 extension RegionMeasurement {
+    /// Replaces the means of R, G, B and Y by their means over the raw sites of a CFA image
+    /// (`SiteLayout`); false (nothing changed) without the sums it needs.
+    mutating func useRawSiteMeans(_ layout: SiteLayout) -> Bool {
+        guard let parity = paritySums, let weight = channels["Y"]?.weight, weight > 0 else { return false }
+        let rgb = layout.outputSums(parity) / weight
+        let means = ["R": rgb.x, "G": rgb.y, "B": rgb.z, "Y": (rgb * Rec2020.luminanceWeights).sum()]
+        for (q, mean) in means { channels[q]?.mean = mean }
+        return true
+    }
+
     /// Replaces the standard errors of the mean and median of R, G, B and Y by those the
     /// file's standard deviation layer gives over `selection` (`DeviationLayer`).
     mutating func useStandardErrors(of layer: DeviationLayer, selection: PixelSelection) {
@@ -448,9 +472,11 @@ extension Pipeline {
             return nil
         }()
         let directions = ClipDirection.kinds(cameraToOutput: image.provenance.cameraToOutput)
+        let sites = SiteLayout.of(image)
         for (name, measuredRegion, histogram) in measured {
             var m = measuredRegion
             m.assignKinds(directions)
+            let fromSites = sites.map { m.useRawSiteMeans($0) } ?? false
             var budgets: [UncertaintyBudget]?
             if exposure.mode.isAbsolute, let y = m.channels["Y"] {
                 // Y's mean and median, then the means of R, G and B.
@@ -465,7 +491,7 @@ extension Pipeline {
                 }
             }
             results.append(RegionAnalysis(name: name, measurement: m, dynamicRange: DynamicRange.of(m.channels["Y"]!, noise: noise),
-                                          histogram: histogram, budgets: budgets))
+                                          histogram: histogram, budgets: budgets, meanFromRawSites: fromSites))
             byName[name] = m
         }
         var ratios: [RadianceRatio] = []

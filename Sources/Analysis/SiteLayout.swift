@@ -1,0 +1,89 @@
+import Foundation
+import ImageCore
+
+/// Where each pixel of a demosaiced CFA image sat on the sensor, for sums that no demosaic
+/// can bias.
+///
+/// An interpolating demosaic keeps each raw sample at its site and invents the other two
+/// colours there. A sum over many pixels of what it invents conserves the raw samples'
+/// total only for a linear, evenly spread interpolation (bilinear); RCD follows edges, and
+/// around a source of one or two pixels (a sun) it spreads less than the sample's share:
+/// E_v of a 1.2-pixel sun reads 3–4 % low. Summing over the raw sites instead, each camera
+/// plane j from its own samples only, each counted 1 / (its share of the sites) times
+/// (4 for red and blue, 2 for green), gives Σ w · x_j whatever the demosaic, with exactly
+/// the noise the noise model's `samplingVarianceScale` gives a region's sum.
+///
+/// The layout comes from the image's provenance: its demosaic (bilinear or RCD), its 2×2
+/// `cfaPattern` (from the active area's top-left), the crop (from the same origin), the size
+/// before orientation (equal to the crop's: no resampling) and the EXIF orientation.
+public struct SiteLayout: Sendable, Equatable {
+    /// The camera plane (0, 1, 2) of the pixels at each position of a 2×2 cell of the output
+    /// image: [even row even column, even odd, odd even, odd odd].
+    public let planes: [Int]
+    /// The camera → measured-output matrix (row-major), by which output = M · camera.
+    public let cameraToOutput: [Double]
+
+    public init?(planes: [Int], cameraToOutput: [Double]) {
+        guard planes.count == 4, Set(planes) == [0, 1, 2], cameraToOutput.count == 9,
+              Matrix3(cameraToOutput).inverse != nil else { return nil }
+        self.planes = planes
+        self.cameraToOutput = cameraToOutput
+    }
+
+    /// The layout of `image`, or nil when its pixels are not on a CFA grid it can name (a
+    /// LinearRaw image, superpixel cells, a resampled or unrecorded geometry, no matrix).
+    public static func of(_ image: SceneLinearImage) -> SiteLayout? {
+        let p = image.provenance
+        guard p.processingValue("demosaic") == .text("rcd") || p.processingValue("demosaic") == .text("bilinear"),
+              case .integers(let pattern)? = p.processingValue("cfaPattern"), pattern.count == 4,
+              case .integers(let crop)? = p.processingValue("crop"), crop.count == 4,
+              case .integers(let scaled)? = p.processingValue("scaledSize"), scaled.count == 2,
+              scaled[0] == crop[3] - crop[1], scaled[1] == crop[2] - crop[0], scaled[0] >= 2, scaled[1] >= 2 else { return nil }
+        let orientation: Int
+        switch p.processingValue("orientation") {
+        case .integer(let o)?: orientation = o
+        case nil: orientation = 1
+        default: return nil
+        }
+        guard (1...8).contains(orientation) else { return nil }
+        var planes = [Int](repeating: -1, count: 4)
+        for ys in 0..<2 {
+            for xs in 0..<2 {
+                let out = orientedPosition(x: xs, y: ys, width: scaled[0], height: scaled[1], orientation: orientation)
+                planes[(out.y & 1) * 2 + (out.x & 1)] = pattern[((crop[0] + ys) & 1) * 2 + ((crop[1] + xs) & 1)]
+            }
+        }
+        return SiteLayout(planes: planes, cameraToOutput: p.cameraToOutput)
+    }
+
+    /// Where pixel (x, y) of a `width` × `height` image lands under EXIF `orientation`
+    /// (the pipeline's own convention, `ImageGeometry.orientedPosition`).
+    static func orientedPosition(x: Int, y: Int, width w: Int, height h: Int, orientation: Int) -> (x: Int, y: Int) {
+        switch orientation {
+        case 1: (x, y)
+        case 2: (w - 1 - x, y)
+        case 3: (w - 1 - x, h - 1 - y)
+        case 4: (x, h - 1 - y)
+        case 5: (y, x)
+        case 6: (h - 1 - y, x)
+        case 7: (h - 1 - y, w - 1 - x)
+        default: (y, w - 1 - x)
+        }
+    }
+
+    /// Σ w · (R, G, B) over the raw sites, from sums by position in a 2×2 cell: each
+    /// position's camera values M⁻¹ · Σ w · output, of which its own plane's is a raw sample
+    /// (the others interpolated: left out), scaled by 4 / (positions of that plane), back
+    /// through M.
+    public func outputSums(_ parity: ParitySums) -> SIMD3<Double> {
+        let m = Matrix3(cameraToOutput), inverse = m.inverse!
+        var camera = SIMD3<Double>()
+        for k in 0..<4 {
+            let j = planes[k]
+            let share = Double(planes.filter { $0 == j }.count)
+            let s = parity.sums[k]
+            camera[j] += (inverse * SIMD3(s.x, s.y, s.z))[j] * 4 / share
+        }
+        return m * camera
+    }
+}
