@@ -112,6 +112,21 @@ extension EXRFile {
             masks: EXRMetadata.maskLayers(contents))
     }
 
+    /// The per-pixel standard deviations of a merged EXR, RGB interleaved like its pixels,
+    /// from the channels `std_R`, `std_G`, `std_B` (the flat naming, merge's default) or
+    /// `std.R`, `std.G`, `std.B` (`--exr-layout layers`, and files written before flat names
+    /// were the default); nil when the file has neither.
+    /// - Throws: as `read`.
+    public static func readStandardDeviation(_ path: String, limits: ReadLimits = ReadLimits()) throws -> [Float]? {
+        let names = EXRLayout.allCases.map { layout in ["R", "G", "B"].map { standardDeviationChannel($0, layout: layout) } }
+        let (planes, _, _) = try readPlanes(path, limits: limits, only: Set(names.joined()))
+        for triple in names {
+            let chosen = triple.compactMap { planes.plane(named: $0) }
+            if chosen.count == 3 { return planes.interleaved(chosen) }
+        }
+        return nil
+    }
+
     /// Reads an EXR written by `write` for measuring: R, G, B and the clip mask decoded into
     /// planes as stored (a HALF sample stays 2 bytes), widened to `Float` band by band in each
     /// pass of its `scan`. Metadata as `readSceneLinear`; semantic masks and other channels
