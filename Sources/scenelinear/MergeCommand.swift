@@ -29,10 +29,12 @@ extension SceneLinearCommand {
                 measured one and reported. The result is in the reference frame's units (--units \
                 relative), or in cd/m² or W·sr⁻¹·m⁻² through the reference frame's exposure and \
                 --calibration. Outputs: EXR with channels R, G, B, mask_clipped (lower bounds), \
-                std.R, std.G, std.B (standard deviation of each channel) and merge_frames (frames \
-                used by the pixel's least-covered channel), 32-bit floats by default; HDF5 with /image, \
-                /clip_mask, /merge/std [H, W, 3] and /merge/frames [H, W]; a Radiance .hdr (absolute \
-                units only) holds the image alone. See docs/merge.md.
+                std_R, std_G, std_B (standard deviation of each channel) and merge_frames (frames \
+                used by the pixel's least-covered channel), 32-bit floats by default (--exr-layout \
+                layers names them mask.clipped.Y and std.R, std.G, std.B); HDF5 with /image, \
+                /clip_mask, /merge/std [H, W, 3] and /merge/frames [H, W] on the image's dimensions \
+                (y, x, channel); a Radiance .hdr (absolute units only) holds the image alone. See \
+                docs/merge.md.
                 """)
 
         @Argument(help: "The raw frames (DNG), at least two.")
@@ -83,6 +85,9 @@ extension SceneLinearCommand {
 
         @Option(help: "EXR channel type: float (default: merged brackets exceed half's range) or half.")
         var exrType: EXRPixelType = .float
+
+        @Option(help: "EXR channel names: flat (default: mask_clipped, std_R, std_G, std_B; Blender opens the file as a plain image) or layers (mask.clipped.Y, std.R, std.G, std.B: a std layer for Nuke and OIIO).")
+        var exrLayout: EXRLayout = .flat
 
         @Option(help: "HDF5 sample type of /image: float32 (default) or float16.")
         var hdf5Type: HDF5SampleType = .float32
@@ -138,7 +143,7 @@ extension SceneLinearCommand {
                 }
                 var merged = try limits.withParallelism { try Pipeline.merge(paths: frames, options: options) }
                 let start = DispatchTime.now().uptimeNanoseconds
-                try limits.withParallelism { try Self.write(&merged, to: output, format: format, exrType: exrType, hdf5Type: hdf5Type) }
+                try limits.withParallelism { try write(&merged, format: format) }
                 merged.timings.append(("write", Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9))
                 if timings {
                     FileHandle.standardError.write(Data(("timings: " + merged.timings.map { String(format: "%@ %.3f", $0.0, $0.1) }
@@ -155,44 +160,53 @@ extension SceneLinearCommand {
             }
         }
 
-        /// The merged image in its format: EXR and HDF5 with the standard deviations and frame counts.
-        /// (The standard deviations are moved out of `merged` into the file's layout.)
-        static func write(_ merged: inout MergedBracket, to path: String, format: OutputFormat, exrType: EXRPixelType,
-                          hdf5Type: HDF5SampleType) throws {
-            let image = merged.image
-            let n = image.width * image.height
+        /// The merged image in its format: EXR and HDF5 with the standard deviations and frame
+        /// counts (moved out of `merged` into the file's layout).
+        func write(_ merged: inout MergedBracket, format: OutputFormat) throws {
             switch format {
             case .exr:
-                var options = EXROptions()
-                options.pixelType = exrType
-                var channels = ["R", "G", "B"].enumerated().map { c, name in
-                    merged.standardDeviation.samples.withUnsafeBufferPointer { std in
-                        EXRAuxiliaryChannel(name: "std.\(name)", values: (0..<n).map { std[3 * $0 + c] })
-                    }
-                }
-                merged.standardDeviation.samples = []
-                channels.append(EXRAuxiliaryChannel(name: "merge_frames", values: merged.frames.map(Float.init)))
-                do {
-                    try EXRFile.write(image, to: path, options: options, auxiliary: channels)
-                } catch is HalfRangeError {
-                    throw OutputError(path: path, reason: "values beyond half's range (65504): write --exr-type float")
-                }
+                try writeEXR(&merged)
             case .hdf5:
                 var options = HDF5Options()
                 options.sampleType = hdf5Type
-                let group = HDF5Group(name: "merge", attributes: [
-                    MetadataItem("description", .text("merge of \(merged.report.frames.count) raw frames; /clip_mask marks lower bounds (clipped in every frame)")),
-                    MetadataItem("reference_frame", .integer(merged.report.reference + 1)),
-                ], datasets: [
-                    HDF5Dataset(name: "std", shape: [image.height, image.width, 3], values: .floats(merged.standardDeviation.samples),
-                                attributes: [MetadataItem("description", .text("standard deviation of each channel of /image (noise), same units"))]),
-                    HDF5Dataset(name: "frames", shape: [image.height, image.width], values: .bytes(merged.frames),
-                                attributes: [MetadataItem("description", .text("frames used by the pixel's least-covered channel (0: lower bound)"))]),
-                ])
-                try HDF5File.write(image, to: path, options: options, groups: [group])
+                try HDF5File.write(merged.image, to: output, options: options, groups: [Self.mergeGroup(merged)])
             case .hdr:
-                try RadianceFile.write(image, to: path)
+                try RadianceFile.write(merged.image, to: output)
             }
+        }
+
+        /// The EXR: R, G, B, the clip mask, a standard deviation channel per colour and merge_frames.
+        func writeEXR(_ merged: inout MergedBracket) throws {
+            let n = merged.image.width * merged.image.height
+            var options = EXROptions()
+            options.pixelType = exrType
+            options.layout = exrLayout
+            var channels = ["R", "G", "B"].enumerated().map { c, name in
+                merged.standardDeviation.samples.withUnsafeBufferPointer { std in
+                    EXRAuxiliaryChannel(name: EXRFile.standardDeviationChannel(name, layout: exrLayout), values: (0..<n).map { std[3 * $0 + c] })
+                }
+            }
+            merged.standardDeviation.samples = []
+            channels.append(EXRAuxiliaryChannel(name: "merge_frames", values: merged.frames.map(Float.init)))
+            do {
+                try EXRFile.write(merged.image, to: output, options: options, auxiliary: channels)
+            } catch is HalfRangeError {
+                throw OutputError(path: output, reason: "values beyond half's range (65504): write --exr-type float")
+            }
+        }
+
+        /// `/merge`: the standard deviations and frame counts on the image's dimensions.
+        static func mergeGroup(_ merged: MergedBracket) -> HDF5Group {
+            let image = merged.image
+            return HDF5Group(name: "merge", attributes: [
+                MetadataItem("description", .text("merge of \(merged.report.frames.count) raw frames; /clip_mask marks lower bounds (clipped in every frame)")),
+                MetadataItem("reference_frame", .integer(merged.report.reference + 1)),
+            ], datasets: [
+                HDF5Dataset(imageLayer: "std", width: image.width, height: image.height, channels: 3, values: .floats(merged.standardDeviation.samples),
+                            attributes: [MetadataItem("description", .text("standard deviation of each channel of /image (noise), same units"))]),
+                HDF5Dataset(imageLayer: "frames", width: image.width, height: image.height, values: .bytes(merged.frames),
+                            attributes: [MetadataItem("description", .text("frames used by the pixel's least-covered channel (0: lower bound)"))]),
+            ])
         }
 
         static func summary(_ r: MergeReport, unit: ExposureMode) -> String {
