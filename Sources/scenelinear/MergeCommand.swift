@@ -9,6 +9,8 @@ struct MergeDocument: Codable {
     var format: String
     var units: String
     var report: MergeReport
+    /// A .hdr's lower bounds (and its mask).
+    var lowerBounds: RadianceLowerBounds?
 }
 
 extension SceneLinearCommand {
@@ -33,8 +35,9 @@ extension SceneLinearCommand {
                 used by the pixel's least-covered channel), 32-bit floats by default (--exr-layout \
                 layers names them mask.clipped.Y and std.R, std.G, std.B); HDF5 with /image, \
                 /clip_mask, /merge/std [H, W, 3] and /merge/frames [H, W] on the image's dimensions \
-                (y, x, channel); a Radiance .hdr (absolute units only) holds the image alone. See \
-                docs/merge.md.
+                (y, x, channel); a Radiance .hdr (absolute units only) holds the image, its header the \
+                count and share of lower-bound pixels, which, when there are any, are marked in \
+                x.clip.hdr (1 where a lower bound) with a warning. See docs/merge.md.
                 """)
 
         @Argument(help: "The raw frames (DNG), at least two.")
@@ -143,26 +146,29 @@ extension SceneLinearCommand {
                 }
                 var merged = try limits.withParallelism { try Pipeline.merge(paths: frames, options: options) }
                 let start = DispatchTime.now().uptimeNanoseconds
-                try limits.withParallelism { try write(&merged, format: format) }
+                let bounds = try limits.withParallelism { try write(&merged, format: format) }
                 merged.timings.append(("write", Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9))
+                if !quiet { bounds?.warn(path: output) }
                 if timings {
                     FileHandle.standardError.write(Data(("timings: " + merged.timings.map { String(format: "%@ %.3f", $0.0, $0.1) }
                         .joined(separator: ", ") + "\n").utf8))
                 }
                 if json {
                     let document = MergeDocument(output: output, format: format.rawValue, units: merged.image.exposure.mode.rawValue,
-                                                 report: merged.report)
+                                                 report: merged.report, lowerBounds: bounds)
                     print(try ReportJSON.encode(document))
                 } else if !quiet {
                     print(Self.summary(merged.report, unit: merged.image.exposure.mode))
                     print("wrote \(output)")
+                    if let mask = bounds?.mask { print("wrote \(mask) (lower-bound mask of \(output))") }
                 }
             }
         }
 
         /// The merged image in its format: EXR and HDF5 with the standard deviations and frame
-        /// counts (moved out of `merged` into the file's layout).
-        func write(_ merged: inout MergedBracket, format: OutputFormat) throws {
+        /// counts (moved out of `merged` into the file's layout), a Radiance picture with its
+        /// lower bounds. Returns the picture's lower bounds.
+        func write(_ merged: inout MergedBracket, format: OutputFormat) throws -> RadianceLowerBounds? {
             switch format {
             case .exr:
                 try writeEXR(&merged)
@@ -171,8 +177,9 @@ extension SceneLinearCommand {
                 options.sampleType = hdf5Type
                 try HDF5File.write(merged.image, to: output, options: options, groups: [Self.mergeGroup(merged)])
             case .hdr:
-                try RadianceFile.write(merged.image, to: output)
+                return try RadianceFile.write(merged.image, to: output)
             }
+            return nil
         }
 
         /// The EXR: R, G, B, the clip mask, a standard deviation channel per colour and merge_frames.

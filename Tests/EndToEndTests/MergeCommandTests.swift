@@ -6,8 +6,8 @@ import TestSupport
 
 /// `scenelinear merge` and `validate` of a bracket through the binary: the EXR's channels as
 /// exrheader lists them (flat names by default, opened by Blender as a plain image; layers
-/// on request), the HDF5 layers as h5py and xarray read them, errors with their exit codes
-/// and no output left behind.
+/// on request), the HDF5 layers as h5py and xarray read them, a Radiance picture's lower
+/// bounds, errors with their exit codes and no output left behind.
 @Suite struct MergeCommandTests {
     static func simulate(_ dir: URL, _ extra: [String] = []) throws -> [String] {
         let made = try CLI.run(["simulate", "--scene", "sky-sun", "--size", "256x192", "--bracket", "-4,0,4", "-o", dir.path, "-q"] + extra)
@@ -111,6 +111,38 @@ import TestSupport
         // In absolute units, the .hdr is written.
         let ok = try CLI.run(["merge"] + frames + ["-o", dir.appendingPathComponent("lum.hdr").path, "--units", "luminance", "-q"])
         #expect(ok.status == 0, "\(ok.stderr)")
+    }
+
+    /// A merge's .hdr: the sun, clipped in every frame, counted in the header and the JSON,
+    /// marked in the mask next to the picture (listed and warned of); read by getinfo.
+    @Test func radiancePictureRecordsItsLowerBounds() throws {
+        let dir = TestData.temporaryDirectory("merge-hdr-bounds")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let frames = try Self.simulate(dir)
+        let hdr = dir.appendingPathComponent("lum.hdr").path
+        let r = try CLI.run(["merge"] + frames + ["-o", hdr, "--units", "luminance", "--json"])
+        try #require(r.status == 0, "\(r.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let report = try #require(json["report"] as? [String: Any])
+        let bounds = try #require(json["lowerBounds"] as? [String: Any])
+        let pixels = try #require(report["lowerBoundPixels"] as? Int)
+        #expect(pixels > 0 && bounds["pixels"] as? Int == pixels && bounds["status"] as? String == "lower bounds")
+        #expect(bounds["shareOf"] as? String == "pixels" && bounds["share"] as? Double == Double(pixels) / (256 * 192))
+        let mask = dir.appendingPathComponent("lum.clip.hdr").path
+        #expect(bounds["mask"] as? String == mask)
+        #expect(r.stderr.contains("warning: \(hdr) holds \(pixels) lower-bound pixels") && r.stderr.contains("shorter exposure"), "\(r.stderr)")
+        let picture = try RadianceFile.read(hdr), marks = try RadianceFile.read(mask)
+        #expect(picture.headerValue("SCENELINEAR_LOWER_BOUND_PIXELS") == String(pixels))
+        #expect((0..<(256 * 192)).filter { marks.rec2020[3 * $0] > 0.5 }.count == pixels)
+        let text = try CLI.run(["merge"] + frames + ["-o", hdr, "--units", "luminance"])
+        #expect(text.status == 0 && text.stdout.contains("wrote \(mask) (lower-bound mask of \(hdr))"), "\(text.stdout)")
+        guard let bin = try RadianceOutputTests.radianceBin() else {
+            try TestRequirement.unavailable("pyradiance (Radiance's getinfo)", installedByBootstrap: true)
+        }
+        let info = try TestData.run(bin.appendingPathComponent("getinfo"), [hdr, mask])
+        #expect(info.status == 0 && info.stdout.contains("SCENELINEAR_LOWER_BOUND_PIXELS=\(pixels)")
+                && info.stdout.contains("SCENELINEAR_LOWER_BOUND_MASK=lum.clip.hdr") && info.stdout.contains("SCENELINEAR_MASK_OF=lum.hdr"),
+                "\(info.stdout)")
     }
 
     /// xarray (h5netcdf) puts /merge/std on (y, x, channel) and /merge/frames on (y, x),
