@@ -9,6 +9,8 @@ struct MergeDocument: Codable {
     var format: String
     var units: String
     var report: MergeReport
+    /// With --projection: the fisheye lens of the merged image.
+    var lens: FisheyeLens?
     /// A .hdr's lower bounds (and its mask).
     var lowerBounds: RadianceLowerBounds?
 }
@@ -37,7 +39,9 @@ extension SceneLinearCommand {
                 /clip_mask, /merge/std [H, W, 3] and /merge/frames [H, W] on the image's dimensions \
                 (y, x, channel); a Radiance .hdr (absolute units only) holds the image, its header the \
                 count and share of lower-bound pixels, which, when there are any, are marked in \
-                x.clip.hdr (1 where a lower bound) with a warning. See docs/merge.md.
+                x.clip.hdr (1 where a lower bound) with a warning. With --projection (a fisheye \
+                bracket) the .hdr is the square around the image circle with Radiance's VIEW= line, \
+                as illuminance -o writes it, for evalglare; an .h5 gets /fisheye. See docs/merge.md.
                 """)
 
         @Argument(help: "The raw frames (DNG), at least two.")
@@ -47,6 +51,8 @@ extension SceneLinearCommand {
 
         @Option(name: .shortAndLong, help: "Output file: .exr, .h5 or .hdr.")
         var output: String
+
+        @OptionGroup(title: "Fisheye bracket") var fisheye: FisheyeOptions
 
         @Option(help: "The frame whose units the result is in, numbered from 1 in the order given (default: the frame of middle exposure).")
         var reference: Int?
@@ -119,8 +125,11 @@ extension SceneLinearCommand {
             if let reference, !(1...max(frames.count, 1)).contains(reference) {
                 throw ValidationError("--reference must be 1...\(frames.count) (a frame number in the order given)")
             }
-            guard OutputFormat(pathExtension: URL(fileURLWithPath: output).pathExtension) != nil else {
+            guard let format = OutputFormat(pathExtension: URL(fileURLWithPath: output).pathExtension) else {
                 throw ValidationError("--output must end in .exr, .h5 or .hdr")
+            }
+            if fisheye.projection != nil && format == .exr {
+                throw ValidationError("--projection describes the picture of an .hdr or .h5 output, not of an EXR")
             }
         }
 
@@ -145,8 +154,9 @@ extension SceneLinearCommand {
                     throw OutputError(path: output, reason: "a Radiance picture holds absolute values: merge with --units luminance or radiance")
                 }
                 var merged = try limits.withParallelism { try Pipeline.merge(paths: frames, options: options) }
+                let lens = try fisheye.lens(for: merged.image, path: output)
                 let start = DispatchTime.now().uptimeNanoseconds
-                let bounds = try limits.withParallelism { try write(&merged, format: format) }
+                let bounds = try limits.withParallelism { try write(&merged, format: format, lens: lens) }
                 merged.timings.append(("write", Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9))
                 if !quiet { bounds?.warn(path: output) }
                 if timings {
@@ -155,7 +165,7 @@ extension SceneLinearCommand {
                 }
                 if json {
                     let document = MergeDocument(output: output, format: format.rawValue, units: merged.image.exposure.mode.rawValue,
-                                                 report: merged.report, lowerBounds: bounds)
+                                                 report: merged.report, lens: lens, lowerBounds: bounds)
                     print(try ReportJSON.encode(document))
                 } else if !quiet {
                     print(Self.summary(merged.report, unit: merged.image.exposure.mode))
@@ -167,16 +177,19 @@ extension SceneLinearCommand {
 
         /// The merged image in its format: EXR and HDF5 with the standard deviations and frame
         /// counts (moved out of `merged` into the file's layout), a Radiance picture with its
-        /// lower bounds. Returns the picture's lower bounds.
-        func write(_ merged: inout MergedBracket, format: OutputFormat) throws -> RadianceLowerBounds? {
+        /// lower bounds (a fisheye's square picture with `lens`). Returns the picture's lower bounds.
+        func write(_ merged: inout MergedBracket, format: OutputFormat, lens: FisheyeLens?) throws -> RadianceLowerBounds? {
             switch format {
             case .exr:
                 try writeEXR(&merged)
             case .hdf5:
+                var groups = [Self.mergeGroup(merged)]
+                if let lens { groups.append(Pipeline.fisheyeGroup(lens, width: merged.image.width, height: merged.image.height)) }
                 var options = HDF5Options()
                 options.sampleType = hdf5Type
-                try HDF5File.write(merged.image, to: output, options: options, groups: [Self.mergeGroup(merged)])
+                try HDF5File.write(merged.image, to: output, options: options, groups: groups)
             case .hdr:
+                if let lens { return try Pipeline.writeFisheyeRadiance(merged.image, lens: lens, to: output) }
                 return try RadianceFile.write(merged.image, to: output)
             }
             return nil

@@ -7,7 +7,8 @@ import TestSupport
 /// `scenelinear merge` and `validate` of a bracket through the binary: the EXR's channels as
 /// exrheader lists them (flat names by default, opened by Blender as a plain image; layers
 /// on request), the HDF5 layers as h5py and xarray read them, a Radiance picture's lower
-/// bounds, errors with their exit codes and no output left behind.
+/// bounds, a fisheye bracket's picture read by evalglare, errors with their exit codes and
+/// no output left behind.
 @Suite struct MergeCommandTests {
     static func simulate(_ dir: URL, _ extra: [String] = []) throws -> [String] {
         let made = try CLI.run(["simulate", "--scene", "sky-sun", "--size", "256x192", "--bracket", "-4,0,4", "-o", dir.path, "-q"] + extra)
@@ -204,5 +205,43 @@ import TestSupport
             }
         }
         #expect(worst <= 1.0 / 2048, "largest relative difference \(worst)")
+    }
+
+    /// A fisheye bracket (the built-in sky dome with its sun, 180° equidistant) merged to
+    /// .hdr with --projection: the square picture with VIEW=, which evalglare reads; its
+    /// vertical illuminance agrees with `illuminance` on the merged EXR within 0.1 %. With
+    /// --projection equisolid the picture is byte for byte the one `illuminance -o` writes.
+    @Test func fisheyeBracketForEvalglare() throws {
+        guard let bin = try RadianceOutputTests.radianceBin() else {
+            try TestRequirement.unavailable("pyradiance (Radiance's evalglare)", installedByBootstrap: true)
+        }
+        let dir = TestData.temporaryDirectory("merge-fisheye")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let made = try CLI.run(["simulate", "--scene", "sky-dome", "--size", "512x512", "--bracket=-18,-12,-6,0", "-o", dir.path, "-q"])
+        try #require(made.status == 0, "\(made.stderr)")
+        let frames = (1...4).map { dir.appendingPathComponent("sky-dome_\($0).dng").path }
+        let merge = ["merge"] + frames + ["--units", "luminance", "--unchecked-ratios", "-q"]
+        let exr = dir.appendingPathComponent("merged.exr").path, hdr = dir.appendingPathComponent("merged.hdr").path
+        try #require(try CLI.run(merge + ["-o", exr]).status == 0)
+        let r = try CLI.run(merge + ["-o", hdr, "--projection", "equidistant"])
+        try #require(r.status == 0, "\(r.stderr)")
+        let e = try CLI.run(["illuminance", exr, "--projection", "equidistant", "--json"])
+        try #require(e.status == 0, "\(e.stderr)")
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(e.stdout.utf8)) as? [String: Any])
+        let ours = try #require(((doc["results"] as? [[String: Any]])?.first?["illuminance"]) as? Double)
+        // evalglare -V prints E_v (and exits 1 even when it succeeds).
+        let glare = try TestData.run(bin.appendingPathComponent("evalglare"), ["-V", hdr])
+        let theirs = try #require(Double(glare.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(glare.stdout) \(glare.stderr)")
+        #expect(abs(theirs / ours - 1) < 0.001, "evalglare \(theirs) lx, illuminance \(ours) lx")
+        let picture = try RadianceFile.read(hdr)
+        #expect(picture.view?.hasPrefix("-vta") == true && picture.headerValue("SCENELINEAR_LOWER_BOUND_PIXELS") == "0")
+
+        let viaMerge = dir.appendingPathComponent("equisolid.hdr").path, viaIlluminance = dir.appendingPathComponent("e.hdr").path
+        try #require(try CLI.run(merge + ["-o", viaMerge, "--projection", "equisolid"]).status == 0)
+        try #require(try CLI.run(["illuminance", exr, "--projection", "equisolid", "-o", viaIlluminance, "-q"]).status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: viaMerge)) == (try Data(contentsOf: URL(fileURLWithPath: viaIlluminance))))
+        // The fisheye options describe a picture: not for an EXR.
+        #expect(try CLI.run(merge + ["-o", exr, "--projection", "equidistant"]).status == 64)
+        #expect(try CLI.run(merge + ["-o", hdr, "--fov", "170"]).status == 64)
     }
 }
