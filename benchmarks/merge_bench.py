@@ -92,7 +92,7 @@ def main():
                     print(layout, size, name, results[name][-1], file=sys.stderr)
             med = {k: (statistics.median(t for t, _ in v), statistics.median(m for _, m in v)) for k, v in results.items()}
             w, h = (int(x) for x in SIZES[size].split("x"))
-            output_mb = w * h * 8 * 4 / 2**20  # R, G, B, mask, std.R/G/B, frames as 32-bit floats
+            output_mb = w * h * 8 * 4 / 2**20  # R, G, B, mask, std_R/G/B, frames as 32-bit floats
             peer_text = (f"{med['hdrutils'][0]:.2f} s, {med['hdrutils'][1]:.0f} MB ({med['hdrutils'][0] / med['merge'][0]:.1f}× our merge's time)"
                          if "hdrutils" in med else "—")
             lines.append(f"| {size} MP {layout}, {a.frames} frames | {med['convert'][0]:.3f} s, {med['convert'][1]:.0f} MB | "

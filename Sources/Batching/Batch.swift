@@ -8,6 +8,18 @@ public struct ManifestRecord: Codable, Sendable, Equatable {
         public var format: String
         public var path: String
         public var sha256: String
+        /// A Radiance picture's lower bounds (`RadianceLowerBounds`); nil for other formats.
+        public var lowerBounds: RadianceLowerBounds?
+        /// For a picture's lower-bound mask: the picture it belongs to.
+        public var maskOf: String?
+
+        public init(format: String, path: String, sha256: String, lowerBounds: RadianceLowerBounds? = nil, maskOf: String? = nil) {
+            self.format = format
+            self.path = path
+            self.sha256 = sha256
+            self.lowerBounds = lowerBounds
+            self.maskOf = maskOf
+        }
     }
 
     public var input: String
@@ -153,7 +165,7 @@ public struct BatchConverter: Sendable {
             let targets = targetsOf[input] ?? []
             let sha = (try? FileBytes(path: input)).map { SHA256Digest.hex(of: $0.data) } ?? ""
             if job.resume, let record = previous[input], record.status == "ok", record.inputSHA256 == sha, !sha.isEmpty,
-               Set(record.outputs.map(\.path)) == Set(targets.map(\.1)), record.outputs.allSatisfy(Self.verify) {
+               Set(record.outputs.filter { $0.maskOf == nil }.map(\.path)) == Set(targets.map(\.1)), record.outputs.allSatisfy(Self.verify) {
                 summary.skip()
                 return 0
             }
@@ -186,6 +198,7 @@ public struct BatchConverter: Sendable {
                                     shard: shard.count > 1 ? shard.description : nil)
         do {
             try budget.withReservation(Pipeline.estimatedFileBytes(path: input, options: develop, route: Self.route(targets, export))) {
+                var lowerBounds: [String: RadianceLowerBounds] = [:]
                 // Half floats unless a value is beyond their range: then 32-bit floats.
                 try export.withFloatFallback { export in
                     if targets.count == 1 && !export.needsFloat(targets.map(\.0)) {
@@ -198,15 +211,16 @@ public struct BatchConverter: Sendable {
                             : try Pipeline.developForExport(path: input, options: develop,
                                                             keepClipMask: export.needsClipMask(targets.map(\.0))).image
                         for (format, path) in targets {
-                            try Pipeline.export(image, format: format, to: path, options: export)
+                            lowerBounds[path] = try Pipeline.export(image, format: format, to: path, options: export)
                         }
                     }
                 }
                 for (format, path) in targets {
-                    let written = try FileBytes(path: path)
-                    let digest = SHA256Digest.hex(of: written.data)
-                    try written.checkIntact()
-                    record.outputs.append(.init(format: format.rawValue, path: path, sha256: digest))
+                    let bounds = lowerBounds[path]
+                    record.outputs.append(.init(format: format.rawValue, path: path, sha256: try Self.digest(path), lowerBounds: bounds))
+                    if let mask = bounds?.mask {
+                        record.outputs.append(.init(format: format.rawValue, path: mask, sha256: try Self.digest(mask), maskOf: path))
+                    }
                 }
             }
         } catch {
@@ -258,6 +272,15 @@ public struct BatchConverter: Sendable {
                 throw ShardError(reason: "this job array maps its task \(shard.index) to part \(shard.description), but \(directory) holds \(name) of a \(n)-part split (a rerun of some indices?)")
             }
         }
+    }
+
+    /// The SHA-256 of a file just written.
+    /// - Throws: the reader's errors, or `ContainerError` when it shrank while being read.
+    static func digest(_ path: String) throws -> String {
+        let written = try FileBytes(path: path)
+        let digest = SHA256Digest.hex(of: written.data)
+        try written.checkIntact()
+        return digest
     }
 
     /// A record's output still exists and has the recorded digest.

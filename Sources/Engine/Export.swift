@@ -84,13 +84,17 @@ public struct ExportOptions: Sendable {
 extension Pipeline {
     /// Writes `image` in `format` to `path` (atomically: a temporary file renamed on success).
     /// `hdf5Groups` are extra groups (e.g. `/analysis`) for HDF5 outputs.
+    /// - Returns: for a Radiance picture, what it records of its lower bounds (and the mask
+    ///   written next to it); nil for the other formats.
+    @discardableResult
     public static func export(_ image: some SceneLinearRaster, format: OutputFormat, to path: String,
-                              options: ExportOptions = ExportOptions(), hdf5Groups: [HDF5Group] = []) throws {
+                              options: ExportOptions = ExportOptions(), hdf5Groups: [HDF5Group] = []) throws -> RadianceLowerBounds? {
         switch format {
         case .exr: try EXRFile.write(image, to: path, options: options.exr)
         case .hdf5: try HDF5File.write(image, to: path, options: options.hdf5, groups: hdf5Groups)
-        case .hdr: try RadianceFile.write(image, to: path)
+        case .hdr: return try RadianceFile.write(image, to: path)
         }
+        return nil
     }
 
     /// Decides where each output goes.

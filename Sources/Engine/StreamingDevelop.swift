@@ -37,6 +37,8 @@ public struct ConvertedImage: Sendable {
     public let geometry: GeometryPlan
     public var timings: StageTimings
     public let clippedPixelCount: Int
+    /// What a Radiance picture written by `Pipeline.convert` records of its lower bounds.
+    public var radianceLowerBounds: RadianceLowerBounds?
 
     /// The result of `develop`.
     public init(_ d: DevelopedImage) {
@@ -165,8 +167,9 @@ extension Pipeline {
             // From the Float image (RGBE keeps more range than half floats).
             let developed = try develop(path: path, options: options)
             var seconds = 0.0
-            try measure(&seconds) { try RadianceFile.write(developed.image, to: destination) }
+            let bounds = try measure(&seconds) { try RadianceFile.write(developed.image, to: destination) }
             var converted = ConvertedImage(developed)
+            converted.radianceLowerBounds = bounds
             converted.timings.export[OutputFormat.hdr.rawValue] = seconds
             return converted
         }

@@ -76,6 +76,19 @@ public struct OverwritePolicy: Sendable {
         }
     }
 
+    /// Removes what is left at `path` from an earlier run — a regular file this tool wrote
+    /// (its signature), not an input of the command — when this run writes nothing there
+    /// (e.g. a lower-bound mask the new picture does not need). Anything else is left alone.
+    /// Returns whether a file was removed.
+    @discardableResult
+    public func removeStaleOutput(_ path: String) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+        if let identity = FileIdentity(path: path), inputs.contains(identity) { return false }
+        guard Self.carriesSignature(path) else { return false }
+        return unlink(path) == 0
+    }
+
     /// Whether the file has `scenelinear` (any case) in its first or last 64 KiB.
     static func carriesSignature(_ path: String) -> Bool {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)

@@ -220,6 +220,43 @@ public struct FisheyeLens: Sendable, Equatable, Codable {
 }
 
 extension FisheyeLens {
+    /// This lens seen in the square around its image circle (`squareAroundCircle`): the
+    /// circle inscribed in the square, the projection unchanged.
+    var inSquareAroundCircle: FisheyeLens {
+        let side = Double(squareAroundCircle.side)
+        var square = self
+        square.centerX = side / 2
+        square.centerY = side / 2
+        square.radius = side / 2
+        return square
+    }
+
+    /// The lens of the picture `radianceSquare` makes: the circle inscribed in the square,
+    /// equidistant when this lens is equisolid (the projection Radiance has no view for).
+    public var radianceSquareLens: FisheyeLens {
+        var square = inSquareAroundCircle
+        if projection == .equisolid { square.projection = .equidistant }
+        return square
+    }
+
+    /// `values` (`channels` interleaved planes of a `width` × `height` image) as the picture
+    /// Radiance's tools read: the square around the image circle, 0 where the circle leaves
+    /// the image, remapped to the equidistant projection when the lens is equisolid
+    /// (`equidistantRemap`). Every layer of a picture (its pixels, its clip mask) goes
+    /// through this same mapping.
+    public func radianceSquare(_ values: [Float], width: Int, height: Int, channels: Int) -> [Float] {
+        let (side, left, top) = squareAroundCircle
+        var out = [Float](repeating: 0, count: side * side * channels)
+        for y in 0..<side where (0..<height).contains(top + y) {
+            for x in 0..<side where (0..<width).contains(left + x) {
+                let from = ((top + y) * width + left + x) * channels, to = (y * side + x) * channels
+                for c in 0..<channels { out[to + c] = values[from + c] }
+            }
+        }
+        guard projection == .equisolid else { return out }
+        return inSquareAroundCircle.equidistantRemap(out, side: side, channels: channels)
+    }
+
     /// The image circle found in an image whose surround is dark (a circular fisheye's black
     /// corners): the pixels whose luminance `y` exceeds `fraction` of the median over the
     /// inscribed circle's inner half are taken as the circle; its centre is their centroid and

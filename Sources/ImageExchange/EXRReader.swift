@@ -106,10 +106,7 @@ extension EXRFile {
     public static func readSceneLinearWithDeviation(_ path: String, limits: ReadLimits = ReadLimits()) throws
         -> (image: SceneLinearImage, deviation: [Float]?) {
         let (planes, attributes, compression) = try readPlanes(path, limits: limits)
-        let deviation = [EXRLayout.flat, .layers].lazy.compactMap { layout -> [Float]? in
-            let chosen = ["R", "G", "B"].compactMap { planes.plane(named: standardDeviationChannel($0, layout: layout)) }
-            return chosen.count == 3 ? planes.interleaved(chosen) : nil
-        }.first
+        let deviation = standardDeviation(in: planes)
         // R, G and B go straight from the decoded planes into interleaved Float (no per-channel copies).
         let samples = planes.interleaved(try planes.rgb(path: path))
         let (others, halves) = planes.collect(except: ["R", "G", "B"])
@@ -123,6 +120,24 @@ extension EXRFile {
             clipMask: mask, encoding: encoding, exposure: exposure, provenance: provenance,
             masks: EXRMetadata.maskLayers(contents))
         return (image, deviation)
+    }
+
+    /// The per-pixel standard deviations of a merged EXR, RGB interleaved like its pixels,
+    /// from the channels `std_R`, `std_G`, `std_B` (the flat naming, merge's default) or
+    /// `std.R`, `std.G`, `std.B` (`--exr-layout layers`, and files written before flat names
+    /// were the default); nil when the file has neither.
+    /// - Throws: as `read`.
+    public static func readStandardDeviation(_ path: String, limits: ReadLimits = ReadLimits()) throws -> [Float]? {
+        let names = EXRLayout.allCases.flatMap { layout in ["R", "G", "B"].map { standardDeviationChannel($0, layout: layout) } }
+        return standardDeviation(in: try readPlanes(path, limits: limits, only: Set(names)).0)
+    }
+
+    /// The σ channels of `planes` (either naming) interleaved as RGB, or nil.
+    static func standardDeviation(in planes: EXRChannelPlanes) -> [Float]? {
+        EXRLayout.allCases.lazy.compactMap { layout -> [Float]? in
+            let chosen = ["R", "G", "B"].compactMap { planes.plane(named: standardDeviationChannel($0, layout: layout)) }
+            return chosen.count == 3 ? planes.interleaved(chosen) : nil
+        }.first
     }
 
     /// Reads an EXR written by `write` for measuring: R, G, B and the clip mask decoded into

@@ -36,7 +36,7 @@ public enum EXRFile {
     ///   `ExchangeError` (`.outputFailure`) when OpenEXRCore fails (disk full, image too
     ///   large or empty, ...), with the library's message.
     /// - Parameter auxiliary: more single-channel planes (name, one value per pixel), after
-    ///   the masks: e.g. a merge's standard deviations (`std.R`, …).
+    ///   the masks: e.g. a merge's standard deviations (`standardDeviationChannel`: `std_R`, …).
     public static func write(_ image: some SceneLinearRaster, to path: String, options: EXROptions = .init(),
                              auxiliary: [EXRAuxiliaryChannel] = []) throws {
         try AtomicFile.write(to: path) { temporary in

@@ -80,12 +80,24 @@ public struct HDF5Dataset: Sendable, Equatable {
     public var shape: [Int]
     public var values: Values
     public var attributes: [MetadataItem]
+    /// A layer on the image's pixel grid (shape [H, W] or [H, W, 3]): its dimensions are
+    /// attached to the file's `y`, `x` (and `channel`) dimension scales, as `/image`'s are, so
+    /// that netCDF readers (xarray) put it on the image's dimensions.
+    public var onImageGrid = false
 
     public init(name: String, shape: [Int], values: Values, attributes: [MetadataItem] = []) {
         self.name = name
         self.shape = shape
         self.values = values
         self.attributes = attributes
+    }
+
+    /// A layer on the image's pixel grid (`onImageGrid`): [height, width] values or, with
+    /// `channels` (3: one per channel of `/image`), [height, width, channels].
+    public init(imageLayer name: String, width: Int, height: Int, channels: Int? = nil, values: Values,
+                attributes: [MetadataItem] = []) {
+        self.init(name: name, shape: [height, width] + (channels.map { [$0] } ?? []), values: values, attributes: attributes)
+        onImageGrid = true
     }
 }
 
@@ -425,12 +437,12 @@ final class HDF5Writer {
         try writeImageAttributes(image)
         if let clipMask { try writeClipMask(clipMask) }
         if !image.masks.isEmpty { try writeMasks(image.masks) }
-        for scale in scales { try s.check(scale.close(), "H5Dclose (dimension scale)") }
         try writeItems(image.provenance.dng, group: "dng")
         if !image.provenance.processing.isEmpty {
             try writeItems(image.provenance.processing, group: "processing")
         }
         for group in groups { try writeGroup(group) }
+        for scale in scales { try s.check(scale.close(), "H5Dclose (dimension scale)") }
         try s.check(file.close(), "H5Fclose")
     }
 
@@ -479,6 +491,15 @@ final class HDF5Writer {
         for dim in 0..<rank {
             try session.check(H5DSattach_scale(dataset.id, scales[dim].id, UInt32(dim)), "H5DSattach_scale (\(name), \(dim))")
         }
+    }
+
+    /// Attaches the image's scales to a group's dataset on its grid (`HDF5Dataset.onImageGrid`).
+    /// - Throws: `ExchangeError` when its shape is not [H, W] or [H, W, 3].
+    private func attachImageScales(_ handle: H5Handle, _ dataset: HDF5Dataset, name: String) throws {
+        guard dataset.shape == [height, width] || dataset.shape == [height, width, 3] else {
+            throw session.error("H5DSattach_scale", "\(name): shape \(dataset.shape) is not the image's grid [\(height), \(width)] or [\(height), \(width), 3]")
+        }
+        try attach(handle, rank: dataset.shape.count, name: name)
     }
 
     private func writeImageAttributes(_ image: some SceneLinearDescription) throws {
@@ -622,6 +643,7 @@ final class HDF5Writer {
             }
             let d = try s.handle(H5Dcreate2(handle.id, dataset.name, fileType, space.id, chdf5_P_DEFAULT(), dcpl.id,
                                             chdf5_P_DEFAULT()), "H5Dcreate2 (\(dataset.name))", closer: H5Dclose)
+            if dataset.onImageGrid { try attachImageScales(d, dataset, name: "/\(group.name)/\(dataset.name)") }
             if count > 0 {
                 switch dataset.values {
                 case .doubles(let v):

@@ -13,6 +13,13 @@ extension RadianceFile {
         /// Linear Rec.2020 radiance, RGB interleaved, top row first.
         public var rec2020: [Float]
         public var view: String?
+        /// The header's lines between the `#?` line and the blank line, as written.
+        public var header: [String] = []
+
+        /// The value of the header variable `name` (`NAME=value`), its last occurrence, or nil.
+        public func headerValue(_ name: String) -> String? {
+            header.last { $0.hasPrefix(name + "=") }.map { String($0.dropFirst(name.count + 1)) }
+        }
     }
 
     /// Reads a Radiance picture (`.hdr`/`.pic`: `32-bit_rle_rgbe`, `-Y H +X W`, flat or
@@ -38,10 +45,11 @@ extension RadianceFile {
             return text
         }
         guard let magic = line(), magic.hasPrefix("#?") else { throw fail("not a Radiance picture (no #? line)") }
-        var exposure = 1.0, view: String?, primaries: [Double]?
+        var exposure = 1.0, view: String?, primaries: [Double]?, header: [String] = []
         while true {
             guard let l = line() else { throw fail("the header has no end") }
             if l.isEmpty { break }
+            header.append(l)
             if l.hasPrefix("FORMAT=") {
                 let format = l.dropFirst(7).trimmingCharacters(in: .whitespaces)
                 guard format == "32-bit_rle_rgbe" else { throw fail("format \(format): only 32-bit_rle_rgbe is read", .unsupportedFeature) }
@@ -79,7 +87,7 @@ extension RadianceFile {
                 for c in 0..<3 { out[o + c] = toRec2020[3 * c] * r + toRec2020[3 * c + 1] * g + toRec2020[3 * c + 2] * b }
             }
         }
-        return Picture(width: w, height: h, rec2020: out, view: view)
+        return Picture(width: w, height: h, rec2020: out, view: view, header: header)
     }
 
     /// Radiance RGB (the given primaries and white, or Radiance's standard ones) → linear

@@ -19,6 +19,7 @@ import ImageCore
 ///     SCENELINEAR_SCALE=…          (cd/m² per linear reference value, its uncertainty)
 ///     SCENELINEAR_SCALE_SOURCE=…   (calibration or exposure metadata)
 ///     SCENELINEAR_SOURCE=…         (the DNG's name)
+///     SCENELINEAR_LOWER_BOUND_…=…  (the lower bounds: `RadianceLowerBounds.headerLines`)
 ///                                  (blank line)
 ///     -Y height +X width           (top row first)
 ///
@@ -37,20 +38,53 @@ public enum RadianceFile {
         return (p * Matrix3.diagonal(p.inverse! * white)).inverse!
     }()
 
-    /// Writes `image` (in `luminance` or `radiance` units) to `path` atomically.
-    /// - Throws: `ExchangeError` for relative units, a colour encoding without primaries
-    ///   (camera RGB), or a failed write (naming `path`).
-    /// - Parameter view: Radiance's view options for a `VIEW=` line (e.g. a fisheye's
-    ///   `FisheyeLens.radianceView`), so that evalglare and rtrace know each pixel's direction.
-    public static func write(_ image: some SceneLinearRaster, to path: String, view: String? = nil) throws {
-        try AtomicFile.write(to: path) { temporary in
-            try write(image, temporary: temporary, reportedAs: path, view: view)
+    /// Writes `image` (in `luminance` or `radiance` units) to `path` atomically, with the
+    /// header lines of its lower bounds (`RadianceLowerBounds`) and, when it has any, their
+    /// mask next to it (`maskPath(for:)`: 1 where the value is a lower bound, 0 elsewhere,
+    /// same size and view), renamed into place just before the picture. A mask an earlier
+    /// run left there is removed when this picture has none (`OverwritePolicy.removeStaleOutput`).
+    /// - Throws: `RadianceError` for relative units or a colour encoding without primaries
+    ///   (camera RGB); `ExchangeError` for a failed write (naming the file); `OutputError`
+    ///   when the overwrite rule refuses the picture's or the mask's path (checked before
+    ///   anything is written).
+    /// - Parameters:
+    ///   - view: Radiance's view options for a `VIEW=` line (e.g. a fisheye's
+    ///     `FisheyeLens.radianceView`), so that evalglare and rtrace know each pixel's direction.
+    ///   - solidAngles: each pixel's solid angle (sr; a fisheye's `FisheyeLens.geometry`): the
+    ///     lower bounds' share is then of the picture's solid angle, else of its pixels.
+    /// - Returns: what the header says of the lower bounds, and the mask written.
+    @discardableResult
+    public static func write(_ image: some SceneLinearRaster, to path: String, view: String? = nil,
+                             solidAngles: [Double]? = nil) throws -> RadianceLowerBounds {
+        var bounds = RadianceLowerBounds(clipMask: image.clipMask, solidAngles: solidAngles)
+        let mask = maskPath(for: path)
+        if bounds.status == .present {
+            try OverwritePolicy.current.check(mask)
+            bounds.mask = mask
         }
+        let m = try conversion(for: image, path: path)
+        try AtomicFile.write(to: path) { temporary in
+            try save(encode(image, matrix: m, view: view, lowerBounds: bounds), to: temporary, reportedAs: path)
+            if let clip = image.clipMask, bounds.mask != nil {
+                try AtomicFile.write(to: mask) { maskTemporary in
+                    try save(encodeMask(clip, width: image.width, height: image.height, of: path, view: view, lowerBounds: bounds),
+                             to: maskTemporary, reportedAs: mask)
+                }
+            }
+        }
+        if bounds.mask == nil { OverwritePolicy.current.removeStaleOutput(mask) }
+        return bounds
     }
 
-    /// `write` into `temporary`, which the caller renames into place; errors name `path`.
-    public static func write(_ image: some SceneLinearRaster, temporary: String, reportedAs path: String, view: String? = nil) throws {
-        let data = try encode(image, path: path, view: view)
+    /// Where the lower-bound mask of the picture at `path` goes: `x.hdr` → `x.clip.hdr`.
+    public static func maskPath(for path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        let ext = url.pathExtension.isEmpty ? "hdr" : url.pathExtension
+        let stem = path.hasSuffix("." + url.pathExtension) ? String(path.dropLast(url.pathExtension.count + 1)) : path
+        return stem + ".clip." + ext
+    }
+
+    static func save(_ data: Data, to temporary: String, reportedAs path: String) throws {
         do { try data.write(to: URL(fileURLWithPath: temporary)) } catch {
             throw ExchangeError(path: path, operation: "write", message: error.localizedDescription, category: .outputFailure)
         }
@@ -68,44 +102,81 @@ public enum RadianceFile {
         return Matrix3.diagonal(SIMD3(repeating: unit)) * fromXYZ * space.toXYZ
     }
 
-    /// The whole file's bytes.
-    static func encode(_ image: some SceneLinearRaster, path: String, view: String? = nil) throws -> Data {
-        let m = try conversion(for: image, path: path)
+    /// The whole file's bytes (`m`: `conversion(for:path:)`).
+    static func encode(_ image: some SceneLinearRaster, matrix m: Matrix3, view: String?,
+                       lowerBounds: RadianceLowerBounds) -> Data {
         var header = "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\nEXPOSURE=1.000000e+00\n"
         if let view { header += "VIEW= \(view)\n" }
         // CAPDATE has EXIF's form, as EXR's capDate does.
         if case .text(let date)? = image.provenance.dngValue("dateTimeOriginal"), EXRMetadata.isExifDateTime(date) {
             header += "CAPDATE=\(date)\n"
         }
-        header += "SOFTWARE=\(image.provenance.software.isEmpty ? SceneLinearVersion.software : image.provenance.software)\n"
+        header += "SOFTWARE=\(software(of: image))\n"
         // Where the absolute scale came from (variables other tools ignore; no tabs).
         let luminancePerValue = image.exposure.factor * (image.exposure.mode == .radiance ? Photometric.radianceEfficacy : 1)
         var scale = String(format: "SCENELINEAR_SCALE=%.9g cd/m^2 per linear reference value", luminancePerValue)
         if let u = image.exposure.relativeUncertainty { scale += String(format: ", relative standard uncertainty %.4g", u) }
         header += scale + "\n"
-        if let source = image.exposure.source {
-            header += "SCENELINEAR_SCALE_SOURCE=\(source.replacingOccurrences(of: "\t", with: " ").replacingOccurrences(of: "\n", with: " "))\n"
-        }
-        if !image.provenance.sourceFile.isEmpty { header += "SCENELINEAR_SOURCE=\(image.provenance.sourceFile)\n" }
-        header += "\n-Y \(image.height) +X \(image.width)\n"
-        var out = Data(header.utf8)
+        if let source = image.exposure.source { header += "SCENELINEAR_SCALE_SOURCE=\(oneLine(source))\n" }
+        if !image.provenance.sourceFile.isEmpty { header += "SCENELINEAR_SOURCE=\(oneLine(image.provenance.sourceFile))\n" }
+        header += lowerBounds.headerLines()
+        var out = Data((header + "\n-Y \(image.height) +X \(image.width)\n").utf8)
         let pixels = image.floatPixels()
-        let width = image.width
-        let e = m.e
-        out.reserveCapacity(out.count + image.height * (width * 4 + 4))
-        var row = [UInt8](repeating: 0, count: 4 * width)
-        var planes = [UInt8](repeating: 0, count: 4 * width)
-        for y in 0..<image.height {
+        let width = image.width, e = m.e
+        appendScanlines(width: width, height: image.height, to: &out) { y, row in
             for x in 0..<width {
                 let i = 3 * (y * width + x)
                 let r = Double(pixels[i]), g = Double(pixels[i + 1]), b = Double(pixels[i + 2])
-                let c = (e[0] * r + e[1] * g + e[2] * b, e[3] * r + e[4] * g + e[5] * b, e[6] * r + e[7] * g + e[8] * b)
-                let rgbe = Self.rgbe(c.0, c.1, c.2)
+                let rgbe = Self.rgbe(e[0] * r + e[1] * g + e[2] * b, e[3] * r + e[4] * g + e[5] * b, e[6] * r + e[7] * g + e[8] * b)
                 row[4 * x] = rgbe.0
                 row[4 * x + 1] = rgbe.1
                 row[4 * x + 2] = rgbe.2
                 row[4 * x + 3] = rgbe.3
             }
+        }
+        return out
+    }
+
+    /// The lower-bound mask's bytes: 1 (R = G = B) where `clip` is non-zero, 0 elsewhere,
+    /// with the picture's view; the header says whose mask it is.
+    static func encodeMask(_ clip: [UInt8], width: Int, height: Int, of picture: String, view: String?,
+                           lowerBounds: RadianceLowerBounds) -> Data {
+        var header = "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n"
+        if let view { header += "VIEW= \(view)\n" }
+        header += "SOFTWARE=\(SceneLinearVersion.software)\n"
+        header += "SCENELINEAR_MASK_OF=\(oneLine(URL(fileURLWithPath: picture).lastPathComponent)): 1 where its value is a lower bound (clipped), 0 elsewhere\n"
+        header += lowerBounds.headerLines(namingMask: false)
+        var out = Data((header + "\n-Y \(height) +X \(width)\n").utf8)
+        let one = rgbe(1, 1, 1)
+        appendScanlines(width: width, height: height, to: &out) { y, row in
+            for x in 0..<width {
+                let on = clip[y * width + x] != 0
+                row[4 * x] = on ? one.0 : 0
+                row[4 * x + 1] = on ? one.1 : 0
+                row[4 * x + 2] = on ? one.2 : 0
+                row[4 * x + 3] = on ? one.3 : 0
+            }
+        }
+        return out
+    }
+
+    static func software(of image: some SceneLinearDescription) -> String {
+        image.provenance.software.isEmpty ? SceneLinearVersion.software : image.provenance.software
+    }
+
+    /// `text` on one header line: tabs and line breaks as spaces.
+    static func oneLine(_ text: String) -> String {
+        text.replacingOccurrences(of: "\t", with: " ").replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\r", with: " ")
+    }
+
+    /// Appends `height` scanlines, each made by `fill` (row `y`'s RGBE bytes, 4 × `width`):
+    /// run-length coded for widths 8–32767, flat otherwise.
+    static func appendScanlines(width: Int, height: Int, to out: inout Data, fill: (_ y: Int, _ row: inout [UInt8]) -> Void) {
+        out.reserveCapacity(out.count + height * (width * 4 + 4))
+        var row = [UInt8](repeating: 0, count: 4 * width)
+        var planes = [UInt8](repeating: 0, count: 4 * width)
+        for y in 0..<height {
+            fill(y, &row)
             if width < 8 || width > 0x7FFF {
                 out.append(contentsOf: row)
                 continue
@@ -116,7 +187,6 @@ public enum RadianceFile {
                 Self.appendRuns(planes[(p * width)..<((p + 1) * width)], to: &out)
             }
         }
-        return out
     }
 
     /// One pixel as Radiance's `setcolr` codes it.

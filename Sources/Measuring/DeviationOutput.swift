@@ -51,7 +51,8 @@ extension Pipeline {
 
     /// Writes `image` with its standard deviation layer `deviation` (interleaved RGB): EXR
     /// channels `std_R`, `std_G`, `std_B` (`std.R`, … with the `.layers` layout), HDF5 dataset
-    /// `/noise/std` [H, W, 3]; a Radiance picture cannot hold it (written without).
+    /// `/noise/std` [H, W, 3] (on the image's dimension scales). (A Radiance picture cannot
+    /// hold it: write it with `Pipeline.export(_:format:to:)`.)
     public static func export(_ image: SceneLinearImage, deviation: [Float], format: OutputFormat, to path: String,
                               options: ExportOptions, hdf5Groups: [HDF5Group] = []) throws {
         var image = image
@@ -69,7 +70,7 @@ extension Pipeline {
             let group = HDF5Group(name: "noise", attributes: [
                 MetadataItem("description", .text("per-pixel noise of /image from the DNG NoiseProfile (convert --std)")),
             ], datasets: [
-                HDF5Dataset(name: "std", shape: [image.height, image.width, 3], values: .floats(deviation), attributes: [
+                HDF5Dataset(imageLayer: "std", width: image.width, height: image.height, channels: 3, values: .floats(deviation), attributes: [
                     MetadataItem("description", .text("standard deviation of each channel of /image (noise), same units; 0 where /clip_mask is set")),
                     MetadataItem("region_sum_scale", .numbers(regionScale(image))),
                     MetadataItem("correlation", .text("pixels of a LinearRaw or superpixel image are independent; a demosaiced CFA image's pixels share raw samples: the variance of a region's sum is that of its raw samples, each camera plane's scaled by region_sum_scale (docs/photometry.md)")),
@@ -77,7 +78,7 @@ extension Pipeline {
             ])
             try HDF5File.write(image, to: path, options: options.hdf5, groups: hdf5Groups + [group])
         case .hdr:
-            try RadianceFile.write(image, to: path)
+            preconditionFailure("a Radiance picture has no standard deviation layer")
         }
     }
 }

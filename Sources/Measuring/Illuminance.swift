@@ -136,36 +136,27 @@ extension Pipeline {
 
     /// The picture Radiance's tools read for a fisheye image: the square around the image
     /// circle (padded with black where the circle leaves the image), remapped to the
-    /// equidistant projection when the lens is equisolid, with the lens's `VIEW=` line.
-    public static func writeFisheyeRadiance(_ image: SceneLinearImage, lens: FisheyeLens, to path: String) throws {
-        let (side, left, top) = lens.squareAroundCircle
+    /// equidistant projection when the lens is equisolid, with the lens's `VIEW=` line. Its
+    /// clip mask goes through the same mapping (a picture pixel that draws on a lower bound is
+    /// one), and the lower bounds' share is of the picture's solid angle (`RadianceFile.write`).
+    @discardableResult
+    public static func writeFisheyeRadiance(_ image: SceneLinearImage, lens: FisheyeLens, to path: String) throws -> RadianceLowerBounds {
+        let side = lens.squareAroundCircle.side
         // The picture is the square around the circle: a circle far larger than the image would
         // make a picture of almost nothing but padding (and could exhaust memory).
         guard side <= 4 * max(image.width, image.height) else {
             throw OutputError(path: path, reason: "the square around the image circle (radius \(lens.radius) px) would be \(side)×\(side) pixels for a \(image.width)×\(image.height) image: give the circle of the lens (--circle)",
                               category: .usage)
         }
-        var values = [Float](repeating: 0, count: side * side * 3)
-        for y in 0..<side {
-            let sy = top + y
-            guard sy >= 0 && sy < image.height else { continue }
-            for x in 0..<side {
-                let sx = left + x
-                guard sx >= 0 && sx < image.width else { continue }
-                for c in 0..<3 { values[(y * side + x) * 3 + c] = image.pixels.samples[(sy * image.width + sx) * 3 + c] }
-            }
+        let values = lens.radianceSquare(image.pixels.samples, width: image.width, height: image.height, channels: 3)
+        let clip = image.clipMask.map { mask in
+            lens.radianceSquare(mask.map { $0 != 0 ? 1 : 0 }, width: image.width, height: image.height, channels: 1).map { $0 > 0 ? UInt8(1) : 0 }
         }
-        var square = lens
-        square.centerX = Double(side) / 2
-        square.centerY = Double(side) / 2
-        square.radius = Double(side) / 2
-        if lens.projection == .equisolid {
-            values = square.equidistantRemap(values, side: side, channels: 3)
-            square.projection = .equidistant
-        }
-        let picture = SceneLinearImage(pixels: ImageBuffer(width: side, height: side, channels: 3, samples: values), clipMask: nil,
+        let square = lens.radianceSquareLens
+        let picture = SceneLinearImage(pixels: ImageBuffer(width: side, height: side, channels: 3, samples: values), clipMask: clip,
                                        encoding: image.encoding, exposure: image.exposure, provenance: image.provenance)
-        try RadianceFile.write(picture, to: path, view: square.radianceView)
+        return try RadianceFile.write(picture, to: path, view: square.radianceView,
+                                      solidAngles: square.geometry(width: side, height: side).solidAngle)
     }
 
     /// The fisheye geometry as an HDF5 group: `theta` (radians from the axis), `azimuth`
@@ -186,11 +177,11 @@ extension Pipeline {
             MetadataItem("circle_radius", .number(lens.radius)),
             MetadataItem("focal_length_pixels", .number(lens.focalLength)),
         ], datasets: [
-            HDF5Dataset(name: "theta", shape: [height, width], values: .floats(theta),
+            HDF5Dataset(imageLayer: "theta", width: width, height: height, values: .floats(theta),
                         attributes: [MetadataItem("units", .text("radian")), MetadataItem("description", .text("angle from the optical axis of the pixel's centre"))]),
-            HDF5Dataset(name: "azimuth", shape: [height, width], values: .floats(azimuth),
+            HDF5Dataset(imageLayer: "azimuth", width: width, height: height, values: .floats(azimuth),
                         attributes: [MetadataItem("units", .text("radian")), MetadataItem("description", .text("counter-clockwise from the image's +x axis"))]),
-            HDF5Dataset(name: "solid_angle", shape: [height, width], values: .floats(omega.map { Float($0) }),
+            HDF5Dataset(imageLayer: "solid_angle", width: width, height: height, values: .floats(omega.map { Float($0) }),
                         attributes: [MetadataItem("units", .text("sr")), MetadataItem("description", .text("solid angle of the pixel (its corners' spherical quadrilateral)"))]),
         ])
     }

@@ -54,7 +54,9 @@ extension SceneLinearCommand {
                 conversion with its own error; --no-masks converts without them.
 
                 -o names a file (.exr, .h5 or .hdf5, .hdr for a Radiance picture) or a directory (one file per --format, \
-                named after the input). Without -o the outputs go to the current directory.
+                named after the input). Without -o the outputs go to the current directory. A Radiance \
+                picture records its clipped pixels (lower bounds) in its header and, when there are \
+                any, marks them in x.clip.hdr next to x.hdr (listed, and warned of on stderr).
 
                 Batch: several inputs or directories convert into the -o directory, files in \
                 parallel; a manifest (scenelinear-manifest.jsonl, one JSON line per input: input \
@@ -286,13 +288,14 @@ extension SceneLinearCommand {
                 for f in result.failed {
                     FileHandle.standardError.write(Data("scenelinear: error: \(f.error ?? f.input)\n".utf8))
                 }
+                let records = BatchConverter.readManifest(result.manifest)
+                if !quiet { Self.warnOfLowerBounds(records, inputs: inputs) }
                 if json {
-                    let records = BatchConverter.readManifest(result.manifest)
                     let failed = Dictionary(result.failed.map { ($0.input, $0) }, uniquingKeysWith: { a, _ in a })
                     let entries: [[String: Any]] = inputs.compactMap { input in
                         guard let r = failed[input] ?? records[input] else { return nil }
                         var e: [String: Any] = ["input": r.input, "status": r.status == "ok" ? "ok" : "failed",
-                                                "outputs": r.outputs.map { ["format": $0.format, "path": $0.path, "sha256": $0.sha256] }]
+                                                "outputs": r.outputs.map(Self.outputEntry)]
                         if !r.inputSHA256.isEmpty { e["sourceSHA256"] = r.inputSHA256 }
                         if let error = r.error { e["error"] = error }
                         if let c = r.errorCategory { e["errorCategory"] = c }
@@ -306,6 +309,21 @@ extension SceneLinearCommand {
                 }
             }
             if let first = summary?.failed.first { throw ExitCode(first.exitCode ?? 1) }
+        }
+
+        /// A batch output as the document lists it (with a picture's lower bounds or the picture a mask is of).
+        static func outputEntry(_ o: ManifestRecord.Output) -> [String: Any] {
+            var entry: [String: Any] = ["format": o.format, "path": o.path, "sha256": o.sha256]
+            if let bounds = o.lowerBounds { entry["lowerBounds"] = bounds.jsonObject }
+            if let picture = o.maskOf { entry["maskOf"] = picture }
+            return entry
+        }
+
+        /// Warns of the lower bounds of the batch's Radiance pictures (the manifest's records of `inputs`).
+        static func warnOfLowerBounds(_ records: [String: ManifestRecord], inputs: [String]) {
+            for input in inputs {
+                for output in records[input]?.outputs ?? [] { output.lowerBounds?.warn(path: output.path) }
+            }
         }
 
         /// Prints the `scenelinear.convert/1` document: the same shape for one file and a batch.
@@ -417,18 +435,24 @@ extension SceneLinearCommand {
                         }
                         // A directory named by -o is created now, once there is something to put in it.
                         if outputPath.hasSuffix("/") { try createOutputDirectory(outputPath) }
-                        var written: [[String: String]] = []
+                        var written: [[String: Any]] = []
                         for (format, path) in targets {
+                            var bounds = developed.radianceLowerBounds
                             if !writtenByConversion, let image = developed.image {
                                 let start = DispatchTime.now().uptimeNanoseconds
-                                if let deviation, let whole = image as? SceneLinearImage {
+                                if let deviation, let whole = image as? SceneLinearImage, format != .hdr {
                                     try Pipeline.export(whole, deviation: deviation, format: format, to: path, options: export, hdf5Groups: groups)
                                 } else {
-                                    try Pipeline.export(image, format: format, to: path, options: export, hdf5Groups: groups)
+                                    bounds = try Pipeline.export(image, format: format, to: path, options: export, hdf5Groups: groups)
                                 }
                                 developed.timings.export[format.rawValue] = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
                             }
-                            written.append(["format": format.rawValue, "path": toStdout ? "-" : path])
+                            if format == .hdr, let bounds {
+                                written += bounds.outputEntries(path: path)
+                                if !quiet { bounds.warn(path: path) }
+                            } else {
+                                written.append(["format": format.rawValue, "path": toStdout ? "-" : path])
+                            }
                         }
                         if let stdoutTemporary {
                             try copyToStandardOutput(stdoutTemporary)
@@ -480,7 +504,7 @@ extension SceneLinearCommand {
             }
         }
 
-        func report(_ d: ConvertedImage, written: [[String: String]]) {
+        func report(_ d: ConvertedImage, written: [[String: Any]]) {
             let image = d.description
             if json {
                 var entry: [String: Any] = [
@@ -513,7 +537,7 @@ extension SceneLinearCommand {
             if !image.masks.isEmpty {
                 print("semantic masks: " + image.masks.map { "\($0.name) (\($0.semanticName.isEmpty ? $0.sourceIFD : $0.semanticName))" }.joined(separator: ", "))
             }
-            for w in written { print("wrote \(w["path"]!) (\(w["format"]!))") }
+            for w in written { print(wroteLine(w)) }
             if timings {
                 let t = d.timings
                 let exports = t.export.sorted { $0.key < $1.key }.map { String(format: "%@ %.3f s", $0.key, $0.value) }.joined(separator: ", ")

@@ -16,6 +16,10 @@ func parsedCircle(_ text: String) -> [Double]? {
 struct IlluminanceDocument: Codable {
     var schema = "scenelinear.illuminance/1"
     var results: [IlluminanceResult]
+    /// -o: the file written (of the first image).
+    var output: String?
+    /// The .hdr's lower bounds (and its mask).
+    var lowerBounds: RadianceLowerBounds?
 }
 
 extension SceneLinearCommand {
@@ -33,7 +37,9 @@ extension SceneLinearCommand {
                 noise (NoiseProfile) and the absolute scale's uncertainty; pixels clipped in the image \
                 make the value a lower bound, and their share of it is reported. -o writes the image \
                 with its geometry: .hdr (the square around the image circle with Radiance's VIEW= \
-                line, remapped to an equidistant -vta view for an equisolid lens, for evalglare) or \
+                line, remapped to an equidistant -vta view for an equisolid lens, for evalglare; its \
+                header records the lower-bound pixels and their share of the solid angle, and when \
+                there are any they are marked in x.clip.hdr, remapped alike, with a warning) or \
                 .h5 (the image with /fisheye/theta, /fisheye/azimuth, /fisheye/solid_angle). \
                 See docs/fisheye.md.
                 """)
@@ -43,14 +49,7 @@ extension SceneLinearCommand {
 
         @OptionGroup var outputSafety: OutputSafety
 
-        @Option(help: "The lens's projection: equidistant (r = fθ), equisolid (r = 2f sin θ/2), orthographic (r = f sin θ) or stereographic (r = 2f tan θ/2).")
-        var projection: FisheyeProjection
-
-        @Option(help: "Full field of view across the image circle, degrees (default 180).")
-        var fov: Double = 180
-
-        @Option(help: ArgumentHelp("The image circle in output pixels: centre x, centre y and radius, or auto (found from the dark surround: the pixels above 2 % of the central median luminance, their centroid and √(count/π)) (default: the circle inscribed in the image, centred).", valueName: "x,y,r|auto"))
-        var circle: String?
+        @OptionGroup var fisheye: FisheyeOptions
 
         @OptionGroup var unitOptions: UnitOptions
 
@@ -69,30 +68,10 @@ extension SceneLinearCommand {
         @OptionGroup var limits: LimitOptions
 
         func validate() throws {
-            guard fov > 0 && fov <= projection.maximumFieldOfView else {
-                throw ValidationError("--fov must be in (0, \(projection.maximumFieldOfView)] degrees for --projection \(projection.rawValue)")
-            }
-            if let circle, circle != "auto", parsedCircle(circle) == nil {
-                throw ValidationError("--circle must be x,y,r (pixels, r > 0) or auto")
-            }
+            guard fisheye.projection != nil else { throw ValidationError("Missing expected argument '--projection <projection>'") }
             if let output, !["hdr", "h5", "hdf5"].contains(URL(fileURLWithPath: output).pathExtension.lowercased()) {
                 throw ValidationError("--output must end in .hdr or .h5")
             }
-        }
-
-        func lens(for image: SceneLinearImage, path: String) throws -> FisheyeLens {
-            let width = image.width, height = image.height
-            if circle == "auto" {
-                let w = Rec2020.luminanceWeights
-                let y = (0..<(width * height)).map { i in
-                    Float(w.x) * image.pixels.samples[3 * i] + Float(w.y) * image.pixels.samples[3 * i + 1] + Float(w.z) * image.pixels.samples[3 * i + 2]
-                }
-                guard let found = FisheyeLens.detectCircle(luminance: y, width: width, height: height) else {
-                    throw AnalysisError(reason: "\(path): no image circle found (give --circle x,y,r)")
-                }
-                return FisheyeLens(projection: projection, fieldOfView: fov, centerX: found.x, centerY: found.y, radius: found.r)
-            }
-            return FisheyeSpec(projection: projection, fieldOfView: fov, circle: circle.flatMap(parsedCircle)).lens(width: width, height: height)
         }
 
         func run() throws {
@@ -103,17 +82,21 @@ extension SceneLinearCommand {
                 options.includeMasks = false
                 try limits.apply(to: &options)
                 var results: [IlluminanceResult] = []
+                var picture: RadianceLowerBounds?
                 try limits.withParallelism {
                     for (i, file) in files.enumerated() {
                         // Converted files are taken in whichever absolute unit they hold (--units is for DNGs).
                         var fileOptions = options
                         if ["exr", "h5", "hdf5"].contains(URL(fileURLWithPath: file).pathExtension.lowercased()) { fileOptions.exposure = .none }
                         let input = try AnalysisInput.load(file, options: fileOptions)
-                        let lens = try lens(for: input.image, path: file)
+                        guard let lens = try fisheye.lens(for: input.image, path: file) else {
+                            throw ValidationError("Missing expected argument '--projection <projection>'")
+                        }
                         results.append(try Pipeline.illuminance(input, lens: lens))
                         if i == 0, let output {
                             if URL(fileURLWithPath: output).pathExtension.lowercased() == "hdr" {
-                                try Pipeline.writeFisheyeRadiance(input.image, lens: lens, to: output)
+                                picture = try Pipeline.writeFisheyeRadiance(input.image, lens: lens, to: output)
+                                if !quiet { picture?.warn(path: output) }
                             } else {
                                 try HDF5File.write(input.image, to: output,
                                                    groups: [Pipeline.fisheyeGroup(lens, width: input.image.width, height: input.image.height)])
@@ -122,11 +105,14 @@ extension SceneLinearCommand {
                     }
                 }
                 if json {
-                    print(try ReportJSON.encode(IlluminanceDocument(results: results)))
+                    print(try ReportJSON.encode(IlluminanceDocument(results: results, output: output, lowerBounds: picture)))
                     return
                 }
                 for r in results { print(Self.text(r)) }
-                if let output, !quiet { print("wrote \(output)") }
+                if let output, !quiet {
+                    print("wrote \(output)")
+                    if let mask = picture?.mask { print("wrote \(mask) (lower-bound mask of \(output))") }
+                }
             }
         }
 

@@ -9,6 +9,10 @@ struct MergeDocument: Codable {
     var format: String
     var units: String
     var report: MergeReport
+    /// With --projection: the fisheye lens of the merged image.
+    var lens: FisheyeLens?
+    /// A .hdr's lower bounds (and its mask).
+    var lowerBounds: RadianceLowerBounds?
 }
 
 extension SceneLinearCommand {
@@ -29,10 +33,15 @@ extension SceneLinearCommand {
                 measured one and reported. The result is in the reference frame's units (--units \
                 relative), or in cd/m² or W·sr⁻¹·m⁻² through the reference frame's exposure and \
                 --calibration. Outputs: EXR with channels R, G, B, mask_clipped (lower bounds), \
-                std.R, std.G, std.B (standard deviation of each channel) and merge_frames (frames \
-                used by the pixel's least-covered channel), 32-bit floats by default; HDF5 with /image, \
-                /clip_mask, /merge/std [H, W, 3] and /merge/frames [H, W]; a Radiance .hdr (absolute \
-                units only) holds the image alone. See docs/merge.md.
+                std_R, std_G, std_B (standard deviation of each channel) and merge_frames (frames \
+                used by the pixel's least-covered channel), 32-bit floats by default (--exr-layout \
+                layers names them mask.clipped.Y and std.R, std.G, std.B); HDF5 with /image, \
+                /clip_mask, /merge/std [H, W, 3] and /merge/frames [H, W] on the image's dimensions \
+                (y, x, channel); a Radiance .hdr (absolute units only) holds the image, its header the \
+                count and share of lower-bound pixels, which, when there are any, are marked in \
+                x.clip.hdr (1 where a lower bound) with a warning. With --projection (a fisheye \
+                bracket) the .hdr is the square around the image circle with Radiance's VIEW= line, \
+                as illuminance -o writes it, for evalglare; an .h5 gets /fisheye. See docs/merge.md.
                 """)
 
         @Argument(help: "The raw frames (DNG), at least two.")
@@ -42,6 +51,8 @@ extension SceneLinearCommand {
 
         @Option(name: .shortAndLong, help: "Output file: .exr, .h5 or .hdr.")
         var output: String
+
+        @OptionGroup(title: "Fisheye bracket") var fisheye: FisheyeOptions
 
         @Option(help: "The frame whose units the result is in, numbered from 1 in the order given (default: the frame of middle exposure).")
         var reference: Int?
@@ -84,6 +95,9 @@ extension SceneLinearCommand {
         @Option(help: "EXR channel type: float (default: merged brackets exceed half's range) or half.")
         var exrType: EXRPixelType = .float
 
+        @Option(help: "EXR channel names: flat (default: mask_clipped, std_R, std_G, std_B; Blender opens the file as a plain image) or layers (mask.clipped.Y, std.R, std.G, std.B: a std layer for Nuke and OIIO).")
+        var exrLayout: EXRLayout = .flat
+
         @Option(help: "HDF5 sample type of /image: float32 (default) or float16.")
         var hdf5Type: HDF5SampleType = .float32
 
@@ -111,8 +125,11 @@ extension SceneLinearCommand {
             if let reference, !(1...max(frames.count, 1)).contains(reference) {
                 throw ValidationError("--reference must be 1...\(frames.count) (a frame number in the order given)")
             }
-            guard OutputFormat(pathExtension: URL(fileURLWithPath: output).pathExtension) != nil else {
+            guard let format = OutputFormat(pathExtension: URL(fileURLWithPath: output).pathExtension) else {
                 throw ValidationError("--output must end in .exr, .h5 or .hdr")
+            }
+            if fisheye.projection != nil && format == .exr {
+                throw ValidationError("--projection describes the picture of an .hdr or .h5 output, not of an EXR")
             }
         }
 
@@ -137,62 +154,79 @@ extension SceneLinearCommand {
                     throw OutputError(path: output, reason: "a Radiance picture holds absolute values: merge with --units luminance or radiance")
                 }
                 var merged = try limits.withParallelism { try Pipeline.merge(paths: frames, options: options) }
+                let lens = try fisheye.lens(for: merged.image, path: output)
                 let start = DispatchTime.now().uptimeNanoseconds
-                try limits.withParallelism { try Self.write(&merged, to: output, format: format, exrType: exrType, hdf5Type: hdf5Type) }
+                let bounds = try limits.withParallelism { try write(&merged, format: format, lens: lens) }
                 merged.timings.append(("write", Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9))
+                if !quiet { bounds?.warn(path: output) }
                 if timings {
                     FileHandle.standardError.write(Data(("timings: " + merged.timings.map { String(format: "%@ %.3f", $0.0, $0.1) }
                         .joined(separator: ", ") + "\n").utf8))
                 }
                 if json {
                     let document = MergeDocument(output: output, format: format.rawValue, units: merged.image.exposure.mode.rawValue,
-                                                 report: merged.report)
+                                                 report: merged.report, lens: lens, lowerBounds: bounds)
                     print(try ReportJSON.encode(document))
                 } else if !quiet {
                     print(Self.summary(merged.report, unit: merged.image.exposure.mode))
                     print("wrote \(output)")
+                    if let mask = bounds?.mask { print("wrote \(mask) (lower-bound mask of \(output))") }
                 }
             }
         }
 
-        /// The merged image in its format: EXR and HDF5 with the standard deviations and frame counts.
-        /// (The standard deviations are moved out of `merged` into the file's layout.)
-        static func write(_ merged: inout MergedBracket, to path: String, format: OutputFormat, exrType: EXRPixelType,
-                          hdf5Type: HDF5SampleType) throws {
-            let image = merged.image
-            let n = image.width * image.height
+        /// The merged image in its format: EXR and HDF5 with the standard deviations and frame
+        /// counts (moved out of `merged` into the file's layout), a Radiance picture with its
+        /// lower bounds (a fisheye's square picture with `lens`). Returns the picture's lower bounds.
+        func write(_ merged: inout MergedBracket, format: OutputFormat, lens: FisheyeLens?) throws -> RadianceLowerBounds? {
             switch format {
             case .exr:
-                var options = EXROptions()
-                options.pixelType = exrType
-                var channels = ["R", "G", "B"].enumerated().map { c, name in
-                    merged.standardDeviation.samples.withUnsafeBufferPointer { std in
-                        EXRAuxiliaryChannel(name: "std.\(name)", values: (0..<n).map { std[3 * $0 + c] })
-                    }
-                }
-                merged.standardDeviation.samples = []
-                channels.append(EXRAuxiliaryChannel(name: "merge_frames", values: merged.frames.map(Float.init)))
-                do {
-                    try EXRFile.write(image, to: path, options: options, auxiliary: channels)
-                } catch is HalfRangeError {
-                    throw OutputError(path: path, reason: "values beyond half's range (65504): write --exr-type float")
-                }
+                try writeEXR(&merged)
             case .hdf5:
+                var groups = [Self.mergeGroup(merged)]
+                if let lens { groups.append(Pipeline.fisheyeGroup(lens, width: merged.image.width, height: merged.image.height)) }
                 var options = HDF5Options()
                 options.sampleType = hdf5Type
-                let group = HDF5Group(name: "merge", attributes: [
-                    MetadataItem("description", .text("merge of \(merged.report.frames.count) raw frames; /clip_mask marks lower bounds (clipped in every frame)")),
-                    MetadataItem("reference_frame", .integer(merged.report.reference + 1)),
-                ], datasets: [
-                    HDF5Dataset(name: "std", shape: [image.height, image.width, 3], values: .floats(merged.standardDeviation.samples),
-                                attributes: [MetadataItem("description", .text("standard deviation of each channel of /image (noise), same units"))]),
-                    HDF5Dataset(name: "frames", shape: [image.height, image.width], values: .bytes(merged.frames),
-                                attributes: [MetadataItem("description", .text("frames used by the pixel's least-covered channel (0: lower bound)"))]),
-                ])
-                try HDF5File.write(image, to: path, options: options, groups: [group])
+                try HDF5File.write(merged.image, to: output, options: options, groups: groups)
             case .hdr:
-                try RadianceFile.write(image, to: path)
+                if let lens { return try Pipeline.writeFisheyeRadiance(merged.image, lens: lens, to: output) }
+                return try RadianceFile.write(merged.image, to: output)
             }
+            return nil
+        }
+
+        /// The EXR: R, G, B, the clip mask, a standard deviation channel per colour and merge_frames.
+        func writeEXR(_ merged: inout MergedBracket) throws {
+            let n = merged.image.width * merged.image.height
+            var options = EXROptions()
+            options.pixelType = exrType
+            options.layout = exrLayout
+            var channels = ["R", "G", "B"].enumerated().map { c, name in
+                merged.standardDeviation.samples.withUnsafeBufferPointer { std in
+                    EXRAuxiliaryChannel(name: EXRFile.standardDeviationChannel(name, layout: exrLayout), values: (0..<n).map { std[3 * $0 + c] })
+                }
+            }
+            merged.standardDeviation.samples = []
+            channels.append(EXRAuxiliaryChannel(name: "merge_frames", values: merged.frames.map(Float.init)))
+            do {
+                try EXRFile.write(merged.image, to: output, options: options, auxiliary: channels)
+            } catch is HalfRangeError {
+                throw OutputError(path: output, reason: "values beyond half's range (65504): write --exr-type float")
+            }
+        }
+
+        /// `/merge`: the standard deviations and frame counts on the image's dimensions.
+        static func mergeGroup(_ merged: MergedBracket) -> HDF5Group {
+            let image = merged.image
+            return HDF5Group(name: "merge", attributes: [
+                MetadataItem("description", .text("merge of \(merged.report.frames.count) raw frames; /clip_mask marks lower bounds (clipped in every frame)")),
+                MetadataItem("reference_frame", .integer(merged.report.reference + 1)),
+            ], datasets: [
+                HDF5Dataset(imageLayer: "std", width: image.width, height: image.height, channels: 3, values: .floats(merged.standardDeviation.samples),
+                            attributes: [MetadataItem("description", .text("standard deviation of each channel of /image (noise), same units"))]),
+                HDF5Dataset(imageLayer: "frames", width: image.width, height: image.height, values: .bytes(merged.frames),
+                            attributes: [MetadataItem("description", .text("frames used by the pixel's least-covered channel (0: lower bound)"))]),
+            ])
         }
 
         static func summary(_ r: MergeReport, unit: ExposureMode) -> String {

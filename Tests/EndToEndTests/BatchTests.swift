@@ -86,6 +86,35 @@ import TestSupport
         #expect(records.count == 4 && records.values.allSatisfy { $0.status == "ok" && $0.outputs.count == 2 })
     }
 
+    /// A batch's Radiance picture with lower bounds: its mask is recorded in the manifest
+    /// (with its SHA-256 and the picture it belongs to) and listed in the JSON; a rerun skips
+    /// the file while both verify, and converts it again when the mask is gone.
+    @Test func radianceMasksAreRecordedOutputs() throws {
+        let root = TestData.temporaryDirectory("batch-hdr")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let input = root.appendingPathComponent("in"), out = root.appendingPathComponent("out")
+        try #require(try CLI.run(["simulate", "--scene", "sky-dome", "--size", "256x256", "-o", input.path, "-q"]).status == 0)
+        let convert = ["convert", input.path, "-o", out.path + "/", "--format", "hdr", "--units", "luminance", "--json"]
+        let first = try CLI.run(convert)
+        try #require(first.status == 0, "\(first.stderr)")
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any])
+        let outputs = try #require((doc["files"] as? [[String: Any]])?.first?["outputs"] as? [[String: Any]])
+        let picture = out.appendingPathComponent("sky-dome.hdr").path, mask = out.appendingPathComponent("sky-dome.clip.hdr").path
+        #expect(outputs.map { $0["path"] as? String } == [picture, mask])
+        #expect((outputs[0]["lowerBounds"] as? [String: Any])?["mask"] as? String == mask && outputs[1]["maskOf"] as? String == picture)
+        #expect(outputs.allSatisfy { ($0["sha256"] as? String)?.count == 64 })
+        #expect(first.stderr.contains("warning: \(picture) holds"), "\(first.stderr)")
+        func count(_ key: String) throws -> Int? {
+            let r = try CLI.run(convert)
+            try #require(r.status == 0, "\(r.stderr)")
+            return (try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])?[key] as? Int
+        }
+        #expect(try count("skipped") == 1)
+        try FileManager.default.removeItem(atPath: mask)
+        #expect(try count("converted") == 1)
+        #expect(FileManager.default.fileExists(atPath: mask))
+    }
+
     @Test func shardsCoverEveryInputOnceAndMerge() throws {
         let root = TestData.temporaryDirectory("shards")
         defer { try? FileManager.default.removeItem(at: root) }

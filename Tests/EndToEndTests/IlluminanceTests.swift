@@ -170,6 +170,46 @@ import TestSupport
         #expect(e.isLowerBound && e.illuminance < record.photometry!.illuminance!)
     }
 
+    /// A clipped sun in a fisheye's .hdr (equisolid, remapped to -vta): the mask next to the
+    /// picture is the clip mask through the same crop and remap (any picture pixel drawing on
+    /// a clipped one is flagged), with the picture's VIEW=; the header's share is of the
+    /// picture's solid angle; the JSON names the mask; evalglare still reads the picture.
+    @Test func clippedSunMarkedInTheFisheyePicture() throws {
+        let dir = TestData.temporaryDirectory("fisheye-clip")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try #require(try CLI.run(["simulate", "--scene", "sky-dome", "--size", "384x384", "-o", dir.path, "-q"]).status == 0)
+        let dng = dir.appendingPathComponent("sky-dome.dng").path, hdr = dir.appendingPathComponent("sky.hdr").path
+        let r = try CLI.run(["illuminance", dng, "--projection", "equisolid", "--json", "-o", hdr])
+        try #require(r.status == 0, "\(r.stderr)")
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let bounds = try #require(doc["lowerBounds"] as? [String: Any])
+        let maskPath = dir.appendingPathComponent("sky.clip.hdr").path
+        #expect(doc["output"] as? String == hdr && bounds["mask"] as? String == maskPath && bounds["shareOf"] as? String == "solid angle")
+        #expect(r.stderr.contains("warning: \(hdr) holds"), "\(r.stderr)")
+
+        let input = try AnalysisInput.load(dng, options: Self.luminanceOptions())
+        let clip = try #require(input.image.clipMask)
+        let lens = FisheyeLens(projection: .equisolid, fieldOfView: 180, width: 384, height: 384)
+        let expected = lens.radianceSquare(clip.map { $0 != 0 ? 1 : 0 }, width: 384, height: 384, channels: 1).map { $0 > 0 }
+        let picture = try RadianceFile.read(hdr), mask = try RadianceFile.read(maskPath)
+        #expect(mask.width == picture.width && mask.height == picture.height && mask.view == picture.view)
+        let flagged = (0..<(mask.width * mask.height)).map { mask.rec2020[3 * $0] > 0.5 }
+        #expect(flagged == expected && flagged.contains(true))
+        #expect(bounds["pixels"] as? Int == flagged.filter { $0 }.count)
+        let omega = lens.radianceSquareLens.geometry(width: mask.width, height: mask.height).solidAngle
+        let share = zip(flagged, omega).filter(\.0).map(\.1).reduce(0, +) / omega.reduce(0, +)
+        #expect(abs((bounds["share"] as? Double ?? 0) / share - 1) < 1e-9)
+        // The sun, the picture's brightest pixel, is among the flagged ones.
+        let luminance = (0..<(picture.width * picture.height)).map { picture.rec2020[3 * $0 + 1] }
+        #expect(flagged[luminance.indices.max { luminance[$0] < luminance[$1] }!])
+
+        guard let bin = try RadianceOutputTests.radianceBin() else {
+            try TestRequirement.unavailable("pyradiance (Radiance's evalglare)", installedByBootstrap: true)
+        }
+        let glare = try TestData.run(bin.appendingPathComponent("evalglare"), ["-V", hdr])
+        #expect(Double(glare.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) != nil, "\(glare.stdout) \(glare.stderr)")
+    }
+
     @Test func calibrationFromVerticalIlluminance() throws {
         let dir = TestData.temporaryDirectory("calibrate-ev")
         defer { try? FileManager.default.removeItem(at: dir) }

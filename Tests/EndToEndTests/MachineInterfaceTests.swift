@@ -86,6 +86,15 @@ import TestSupport
         _ = try run("merge", ["merge"] + frames + ["-o", dir.appendingPathComponent("merged.exr").path, "--json"])
         _ = try run("validation-bracket", ["validate"] + frames + ["--json"])
         _ = try run("illuminance", ["illuminance", frames[1], "--projection", "equisolid", "--fov", "160", "--json"])
+        // Radiance pictures with their lower bounds and masks.
+        let pictures = dir.appendingPathComponent("pictures")
+        try FileManager.default.createDirectory(at: pictures, withIntermediateDirectories: true)
+        let clipped = try run("convert", ["convert", frames[2], "-o", pictures.appendingPathComponent("c.hdr").path, "--units", "luminance", "--json"])
+        #expect(clipped.stdout.contains("\"maskOf\""), "\(clipped.stdout)")
+        _ = try run("merge", ["merge"] + frames + ["-o", pictures.appendingPathComponent("m.hdr").path, "--units", "luminance", "--json"])
+        _ = try run("merge", ["merge"] + frames + ["-o", pictures.appendingPathComponent("f.hdr").path, "--units", "luminance",
+                              "--projection", "equidistant", "--json"])
+        _ = try run("illuminance", ["illuminance", frames[2], "--projection", "equisolid", "-o", pictures.appendingPathComponent("i.hdr").path, "--json"])
         let refused = try TestData.run(try CLI.binary, ["merge", frames[0], "-o", dir.appendingPathComponent("one.exr").path, "--json"])
         #expect(refused.status == 19 && refused.stdout.isEmpty && refused.stderr.contains("\"bracket-mismatch\""), "\(refused.stderr)")
 

@@ -31,6 +31,41 @@ struct HDF5RoundTripTests {
         #expect(back.provenance == image.provenance)
     }
 
+    @Test("a group's layers on the image grid share /image's y, x and channel dimension scales; another shape is refused")
+    func layersOnTheImageGrid() throws {
+        let dir = TestData.temporaryDirectory("h5-grid")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let image = Fixture.image()
+        let w = image.width, h = image.height
+        let group = HDF5Group(name: "extra/noise", datasets: [
+            HDF5Dataset(imageLayer: "std", width: w, height: h, channels: 3, values: .floats([Float](repeating: 0.5, count: w * h * 3))),
+            HDF5Dataset(imageLayer: "count", width: w, height: h, values: .bytes([UInt8](repeating: 2, count: w * h))),
+            HDF5Dataset(name: "table", shape: [2], values: .doubles([1, 2])),
+        ])
+        let path = dir.appendingPathComponent("grid.h5").path
+        try HDF5File.write(image, to: path, groups: [group])
+        #expect(try HDF5File.readSceneLinear(path).width == w)
+        let py = try TestData.runPython("""
+            import sys, h5py
+            f = h5py.File(sys.argv[1], 'r')
+            for name in ('image', 'extra/noise/std', 'extra/noise/count', 'extra/noise/table'):
+                d = f[name]
+                print(name, [[s.name for s in dim.values()] for dim in d.dims])
+            """, [path])
+        try #require(py.status == 0, "\(py.stderr)")
+        #expect(py.stdout.contains("image [['/y'], ['/x'], ['/channel']]"), "\(py.stdout)")
+        #expect(py.stdout.contains("extra/noise/std [['/y'], ['/x'], ['/channel']]"), "\(py.stdout)")
+        #expect(py.stdout.contains("extra/noise/count [['/y'], ['/x']]"), "\(py.stdout)")
+        #expect(py.stdout.contains("extra/noise/table [[]]"), "\(py.stdout)")
+
+        let wrong = HDF5Group(name: "bad", datasets: [
+            HDF5Dataset(imageLayer: "std", width: w + 1, height: h, values: .floats([Float](repeating: 0, count: (w + 1) * h))),
+        ])
+        let refused = dir.appendingPathComponent("refused.h5").path
+        #expect(throws: ExchangeError.self) { try HDF5File.write(image, to: refused, groups: [wrong]) }
+        #expect(!FileManager.default.fileExists(atPath: refused))
+    }
+
     @Test("attributes of /, /image and /dng have the documented names, types and values")
     func attributes() throws {
         let dir = TestData.temporaryDirectory("h5-attr")
