@@ -71,19 +71,25 @@ public struct SiteLayout: Sendable, Equatable {
         }
     }
 
-    /// Σ w · (R, G, B) over the raw sites, from sums by position in a 2×2 cell: each
-    /// position's camera values M⁻¹ · Σ w · output, of which its own plane's is a raw sample
-    /// (the others interpolated: left out), scaled by 4 / (positions of that plane), back
-    /// through M.
+    /// Σ w · (R, G, B) over the region, from its raw sites: by position in a 2×2 cell, the
+    /// camera values M⁻¹ · Σ w · output, of which only the position's own plane is a raw
+    /// sample (the others are interpolated: left out); each plane's weighted mean over its
+    /// sites, times the region's whole weight, back through M. (The weights of the positions
+    /// differ in a region of odd size, so each plane is averaged over its own sites' weight.)
     public func outputSums(_ parity: ParitySums) -> SIMD3<Double> {
         let m = Matrix3(cameraToOutput), inverse = m.inverse!
-        var camera = SIMD3<Double>()
+        var sums = SIMD3<Double>(), weights = SIMD3<Double>()
         for k in 0..<4 {
-            let j = planes[k]
-            let share = Double(planes.filter { $0 == j }.count)
-            let s = parity.sums[k]
-            camera[j] += (inverse * SIMD3(s.x, s.y, s.z))[j] * 4 / share
+            let j = planes[k], s = parity.sums[k]
+            sums[j] += (inverse * SIMD3(s.x, s.y, s.z))[j]
+            weights[j] += s.w
         }
-        return m * camera
+        let total = parity.sums.reduce(0) { $0 + $1.w }
+        guard weights.min() > 0 else {
+            // A region too small to hold every plane's site: the pixels' own sum.
+            let all = parity.sums.reduce(SIMD4<Double>()) { $0 + $1 }
+            return SIMD3(all.x, all.y, all.z)
+        }
+        return m * (sums / weights * total)
     }
 }
