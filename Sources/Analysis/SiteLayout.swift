@@ -92,4 +92,44 @@ public struct SiteLayout: Sendable, Equatable {
         }
         return m * (sums / weights * total)
     }
+
+    /// The standard uncertainty of the luminance sum `outputSums` gives (weights
+    /// `luminance`) from the CFA's sampling: a source smaller than the 2×2 pattern lands on
+    /// the sites of some colours and not others, so each plane's sum over its own sites
+    /// misses or repeats part of it, by an amount that depends on where it fell (aliasing,
+    /// not noise: the same in every frame of a bracket). The two green positions measure the
+    /// same plane independently: their relative difference δ gives the relative variance of a
+    /// one-position estimate, a² = δ² / 2, less `noise²` (the relative noise variance of a
+    /// one-position estimate, which δ also holds). Each plane's sum carries a² divided by its
+    /// number of positions (red and blue 1, green 2), weighted by its part of Y.
+    /// Zero for a layout without two positions of one plane.
+    public func samplingUncertainty(_ parity: ParitySums, luminance w: SIMD3<Double> = Rec2020.luminanceWeights,
+                                    noise: Double = 0) -> Double {
+        let twice = (0..<3).first { j in planes.filter { $0 == j }.count == 2 }
+        guard let g = twice else { return 0 }
+        let m = Matrix3(cameraToOutput), inverse = m.inverse!
+        var means: [Double] = [], sums = SIMD3<Double>(), weights = SIMD3<Double>()
+        for k in 0..<4 {
+            let j = planes[k], s = parity.sums[k]
+            let camera = (inverse * SIMD3(s.x, s.y, s.z))[j]
+            sums[j] += camera
+            weights[j] += s.w
+            if j == g && s.w > 0 { means.append(camera / s.w) }
+        }
+        guard means.count == 2, weights.min() > 0 else { return 0 }
+        let total = parity.sums.reduce(0) { $0 + $1.w }
+        let planeSums = sums / weights * total
+        let average = (means[0] + means[1]) / 2
+        guard average != 0 else { return 0 }
+        let delta = (means[0] - means[1]) / average
+        let a2 = max(0, delta * delta / 2 - noise * noise)
+        // Y's weight on each camera plane: c = wᵀ M.
+        var variance = 0.0
+        for j in 0..<3 {
+            let c = w.x * m[0, j] + w.y * m[1, j] + w.z * m[2, j]
+            let positions = Double(planes.filter { $0 == j }.count)
+            variance += (c * planeSums[j]) * (c * planeSums[j]) * a2 / positions
+        }
+        return variance.squareRoot()
+    }
 }

@@ -19,8 +19,12 @@ public struct IlluminanceResult: Codable, Sendable, Equatable {
     public var high95: Double?
     /// "normal" (noise dominates) or "log-normal" (the scale's uncertainty does).
     public var intervalKind: String
-    /// From the pixels' noise (NoiseProfile), lux; nil when the file's noise is not known.
+    /// From the pixels' noise (NoiseProfile or the file's standard deviation layer), lux; nil
+    /// when the file's noise is not known.
     public var noiseUncertainty: Double?
+    /// From the CFA's sampling of sources smaller than its 2×2 pattern (a sun of a pixel or
+    /// two), lux (`SiteLayout.samplingUncertainty`); nil for an image not on a CFA grid.
+    public var samplingUncertainty: Double?
     /// The absolute scale's relative standard uncertainty and where the scale came from.
     public var scaleRelativeUncertainty: Double
     public var scaleSource: String
@@ -67,8 +71,14 @@ extension Pipeline {
         let variance = sums.noiseVariance.map { $0 * toLuminance * toLuminance }
         let scaleU = image.exposure.relativeUncertainty ?? 0
         let noiseU = variance.map { $0.squareRoot() }
-        let combined = ((noiseU ?? 0) * (noiseU ?? 0) + e * e * scaleU * scaleU).squareRoot()
-        let logNormal = e > 0 && e * scaleU >= (noiseU ?? 0)
+        // The CFA's sampling of sources smaller than its pattern (`SiteLayout.samplingUncertainty`);
+        // a one-position green estimate has about 4× the variance of the whole sum's noise.
+        let samplingU = SiteLayout.of(image).map {
+            $0.samplingUncertainty(sums.parity, noise: e > 0 ? 2 * (noiseU ?? 0) / e : 0) * toLuminance
+        }
+        let random = (noiseU ?? 0) * (noiseU ?? 0) + (samplingU ?? 0) * (samplingU ?? 0)
+        let combined = (random + e * e * scaleU * scaleU).squareRoot()
+        let logNormal = e > 0 && e * scaleU >= random.squareRoot()
         let low = logNormal ? e * exp(-1.96 * combined / e) : e - 1.96 * combined
         let high = logNormal ? e * exp(1.96 * combined / e) : e + 1.96 * combined
         let kind: ResultKind = image.clipMask == nil ? .clippingUnknown
@@ -76,7 +86,7 @@ extension Pipeline {
         return IlluminanceResult(file: input.path, lens: lens, illuminance: e, standardUncertainty: combined, kind: kind,
                                  low95: kind == .upperBound || kind == .undetermined ? nil : low,
                                  high95: kind == .lowerBound || kind == .undetermined ? nil : high,
-                                 intervalKind: logNormal ? "log-normal" : "normal", noiseUncertainty: noiseU,
+                                 intervalKind: logNormal ? "log-normal" : "normal", noiseUncertainty: noiseU, samplingUncertainty: samplingU,
                                  scaleRelativeUncertainty: scaleU, scaleSource: image.exposure.source ?? "unknown",
                                  solidAngle: sums.solidAngle, expectedSolidAngle: 2 * .pi * (1 - cos(lens.maximumAngle)),
                                  pixels: sums.pixels, lowerBoundPixels: sums.clippedPixels, lowerBoundShare: e > 0 ? bound / e : 0,
@@ -89,7 +99,7 @@ extension Pipeline {
     /// clipped pixels, Σ ω and the pixels counted.
     static func illuminanceSums(_ input: AnalysisInput, lens: FisheyeLens)
         -> (sum: Double, noiseVariance: Double?, clippedSum: Double, clippedPixels: Int, solidAngle: Double, pixels: Int,
-            nonFinitePixels: Int) {
+            nonFinitePixels: Int, parity: ParitySums) {
         let image = input.image
         let w = image.width, h = image.height
         let (theta, omega) = lens.geometry(width: w, height: h)
@@ -131,7 +141,7 @@ extension Pipeline {
         if let layout = SiteLayout.of(image) { e = (layout.outputSums(parity) * weights).sum() }
         let variance = kernel.map { $0.regionVariance(weightedOutputs: weightedOutputs, weightedGains: weightedGains).y }
             ?? input.deviation.map { $0.regionVariance(squares).w }
-        return (e, variance, bound, boundPixels, solid, pixels, nonFinite)
+        return (e, variance, bound, boundPixels, solid, pixels, nonFinite, parity)
     }
 
     /// The picture Radiance's tools read for a fisheye image: the square around the image
