@@ -146,7 +146,7 @@ extension SceneLinearCommand {
         @Flag(help: "Also write statistics and EV histograms (whole image and --region regions) into the HDF5 output's /analysis group.")
         var analysis = false
 
-        @Option(name: .customLong("region"), help: ArgumentHelp("With --analysis: a region name=top,left,bottom,right or name=poly:x,y,... (output pixels), or name=mask:<mask> (a semantic mask as weights). Repeatable.", valueName: "name=spec"))
+        @Option(name: .customLong("region"), help: ArgumentHelp("With --analysis: a region, in output coordinates: name=top,left,bottom,right (whole pixels; rows top to bottom − 1), name=top%,left%,bottom%,right% (percentages of the height and width), name=poly:x1,y1,x2,y2,... (pixels) or name=mask:<mask> (a semantic mask as weights). A region reaching outside the image is refused (exit 64), never clipped. Repeatable.", valueName: "name=spec"))
         var regions: [String] = []
 
         @Flag(help: "Print what was written as JSON (schema scenelinear.convert/1, the same document for one file and a batch; see docs/cli.md).")
@@ -437,7 +437,7 @@ extension SceneLinearCommand {
         /// statistics and EV histograms.
         func analysisRequest() throws -> AnalysisRequest {
             var request = AnalysisRequest()
-            request.regions = [Region(name: "image", shape: .fractionalRectangle(top: 0, left: 0, bottom: 1, right: 1))]
+            request.regions = [Region.wholeImage()]
                 + (try regions.map { try Region.parse($0) })
             request.histogram = HistogramOptions()
             return request
