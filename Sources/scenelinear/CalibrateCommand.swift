@@ -170,7 +170,7 @@ extension SceneLinearCommand {
         }
 
         func run() throws {
-            try reportingFailures(json: false) {
+            try reportingFailures(json: json) {
                 var develop = DevelopOptions()
                 develop.demosaic = demosaic
                 try limits.apply(to: &develop)

@@ -60,15 +60,20 @@ import TestSupport
     }
 
     /// `convert --analysis` and `calibrate` refuse a region outside the image too, and the
-    /// analysis JSON records the failed file's usage category.
+    /// JSON error document carries the usage category and exit code 64 as a number.
     @Test func otherCommandsAndJSON() throws {
         let (dir, input) = try Self.chart()
         defer { try? FileManager.default.removeItem(at: dir) }
         let convert = try CLI.run(["convert", input, "-o", dir.path + "/x.h5", "--analysis", "--region", "a=0,0,241,10", "-q"])
         #expect(convert.status == 64 && convert.stderr.contains("region a") && convert.stderr.contains("320×240"), "\(convert.status) \(convert.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/x.h5"))
-        let calibrate = try CLI.run(["calibrate", input, "--region", "a=0,0,10,321", "--luminance", "100", "-o", dir.path + "/c.json"])
+        let calibrate = try CLI.run(["calibrate", input, "--region", "a=0,0,10,321", "--luminance", "100", "-o", dir.path + "/c.json", "--json"])
         #expect(calibrate.status == 64 && calibrate.stderr.contains("region a"), "\(calibrate.status) \(calibrate.stderr)")
+        let document = try #require(calibrate.stderr.split(separator: "\n").last.map { Data($0.utf8) })
+        let error = try #require(try JSONSerialization.jsonObject(with: document) as? [String: Any], "\(calibrate.stderr)")
+        #expect(error["error"] as? String == "usage")
+        #expect(error["exitCode"] as? Int == 64)
+        #expect(calibrate.stderr.range(of: #""exitCode" ?: ?64[,}]"#, options: .regularExpression) != nil, "exitCode is a number: \(calibrate.stderr)")
         let stats = try CLI.run(["stats", input, "--json", "-q", "--region", "a=0,0,10,321"])
         #expect(stats.status == 64, "\(stats.stderr)")
         let doc = try #require(try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any], "\(stats.stdout)")
