@@ -45,7 +45,7 @@ struct PanelEntry {
         case swatch(RGBColor, outline: RGBColor?)
         /// A bold heading.
         case heading
-        /// A label with its value on the next line.
+        /// A label with its value on the next line (several lines when it holds "\n").
         case note(value: String)
         /// Vertical space.
         case gap
@@ -102,11 +102,18 @@ struct CartesianFrame {
             case .line, .swatch: w = max(w, swatchLength + 8 + PlotFont.width(of: e.label))
             case .heading: w = max(w, PlotFont.width(of: e.label, bold: true))
             case .note(let value):
-                w = max(w, PlotFont.width(of: e.label), PlotFont.width(of: value, bold: true) + 8)
+                let lines = value.split(separator: "\n").map { PlotFont.width(of: String($0), bold: true) + 8 }
+                w = max(w, PlotFont.width(of: e.label), lines.max() ?? 0)
             case .gap: break
             }
         }
         return min(limit, w.rounded(.up))
+    }
+
+    /// The height of an entry's drawn rows (a note: its label and each line of its value).
+    static func drawnHeight(_ e: PanelEntry) -> Double {
+        guard case .note(let value) = e.kind else { return rowHeight }
+        return 15 * Double(value.split(separator: "\n", omittingEmptySubsequences: false).count) + rowHeight
     }
 
     /// `text` shortened with "…" to fit `width` pixels at scale 1.
@@ -181,7 +188,11 @@ struct CartesianFrame {
         var y = plot.minY + 4
         let textX = panel.x + Self.swatchLength + 8
         for e in entries {
-            guard y + Self.rowHeight <= plot.maxY + 12 else { break }
+            guard y + Self.drawnHeight(e) <= plot.maxY + 12 else {
+                // Say that something is left out rather than cut it silently.
+                d.add(.text("… (more than fits)", at: PlotPoint(panel.x, y), TextStyle(color: PlotPalette.mutedText, vertical: .capTop)))
+                break
+            }
             let mid = y + PlotFont.capHeight(scale: 1) / 2
             switch e.kind {
             case .line(let style, let marker, let fill):
@@ -212,9 +223,12 @@ struct CartesianFrame {
             case .note(let value):
                 d.add(.text(Self.fit(e.label, width: panel.width), at: PlotPoint(panel.x, y),
                             TextStyle(color: PlotPalette.mutedText, vertical: .capTop)))
-                d.add(.text(Self.fit(value, width: panel.width - 8, bold: true), at: PlotPoint(panel.x + 8, y + 15),
-                            TextStyle(bold: true, vertical: .capTop)))
-                y += 15 + Self.rowHeight + 4
+                for line in value.split(separator: "\n", omittingEmptySubsequences: false) {
+                    d.add(.text(Self.fit(String(line), width: panel.width - 8, bold: true), at: PlotPoint(panel.x + 8, y + 15),
+                                TextStyle(bold: true, vertical: .capTop)))
+                    y += 15
+                }
+                y += Self.rowHeight + 4
             case .gap:
                 y += Self.rowHeight / 2
             }
