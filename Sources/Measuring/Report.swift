@@ -196,7 +196,8 @@ public enum AnalysisReport {
         out.end()
     }
 
-    static func g(_ v: Double) -> String { v.isFinite ? String(format: "%.5g", v) : "—" }
+    /// A table value: five significant digits, 0 (and −0) as "0", "—" when not a finite number.
+    static func g(_ v: Double) -> String { !v.isFinite ? "—" : v == 0 ? "0" : String(format: "%.5g", v) }
 
     static func timestamp() -> String {
         let f = ISO8601DateFormatter()

@@ -50,3 +50,17 @@ import TestSupport
         #expect(h.below["B"]! > 0 && notes["below range"] != nil)
     }
 }
+
+/// Report tables and summaries print zero as 0, never as 0.000 or −0.
+@Suite struct ReportNumberTests {
+    @Test func zeroIsPrintedAsZero() {
+        #expect(AnalysisReport.g(0) == "0" && AnalysisReport.g(-0.0) == "0")
+        #expect(AnalysisReport.g(1.5e-7) == "1.5e-07" && AnalysisReport.g(.nan) == "—")
+        func summary(_ clipped: Int, of pixels: Int) -> String {
+            RegionMeasurement(region: "r", channels: [:], clippedPixels: clipped, negativePixels: 0, pixels: pixels).clippingSummary
+        }
+        #expect(summary(0, of: 100) == "0 clipped (0 %)")
+        #expect(summary(1, of: 10_000_000) == "1 clipped (< 0.001 %)")
+        #expect(summary(768, of: 768) == "768 clipped (100.000 %)")
+    }
+}
