@@ -18,7 +18,7 @@ DEMO_OUT := demo-output
 # libdeflate, libcrypto) in-process.
 ASAN_SUITES := DNGContainerTests|RunLengthDeflateTests|LosslessJPEGTests|RawDecodeTests|LinearizeTests|OpcodesTests|DemosaicTests|ImageExchangeTests|SemanticMasksTests|MalformedCorpusTests|StreamingDevelopTests|OpcodeList1Tests|SimulationTests|DigestTests|RoundTripTests|BatchTests|EnhancedImageTests|PlotsTests|StreamingMeasurementTests|ParallelTests|EXRStreamTests|HDF5StreamTests
 FUZZ_SECONDS ?= 30
-SUNSET_REGIONS := --region sky=0.1,0.1,0.28,0.38 --region sun=0.38,0.69,0.46,0.75
+SUNSET_REGIONS := --region sky=10%,10%,28%,38% --region sun=38%,69%,46%,75%
 
 .PHONY: all bootstrap build release test test-slurm test-asan fuzz-smoke demo clean
 

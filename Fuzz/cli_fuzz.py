@@ -102,7 +102,7 @@ def coordinate(rng, *, fraction: bool, extent: int, extreme: bool) -> str:
                           "-9223372036854775809", "1e18", "4611686018427387904", "2e9", "-2e9", "5e-324",
                           "-1", "-0.5", "1.0000001", "0", "", "x", "1e", "0x1p3"])
     if fraction:
-        return fmt_num(round(rng.random(), 3))
+        return fmt_num(round(100 * rng.random(), 1)) + "%"
     return str(rng.randrange(0, extent + 1))
 
 
@@ -116,12 +116,10 @@ def region_spec(rng, *, valid: bool, names=None) -> str:
     if kind < 0.70:  # box
         fraction = rng.random() < 0.6
         if valid:
-            if fraction:
-                t, b = sorted(round(rng.random(), 3) for _ in range(2))
-                l, r = sorted(round(rng.random(), 3) for _ in range(2))
-                if t == b: b = min(1.0, t + 0.1)
-                if l == r: r = min(1.0, l + 0.1)
-                box = [fmt_num(t), fmt_num(l), fmt_num(b), fmt_num(r)]
+            if fraction:  # percentages of the height and width, at least 10 % apart (a pixel on 96 × 128)
+                t, l = round(rng.uniform(0, 90), 1), round(rng.uniform(0, 90), 1)
+                b, r = round(rng.uniform(t + 10, 100), 1), round(rng.uniform(l + 10, 100), 1)
+                box = [fmt_num(v) + "%" for v in (t, l, b, r)]
             else:
                 t, b = sorted(rng.sample(range(0, 97), 2))
                 l, r = sorted(rng.sample(range(0, 129), 2))
@@ -156,7 +154,8 @@ def malformed_region(rng) -> str:
     return pick(rng, ["noequals", "a=", "=0,0,1,1", "a=b=c", "a=poly:", "a=poly", "a=mask", "a=mask:",
                       "a=circle:1,2,3", "a=0,0,1,1,", "a=,,,", "a= 0, 0, 1, 1", "a=1/2,0,1,1", "a=0,0,1",
                       "a=poly:1,2,3", "a=-0,-0,-0,-0", "a=0,0,0,0", "a=1,1,0,0", "a=0.5,0.5,0.5,0.5",
-                      "a=1e-320,1e-320,1,1", "a=" + ",".join(["1"] * 1000)])
+                      "a=1e-320,1e-320,1,1", "a=" + ",".join(["1"] * 1000), "a=0,0,0.3,1", "a=10%,0,20,30",
+                      "a=0%,0%,150%,100%", "a=50%,0%,10%,100%", "a=%,%,%,%", "a=poly:0%,0%,1,1,2,2"])
 
 
 def hist_range(rng, *, valid: bool) -> str:
@@ -635,7 +634,7 @@ class Grammar:
             else:
                 photos = ["in/sunset.dng"] if rng.random() < 0.8 else ["in/sunset.dng", "in/chart.dng"]
                 items += [Item("pos", value=p) for p in photos]
-                items.append(Item("opt", "region", pick(rng, ["ref=0.1,0.1,0.28,0.38", "ref=0.7,0.05,0.95,0.95",
+                items.append(Item("opt", "region", pick(rng, ["ref=10%,10%,28%,38%", "ref=70%,5%,95%,95%",
                                                              region_spec(rng, valid=True, names=["ref"])])))
                 if mode < 0.7:
                     add("luminance")
@@ -899,13 +898,13 @@ def make_inputs(binary: str, root: Path):
     run_quiet(binary, ["testchart", "-o", "in/chart.dng", "--width", "64", "--height", "48", "-q"], root)
     conv = lambda *a: run_quiet(binary, ["convert", *a, "-q"], root)
     conv("in/sunset.dng", "-o", "in/sunset.exr")
-    conv("in/sunset.dng", "-o", "in/sunset.h5", "--analysis", "--region", "sky=0.1,0.1,0.28,0.38")
+    conv("in/sunset.dng", "-o", "in/sunset.h5", "--analysis", "--region", "sky=10%,10%,28%,38%")
     conv("in/sunset.dng", "-o", "in/sunset-float.exr", "--exr-type", "float", "--exr-tiled", "--exr-tile-size", "16")
     conv("in/sunset.dng", "-o", "in/sunset-f32.h5", "--hdf5-type", "float32", "--hdf5-level", "3")
     conv("in/sky-dome.dng", "-o", "in/sky-dome-lum.exr", "--units", "luminance")
     conv("in/sky-dome.dng", "-o", "in/sky-dome-lum.h5", "--units", "luminance")
     run_quiet(binary, ["illuminance", "in/sky-dome.dng", "--projection", "equisolid", "-o", "in/sky-dome.hdr", "-q"], root)
-    run_quiet(binary, ["calibrate", "in/sunset.dng", "--region", "ref=0.1,0.1,0.28,0.38", "--luminance", "100",
+    run_quiet(binary, ["calibrate", "in/sunset.dng", "--region", "ref=10%,10%,28%,38%", "--luminance", "100",
                        "-o", "in/camera.json"], root)
     conv("in/sunset.dng", "in/chart.dng", "in/cfa.dng", "-o", "in/batch/")
     shutil.copy(i / "batch" / "scenelinear-manifest.jsonl", i / "manifest.jsonl")

@@ -20,7 +20,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402  (the harness: inputs, runner, machine description)
 
-REGIONS = ["--region", "sky=0.1,0.1,0.28,0.38", "--region", "sun=0.38,0.69,0.46,0.75"]
+REGIONS = ["--region", "sky=10%,10%,28%,38%", "--region", "sun=38%,69%,46%,75%"]
 
 
 def commands(binary, python, numpy_script):

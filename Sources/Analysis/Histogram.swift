@@ -234,3 +234,32 @@ struct EdgeTable: Sendable {
         return lo
     }
 }
+
+extension EarlyHistogram {
+    /// The lowest whole stop (EV) holding the 0.1th percentile — the value at index
+    /// ⌊(n − 1) · 0.001⌋ of the n sorted positive values — of any of R, G, B and Y, read
+    /// from the first pass's lattice counts `slots` (whole stops are runs of `binsPerStop`
+    /// lattice bins; values below the lattice count as its lowest stop). Nil without a
+    /// lattice, without positive values, or when the lattice's first bin holds anything
+    /// (where a NaN lands, which is not a positive value: its count would shift the index).
+    func lowestOctave(slots: UnsafeMutableBufferPointer<Int>) -> Int? {
+        guard let lattice, (0..<4).allSatisfy({ slots[$0 * slotCount + 4] == 0 }) else { return nil }
+        let bins = slotCount - 4
+        var lowest: Int?
+        for q in 0..<4 {
+            let base = q * slotCount
+            let positive = slots[base + 2] + slots[base + 3] + (0..<bins).reduce(0) { $0 + slots[base + 4 + $1] }
+            guard positive > 0 else { continue }
+            let index = Int(Double(positive - 1) * 0.001)
+            var seen = slots[base + 2], bin = 0
+            while bin < bins && seen <= index {
+                seen += slots[base + 4 + bin]
+                bin += 1
+            }
+            // `bin` is one past the lattice bin holding the value (0: below the lattice).
+            let stop = lattice.lower + max(bin - 1, 0) / lattice.binsPerStop
+            lowest = min(lowest ?? stop, stop)
+        }
+        return lowest
+    }
+}

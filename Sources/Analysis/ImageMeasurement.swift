@@ -572,7 +572,7 @@ struct RegionState: Sendable {
         }
         if let options = plan.histogram, let h = histogram {
             // A given range's bins are those the first pass counted.
-            let e = plan.earlyHistogram.flatMap { $0.lattice == nil ? $0.edges : nil } ?? Self.histogramRange(options, h)
+            let e = plan.earlyHistogram.flatMap { $0.lattice == nil ? $0.edges : nil } ?? Self.histogramRange(options, h, early: plan.earlyHistogram)
             edges = e
             if let early = plan.earlyHistogram, let counts = early.counts(final: e, maximum: h.maximum, slots: h.slots) {
                 slotTotals = counts
@@ -581,10 +581,11 @@ struct RegionState: Sendable {
         }
     }
 
-    /// The range and bins of a histogram: given, or automatic (log2: from the octave of the
-    /// 0.1th percentile of the positive luminances to the maximum, whole stops; linear: 0 to
-    /// the maximum).
-    static func histogramRange(_ options: HistogramOptions, _ first: HistogramFirst)
+    /// The range and bins of a histogram: given, or automatic (log2: whole stops from the
+    /// lowest octave holding the 0.1th percentile of the positive values of R, G, B or Y —
+    /// of Y alone without the first pass's lattice (`early`) — to the largest value of any of
+    /// them; linear: 0 to the maximum).
+    static func histogramRange(_ options: HistogramOptions, _ first: HistogramFirst, early: EarlyHistogram? = nil)
         -> (range: ClosedRange<Double>, bins: Int, width: Double, table: EdgeTable) {
         var range: ClosedRange<Double>
         if let r = options.range {
@@ -604,8 +605,11 @@ struct RegionState: Sendable {
                 } else {
                     low = log2(selector.value(0))
                 }
-                let high = max(log2(OrderKey.value(of: selector.maximumKey)), 0)
-                range = max(-40, low.rounded(.down))...(high.rounded(.up) + (high.rounded(.up) == high ? 1 : 0))
+                // Every plotted channel inside the range, not only Y.
+                let lowest = min(low.rounded(.down), early?.lowestOctave(slots: first.slots).map(Double.init) ?? .infinity)
+                let largest = first.maximum > 0 && first.maximum.isFinite ? log2(Double(first.maximum)) : 0
+                let high = max(log2(OrderKey.value(of: selector.maximumKey)), largest, 0)
+                range = max(-40, lowest)...(high.rounded(.up) + (high.rounded(.up) == high ? 1 : 0))
             }
         } else {
             range = 0...max(1e-12, first.pixels > first.clipped ? Double(first.maximum) : 1)

@@ -4,9 +4,10 @@ import ImageCore
 /// A part of an image to measure, in output pixel coordinates (after crop and orientation).
 public struct Region: Sendable, Equatable {
     public enum Shape: Sendable, Equatable {
-        /// A rectangle in pixels.
+        /// A rectangle in pixels: rows top..<bottom, columns left..<right.
         case rectangle(PixelRect)
-        /// A rectangle as fractions of the width (left, right) and height (top, bottom).
+        /// A rectangle as fractions of the width (left, right) and height (top, bottom), each
+        /// edge rounded to the nearest pixel edge (written as percentages: `10%,0%,40%,100%`).
         case fractionalRectangle(top: Double, left: Double, bottom: Double, right: Double)
         /// A polygon, vertices (x, y) in pixels; a pixel belongs when its centre is inside (even-odd rule).
         case polygon([SIMD2<Double>])
@@ -23,6 +24,11 @@ public struct Region: Sendable, Equatable {
     public init(name: String, shape: Shape) {
         self.name = name
         self.shape = shape
+    }
+
+    /// The whole image, whatever its size.
+    public static func wholeImage(name: String = "image") -> Region {
+        Region(name: name, shape: .fractionalRectangle(top: 0, left: 0, bottom: 1, right: 1))
     }
 
     /// Whether the region is a semantic mask (which needs the image's masks to resolve).
@@ -92,25 +98,52 @@ public struct Region: Sendable, Equatable {
                               weights: w)
     }
 
-    /// The rectangle of a rectangular shape, clipped to the image (nil for other shapes).
-    /// - Throws: `AnalysisError` when it lies outside the image or is reversed.
+    /// The rectangle of a rectangular shape in a `width` × `height` image (nil for other
+    /// shapes); fractions are rounded to the nearest pixel edge.
+    /// - Throws: a usage `AnalysisError` when the rectangle is inverted, empty, or not wholly
+    ///   inside the image (never clipped to it), naming how it was read and the image size.
     func pixelRectangle(width: Int, height: Int) throws -> PixelRect? {
         let r: PixelRect
         switch shape {
         case .rectangle(let rect):
             r = rect
         case .fractionalRectangle(let t, let l, let b, let rr):
-            guard t < b, l < rr else { throw Region.usageError("region \(name): top must be above bottom and left before right") }
             r = PixelRect(top: Int((t * Double(height)).rounded()), left: Int((l * Double(width)).rounded()),
                           bottom: Int((b * Double(height)).rounded()), right: Int((rr * Double(width)).rounded()))
         default:
             return nil
         }
-        let c = PixelRect(top: max(0, r.top), left: max(0, r.left), bottom: min(height, r.bottom), right: min(width, r.right))
-        guard !c.isEmpty else {
-            throw Region.usageError("region \(name) \(r) lies outside the \(width)×\(height) image")
+        let image = "the \(width)×\(height) image (top and bottom within 0…\(height), left and right within 0…\(width))"
+        if r.top >= r.bottom || r.left >= r.right {
+            let what = r.top > r.bottom || r.left > r.right ? "is inverted (top must be above bottom, left before right)" : "holds no pixels"
+            throw Region.usageError("region \(name) \(reading(r)) \(what) in \(image)")
         }
-        return c
+        guard PixelRect(width: width, height: height).contains(r) else {
+            let overlaps = r.top < height && r.bottom > 0 && r.left < width && r.right > 0
+            throw Region.usageError("region \(name) \(reading(r)) is \(overlaps ? "partly outside" : "outside") \(image); regions are never clipped")
+        }
+        return r
+    }
+
+    /// How a rectangle's values were read, with the pixels `r` they give, for messages.
+    func reading(_ r: PixelRect) -> String {
+        let pixels = "top \(r.top), left \(r.left), bottom \(r.bottom), right \(r.right)"
+        guard case .fractionalRectangle(let t, let l, let b, let rr) = shape else { return "(read as pixels: \(pixels))" }
+        let given = [t, l, b, rr].map(Region.percent).joined(separator: ",")
+        return "(read as percentages \(given) of the height and width: pixels \(pixels))"
+    }
+
+    /// A fraction written as a percentage ("28%").
+    static func percent(_ f: Double) -> String { String(format: "%.6g%%", 100 * f) }
+
+    /// Refuses a polygon with a vertex outside a `width` × `height` image (pixel edges
+    /// 0…width and 0…height): like rectangles, polygons are never clipped.
+    func checkPolygon(_ vertices: [SIMD2<Double>], width: Int, height: Int) throws {
+        guard vertices.count >= 3 else { throw Region.usageError("region \(name): a polygon needs at least 3 vertices") }
+        let outside = vertices.filter { $0.x < 0 || $0.y < 0 || $0.x > Double(width) || $0.y > Double(height) }
+        guard let first = outside.first else { return }
+        let vertex = "(\(String(format: "%g", first.x)), \(String(format: "%g", first.y)))"
+        throw Region.usageError("region \(name) (a polygon, read as pixels x,y) has \(outside.count) of its \(vertices.count) vertices outside the \(width)×\(height) image (x 0…\(width), y 0…\(height)), e.g. \(vertex); regions are never clipped")
     }
 
     /// The weight of every pixel of a `width` × `height` image (0 outside the region).
@@ -123,7 +156,7 @@ public struct Region: Sendable, Equatable {
             let c = try pixelRectangle(width: width, height: height)!
             for y in c.top..<c.bottom { for x in c.left..<c.right { out[y * width + x] = 1 } }
         case .polygon(let vertices):
-            guard vertices.count >= 3 else { throw Region.usageError("region \(name): a polygon needs at least 3 vertices") }
+            try checkPolygon(vertices, width: width, height: height)
             for y in 0..<height {
                 let py = Double(y) + 0.5
                 // Crossings of the row's centre line with each edge, then fill between pairs.
@@ -157,44 +190,101 @@ public struct Region: Sendable, Equatable {
     /// The largest coordinate a region may give, in pixels.
     public static let coordinateLimit = 1e9
 
-    /// Parses "name=top,left,bottom,right" (pixels, or fractions when every value is ≤ 1),
-    /// "name=poly:x1,y1,x2,y2,..." (pixels) or "name=mask:<layer or URN>" (a semantic mask).
+    /// The syntax of a region, for messages.
+    public static let syntax = "name=top,left,bottom,right (whole pixels), name=top%,left%,bottom%,right% (percentages of the height and width), name=poly:x1,y1,x2,y2,... (pixels) or name=mask:<mask>"
+
+    /// Parses "name=top,left,bottom,right" (whole pixels: rows top..<bottom, columns
+    /// left..<right), "name=top%,left%,bottom%,right%" (percentages of the image's height and
+    /// width), "name=poly:x1,y1,x2,y2,..." (pixels) or "name=mask:<layer or URN>" (a semantic
+    /// mask). Plain numbers are always pixels: the old fraction form (every value in 0…1) is
+    /// refused with its percentage spelling.
     public static func parse(_ text: String) throws -> Region {
         let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
         guard parts.count == 2, !parts[0].isEmpty else {
-            throw Region.usageError("region \"\(text)\" must be name=top,left,bottom,right, name=poly:x,y,... or name=mask:<mask>")
+            throw Region.usageError("region \"\(text)\" must be \(syntax)")
         }
-        var spec = parts[1]
+        let name = parts[0], spec = parts[1]
         if spec.hasPrefix("mask:") {
             let reference = String(spec.dropFirst(5)).trimmingCharacters(in: .whitespaces)
             guard !reference.isEmpty else {
-                throw Region.usageError("region \(parts[0]): mask: needs a mask name (e.g. mask:sky) or SemanticName URN")
+                throw Region.usageError("region \(name): mask: needs a mask name (e.g. mask:sky) or SemanticName URN")
             }
-            return Region(name: parts[0], shape: .mask(reference))
+            return Region(name: name, shape: .mask(reference))
         }
-        let isPolygon = spec.hasPrefix("poly:")
-        if isPolygon { spec.removeFirst(5) }
-        let numbers = spec.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-        guard numbers.allSatisfy({ $0 != nil && $0!.isFinite }) else {
-            throw Region.usageError("region \(parts[0]): \"\(parts[1])\" has a value that is not a number")
+        if spec.hasPrefix("poly:") { return try polygon(name, String(spec.dropFirst(5))) }
+        return try rectangle(name, spec)
+    }
+
+    /// The values of a region's comma-separated list, each with whether it ends in "%".
+    /// - Throws: when a value is not a finite number or lies beyond ±`coordinateLimit`.
+    static func values(_ name: String, _ spec: String) throws -> [(value: Double, percent: Bool)] {
+        try spec.split(separator: ",", omittingEmptySubsequences: false).map { item in
+            var text = item.trimmingCharacters(in: .whitespaces)
+            let percent = text.hasSuffix("%")
+            if percent { text = String(text.dropLast()).trimmingCharacters(in: .whitespaces) }
+            guard let v = Double(text), v.isFinite else {
+                throw Region.usageError("region \(name): \"\(spec)\" has a value that is not a number")
+            }
+            // Pixel coordinates beyond ±10⁹ cannot be meant (nor held as whole numbers on every platform).
+            guard abs(v) <= coordinateLimit else {
+                throw Region.usageError("region \(name): \"\(spec)\" has a coordinate beyond ±\(Int(coordinateLimit)) pixels")
+            }
+            return (v, percent)
         }
-        let v = numbers.map { $0! }
-        // Pixel coordinates beyond ±10⁹ cannot be meant (nor held as whole numbers on every platform).
-        guard v.allSatisfy({ abs($0) <= Self.coordinateLimit }) else {
-            throw Region.usageError("region \(parts[0]): \"\(parts[1])\" has a coordinate beyond ±\(Int(Self.coordinateLimit)) pixels")
+    }
+
+    /// A polygon's vertices: x,y pairs in pixels (not necessarily whole).
+    static func polygon(_ name: String, _ spec: String) throws -> Region {
+        let v = try values(name, spec)
+        guard !v.contains(where: \.percent) else {
+            throw Region.usageError("region \(name): polygon vertices are pixels x,y; percentages are for rectangles only")
         }
-        if isPolygon {
-            guard v.count >= 6, v.count % 2 == 0 else { throw Region.usageError("region \(parts[0]): a polygon needs x,y pairs (at least 3)") }
-            return Region(name: parts[0], shape: .polygon(stride(from: 0, to: v.count, by: 2).map { SIMD2(v[$0], v[$0 + 1]) }))
+        guard v.count >= 6, v.count % 2 == 0 else { throw Region.usageError("region \(name): a polygon needs x,y pairs (at least 3)") }
+        return Region(name: name, shape: .polygon(stride(from: 0, to: v.count, by: 2).map { SIMD2(v[$0].value, v[$0 + 1].value) }))
+    }
+
+    /// A rectangle: four whole pixels, or four percentages.
+    static func rectangle(_ name: String, _ spec: String) throws -> Region {
+        let items = try values(name, spec)
+        guard items.count == 4 else {
+            throw Region.usageError("region \(name) needs 4 values top,left,bottom,right (whole pixels, or percentages such as 10%,0%,40%,100%)")
         }
-        guard v.count == 4 else { throw Region.usageError("region \(parts[0]) needs 4 values top,left,bottom,right") }
-        if v.allSatisfy({ $0 >= 0 && $0 <= 1 }) {
-            return Region(name: parts[0], shape: .fractionalRectangle(top: v[0], left: v[1], bottom: v[2], right: v[3]))
+        let v = items.map(\.value)
+        if items.allSatisfy(\.percent) { return try percentages(name, v) }
+        if items.contains(where: \.percent) {
+            throw Region.usageError("region \(name): \"\(spec)\" mixes percentages and pixels; give all four as percentages (each with %) or all as whole pixels")
         }
-        guard v.allSatisfy({ $0 == $0.rounded() }) else {
-            throw Region.usageError("region \(parts[0]): \"\(parts[1])\" is read as pixels (values are fractions of the image only when all four lie in 0…1) and pixels must be whole numbers")
+        if let problem = pixelProblem(v) { throw Region.usageError("region \(name): \"\(spec)\" \(problem)") }
+        let r = PixelRect(top: Int(v[0]), left: Int(v[1]), bottom: Int(v[2]), right: Int(v[3]))
+        guard r.top < r.bottom, r.left < r.right else {
+            throw Region.usageError("region \(name) (read as pixels: top \(r.top), left \(r.left), bottom \(r.bottom), right \(r.right)) \(r.top > r.bottom || r.left > r.right ? "is inverted: top must be above bottom and left before right" : "holds no pixels")")
         }
-        return Region(name: parts[0], shape: .rectangle(PixelRect(top: Int(v[0]), left: Int(v[1]), bottom: Int(v[2]), right: Int(v[3]))))
+        return Region(name: name, shape: .rectangle(r))
+    }
+
+    /// Why plain values cannot be read as pixels: not whole numbers, or the old fraction
+    /// form (every value in 0…1; "0,0,1,1" once meant the whole image), with the way to
+    /// write what was meant; nil when they can.
+    static func pixelProblem(_ v: [Double]) -> String? {
+        let whole = v.allSatisfy { $0 == $0.rounded() }
+        guard v.allSatisfy({ $0 >= 0 && $0 <= 1 }) else {
+            return whole ? nil : "is read as pixels, and pixels must be whole numbers (fractions of the image are percentages, e.g. 10%,0%,40%,100%)"
+        }
+        let percent = v.map { Region.percent($0) }.joined(separator: ",")
+        let meant = whole ? "would be the single top-left pixel, but once meant the whole image" : "is the old fraction form, but plain numbers are whole pixels now"
+        return "\(meant): write fractions of the image as percentages (\(percent))" + (whole ? ", and that pixel as poly:0,0,1,0,1,1,0,1" : "")
+    }
+
+    /// A rectangle given as percentages of the height (top, bottom) and width (left, right).
+    static func percentages(_ name: String, _ v: [Double]) throws -> Region {
+        let given = v.map { String(format: "%g%%", $0) }.joined(separator: ",")
+        guard v.allSatisfy({ $0 >= 0 && $0 <= 100 }) else {
+            throw Region.usageError("region \(name) (read as percentages \(given) of the height and width) reaches outside the image (0% … 100%); regions are never clipped")
+        }
+        guard v[0] < v[2], v[1] < v[3] else {
+            throw Region.usageError("region \(name) (read as percentages \(given) of the height and width) \(v[0] > v[2] || v[1] > v[3] ? "is inverted: top must be above bottom and left before right" : "holds no pixels")")
+        }
+        return Region(name: name, shape: .fractionalRectangle(top: v[0] / 100, left: v[1] / 100, bottom: v[2] / 100, right: v[3] / 100))
     }
 }
 

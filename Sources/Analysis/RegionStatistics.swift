@@ -109,7 +109,9 @@ public struct RegionMeasurement: Sendable, Codable, Equatable {
     /// "N clipped (p %)", or "clipping unknown (no clip mask)".
     public var clippingSummary: String {
         guard let clippedPixels, let clippedFraction else { return "clipping unknown (no clip mask)" }
-        return "\(clippedPixels) clipped (\(String(format: "%.3f", 100 * clippedFraction)) %)"
+        // 0 as "0"; a share too small for three decimals as "< 0.001", never as 0.000.
+        let share = clippedPixels == 0 ? "0" : 100 * clippedFraction < 0.0005 ? "< 0.001" : String(format: "%.3f", 100 * clippedFraction)
+        return "\(clippedPixels) clipped (\(share) %)"
     }
 
     /// Sets the kinds of every quantity's statistics (`QuantityStatistics.assignKinds`) from

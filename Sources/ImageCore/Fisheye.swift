@@ -256,34 +256,6 @@ extension FisheyeLens {
         guard projection == .equisolid else { return out }
         return inSquareAroundCircle.equidistantRemap(out, side: side, channels: channels)
     }
-
-    /// The image circle found in an image whose surround is dark (a circular fisheye's black
-    /// corners): the pixels whose luminance `y` exceeds `fraction` of the median over the
-    /// inscribed circle's inner half are taken as the circle; its centre is their centroid and
-    /// its radius √(count / π). Nil when fewer than 100 pixels qualify.
-    public static func detectCircle(luminance y: [Float], width: Int, height: Int, fraction: Float = 0.02) -> (x: Double, y: Double, r: Double)? {
-        let cx = Double(width) / 2, cy = Double(height) / 2, inner = Double(min(width, height)) / 4
-        var central: [Float] = []
-        for row in 0..<height {
-            for column in 0..<width {
-                let dx = Double(column) + 0.5 - cx, dy = Double(row) + 0.5 - cy
-                if dx * dx + dy * dy <= inner * inner { central.append(y[row * width + column]) }
-            }
-        }
-        guard !central.isEmpty else { return nil }
-        central.sort()
-        let threshold = max(central[central.count / 2] * fraction, Float.leastNonzeroMagnitude)
-        var count = 0, sx = 0.0, sy = 0.0
-        for row in 0..<height {
-            for column in 0..<width where y[row * width + column] > threshold {
-                count += 1
-                sx += Double(column) + 0.5
-                sy += Double(row) + 0.5
-            }
-        }
-        guard count >= 100 else { return nil }
-        return (sx / Double(count), sy / Double(count), (Double(count) / Double.pi).squareRoot())
-    }
 }
 
 /// A fisheye lens as given before the image's size is known: projection, field of view and,

@@ -8,7 +8,7 @@ import Foundation
 public enum AnalysisCharts {
     /// The histogram of one region as a chart: R, G, B and Y against their bins, the clip
     /// level marked (sensor white × the exposure factor), and the counts that are not binned
-    /// (clipped, zero, negative, outside the range) listed beside it.
+    /// (clipped, zero, negative, outside the range: each channel that has any) listed beside it.
     /// - Returns: nil when the region has no histogram.
     public static func histogram(_ file: FileAnalysis, region: RegionAnalysis, logCounts: Bool = true) -> HistogramPlot? {
         guard let h = region.histogram, h.edges.count >= 2 else { return nil }
@@ -20,10 +20,9 @@ public enum AnalysisCharts {
             h.pixels > 0 ? "\(grouped(n)) (\(String(format: "%.2g", 100 * Double(n) / Double(h.pixels))) %)" : grouped(n)
         }
         notes.append(("clipped", h.clipped.map(share) ?? "unknown (no clip mask)"))
+        // Values not binned, per channel that has any (one line each): none is left unsaid.
         for (label, counts) in [("zero", h.zero), ("negative", h.negative), ("below range", h.below), ("above range", h.above)] {
-            let y = counts["Y"] ?? 0
-            let any = RegionStatistics.quantities.map { counts[$0] ?? 0 }.max() ?? 0
-            if any > 0 { notes.append((label, "Y \(share(y))")) }
+            if let lines = channelLines(counts, share) { notes.append((label, lines)) }
         }
         let unit = file.unitSymbol
         let exposure = !unit.isEmpty ? ", values in \(unit)"
@@ -36,6 +35,17 @@ public enum AnalysisCharts {
             subtitle: "\(file.width)×\(file.height), \(file.colorSpace)\(exposure); \(h.scale == .log2 ? "EV bins (0 EV = \(unit.isEmpty ? "1.0" : "1 " + unit))" : "linear bins")",
             binEdges: h.edges, logarithmic: h.scale == .log2, series: series, clipLevel: clip, notes: notes,
             logCounts: logCounts, xLabel: xLabel)
+    }
+
+    /// The channels with a count above 0, one line per count ("B 5 190 (51 %)"; channels
+    /// with the same count share a line: "R, G, B 3 (0.03 %)"); nil when none has any.
+    static func channelLines(_ counts: [String: Int], _ share: (Int) -> String) -> String? {
+        var lines: [(names: [String], count: Int)] = []
+        for q in RegionStatistics.quantities {
+            guard let n = counts[q], n > 0 else { continue }
+            if let i = lines.firstIndex(where: { $0.count == n }) { lines[i].names.append(q) } else { lines.append(([q], n)) }
+        }
+        return lines.isEmpty ? nil : lines.map { "\($0.names.joined(separator: ", ")) \(share($0.count))" }.joined(separator: "\n")
     }
 
     /// A false-colour map of luminance Y (Rec.2020 weights) in stops, clipped pixels in

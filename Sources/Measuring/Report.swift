@@ -201,7 +201,8 @@ public enum AnalysisReport {
         out.end()
     }
 
-    static func g(_ v: Double) -> String { v.isFinite ? String(format: "%.5g", v) : "—" }
+    /// A table value: five significant digits, 0 (and −0) as "0", "—" when not a finite number.
+    static func g(_ v: Double) -> String { !v.isFinite ? "—" : v == 0 ? "0" : String(format: "%.5g", v) }
 
     /// A number marked by its kind ("≥ 12.3" for a lower bound; see `ResultKind.symbol`).
     static func g(_ v: Double, _ kind: ResultKind) -> String { kind.isValue ? g(v) : kind.symbol + " " + g(v) }

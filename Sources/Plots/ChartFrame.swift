@@ -45,7 +45,7 @@ struct PanelEntry {
         case swatch(RGBColor, outline: RGBColor?)
         /// A bold heading.
         case heading
-        /// A label with its value on the next line.
+        /// A label with its value on the next line (several lines when it holds "\n").
         case note(value: String)
         /// Vertical space.
         case gap
@@ -70,19 +70,31 @@ struct CartesianFrame {
     let panel: (x: Double, width: Double)?
     let titleBaseline: Double
     let subtitleBaseline: Double?
+    /// The title in one or two lines and the subtitle, each within the chart's width.
+    let titleLines: [String]
+    let subtitle: String?
 
-    /// Lays out a chart: the title block at the top, room for y tick labels `yLabelWidth`
-    /// wide and a rotated y title on the left, x tick labels and the x title below, and the
-    /// side panel `panelWidth` wide on the right (0 = none).
-    init(width: Int, height: Int, hasSubtitle: Bool, yLabelWidth: Double, panelWidth: Double) {
+    /// Baseline to baseline of a title's lines (scale 2).
+    static let titleLineHeight = 26.0
+
+    /// Lays out a chart: the title block at the top (the title wrapped to two lines and
+    /// shortened with "…" beyond them, so it is never cut at the edge), room for y tick labels
+    /// `yLabelWidth` wide and a rotated y title on the left, x tick labels and the x title
+    /// below, and the side panel `panelWidth` wide on the right (0 = none).
+    init(width: Int, height: Int, title: String, subtitle: String?, yLabelWidth: Double, panelWidth: Double) {
         self.width = width
         self.height = height
         let m = Self.margin
-        titleBaseline = (m + PlotFont.capHeight(scale: 2)).rounded()
-        subtitleBaseline = hasSubtitle ? titleBaseline + 20 : nil
-        let top = (subtitleBaseline ?? titleBaseline) + 24
-        let bottom = Double(height) - m - 38
         let left = (m + 14 + 10 + yLabelWidth + 9).rounded()
+        // The titles start above the plot's left edge.
+        let available = Double(width) - left - m
+        titleLines = Self.wrap(title, width: available, scale: 2, bold: true)
+        self.subtitle = subtitle.map { Self.fit($0, width: available) }
+        titleBaseline = (m + PlotFont.capHeight(scale: 2)).rounded()
+        let lastTitleLine = titleBaseline + Self.titleLineHeight * Double(titleLines.count - 1)
+        subtitleBaseline = subtitle != nil ? lastTitleLine + 20 : nil
+        let top = (subtitleBaseline ?? lastTitleLine) + 24
+        let bottom = Double(height) - m - 38
         let right: Double
         if panelWidth > 0 {
             right = (Double(width) - m - panelWidth - 22).rounded()
@@ -102,28 +114,60 @@ struct CartesianFrame {
             case .line, .swatch: w = max(w, swatchLength + 8 + PlotFont.width(of: e.label))
             case .heading: w = max(w, PlotFont.width(of: e.label, bold: true))
             case .note(let value):
-                w = max(w, PlotFont.width(of: e.label), PlotFont.width(of: value, bold: true) + 8)
+                let lines = value.split(separator: "\n").map { PlotFont.width(of: String($0), bold: true) + 8 }
+                w = max(w, PlotFont.width(of: e.label), lines.max() ?? 0)
             case .gap: break
             }
         }
         return min(limit, w.rounded(.up))
     }
 
-    /// `text` shortened with "…" to fit `width` pixels at scale 1.
-    static func fit(_ text: String, width: Double, bold: Bool = false) -> String {
-        if PlotFont.width(of: text, bold: bold) <= width { return text }
+    /// The height of an entry's drawn rows (a note: its label and each line of its value).
+    static func drawnHeight(_ e: PanelEntry) -> Double {
+        guard case .note(let value) = e.kind else { return rowHeight }
+        return 15 * Double(value.split(separator: "\n", omittingEmptySubsequences: false).count) + rowHeight
+    }
+
+    /// `text` shortened with "…" to fit `width` pixels at `scale`.
+    static func fit(_ text: String, width: Double, scale: Int = 1, bold: Bool = false) -> String {
+        if PlotFont.width(of: text, scale: scale, bold: bold) <= width { return text }
         var s = text
-        while !s.isEmpty && PlotFont.width(of: s + "…", bold: bold) > width { s.removeLast() }
+        while !s.isEmpty && PlotFont.width(of: s + "…", scale: scale, bold: bold) > width { s.removeLast() }
         return s + "…"
     }
 
+    /// `text` in at most `maxLines` lines no wider than `width` pixels at `scale`: broken at
+    /// the last space that fits, or inside a word (a long file name) where none does; the last
+    /// line is shortened with "…" when text is left over.
+    static func wrap(_ text: String, width: Double, scale: Int = 1, bold: Bool = false, maxLines: Int = 2) -> [String] {
+        func fits(_ t: Substring) -> Bool { PlotFont.width(of: String(t), scale: scale, bold: bold) <= width }
+        var lines: [String] = []
+        var rest = Substring(text)
+        while lines.count < maxLines - 1 && !fits(rest) {
+            // The longest prefix that fits (at least one character), by bisection.
+            var lo = 1, hi = rest.count
+            while hi - lo > 1 {
+                let mid = (lo + hi) / 2
+                if fits(rest.prefix(mid)) { lo = mid } else { hi = mid }
+            }
+            var cut = rest.index(rest.startIndex, offsetBy: lo)
+            // Back to the last space unless the prefix ends a word.
+            if rest[cut] != " ", let space = rest[..<cut].lastIndex(of: " "), space > rest.startIndex { cut = space }
+            lines.append(rest[..<cut].trimmingCharacters(in: .whitespaces))
+            rest = rest[cut...].drop { $0 == " " }
+        }
+        lines.append(fit(String(rest), width: width, scale: scale, bold: bold))
+        return lines
+    }
+
     /// Adds the title and subtitle.
-    func drawTitles(_ title: String, _ subtitle: String?, into d: inout Drawing) {
-        let available = Double(width) - 2 * Self.margin
-        d.add(.text(Self.fit(title, width: available / 2, bold: true), at: PlotPoint(plot.minX, titleBaseline),
-                    TextStyle(color: PlotPalette.text, scale: 2, bold: true)))
+    func drawTitles(into d: inout Drawing) {
+        for (i, line) in titleLines.enumerated() {
+            d.add(.text(line, at: PlotPoint(plot.minX, titleBaseline + Self.titleLineHeight * Double(i)),
+                        TextStyle(color: PlotPalette.text, scale: 2, bold: true)))
+        }
         if let subtitle, let y = subtitleBaseline {
-            d.add(.text(Self.fit(subtitle, width: available), at: PlotPoint(plot.minX, y), TextStyle(color: PlotPalette.mutedText)))
+            d.add(.text(subtitle, at: PlotPoint(plot.minX, y), TextStyle(color: PlotPalette.mutedText)))
         }
     }
 
@@ -181,7 +225,11 @@ struct CartesianFrame {
         var y = plot.minY + 4
         let textX = panel.x + Self.swatchLength + 8
         for e in entries {
-            guard y + Self.rowHeight <= plot.maxY + 12 else { break }
+            guard y + Self.drawnHeight(e) <= plot.maxY + 12 else {
+                // Say that something is left out rather than cut it silently.
+                d.add(.text("… (more than fits)", at: PlotPoint(panel.x, y), TextStyle(color: PlotPalette.mutedText, vertical: .capTop)))
+                break
+            }
             let mid = y + PlotFont.capHeight(scale: 1) / 2
             switch e.kind {
             case .line(let style, let marker, let fill):
@@ -212,9 +260,12 @@ struct CartesianFrame {
             case .note(let value):
                 d.add(.text(Self.fit(e.label, width: panel.width), at: PlotPoint(panel.x, y),
                             TextStyle(color: PlotPalette.mutedText, vertical: .capTop)))
-                d.add(.text(Self.fit(value, width: panel.width - 8, bold: true), at: PlotPoint(panel.x + 8, y + 15),
-                            TextStyle(bold: true, vertical: .capTop)))
-                y += 15 + Self.rowHeight + 4
+                for line in value.split(separator: "\n", omittingEmptySubsequences: false) {
+                    d.add(.text(Self.fit(String(line), width: panel.width - 8, bold: true), at: PlotPoint(panel.x + 8, y + 15),
+                                TextStyle(bold: true, vertical: .capTop)))
+                    y += 15
+                }
+                y += Self.rowHeight + 4
             case .gap:
                 y += Self.rowHeight / 2
             }

@@ -241,18 +241,21 @@ extension EVMap {
 
         // Geometry: title block, map on the left, legend bar and its labels on the right.
         let m = 16.0
-        let titleBaseline = m + 18
-        let top = (subtitle == nil ? titleBaseline : titleBaseline + 20) + 18
         let shownW = reduced ? Double(mapW) : Double(mapW) * scale
         let shownH = reduced ? Double(mapH) : Double(mapH) * scale
-        let mapArea = PlotRect(x: m, y: top, width: shownW, height: shownH)
         let legendRows = 3.0
         let barHeight = max(120, shownH - legendRows * 18 - 28)
-        let bar = PlotRect(x: mapArea.maxX + 26, y: top + 10, width: 18, height: barHeight - 10)
-        let labelWidth = Double(legendLabels(range: range, barHeight: bar.height).map { PlotFont.width(of: $0.1) }.max() ?? 40)
+        let barX = m + shownW + 26
+        let labelWidth = Double(legendLabels(range: range, barHeight: barHeight - 10).map { PlotFont.width(of: $0.1) }.max() ?? 40)
         let legendWidth = Double(["clipped (≥ white)", "Y ≤ 0 (no log)", "region"].map { PlotFont.width(of: $0) }.max()!) + 26
-        var totalWidth = bar.maxX + 10 + max(labelWidth, legendWidth - 28) + m
-        totalWidth = max(totalWidth, 2 * m + PlotFont.width(of: title, scale: 2, bold: true))
+        var totalWidth = barX + 18 + 10 + max(labelWidth, legendWidth - 28) + m
+        // A long title widens the chart up to 960 px, and wraps beyond.
+        totalWidth = max(totalWidth, min(960, 2 * m + PlotFont.width(of: title, scale: 2, bold: true)))
+        let titleLines = titleLines(width: Int(totalWidth.rounded(.up)))
+        let titleBaseline = m + 18 + CartesianFrame.titleLineHeight * Double(titleLines.count - 1)
+        let top = (subtitle == nil ? titleBaseline : titleBaseline + 20) + 18
+        let mapArea = PlotRect(x: m, y: top, width: shownW, height: shownH)
+        let bar = PlotRect(x: barX, y: top + 10, width: 18, height: barHeight - 10)
         let footnoteBaseline = max(mapArea.maxY, bar.maxY + legendRows * 18 + 20) + 22
         let totalHeight = footnoteBaseline + 6 + m
         let layout = EVMapLayout(width: Int(totalWidth.rounded(.up)), height: Int(totalHeight.rounded(.up)), mapArea: mapArea,
@@ -260,6 +263,12 @@ extension EVMap {
                                  evRange: range, colorBar: bar)
         return Prepared(layout: layout, image: RasterImage(width: mapW, height: mapH, rgb: rgb),
                         clippedCount: clippedCount, noValueCount: noValueCount, reduced: reduced)
+    }
+
+    /// The title in the lines it takes in a chart `width` pixels wide (at most two, the second
+    /// shortened with "…" when more is left).
+    private func titleLines(width: Int) -> [String] {
+        CartesianFrame.wrap(title, width: Double(width) - 32, scale: 2, bold: true)
     }
 
     /// Labelled stops of the legend bar: every stop, or every 2, 5, … when the bar is short.
@@ -284,10 +293,13 @@ extension EVMap {
         let map = layout.mapArea
         var d = Drawing(width: layout.width, height: layout.height, title: title)
         let m = 16.0
-        d.add(.text(CartesianFrame.fit(title, width: Double(layout.width) - 2 * m, bold: true), at: PlotPoint(m, m + 18),
-                    TextStyle(scale: 2, bold: true)))
+        let lines = titleLines(width: layout.width)
+        for (i, line) in lines.enumerated() {
+            d.add(.text(line, at: PlotPoint(m, m + 18 + CartesianFrame.titleLineHeight * Double(i)), TextStyle(scale: 2, bold: true)))
+        }
         if let subtitle {
-            d.add(.text(CartesianFrame.fit(subtitle, width: Double(layout.width) - 2 * m), at: PlotPoint(m, m + 38),
+            let y = m + 38 + CartesianFrame.titleLineHeight * Double(lines.count - 1)
+            d.add(.text(CartesianFrame.fit(subtitle, width: Double(layout.width) - 2 * m), at: PlotPoint(m, y),
                         TextStyle(color: PlotPalette.mutedText)))
         }
         d.add(.image(p.image, in: map))
@@ -305,15 +317,16 @@ extension EVMap {
         d.add(.clip(nil))
         // Names at twice the text size on maps large enough for it.
         let labelScale = min(map.width, map.height) >= 300 ? 2 : 1
-        let capHeight = PlotFont.capHeight(scale: labelScale)
         for (i, points) in outlines.enumerated() where !points.isEmpty && !regions[i].name.isEmpty {
-            let name = regions[i].name
-            let textWidth = PlotFont.width(of: name, scale: labelScale, bold: true)
+            // A name wider than the map: at the smaller size, shortened with "…" if need be.
+            let scale = PlotFont.width(of: regions[i].name, scale: labelScale, bold: true) <= map.width - 8 ? labelScale : 1
+            let name = CartesianFrame.fit(regions[i].name, width: map.width - 8, scale: scale, bold: true)
+            let textWidth = PlotFont.width(of: name, scale: scale, bold: true), capHeight = PlotFont.capHeight(scale: scale)
             // Above the topmost vertex (leftmost of ties); below the region when that leaves
             // the map; inside the map in any case.
             let anchor = points.min { ($0.y, $0.x) < ($1.y, $1.x) }!
             let lowest = points.map(\.y).max()!
-            let gap = 5.0 + 2 * Double(labelScale)
+            let gap = 5.0 + 2 * Double(scale)
             var x = anchor.x
             var y = anchor.y - gap
             if y - capHeight < map.minY + 3 { y = min(lowest, map.maxY) + gap + capHeight }
@@ -321,7 +334,7 @@ extension EVMap {
             x = min(max(map.minX + 4, x), map.maxX - 4 - textWidth)
             y = min(max(map.minY + 4 + capHeight, y), map.maxY - 4)
             d.add(.text(name, at: PlotPoint(x, y),
-                        TextStyle(color: .white, scale: labelScale, bold: true, halo: RGBColor(hex: 0x101018, opacity: 0.85))))
+                        TextStyle(color: .white, scale: scale, bold: true, halo: RGBColor(hex: 0x101018, opacity: 0.85))))
         }
 
         // Legend bar: the ramp, whole-stop ticks, arrows for values beyond the ends.

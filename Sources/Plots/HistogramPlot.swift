@@ -119,7 +119,7 @@ extension HistogramPlot {
             for (label, value) in notes { entries.append(PanelEntry(label: label, kind: .note(value: value))) }
         }
         let panelWidth = entries.isEmpty ? 0 : max(110, CartesianFrame.panelWidth(entries, limit: Double(width) * 0.3))
-        let frame = CartesianFrame(width: width, height: height, hasSubtitle: subtitle != nil, yLabelWidth: yLabelWidth,
+        let frame = CartesianFrame(width: width, height: height, title: title, subtitle: subtitle, yLabelWidth: yLabelWidth,
                                    panelWidth: panelWidth)
         let plot = frame.plot
         let x = AxisMapping(domain: xDomain, start: plot.minX, end: plot.maxX)
@@ -193,7 +193,7 @@ extension HistogramPlot {
         let xTitle = xLabel ?? (logarithmic ? "stops relative to white (EV = log2 of the value; 0 EV = white)" : "value (1 = white)")
         let yTitle = yLabel ?? (logCounts ? "pixels per bin (log scale)" : "pixels per bin")
         frame.drawAxes(x: x, xTicks: xTicks, xTitle: xTitle, y: y, yTicks: yTicks, yTitle: yTitle, into: &d)
-        frame.drawTitles(title, subtitle, into: &d)
+        frame.drawTitles(into: &d)
         frame.drawPanel(entries, into: &d)
         return (d, ChartLayout(plotArea: plot, x: x, y: y))
     }

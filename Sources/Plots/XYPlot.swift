@@ -7,7 +7,8 @@ import Foundation
 /// Each series gets a colour from the colour-blind-safe categorical set (or its quantity
 /// colour when named R, G, B or Y) and its own marker shape, so series stay apart in
 /// greyscale too; points are joined by lines unless `connectPoints` is false. Error bars are
-/// ± `error` around y, with caps. Reference lines are dashed grey with their label at the
+/// ± `error` around y, with caps; when several series have them, each series is drawn a few
+/// pixels to the side of the true x so that bars at one x do not hide each other. Reference lines are dashed grey with their label at the
 /// right end. Points with no place on a logarithmic axis (≤ 0) are left out.
 public struct XYPlot: Sendable {
     /// Title, at the top left.
@@ -73,6 +74,19 @@ extension XYPlot {
         return (lo - pad)...(hi + pad)
     }
 
+    /// Horizontal pixel offsets per series, so that the error bars of series sharing x
+    /// values (R, G and B of one patch) stand side by side instead of on top of each other:
+    /// 8 px apart around the true x, less where the points are closer than that; all zero
+    /// when fewer than two series have error bars.
+    private func dodgeOffsets(x: AxisMapping) -> [Double] {
+        let barred = series.filter { $0.points.contains { $0.error.map { $0.isFinite && $0 != 0 } ?? false } }.count
+        guard barred >= 2 else { return series.map { _ in 0 } }
+        let columns = Set(series.flatMap { $0.points.compactMap { x.pixel($0.x) } }).sorted()
+        let closest = zip(columns, columns.dropFirst()).map { $1 - $0 }.filter { $0 > 0.5 }.min() ?? .infinity
+        let step = min(8, closest / Double(series.count + 1))
+        return series.indices.map { (Double($0) - Double(series.count - 1) / 2) * step }
+    }
+
     private func build(width: Int, height: Int) -> (drawing: Drawing, layout: ChartLayout) {
         let xProbe = AxisMapping(domain: 0...1, start: 0, end: 1, logarithmic: logX)
         let yProbe = AxisMapping(domain: 0...1, start: 0, end: 1, logarithmic: logY)
@@ -103,7 +117,7 @@ extension XYPlot {
                                                                 marker: marker, fill: nil)))
         }
         let panelWidth = entries.isEmpty ? 0 : CartesianFrame.panelWidth(entries, limit: Double(width) * 0.3)
-        let frame = CartesianFrame(width: width, height: height, hasSubtitle: subtitle != nil, yLabelWidth: yLabelWidth,
+        let frame = CartesianFrame(width: width, height: height, title: title, subtitle: subtitle, yLabelWidth: yLabelWidth,
                                    panelWidth: panelWidth)
         let plot = frame.plot
         let x = AxisMapping(domain: xDomain, start: plot.minX, end: plot.maxX, logarithmic: logX)
@@ -122,13 +136,14 @@ extension XYPlot {
         }
         // Lines and error bars of every series, then all markers on top.
         var markers: [(PlotPoint, Int)] = []
+        let offsets = dodgeOffsets(x: x)
         for (i, s) in series.enumerated() {
             let style = LineStyle(color: color(ofSeries: i), width: 1.75)
             let barStyle = LineStyle(color: color(ofSeries: i).withOpacity(0.85), width: 1.25)
             var run: [PlotPoint] = []
             var runs: [[PlotPoint]] = []
             for p in s.points {
-                guard let px = x.pixel(p.x), let py = y.pixel(p.y) else {
+                guard let px = x.pixel(p.x).map({ $0 + offsets[i] }), let py = y.pixel(p.y) else {
                     if run.count >= 2 { runs.append(run) }
                     run = []
                     continue
@@ -141,7 +156,7 @@ extension XYPlot {
                     let bottom = y.pixel(p.y - abs(e)) ?? plot.maxY + 2
                     d.add(.line([PlotPoint(px, bottom), PlotPoint(px, top)], barStyle, role: "error-bar"))
                     for end in [top, bottom] {
-                        d.add(.line([PlotPoint(px - 4, end), PlotPoint(px + 4, end)], barStyle))
+                        d.add(.line([PlotPoint(px - 3, end), PlotPoint(px + 3, end)], barStyle))
                     }
                 }
             }
@@ -179,7 +194,7 @@ extension XYPlot {
                         TextStyle(color: PlotPalette.mutedText, scale: 2, horizontal: .middle, vertical: .capMiddle)))
         }
         frame.drawAxes(x: x, xTicks: xTicks, xTitle: xLabel, y: y, yTicks: yTicks, yTitle: yLabel, into: &d)
-        frame.drawTitles(title, subtitle, into: &d)
+        frame.drawTitles(into: &d)
         frame.drawPanel(entries, into: &d)
         return (d, ChartLayout(plotArea: plot, x: x, y: y))
     }

@@ -20,7 +20,7 @@ struct SourceOptions: ParsableArguments {
 
     @OptionGroup var outputSafety: OutputSafety
 
-    @Option(name: .customLong("region"), help: ArgumentHelp("A region: name=top,left,bottom,right (pixels, or fractions when all ≤ 1) or name=poly:x1,y1,x2,y2,... (pixels), in output coordinates, or name=mask:<mask> (a semantic mask by layer name, e.g. mask:sky, or SemanticName URN; its values 0…1 weight the pixels). Repeatable; none = the whole image.", valueName: "name=spec"))
+    @Option(name: .customLong("region"), help: ArgumentHelp("A region, in output coordinates: name=top,left,bottom,right (whole pixels; rows top to bottom − 1, columns left to right − 1), name=top%,left%,bottom%,right% (percentages of the height and width, e.g. sky=0%,0%,30%,100%), name=poly:x1,y1,x2,y2,... (a polygon, pixels) or name=mask:<mask> (a semantic mask by layer name, e.g. mask:sky, or SemanticName URN; its values 0…1 weight the pixels). A region reaching outside the image is refused (exit 64), never clipped. Repeatable; none = the whole image.", valueName: "name=spec"))
     var regions: [String] = []
 
     @Option(help: "Exposure scaling of DNG inputs in relative units: none, baseline, or normalized (÷ exposure time · ISO/100 / f-number²).")

@@ -40,7 +40,7 @@ extension SceneLinearCommand {
 
         @OptionGroup var outputSafety: OutputSafety
 
-        @Option(name: .customLong("region"), help: ArgumentHelp("A reference region: name=top,left,bottom,right (pixels, or fractions when all ≤ 1), name=poly:…, or name=mask:<mask>, in output coordinates. Repeatable.", valueName: "name=spec"))
+        @Option(name: .customLong("region"), help: ArgumentHelp("A reference region, in output coordinates: name=top,left,bottom,right (whole pixels; rows top to bottom − 1), name=top%,left%,bottom%,right% (percentages of the height and width, e.g. ref=40%,45%,60%,55%), name=poly:x1,y1,x2,y2,... (pixels) or name=mask:<mask>. A region reaching outside the image is refused (exit 64), never clipped. Repeatable.", valueName: "name=spec"))
         var regions: [String] = []
 
         @Option(help: ArgumentHelp("Spot-meter luminance of the region(s), cd/m²: once, or once per reference.", valueName: "cd/m²"))
@@ -112,7 +112,7 @@ extension SceneLinearCommand {
                 }
                 for v in e where !(v > 0 && v.isFinite) { throw ValidationError("--illuminance-vertical must be positive, not \(v)") }
                 let u = try Self.percent(illuminanceUncertainty, "--illuminance-uncertainty")
-                let whole = try Region.parse("image=0,0,1,1")
+                let whole = Region.wholeImage()
                 return zip(photos, e).map { photo, lux in
                     CalibrationReference(photo: photo, region: whole, luminance: lux / Double.pi, relativeUncertainty: u,
                                          method: String(format: "vertical illuminance E_v = %.6g lx at the lens (L = E_v/π against Σ L cos θ ω/π)", lux),
@@ -170,7 +170,7 @@ extension SceneLinearCommand {
         }
 
         func run() throws {
-            try reportingFailures(json: false) {
+            try reportingFailures(json: json) {
                 var develop = DevelopOptions()
                 develop.demosaic = demosaic
                 try limits.apply(to: &develop)

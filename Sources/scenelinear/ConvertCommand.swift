@@ -151,7 +151,7 @@ extension SceneLinearCommand {
         @Flag(help: "Also write the per-pixel standard deviation of R, G and B from the DNG NoiseProfile, in merge's layout: EXR channels std_R, std_G, std_B (std.R, ... with --exr-layout layers), HDF5 dataset /noise/std [H, W, 3]; a .hdr cannot hold it. stats, ratio, illuminance and report on the file take their intervals from it (docs/photometry.md). Needs a NoiseProfile (exit 5 without); one file at a time; the image is held whole.")
         var std = false
 
-        @Option(name: .customLong("region"), help: ArgumentHelp("With --analysis: a region name=top,left,bottom,right or name=poly:x,y,... (output pixels), or name=mask:<mask> (a semantic mask as weights). Repeatable.", valueName: "name=spec"))
+        @Option(name: .customLong("region"), help: ArgumentHelp("With --analysis: a region, in output coordinates: name=top,left,bottom,right (whole pixels; rows top to bottom − 1), name=top%,left%,bottom%,right% (percentages of the height and width), name=poly:x1,y1,x2,y2,... (pixels) or name=mask:<mask> (a semantic mask as weights). A region reaching outside the image is refused (exit 64), never clipped. Repeatable.", valueName: "name=spec"))
         var regions: [String] = []
 
         @Flag(help: "Print what was written as JSON (schema scenelinear.convert/1, the same document for one file and a batch; see docs/cli.md).")
@@ -483,7 +483,7 @@ extension SceneLinearCommand {
         /// statistics and EV histograms.
         func analysisRequest() throws -> AnalysisRequest {
             var request = AnalysisRequest()
-            request.regions = [Region(name: "image", shape: .fractionalRectangle(top: 0, left: 0, bottom: 1, right: 1))]
+            request.regions = [Region.wholeImage()]
                 + (try regions.map { try Region.parse($0) })
             request.histogram = HistogramOptions()
             return request

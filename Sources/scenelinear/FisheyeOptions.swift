@@ -11,7 +11,7 @@ struct FisheyeOptions: ParsableArguments {
     @Option(help: "Full field of view across the image circle, degrees (default 180).")
     var fov: Double?
 
-    @Option(help: ArgumentHelp("The image circle in output pixels: centre x, centre y and radius, or auto (found from the dark surround: the pixels above 2 % of the central median luminance, their centroid and √(count/π)) (default: the circle inscribed in the image, centred).", valueName: "x,y,r|auto"))
+    @Option(help: ArgumentHelp("The image circle in output pixels: centre x, centre y and radius, or auto (found from the dark surround: a first estimate from the pixels above the surround, refined by counting the pixels near the edge that are brighter than halfway between the sky just inside and the surround just outside; the centroid and √(count/π); see docs/fisheye.md) (default: the circle inscribed in the image, centred).", valueName: "x,y,r|auto"))
     var circle: String?
 
     var fieldOfView: Double { fov ?? 180 }

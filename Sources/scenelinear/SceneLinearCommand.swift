@@ -27,7 +27,7 @@ struct SceneLinearCommand: ParsableCommand {
             15 unsupported DNG version; 16 output cannot be written; 17 over a resource limit \
             (--max-pixels, --max-memory); 18 a --calibration of another camera body; 19 frames that cannot be \
             merged (another camera or size, one frame, a repeated frame, frames of different scenes, no common valid pixels); 20 validate: the capture does not match its truth; \
-            64 usage error (a bad argument, a region outside the image, an output path that is an input or an existing file \
+            64 usage error (a bad argument, a region outside or partly outside the image, an output path that is an input or an existing file \
             not written by scenelinear without --overwrite, a job array that cannot be mapped to shards); 75 temporary failure, \
             try again (another process removed this one's temporary file); 129, 130, 141, 143 stopped by SIGHUP, SIGINT, \
             SIGPIPE, SIGTERM (the process's temporary files removed first).

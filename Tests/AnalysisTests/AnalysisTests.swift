@@ -76,10 +76,20 @@ import TestSupport
         let w = try triangle.weights(width: 20, height: 20)
         // Pixel centres (x + 0.5, y + 0.5) with x + y + 1 < 10 are inside: 45 pixels.
         #expect(w.filter { $0 > 0 }.count == 45)
-        #expect(try Region.parse("sky=0,0,0.5,1").shape == .fractionalRectangle(top: 0, left: 0, bottom: 0.5, right: 1))
+        #expect(try Region.parse("sky=0%,0%,50%,100%").shape == .fractionalRectangle(top: 0, left: 0, bottom: 0.5, right: 1))
         #expect(try Region.parse("box=10,20,30,40").shape == .rectangle(PixelRect(top: 10, left: 20, bottom: 30, right: 40)))
         #expect(throws: AnalysisError.self) { try Region.parse("nothing") }
-        #expect(throws: AnalysisError.self) { try Region(name: "x", shape: .rectangle(PixelRect(top: 50, left: 50, bottom: 60, right: 60))).weights(width: 20, height: 20) }
+        // Plain numbers are pixels: the old fraction form is refused, never read as pixels.
+        for old in ["sky=0,0,0.5,1", "all=0,0,1,1", "x=0,0,2.5,3", "x=0%,0,5,5"] {
+            #expect(throws: AnalysisError.self, "\(old)") { try Region.parse(old) }
+        }
+        // Outside or partly outside: refused, not clipped.
+        for shape: Region.Shape in [.rectangle(PixelRect(top: 50, left: 50, bottom: 60, right: 60)),
+                                    .rectangle(PixelRect(top: 0, left: 0, bottom: 21, right: 20)),
+                                    .polygon([SIMD2(0, 0), SIMD2(20.5, 0), SIMD2(0, 10)])] {
+            #expect(throws: AnalysisError.self, "\(shape)") { try Region(name: "x", shape: shape).weights(width: 20, height: 20) }
+        }
+        #expect(try Region.wholeImage().selection(width: 7, height: 5).bounds == PixelRect(width: 7, height: 5))
     }
 
     /// A region with clipped pixels turns a ratio into a bound, in the right direction.

@@ -195,10 +195,12 @@ import TestSupport
         if let r = options.range {
             range = r
         } else if options.scale == .log2 {
-            let positive = values[3].filter { $0 > 0 }.sorted()
-            let high = max(positive.last.map { log2(Double($0)) } ?? 0, 0)
-            let low = positive.isEmpty ? high - 16 : log2(Double(positive[Int(Double(positive.count - 1) * 0.001)]))
-            range = max(-40, low.rounded(.down))...(high.rounded(.up) + (high.rounded(.up) == high ? 1 : 0))
+            // Every channel: from the lowest octave of their 0.1th percentiles to the largest value.
+            let positive = values.map { $0.filter { $0 > 0 }.sorted() }
+            let high = max(positive.compactMap { $0.last.map { log2(Double($0)) } }.max() ?? 0, 0)
+            let lows = positive.filter { !$0.isEmpty }.map { log2(Double($0[Int(Double($0.count - 1) * 0.001)])).rounded(.down) }
+            range = positive[3].isEmpty ? -16...1
+                : max(-40, lows.min()!)...(high.rounded(.up) + (high.rounded(.up) == high ? 1 : 0))
         } else {
             range = 0...max(1e-12, Double(values.compactMap { $0.max() }.max() ?? 1))
         }

@@ -49,7 +49,7 @@ import TestSupport
         #expect(try EXRFile.read(bare).channels[EXRFile.clipMaskChannel] == nil)
 
         // The sky (top rows) has clipped pixels and the ground does not: a lower bound.
-        let regions = ["--region", "sky=0,0,0.3,1", "--region", "ground=0.8,0,1,1"]
+        let regions = ["--region", "sky=0%,0%,30%,100%", "--region", "ground=80%,0%,100%,100%"]
         let fromDNG = try Self.json(["stats", dng] + regions)
         let counts = try #require(try Self.clipped(fromDNG) as? [Int])
         #expect(counts[0] > 0 && counts[1] == 0, "\(counts)")

@@ -427,7 +427,7 @@ import TestSupport
         let input = dir.appendingPathComponent("photo.dng").path
         try Self.chart(input)
         let before = try Data(contentsOf: URL(fileURLWithPath: input))
-        let calibrate = try CLI.run(["calibrate", input, "--region", "a=0.1,0.1,0.2,0.2", "--luminance", "100", "-o", input])
+        let calibrate = try CLI.run(["calibrate", input, "--region", "a=10%,10%,20%,20%", "--luminance", "100", "-o", input])
         #expect(calibrate.status == 64 && calibrate.stderr.contains("input"), "\(calibrate.status) \(calibrate.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: input)) == before, "the input is untouched")
         // Another program's file: refused without --overwrite, replaced with it.

@@ -17,7 +17,7 @@ import TestSupport
 @Suite struct StreamingMeasurementTests {
     static func request() throws -> AnalysisRequest {
         var r = AnalysisRequest()
-        r.regions = [try Region.parse("top=0.05,0.1,0.45,0.9"), try Region.parse("box=10,7,60,51"),
+        r.regions = [try Region.parse("top=5%,10%,45%,90%"), try Region.parse("box=10,7,60,51"),
                      try Region.parse("tri=poly:3,4,90,20,30,70")]
         r.histogram = HistogramOptions()
         r.ratios = [("top", "box")]
@@ -179,7 +179,7 @@ import TestSupport
         var request = AnalysisRequest()
         request.regions = [try Region.parse("sky=mask:sky")]
         #expect(try Pipeline.analyzeStreaming("unused.dng", request: request) == nil)
-        request.regions = [try Region.parse("sky=0,0,1,1")]
+        request.regions = [try Region.parse("sky=0%,0%,100%,100%")]
         #expect(throws: (any Error).self) { try Pipeline.analyzeStreaming("/nonexistent/file.dng", request: request) }
     }
 }

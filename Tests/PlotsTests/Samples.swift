@@ -88,7 +88,7 @@ enum Samples {
             (s, (s > -0.5 ? -3.1 : 0) + e * 0.8 * jitter(), e)
         }
         let median = zip(stops, halfWidth).map { s, e -> (x: Double, y: Double, error: Double?) in
-            (s + 0.12, (s > -0.5 ? -3.4 : 0) - 0.6 * exp2(-(s + 12) / 1.5) + e * jitter(), e * 1.25)
+            (s, (s > -0.5 ? -3.4 : 0) - 0.6 * exp2(-(s + 12) / 1.5) + e * jitter(), e * 1.25)
         }
         return XYPlot(title: "Grey ramp: bias against ground truth",
                       subtitle: "simulated capture, 13 patches, 95 % intervals from the noise model",
