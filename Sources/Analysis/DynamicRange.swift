@@ -13,6 +13,9 @@ public struct DynamicRange: Sendable, Codable, Equatable {
     public var noiseFloor: Double?
     /// log₂(Y at the high percentile / noise floor): the stops of usable signal above noise.
     public var stopsAboveNoiseFloor: Double?
+    /// What the ranges are (`ResultKind`): a lower bound when the high percentile is one (its
+    /// clipped pixels hold more light), an upper bound when the low one is.
+    public var kind = ResultKind.value
 
     /// Computes the range from luminance statistics and an optional noise model.
     ///
@@ -35,6 +38,12 @@ public struct DynamicRange: Sendable, Codable, Equatable {
                 if let pHigh, pHigh > 0 { above = log2(pHigh / f) }
             }
         }
-        return DynamicRange(lowPercentile: low, highPercentile: high, robustStops: robust, noiseFloor: floor, stopsAboveNoiseFloor: above)
+        var range = DynamicRange(lowPercentile: low, highPercentile: high, robustStops: robust, noiseFloor: floor,
+                                 stopsAboveNoiseFloor: above)
+        let highKind = y.percentiles.first { $0.percentile == high }?.kind ?? .value
+        let lowKind = y.percentiles.first { $0.percentile == low }?.kind ?? .value
+        // log₂(high / low): a bound on the high end bounds it the same way, on the low end the other way.
+        range.kind = ResultKind.ofRatio(highKind, lowKind)
+        return range
     }
 }

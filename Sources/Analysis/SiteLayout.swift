@@ -14,8 +14,9 @@ import ImageCore
 /// the noise the noise model's `samplingVarianceScale` gives a region's sum.
 ///
 /// The layout comes from the image's provenance: its demosaic (bilinear or RCD), its 2×2
-/// `cfaPattern` (from the active area's top-left), the crop (from the same origin), the size
-/// before orientation (equal to the crop's: no resampling) and the EXIF orientation.
+/// `cfaPattern` (from the raw image's top-left, as the DNG's CFAPattern), the ActiveArea's
+/// corner, OpcodeList 2 and 3's TrimBounds, the crop, the size before orientation (equal to
+/// the crop's: no resampling) and the EXIF orientation.
 public struct SiteLayout: Sendable, Equatable {
     /// The camera plane (0, 1, 2) of the pixels at each position of a 2×2 cell of the output
     /// image: [even row even column, even odd, odd even, odd odd].
@@ -46,11 +47,22 @@ public struct SiteLayout: Sendable, Equatable {
         default: return nil
         }
         guard (1...8).contains(orientation) else { return nil }
+        // The output's origin on the raw image: the ActiveArea's corner (the pattern is the raw
+        // image's), TrimBounds of OpcodeList 2 and 3, then the crop.
+        var top = crop[0], left = crop[1]
+        for offset in [p.dngValue("activeArea"), p.processingValue("trimBounds2"), p.processingValue("trimBounds3")] {
+            switch offset {
+            case .integers(let a)? where a.count == 4: top += a[0]; left += a[1]
+            case .numbers(let a)? where a.count == 4: top += Int(a[0]); left += Int(a[1])
+            case nil: break
+            default: return nil
+            }
+        }
         var planes = [Int](repeating: -1, count: 4)
         for ys in 0..<2 {
             for xs in 0..<2 {
                 let out = orientedPosition(x: xs, y: ys, width: scaled[0], height: scaled[1], orientation: orientation)
-                planes[(out.y & 1) * 2 + (out.x & 1)] = pattern[((crop[0] + ys) & 1) * 2 + ((crop[1] + xs) & 1)]
+                planes[(out.y & 1) * 2 + (out.x & 1)] = pattern[((top + ys) & 1) * 2 + ((left + xs) & 1)]
             }
         }
         return SiteLayout(planes: planes, cameraToOutput: p.cameraToOutput)
@@ -76,6 +88,11 @@ public struct SiteLayout: Sendable, Equatable {
     /// sample (the others are interpolated: left out); each plane's weighted mean over its
     /// sites, times the region's whole weight, back through M. (The weights of the positions
     /// differ in a region of odd size, so each plane is averaged over its own sites' weight.)
+    /// Whether the sums hold sites of every camera plane (a region of one pixel does not).
+    public func covers(_ parity: ParitySums) -> Bool {
+        (0..<3).allSatisfy { j in (0..<4).contains { planes[$0] == j && parity.sums[$0].w > 0 } }
+    }
+
     public func outputSums(_ parity: ParitySums) -> SIMD3<Double> {
         let m = Matrix3(cameraToOutput), inverse = m.inverse!
         var sums = SIMD3<Double>(), weights = SIMD3<Double>()

@@ -65,9 +65,9 @@ public struct ConvertedImage: Sendable {
 
 extension Pipeline {
     /// What a CFA image's provenance records of its demosaicing: the method and, for a 2×2
-    /// pattern, the pattern (colour per site, row-major, from the active area's top-left):
-    /// with the crop and orientation it places every output pixel on its raw site
-    /// (`SiteLayout`).
+    /// pattern, the pattern (colour per site, row-major, from the raw image's top-left, as
+    /// CFAPattern): with the ActiveArea, trims, crop and orientation it places every output
+    /// pixel on its raw site (`SiteLayout`).
     static func demosaicNotes(_ method: DemosaicMethod, cfa: CFADescription) -> [MetadataItem] {
         var notes = [MetadataItem("demosaic", .text(method.rawValue))]
         if cfa.repeatRows == 2 && cfa.repeatCols == 2 && Set(cfa.pattern) == [0, 1, 2] {

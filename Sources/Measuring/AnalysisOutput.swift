@@ -93,6 +93,7 @@ public enum AnalysisOutput {
                 var drText = "    dynamic range of Y:"
                 if let s = dr.robustStops { drText += String(format: " %.2f stops (p%@ to p%@)", s, String(format6: dr.lowPercentile), String(format6: dr.highPercentile)) }
                 if let s = dr.stopsAboveNoiseFloor, let f = dr.noiseFloor { drText += String(format: ", %.2f stops above the noise floor (Y = %.3g, SNR 1)", s, f) }
+                if !dr.kind.isValue { drText += " — " + (dr.kind == .lowerBound ? "at least this (the high percentile is a lower bound)" : dr.kind.words) }
                 lines.append(drText)
                 // (Y's budgets; JSON has R's, G's and B's too.)
                 for b in r.budgets ?? [] where b.quantity == "Y" { lines.append("    " + budgetText(b, unit: f.unitSymbol)) }

@@ -138,7 +138,7 @@ extension Pipeline {
             }
         }
         // A CFA image: E_v over its raw sites, which the demosaic cannot bias (`SiteLayout`).
-        if let layout = SiteLayout.of(image) { e = (layout.outputSums(parity) * weights).sum() }
+        if let layout = SiteLayout.of(image), layout.covers(parity) { e = (layout.outputSums(parity) * weights).sum() }
         let variance = kernel.map { $0.regionVariance(weightedOutputs: weightedOutputs, weightedGains: weightedGains).y }
             ?? input.deviation.map { $0.regionVariance(squares).w }
         return (e, variance, bound, boundPixels, solid, pixels, nonFinite, parity)

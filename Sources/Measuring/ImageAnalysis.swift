@@ -167,7 +167,7 @@ extension RegionMeasurement {
     /// Replaces the means of R, G, B and Y by their means over the raw sites of a CFA image
     /// (`SiteLayout`); false (nothing changed) without the sums it needs.
     mutating func useRawSiteMeans(_ layout: SiteLayout) -> Bool {
-        guard let parity = paritySums, let weight = channels["Y"]?.weight, weight > 0 else { return false }
+        guard let parity = paritySums, layout.covers(parity), let weight = channels["Y"]?.weight, weight > 0 else { return false }
         let rgb = layout.outputSums(parity) / weight
         let means = ["R": rgb.x, "G": rgb.y, "B": rgb.z, "Y": (rgb * Rec2020.luminanceWeights).sum()]
         for (q, mean) in means { channels[q]?.mean = mean }

@@ -98,8 +98,15 @@ extension SceneLinearCommand {
                                 picture = try Pipeline.writeFisheyeRadiance(input.image, lens: lens, to: output)
                                 if !quiet { picture?.warn(path: output) }
                             } else {
-                                try HDF5File.write(input.image, to: output,
-                                                   groups: [Pipeline.fisheyeGroup(lens, width: input.image.width, height: input.image.height)])
+                                // Half floats, or 32-bit floats when a value (a sun) is beyond half's range.
+                                let groups = [Pipeline.fisheyeGroup(lens, width: input.image.width, height: input.image.height)]
+                                do {
+                                    try HDF5File.write(input.image, to: output, groups: groups)
+                                } catch is HalfRangeError {
+                                    var wide = HDF5Options()
+                                    wide.sampleType = .float32
+                                    try HDF5File.write(input.image, to: output, options: wide, groups: groups)
+                                }
                             }
                         }
                     }

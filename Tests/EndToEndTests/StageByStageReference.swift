@@ -26,6 +26,11 @@ enum StageByStageReference {
         if raw.photometric == Photometric.cfa {
             stage3 = try Demosaicer.demosaic(linear, cfa: raw.cfa!, method: options.demosaic)
             processing.append(MetadataItem("demosaic", .text(options.demosaic.rawValue)))
+            // A 2×2 pattern of the three colours is recorded for the raw-site measurements.
+            let cfa = raw.cfa!
+            if cfa.repeatRows == 2 && cfa.repeatCols == 2 && Set(cfa.pattern) == [0, 1, 2] {
+                processing.append(MetadataItem("cfaPattern", .integers(cfa.pattern)))
+            }
             if options.demosaic == .superpixel { binning = 2 }
         } else {
             stage3 = Stage3Image(linearRaw: linear)!
