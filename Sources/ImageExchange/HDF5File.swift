@@ -792,22 +792,29 @@ private struct HDF5Reader {
         let group = try s.handle(H5Gopen2(file.id, parts[0], chdf5_P_DEFAULT()), "H5Gopen2 (/\(parts[0]))", closer: H5Gclose)
         try s.checkHeader(of: parts[1], from: group)
         let dataset = try s.handle(H5Dopen2(group.id, parts[1], chdf5_P_DEFAULT()), "H5Dopen2 (/\(name))", closer: H5Dclose)
-        let (h, w) = try shape(dataset, channels: 3, name: "/" + name)
+        return try readFloatLayer(dataset, path: "/" + name, width: width, height: height, channels: 3)
+    }
+
+    /// A float dataset on the image's grid ([H, W], or [H, W, channels]) as `Float`; refused
+    /// (`.corruptData`) unless it has the image's size and a float type.
+    private func readFloatLayer(_ dataset: H5Handle, path: String, width: Int, height: Int, channels: Int?) throws -> [Float] {
+        let s = session
+        let (h, w) = try shape(dataset, channels: channels, name: path)
         guard h == height, w == width else {
             throw ExchangeError(path: s.path, operation: "readSceneLinear",
-                                message: "/\(name) is \(w)×\(h), /image \(width)×\(height)", category: .corruptData)
+                                message: "\(path) is \(w)×\(h), /image \(width)×\(height)", category: .corruptData)
         }
-        let fileType = try s.type(H5Dget_type(dataset.id), "H5Dget_type (/\(name))")
+        let fileType = try s.type(H5Dget_type(dataset.id), "H5Dget_type (\(path))")
         guard H5Tget_class(fileType.id) == H5T_FLOAT else {
-            throw ExchangeError(path: s.path, operation: "readSceneLinear", message: "/\(name) is not a float dataset",
+            throw ExchangeError(path: s.path, operation: "readSceneLinear", message: "\(path) is not a float dataset",
                                 category: .corruptData)
         }
-        let dims = [height, width, 3]
+        let dims = [height, width] + (channels.map { [$0] } ?? [])
         if H5Tget_size(fileType.id) == 2 {
             let f16 = try s.type(chdf5_create_float16_le(), "H5Tcopy (float16)")
-            return HalfConversion.floats(try s.readDataset(dataset, name: "/" + name, dims: dims, memoryType: f16.id, as: Float16.self))
+            return HalfConversion.floats(try s.readDataset(dataset, name: path, dims: dims, memoryType: f16.id, as: Float16.self))
         }
-        return try s.readDataset(dataset, name: "/" + name, dims: dims, memoryType: chdf5_NATIVE_FLOAT(), as: Float.self)
+        return try s.readDataset(dataset, name: path, dims: dims, memoryType: chdf5_NATIVE_FLOAT(), as: Float.self)
     }
 
     /// The datasets of `/masks`, in the order of its `layers` attribute (others after it, by name).
@@ -833,29 +840,11 @@ private struct HDF5Reader {
             let present = Set(names)
             names = listed.filter(present.contains) + names.filter { !listed.contains($0) }
         }
-        let f16 = try s.type(chdf5_create_float16_le(), "H5Tcopy (float16)")
         return try names.map { name in
             let path = "/masks/\(name)"
             try s.checkHeader(of: name, from: group)
             let dataset = try s.handle(H5Dopen2(group.id, name, chdf5_P_DEFAULT()), "H5Dopen2 (\(path))", closer: H5Dclose)
-            let (h, w) = try shape(dataset, channels: nil, name: path)
-            guard h == height, w == width else {
-                throw ExchangeError(path: s.path, operation: "readSceneLinear",
-                                    message: "\(path) is \(w)×\(h), /image \(width)×\(height)", category: .corruptData)
-            }
-            let fileType = try s.type(H5Dget_type(dataset.id), "H5Dget_type (\(path))")
-            guard H5Tget_class(fileType.id) == H5T_FLOAT else {
-                throw ExchangeError(path: s.path, operation: "readSceneLinear", message: "\(path) is not a float dataset",
-                                    category: .corruptData)
-            }
-            let values: [Float]
-            if H5Tget_size(fileType.id) == 2 {
-                values = HalfConversion.floats(try s.readDataset(dataset, name: path, dims: [height, width], memoryType: f16.id,
-                                                                 as: Float16.self))
-            } else {
-                values = try s.readDataset(dataset, name: path, dims: [height, width], memoryType: chdf5_NATIVE_FLOAT(),
-                                           as: Float.self)
-            }
+            let values = try readFloatLayer(dataset, path: path, width: width, height: height, channels: nil)
             let attributes = Dictionary(try s.attributes(dataset), uniquingKeysWith: { a, _ in a })
             func text(_ key: String) -> String {
                 if case .text(let t)? = attributes[key] { return t }
