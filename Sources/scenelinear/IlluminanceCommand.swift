@@ -127,6 +127,7 @@ extension SceneLinearCommand {
             var s = "\(r.file): " + headline(r)
             s += String(format: "\n  scale: ±%.3g %% (%@)", 100 * r.scaleRelativeUncertainty, r.scaleSource)
             s += r.noiseUncertainty.map { String(format: "; noise: ±%.3g lx", $0) } ?? "; noise: not known for this file"
+            if let u = r.samplingUncertainty, u > 0 { s += String(format: "; CFA sampling of sources smaller than the pattern: ±%.3g lx", u) }
             s += String(format: "\n  %@ %.4g°, circle (%.1f, %.1f) r %.1f px, f %.2f px: %d pixels, Σω = %.5f sr (field of view: %.5f sr)",
                         r.lens.projection.rawValue, r.lens.fieldOfView, r.lens.centerX, r.lens.centerY, r.lens.radius, r.lens.focalLength,
                         r.pixels, r.solidAngle, r.expectedSolidAngle)
