@@ -155,6 +155,9 @@ public enum AnalysisReport {
                 if let s = dr.stopsAboveNoiseFloor, let floor = dr.noiseFloor {
                     text += String(format: "; %.2f stops above the noise floor (Y = %.3g, where signal equals noise)", s, floor)
                 }
+                if !dr.kind.isValue {
+                    text += dr.kind == .lowerBound ? " — at least this: the high percentile is a lower bound" : " — \(dr.kind.words)"
+                }
                 out.paragraph(text + ".")
                 if let budgets = r.budgets, !budgets.isEmpty {
                     // Absolute units: each budget's items, combined, and its 95 % interval.
