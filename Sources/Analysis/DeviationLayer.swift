@@ -22,15 +22,12 @@ import ImageCore
 /// Pixels of a merged or LinearRaw image are independent; a converted CFA image's σ is the
 /// σ a raw sample of that value would have (the per-pixel σ of an interpolated value is
 /// smaller, which `samplingScale` accounts for in sums). Without the matrix the channels are
-/// taken as independent (`matrixKnown` false): Y's variance is then Σ w_i² σ_i².
+/// taken as independent: Y's variance is then Σ w_i² σ_i².
 public struct DeviationLayer: Sendable {
     /// σ of R, G, B per pixel, interleaved, row-major.
     public var deviation: [Float]
     /// The region-sum factors of R, G, B and Y on Σ w² σ² (R, G, B), as rows.
     let rows: (SIMD3<Double>, SIMD3<Double>, SIMD3<Double>, SIMD3<Double>)
-    /// Whether the camera → output matrix gave the correlations (else the channels are
-    /// taken as independent).
-    public let matrixKnown: Bool
 
     /// - Parameters:
     ///   - cameraToOutput: row-major 3×3 of the layer's own channels (the image's provenance
@@ -45,7 +42,6 @@ public struct DeviationLayer: Sendable {
         guard cameraToOutput.count == 9, measured.count == 9, let inverse = Matrix3(cameraToOutput.map { $0 * $0 }).inverse else {
             let a = (samplingScale.x + samplingScale.y + samplingScale.z) / 3
             rows = (SIMD3(a, 0, 0), SIMD3(0, a, 0), SIMD3(0, 0, a), w * w * a)
-            matrixKnown = false
             return
         }
         let m = Matrix3(measured)
@@ -59,7 +55,6 @@ public struct DeviationLayer: Sendable {
         for i in 0..<3 { y[i] = cc.x * scaled[0, i] + cc.y * scaled[1, i] + cc.z * scaled[2, i] }
         func row(_ i: Int) -> SIMD3<Double> { SIMD3(region[i, 0], region[i, 1], region[i, 2]) }
         rows = (row(0), row(1), row(2), y)
-        matrixKnown = true
     }
 
     /// The layer of an image whose provenance records its demosaic ("bilinear" or "rcd"
@@ -77,8 +72,7 @@ public struct DeviationLayer: Sendable {
            a.allSatisfy({ $0.isFinite && $0 >= 1 && $0 <= 64 }) {
             return SIMD3(a[0], a[1], a[2])
         }
-        let demosaic = image.provenance.processingValue("demosaic")
-        return demosaic == .text("bilinear") || demosaic == .text("rcd") ? SIMD3(4, 2, 4) : SIMD3(1, 1, 1)
+        return image.provenance.hasInterpolatedBayer ? SIMD3(4, 2, 4) : SIMD3(1, 1, 1)
     }
 
     /// Σ w² σ² of R, G, B over the pixels `selection` holds (weights w; 1 for a hard region).
@@ -103,5 +97,14 @@ public struct DeviationLayer: Sendable {
     public func regionVariance(_ squares: SIMD3<Double>) -> SIMD4<Double> {
         SIMD4((rows.0 * squares).sum(), (rows.1 * squares).sum(), (rows.2 * squares).sum(), (rows.3 * squares).sum())
     }
+}
 
+extension ImageProvenance {
+    /// Whether the image is Bayer data whose missing colours were interpolated (bilinear or
+    /// RCD): its pixels share raw samples (region sums, `DeviationLayer`, `NoiseModel`) and
+    /// keep each raw sample at its site (`SiteLayout`).
+    public var hasInterpolatedBayer: Bool {
+        let demosaic = processingValue("demosaic")
+        return demosaic == .text("bilinear") || demosaic == .text("rcd")
+    }
 }

@@ -35,8 +35,7 @@ public struct SiteLayout: Sendable, Equatable {
     /// LinearRaw image, superpixel cells, a resampled or unrecorded geometry, no matrix).
     public static func of(_ image: SceneLinearImage) -> SiteLayout? {
         let p = image.provenance
-        guard p.processingValue("demosaic") == .text("rcd") || p.processingValue("demosaic") == .text("bilinear"),
-              case .integers(let pattern)? = p.processingValue("cfaPattern"), pattern.count == 4,
+        guard p.hasInterpolatedBayer, case .integers(let pattern)? = p.processingValue("cfaPattern"), pattern.count == 4,
               case .integers(let crop)? = p.processingValue("crop"), crop.count == 4,
               case .integers(let scaled)? = p.processingValue("scaledSize"), scaled.count == 2,
               scaled[0] == crop[3] - crop[1], scaled[1] == crop[2] - crop[0], scaled[0] >= 2, scaled[1] >= 2 else { return nil }

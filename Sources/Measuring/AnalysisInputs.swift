@@ -99,7 +99,7 @@ public struct AnalysisInput: Sendable {
         var model = NoiseModel(noiseProfile: profile, cameraToOutput: image.provenance.cameraToOutput,
                                exposureFactor: image.exposure.factor, planeVarianceScale: superpixel ? [1, 0.5, 1] : [1, 1, 1])
         // Interpolated Bayer data: a region's mean has the noise of its raw samples only.
-        if demosaic == .text("bilinear") || demosaic == .text("rcd") { model?.samplingVarianceScale = [4, 2, 4] }
+        if image.provenance.hasInterpolatedBayer { model?.samplingVarianceScale = [4, 2, 4] }
         return model
     }
 

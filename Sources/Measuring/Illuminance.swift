@@ -71,11 +71,7 @@ extension Pipeline {
         let variance = sums.noiseVariance.map { $0 * toLuminance * toLuminance }
         let scaleU = image.exposure.relativeUncertainty ?? 0
         let noiseU = variance.map { $0.squareRoot() }
-        // The CFA's sampling of sources smaller than its pattern (`SiteLayout.samplingUncertainty`);
-        // a one-position green estimate has about 4× the variance of the whole sum's noise.
-        let samplingU = SiteLayout.of(image).map {
-            $0.samplingUncertainty(sums.parity, noise: e > 0 ? 2 * (noiseU ?? 0) / e : 0) * toLuminance
-        }
+        let samplingU = sums.sampling.map { $0 * toLuminance }
         let random = (noiseU ?? 0) * (noiseU ?? 0) + (samplingU ?? 0) * (samplingU ?? 0)
         let combined = (random + e * e * scaleU * scaleU).squareRoot()
         let logNormal = e > 0 && e * scaleU >= random.squareRoot()
@@ -95,11 +91,12 @@ extension Pipeline {
 
     /// Σ Y · cos θ · ω over the image circle in the image's own units (Y with Rec.2020's
     /// weights), its noise variance (from the NoiseProfile per pixel, or the file's standard
-    /// deviation layer as a region sum, `DeviationLayer`; nil without either), the part and count of
+    /// deviation layer as a region sum, `DeviationLayer`; nil without either), the CFA sampling
+    /// uncertainty (same units; nil off a CFA grid), the part and count of
     /// clipped pixels, Σ ω and the pixels counted.
     static func illuminanceSums(_ input: AnalysisInput, lens: FisheyeLens)
         -> (sum: Double, noiseVariance: Double?, clippedSum: Double, clippedPixels: Int, solidAngle: Double, pixels: Int,
-            nonFinitePixels: Int, parity: ParitySums) {
+            nonFinitePixels: Int, sampling: Double?) {
         let image = input.image
         let w = image.width, h = image.height
         let (theta, omega) = lens.geometry(width: w, height: h)
@@ -137,11 +134,17 @@ extension Pipeline {
                 bound += y * weight
             }
         }
-        // A CFA image: E_v over its raw sites, which the demosaic cannot bias (`SiteLayout`).
-        if let layout = SiteLayout.of(image), layout.covers(parity) { e = (layout.outputSums(parity) * weights).sum() }
         let variance = kernel.map { $0.regionVariance(weightedOutputs: weightedOutputs, weightedGains: weightedGains).y }
             ?? input.deviation.map { $0.regionVariance(squares).w }
-        return (e, variance, bound, boundPixels, solid, pixels, nonFinite, parity)
+        // A CFA image: E_v over its raw sites, which the demosaic cannot bias, and the CFA's
+        // sampling of sources smaller than its pattern (`SiteLayout`); a one-position green
+        // estimate has about 4× the variance of the whole sum's noise.
+        var sampling: Double?
+        if let layout = SiteLayout.of(image), layout.covers(parity) {
+            e = (layout.outputSums(parity) * weights).sum()
+            sampling = layout.samplingUncertainty(parity, noise: e > 0 ? 2 * (variance ?? 0).squareRoot() / e : 0)
+        }
+        return (e, variance, bound, boundPixels, solid, pixels, nonFinite, sampling)
     }
 
     /// The picture Radiance's tools read for a fisheye image: the square around the image
