@@ -72,6 +72,8 @@ import TestSupport
         #expect(lines.dropFirst().allSatisfy { $0[column] == "lower-bound" }, "\(csv.stdout)")
         let table = try CLI.run(["stats", dng, "--region", sun])
         #expect(table.stdout.contains("≥") && table.stdout.contains("lower bound"), "\(table.stdout)")
+        // The dynamic range ends at the 99.9th percentile, a lower bound: so is the range.
+        #expect(table.stdout.contains("at least this (the high percentile is a lower bound)"), "\(table.stdout)")
 
         // The report says so too.
         let report = dir.appendingPathComponent("report.md").path

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ImageExchange
 import TestSupport
 
 /// Files that carry their noise: `convert --std` writes the NoiseProfile's per-pixel σ as a
@@ -37,6 +38,11 @@ import TestSupport
         }
         let ev = try #require((try json(["illuminance", path, "--projection", "equidistant"])["results"] as? [[String: Any]])?.first)
         out["E_v"] = (try #require(ev["illuminance"] as? Double), try #require(ev["noiseUncertainty"] as? Double))
+        // A smooth sky holds nothing smaller than the Bayer pattern: the sampling term, where the
+        // two greens' noise leaves one, stays at the noise's size.
+        if let sampling = ev["samplingUncertainty"] as? Double, let noise = ev["noiseUncertainty"] as? Double {
+            #expect(sampling <= 3 * noise, "\(path): sampling \(sampling) lx, noise \(noise) lx")
+        }
         return (out, file["noiseSource"] as? String)
     }
 
@@ -128,6 +134,11 @@ import TestSupport
         let low = try #require(ev["low95"] as? Double), high = try #require(ev["high95"] as? Double)
         #expect(ev["kind"] as? String == "value" && ev["noiseUncertainty"] is Double, "\(ev)")
         #expect(low <= truth && truth <= high, "E_v interval [\(low), \(high)] against the analytic \(truth) lx")
+        // The sun is beyond half's range: -o x.h5 writes 32-bit floats rather than failing.
+        let h5 = dir.appendingPathComponent("sun.h5").path
+        let written = try CLI.run(["illuminance", out, "--projection", "equisolid", "-o", h5, "-q"])
+        try #require(written.status == 0, "\(written.stderr)")
+        #expect((try HDF5File.readSceneLinear(h5).pixels.samples.max() ?? 0) > 65504)
         let single = try #require((try Self.json(["illuminance", frames[3], "--projection", "equisolid"])["results"] as? [[String: Any]])?.first)
         #expect(single["kind"] as? String == "lower-bound" && (single["illuminance"] as? Double ?? .infinity) < truth)
     }
