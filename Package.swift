@@ -122,7 +122,7 @@ let package = Package(
         .testTarget(name: "OpcodesTests", dependencies: ["Opcodes", "ImageCore", "TestSupport"]),
         .testTarget(name: "SimulationTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Batching", "SimulationCheck", "CaptureSimulation", "Analysis", "DNGWriter", "TestSupport"]),
         .testTarget(name: "PlotsTests", dependencies: ["Plots", "TestSupport", "CCairo"]),
-        .testTarget(name: "MergingTests", dependencies: ["SceneLinearKit", "Merging", "SimulationCheck", "CaptureSimulation", "TestSupport"]),
+        .testTarget(name: "MergingTests", dependencies: ["SceneLinearKit", "Merging", "SimulationCheck", "CaptureSimulation", "Opcodes", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Batching", "SimulationCheck", "CaptureSimulation", "TestSupport"]),
     ]
 )

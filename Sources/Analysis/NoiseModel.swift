@@ -32,14 +32,14 @@ public struct NoiseModel: Sendable, Equatable {
     public var pixelGains: [Float]?
 
     /// - Parameters:
-    ///   - noiseProfile: S₁, O₁[, S₂, O₂, S₃, O₃] (one pair applies to all planes).
+    ///   - noiseProfile: S₁, O₁[, S₂, O₂, S₃, O₃] (one pair applies to all planes), read by `NoiseProfile`.
     /// - Returns: `nil` when the profile is missing, malformed, or the matrix is singular.
     public init?(noiseProfile: [Double]?, cameraToOutput: [Double], exposureFactor: Double,
                  planeVarianceScale: [Double] = [1, 1, 1]) {
-        guard let p = noiseProfile, p.count == 2 || p.count == 6, p.allSatisfy({ $0.isFinite && $0 >= 0 }),
+        guard let values = noiseProfile, let profile = try? NoiseProfile(values),
               cameraToOutput.count == 9, Matrix3(cameraToOutput).inverse != nil, exposureFactor > 0 else { return nil }
-        scale = p.count == 2 ? [p[0], p[0], p[0]] : [p[0], p[2], p[4]]
-        offset = p.count == 2 ? [p[1], p[1], p[1]] : [p[1], p[3], p[5]]
+        scale = profile.scale
+        offset = profile.offset
         self.cameraToOutput = Matrix3(cameraToOutput)
         self.exposureFactor = exposureFactor
         self.planeVarianceScale = planeVarianceScale

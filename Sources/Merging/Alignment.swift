@@ -30,7 +30,7 @@ public enum FrameAlignment {
                     for by in blockRows {
                         for i in 0..<w { sums[i] = 0; clipped[i] = false }
                         for y in (by * block)..<((by + 1) * block) {
-                            frame.row(y, row, clip)
+                            frame.row(y, row, clip, nil)
                             for bx in 0..<w {
                                 var s = 0.0
                                 for x in (bx * block)..<((bx + 1) * block) {
@@ -117,28 +117,26 @@ extension BracketSamples {
         let source = row
         let rowLength = width * planes
         let all = UInt8(truncatingIfNeeded: (1 << planes) - 1)
-        out.row = { y, values, clip in
+        out.row = { y, values, clip, response in
             let sy = y + dy
             values.initialize(repeating: 0, count: rowLength)
             clip.initialize(repeating: all, count: width)
+            response?.slope.initialize(repeating: 1, count: rowLength)
+            response?.offset.initialize(repeating: 0, count: rowLength)
             guard sy >= 0 && sy < height else { return }
-            let buffer = UnsafeMutablePointer<Float>.allocate(capacity: rowLength)
+            let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 3 * rowLength)
             let mask = UnsafeMutablePointer<UInt8>.allocate(capacity: width)
             defer { buffer.deallocate(); mask.deallocate() }
-            source(sy, buffer, mask)
+            source(sy, buffer, mask, response == nil ? nil : (buffer + rowLength, buffer + 2 * rowLength))
             let x0 = max(0, -dx), x1 = min(width, width - dx)
             guard x0 < x1 else { return }
-            (values + x0 * planes).update(from: buffer + (x0 + dx) * planes, count: (x1 - x0) * planes)
+            let from = (x0 + dx) * planes, to = x0 * planes, count = (x1 - x0) * planes
+            (values + to).update(from: buffer + from, count: count)
             (clip + x0).update(from: mask + x0 + dx, count: x1 - x0)
-        }
-        if let gains {
-            var moved = [Float](repeating: 1, count: gains.count)
-            for y in 0..<height where y + dy >= 0 && y + dy < height {
-                for x in max(0, -dx)..<min(width, width - dx) {
-                    for p in 0..<planes { moved[(y * width + x) * planes + p] = gains[((y + dy) * width + x + dx) * planes + p] }
-                }
+            if let response {
+                (response.slope + to).update(from: buffer + rowLength + from, count: count)
+                (response.offset + to).update(from: buffer + 2 * rowLength + from, count: count)
             }
-            out.gains = moved
         }
         return out
     }

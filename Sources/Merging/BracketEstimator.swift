@@ -3,8 +3,8 @@ import Foundation
 import ImageCore
 
 /// The temporal noise of one camera plane of one frame (DNG NoiseProfile): a Stage 2 value
-/// x has variance `S · x + O`; after a gain g (OpcodeList2) the value v = g · x has
-/// variance `g · S · v + g² · O`.
+/// x has variance `S · x + O`; after OpcodeList2's response v = g · x + b (a gain g, an
+/// offset b) the value v has variance `g · S · (v − b) + g² · O`.
 public struct PlaneNoise: Sendable, Equatable, Codable {
     public var scale: Double
     public var offset: Double
@@ -14,20 +14,26 @@ public struct PlaneNoise: Sendable, Equatable, Codable {
         self.offset = offset
     }
 
-    /// The variance of a value `v` (≥ 0 taken for the shot term) that a gain `g` multiplied.
+    /// The variance of a value `v` that a gain `g` multiplied and an offset `b` moved (the
+    /// shot term of x = (v − b) / g taken at ≥ 0).
     @inline(__always)
-    func variance(_ v: Double, gain g: Double) -> Double {
-        g * scale * max(v, 0) + g * g * offset
+    func variance(_ v: Double, gain g: Double, offset b: Double = 0) -> Double {
+        g * scale * max(v - b, 0) + g * g * offset
     }
 }
 
 /// One frame's Stage 2 as the estimator reads it: row by row.
 public struct BracketSamples: Sendable {
-    /// Writes ActiveArea row y: `width × planes` values (OpcodeList2's gains applied) and
-    /// `width` clip-mask bytes (bit p: plane p at or above the white level).
-    public var row: @Sendable (_ y: Int, _ values: UnsafeMutablePointer<Float>, _ clip: UnsafeMutablePointer<UInt8>) -> Void
-    /// Per sample, OpcodeList2's gain (nil: 1).
-    public var gains: [Float]?
+    /// Where a row's OpcodeList2 response goes: per sample the slope g and offset b of
+    /// v = g · x + b.
+    public typealias Response = (slope: UnsafeMutablePointer<Float>, offset: UnsafeMutablePointer<Float>)
+    /// Writes ActiveArea row y: `width × planes` values (OpcodeList2 applied), `width`
+    /// clip-mask bytes (bit p: plane p at or above the white level) and, when asked and
+    /// `hasResponse`, the list's response.
+    public var row: @Sendable (_ y: Int, _ values: UnsafeMutablePointer<Float>, _ clip: UnsafeMutablePointer<UInt8>,
+                               _ response: Response?) -> Void
+    /// Whether the rows have a response other than g = 1, b = 0.
+    public var hasResponse: Bool
     /// The frame's exposure relative to the reference frame's (its values ÷ this are in the
     /// reference's units).
     public var exposure: Double
@@ -35,19 +41,28 @@ public struct BracketSamples: Sendable {
     public var noise: [PlaneNoise]
 
     public init(frame: FrameStage2, exposure: Double, noise: [PlaneNoise]) {
-        row = { y, values, clip in frame.row(y, values: values, clip: clip) }
-        gains = frame.gains
+        row = { y, values, clip, response in frame.row(y, values: values, clip: clip, response: response) }
+        hasResponse = frame.hasResponse
         self.exposure = exposure
         self.noise = noise
     }
 
-    /// Samples held in arrays (`width` pixels per row, `planes` interleaved).
+    /// Samples held in arrays (`width` pixels per row, `planes` interleaved), with per-sample
+    /// gains (no offsets) or none.
     public init(values: [Float], clipMask: [UInt8], gains: [Float]?, exposure: Double, noise: [PlaneNoise], width: Int, planes: Int) {
-        row = { y, out, clip in
-            values.withUnsafeBufferPointer { out.update(from: $0.baseAddress! + y * width * planes, count: width * planes) }
+        let n = width * planes
+        row = { y, out, clip, response in
+            values.withUnsafeBufferPointer { out.update(from: $0.baseAddress! + y * n, count: n) }
             clipMask.withUnsafeBufferPointer { clip.update(from: $0.baseAddress! + y * width, count: width) }
+            guard let response else { return }
+            if let gains {
+                gains.withUnsafeBufferPointer { response.slope.update(from: $0.baseAddress! + y * n, count: n) }
+            } else {
+                response.slope.update(repeating: 1, count: n)
+            }
+            response.offset.update(repeating: 0, count: n)
         }
-        self.gains = gains
+        hasResponse = gains != nil
         self.exposure = exposure
         self.noise = noise
     }
@@ -76,10 +91,47 @@ public struct MergedSamples: Sendable {
         deviation.withUnsafeBufferPointer { d in out.withUnsafeMutableBufferPointer { HalfConversion.convert(d, to: $0) } }
         deviation = []
         out.withUnsafeMutableBufferPointer { p in
+            // Safe because each chunk writes its own range of `p`.
             nonisolated(unsafe) let p = p
             Parallel.forEachChunk(count: p.count, minimumChunk: 1 << 16) { range in for i in range { p[i] *= p[i] } }
         }
         variance = out
+    }
+
+    /// Empty arrays for `count` samples of `width × height` pixels.
+    init(count: Int, pixels: Int, compact: Bool) {
+        values = [Float](repeating: 0, count: count)
+        variance = [Float](repeating: 0, count: compact ? 0 : count)
+        deviation = [Float16](repeating: 0, count: compact ? count : 0)
+        frames = [UInt8](repeating: 0, count: count)
+        lowerBound = [UInt8](repeating: 0, count: pixels)
+    }
+
+    /// Where the estimator writes: the arrays' elements, each row written by one thread.
+    struct Pointers: @unchecked Sendable {  // Safe because the rows of one merge are written by one chunk each.
+        let values: UnsafeMutablePointer<Float>, variance: UnsafeMutablePointer<Float>, deviation: UnsafeMutablePointer<Float16>
+        let frames: UnsafeMutablePointer<UInt8>, lowerBound: UnsafeMutablePointer<UInt8>
+    }
+
+    /// Runs `body` with pointers to the arrays (valid inside `body` only; an empty array's
+    /// pointer is never written through).
+    mutating func withPointers<R>(_ body: (Pointers) -> R) -> R {
+        values.withUnsafeMutableBufferPointer { v in
+            variance.withUnsafeMutableBufferPointer { s in
+                deviation.withUnsafeMutableBufferPointer { d in
+                    frames.withUnsafeMutableBufferPointer { f in
+                        lowerBound.withUnsafeMutableBufferPointer { l in
+                            let none = UnsafeMutableRawPointer(bitPattern: 16)!
+                            return body(Pointers(values: v.baseAddress ?? none.assumingMemoryBound(to: Float.self),
+                                                 variance: s.baseAddress ?? none.assumingMemoryBound(to: Float.self),
+                                                 deviation: d.baseAddress ?? none.assumingMemoryBound(to: Float16.self),
+                                                 frames: f.baseAddress ?? none.assumingMemoryBound(to: UInt8.self),
+                                                 lowerBound: l.baseAddress ?? none.assumingMemoryBound(to: UInt8.self)))
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -88,8 +140,8 @@ public struct MergedSamples: Sendable {
 /// Φ̂ = Σ w_i · v_i / e_i ÷ Σ w_i, w_i = e_i² / σ_i²(e_i · Φ̂), Var Φ̂ = 1 / Σ w_i,
 /// the variances taken from the NoiseProfile at the *predicted* value e_i · Φ̂ (not the
 /// observed one, whose noise would bias the weights), iterated from the longest valid
-/// frame's value. A sample is left out when it is clipped (clip mask), when its value
-/// reaches `saturation` (of the white level, before OpcodeList2's gain), or when its
+/// frame's value. A sample is left out when it is clipped (clip mask), when its linear value
+/// before OpcodeList2 (x = (v − b) / g) reaches `saturation` (of the white level), or when its
 /// predicted value plus three standard deviations does; a sample no frame measured so is a
 /// lower bound: the largest v_i / e_i, flagged.
 public struct BracketEstimator: Sendable {
@@ -110,136 +162,161 @@ public struct BracketEstimator: Sendable {
     ///   (`deviationOverflows`).
     public func merge(_ frames: [BracketSamples], width: Int, height: Int, planes: Int, colours: NoiseColours,
                       compact: Bool = false) -> MergedSamples {
-        let count = width * height * planes
         precondition(!frames.isEmpty && frames.count <= 64)
-        precondition(frames.allSatisfy { ($0.gains?.count ?? count) == count })
-        var values = [Float](repeating: 0, count: count)
-        var variance = [Float](repeating: 0, count: compact ? 0 : count)
-        var deviation = [Float16](repeating: 0, count: compact ? count : 0)
+        var merged = MergedSamples(count: width * height * planes, pixels: width * height, compact: compact)
         // Rows with a standard deviation beyond half's range (compact only).
-        var overflowRows = [UInt8](repeating: 0, count: compact ? height : 0)
-        var used = [UInt8](repeating: 0, count: count), lowerBound = [UInt8](repeating: 0, count: width * height)
+        let overflowRows = SharedCount()
         // Longest exposure first: the first valid sample in this order starts the iteration.
-        let order = frames.indices.sorted { frames[$0].exposure > frames[$1].exposure }
-        let sorted = order.map { frames[$0] }
-        let sat = saturation, passes = max(1, iterations)
-        let n = frames.count
-        let exposures = sorted.map(\.exposure)
-        // The noise of frame j for colour c at [j * 3 + c].
-        let noiseScale = sorted.flatMap { f in (0..<3).map { f.noise[min($0, f.noise.count - 1)].scale } }
-        let noiseOffset = sorted.flatMap { f in (0..<3).map { f.noise[min($0, f.noise.count - 1)].offset } }
-        let hasGains = sorted.map { $0.gains != nil }
-        let rowLength = width * planes
-        withPointers(sorted.map { $0.gains ?? [] }) { framesGains in
-        values.withUnsafeMutableBufferPointer { vOut in
-        variance.withUnsafeMutableBufferPointer { varOut in
-        deviation.withUnsafeMutableBufferPointer { devOut in
-        overflowRows.withUnsafeMutableBufferPointer { overflowOut in
-        used.withUnsafeMutableBufferPointer { usedOut in
-        lowerBound.withUnsafeMutableBufferPointer { lbOut in
-            nonisolated(unsafe) let vOut = vOut, varOut = varOut, devOut = devOut, usedOut = usedOut, lbOut = lbOut
-            nonisolated(unsafe) let overflowOut = overflowOut
-            nonisolated(unsafe) let framesGains = framesGains
-            Parallel.forEachChunk(count: height, minimumChunk: 8) { rows in
-                // Each frame's row, linearized here: the frames stay in their stored form.
-                let rowValues = UnsafeMutablePointer<Float>.allocate(capacity: n * rowLength)
-                let rowClip = UnsafeMutablePointer<UInt8>.allocate(capacity: n * width)
-                // A row of standard deviations, converted to half floats at once (F16C) when compact.
-                let rowDeviation = UnsafeMutablePointer<Float>.allocate(capacity: rowLength)
-                defer { rowValues.deallocate(); rowClip.deallocate(); rowDeviation.deallocate() }
-                withUnsafeTemporaryAllocation(of: Double.self, capacity: 12 * n) { scratch in
-                    let v = scratch.baseAddress!, g = v + n, s = v + 2 * n, o = v + 3 * n, valid = v + 4 * n
-                    // Per frame: e, then S and O of each colour.
-                    let e = v + 5 * n, noiseS = v + 6 * n, noiseO = v + 9 * n
-                    for j in 0..<n {
-                        e[j] = exposures[j]
-                        for c in 0..<3 {
-                            noiseS[3 * j + c] = noiseScale[3 * j + c]
-                            noiseO[3 * j + c] = noiseOffset[3 * j + c]
-                        }
-                    }
-                    let linearRaw = colours.isPlanes
-                    for y in rows {
-                        for j in 0..<n { sorted[j].row(y, rowValues + j * rowLength, rowClip + j * width) }
-                        for x in 0..<width {
-                            let pixel = y * width + x
-                            var bound: UInt8 = 0
-                            for p in 0..<planes {
-                                let k = pixel * planes + p, r = x * planes + p
-                                let bit = UInt8(1) << UInt8(p)
-                                let c = linearRaw ? min(p, 2) : colours.colour(row: y, column: x, plane: p)
-                                var validCount = 0
-                                for j in 0..<n {
-                                    v[j] = Double(rowValues[j * rowLength + r])
-                                    g[j] = hasGains[j] ? Double(framesGains[j][k]) : 1
-                                    s[j] = noiseS[j * 3 + c]
-                                    o[j] = noiseO[j * 3 + c]
-                                    let ok = rowClip[j * width + x] & bit == 0 && v[j] < sat * g[j]
-                                    valid[j] = ok ? 1 : 0
-                                    if ok { validCount += 1 }
-                                }
-                                var phi = 0.0, den = 0.0, frameCount = 0
-                                if validCount > 0 {
-                                    for j in 0..<n where valid[j] != 0 { phi = v[j] / e[j]; break }
-                                    // One valid frame: one pass (its near-saturation test); more: until
-                                    // the weights at the predicted value settle.
-                                    for pass in 0..<(validCount == 1 ? 1 : passes) {
-                                        var num = 0.0
-                                        den = 0
-                                        frameCount = 0
-                                        for j in 0..<n where valid[j] != 0 {
-                                            let predicted = max(e[j] * phi, 0)
-                                            let s2 = max(g[j] * s[j] * predicted + g[j] * g[j] * o[j], 1e-30)
-                                            // Left out within 3 σ of saturation: predicted + 3σ ≥ sat · g.
-                                            let room = sat * g[j] - predicted
-                                            if room <= 0 || 9 * s2 >= room * room { continue }
-                                            // w = e² / σ², w · v / e = e · v / σ².
-                                            let inverse = 1 / s2
-                                            num += e[j] * v[j] * inverse
-                                            den += e[j] * e[j] * inverse
-                                            frameCount += 1
-                                        }
-                                        if den == 0 { break }
-                                        let next = num / den
-                                        let settled = pass > 0 && abs(next - phi) <= 1e-7 * abs(next)
-                                        phi = next
-                                        if settled { break }
-                                    }
-                                }
-                                guard den > 0 else {
-                                    // Every sample is clipped, saturated or within 3 σ of
-                                    // saturation: not trusted as a value, a lower bound.
-                                    var lower = -Double.infinity
-                                    for j in 0..<n { lower = max(lower, v[j] / e[j]) }
-                                    vOut[k] = Float(lower)
-                                    if compact { rowDeviation[r] = 0 } else { varOut[k] = 0 }
-                                    usedOut[k] = 0
-                                    bound |= bit
-                                    continue
-                                }
-                                vOut[k] = Float(phi)
-                                if compact { rowDeviation[r] = Float((1 / den).squareRoot()) } else { varOut[k] = Float(1 / den) }
-                                usedOut[k] = UInt8(frameCount)
-                            }
-                            lbOut[pixel] = bound
-                        }
-                        if compact {
-                            let beyond = HalfConversion.convert(UnsafeBufferPointer(start: rowDeviation, count: rowLength),
-                                                                to: UnsafeMutableBufferPointer(rebasing: devOut[(y * rowLength)..<((y + 1) * rowLength)]))
-                            if beyond > 0 { overflowOut[y] = 1 }
-                        }
-                    }
-                }
+        let sorted = frames.indices.sorted { frames[$0].exposure > frames[$1].exposure }.map { frames[$0] }
+        let rows = RowMerger(frames: sorted, width: width, planes: planes, colours: colours, saturation: saturation,
+                             passes: max(1, iterations), compact: compact)
+        merged.withPointers { out in
+            Parallel.forEachChunk(count: height, minimumChunk: 8) { range in
+                let buffers = RowMerger.Buffers(frames: sorted.count, rowLength: width * planes, width: width)
+                defer { buffers.deallocate() }
+                for y in range where rows.merge(row: y, buffers: buffers, into: out) { overflowRows.add(1) }
             }
         }
+        merged.deviationOverflows = overflowRows.value > 0
+        return merged
+    }
+}
+
+/// One row of the merge: each frame's row read, then every sample estimated.
+struct RowMerger: Sendable {
+    let frames: [BracketSamples]
+    let width: Int, planes: Int
+    let colours: NoiseColours
+    let saturation: Double
+    let passes: Int
+    let compact: Bool
+    /// Per frame: e, then S and O of each colour at [3 j + c].
+    let exposures: [Double], noiseScale: [Double], noiseOffset: [Double]
+
+    init(frames: [BracketSamples], width: Int, planes: Int, colours: NoiseColours, saturation: Double, passes: Int, compact: Bool) {
+        self.frames = frames
+        self.width = width
+        self.planes = planes
+        self.colours = colours
+        self.saturation = saturation
+        self.passes = passes
+        self.compact = compact
+        exposures = frames.map(\.exposure)
+        noiseScale = frames.flatMap { f in (0..<3).map { f.noise[min($0, f.noise.count - 1)].scale } }
+        noiseOffset = frames.flatMap { f in (0..<3).map { f.noise[min($0, f.noise.count - 1)].offset } }
+    }
+
+    /// A thread's row buffers: each frame's values, clip mask and response, and a row of
+    /// standard deviations converted to half floats at once (F16C) when compact.
+    struct Buffers {
+        let values: UnsafeMutablePointer<Float>, clip: UnsafeMutablePointer<UInt8>
+        let slope: UnsafeMutablePointer<Float>, offset: UnsafeMutablePointer<Float>
+        let deviation: UnsafeMutablePointer<Float>
+        let scratch: UnsafeMutablePointer<Double>
+
+        init(frames n: Int, rowLength: Int, width: Int) {
+            values = .allocate(capacity: n * rowLength)
+            clip = .allocate(capacity: n * width)
+            slope = .allocate(capacity: n * rowLength)
+            offset = .allocate(capacity: n * rowLength)
+            deviation = .allocate(capacity: rowLength)
+            scratch = .allocate(capacity: 4 * n)
         }
+
+        func deallocate() {
+            values.deallocate(); clip.deallocate(); slope.deallocate(); offset.deallocate(); deviation.deallocate()
+            scratch.deallocate()
         }
+    }
+
+    /// Merges row `y` into `out`; true when a standard deviation went beyond half's range.
+    func merge(row y: Int, buffers b: Buffers, into out: MergedSamples.Pointers) -> Bool {
+        let n = frames.count, rowLength = width * planes
+        for j in 0..<n {
+            let response = frames[j].hasResponse ? (b.slope + j * rowLength, b.offset + j * rowLength) : nil
+            frames[j].row(y, b.values + j * rowLength, b.clip + j * width, response)
+            if response == nil {
+                (b.slope + j * rowLength).update(repeating: 1, count: rowLength)
+                (b.offset + j * rowLength).update(repeating: 0, count: rowLength)
+            }
         }
+        let v = b.scratch, g = v + n, o = v + 2 * n, valid = v + 3 * n
+        for x in 0..<width {
+            let pixel = y * width + x
+            var bound: UInt8 = 0
+            for p in 0..<planes {
+                let k = pixel * planes + p, r = x * planes + p
+                let bit = UInt8(1) << UInt8(p)
+                let c = colours.isPlanes ? min(p, 2) : colours.colour(row: y, column: x, plane: p)
+                var validCount = 0
+                for j in 0..<n {
+                    v[j] = Double(b.values[j * rowLength + r])
+                    g[j] = Double(b.slope[j * rowLength + r])
+                    o[j] = Double(b.offset[j * rowLength + r])
+                    let ok = b.clip[j * width + x] & bit == 0 && v[j] - o[j] < saturation * g[j]
+                    valid[j] = ok ? 1 : 0
+                    if ok { validCount += 1 }
+                }
+                let estimate = validCount > 0 ? self.estimate(v: v, gain: g, offset: o, valid: valid, colour: c,
+                                                              passes: validCount == 1 ? 1 : passes) : nil
+                if let estimate {
+                    out.values[k] = Float(estimate.value)
+                    if compact { b.deviation[r] = Float(estimate.variance.squareRoot()) } else { out.variance[k] = Float(estimate.variance) }
+                    out.frames[k] = UInt8(estimate.frames)
+                } else {
+                    // Every sample is clipped, saturated or within 3 σ of saturation: not
+                    // trusted as a value, a lower bound.
+                    var lower = -Double.infinity
+                    for j in 0..<n { lower = max(lower, v[j] / exposures[j]) }
+                    out.values[k] = Float(lower)
+                    if compact { b.deviation[r] = 0 } else { out.variance[k] = 0 }
+                    out.frames[k] = 0
+                    bound |= bit
+                }
+            }
+            out.lowerBound[pixel] = bound
         }
+        guard compact else { return false }
+        let beyond = HalfConversion.convert(UnsafeBufferPointer(start: b.deviation, count: rowLength),
+                                            to: UnsafeMutableBufferPointer(start: out.deviation + y * rowLength, count: rowLength))
+        return beyond > 0
+    }
+
+    /// The estimate of one sample from the frames' values `v`, responses (`gain`, `offset`)
+    /// and validity, for noise colour `colour`: one pass for one valid frame (its
+    /// near-saturation test), else until the weights at the predicted value settle; nil when
+    /// every valid sample is within 3 σ of saturation.
+    @inline(__always)
+    func estimate(v: UnsafePointer<Double>, gain g: UnsafePointer<Double>, offset b: UnsafePointer<Double>,
+                  valid: UnsafePointer<Double>, colour c: Int, passes: Int) -> (value: Double, variance: Double, frames: Int)? {
+        let n = frames.count
+        var phi = 0.0, den = 0.0, frameCount = 0
+        for j in 0..<n where valid[j] != 0 { phi = v[j] / exposures[j]; break }
+        for pass in 0..<passes {
+            var num = 0.0
+            den = 0
+            frameCount = 0
+            for j in 0..<n where valid[j] != 0 {
+                let e = exposures[j]
+                // The predicted value less the list's offset: g times the predicted x.
+                let predicted = max(e * phi - b[j], 0)
+                let s2 = max(g[j] * noiseScale[3 * j + c] * predicted + g[j] * g[j] * noiseOffset[3 * j + c], 1e-30)
+                // Left out within 3 σ of saturation: predicted + 3σ ≥ sat · g.
+                let room = saturation * g[j] - predicted
+                if room <= 0 || 9 * s2 >= room * room { continue }
+                // w = e² / σ², w · v / e = e · v / σ².
+                let inverse = 1 / s2
+                num += e * v[j] * inverse
+                den += e * e * inverse
+                frameCount += 1
+            }
+            if den == 0 { break }
+            let next = num / den
+            let settled = pass > 0 && abs(next - phi) <= 1e-7 * abs(next)
+            phi = next
+            if settled { break }
         }
-        }
-        return MergedSamples(values: values, variance: variance, deviation: deviation, frames: used, lowerBound: lowerBound,
-                             deviationOverflows: overflowRows.contains(1))
+        return den > 0 ? (phi, 1 / den, frameCount) : nil
     }
 }
 
@@ -271,18 +348,6 @@ public struct NoiseColours: Sendable {
         guard !pattern.isEmpty else { return min(plane, 2) }
         return min(max(pattern[((row + top) % repeatRows) * repeatColumns + (column + left) % repeatColumns], 0), 2)
     }
-}
-
-/// Runs `body` with a pointer to each array's elements (valid inside `body` only).
-func withPointers<T, R>(_ arrays: [[T]], _ body: ([UnsafePointer<T>]) -> R) -> R {
-    func nest(_ i: Int, _ collected: [UnsafePointer<T>]) -> R {
-        guard i < arrays.count else { return body(collected) }
-        return arrays[i].withUnsafeBufferPointer { buffer in
-            // An empty array has no elements to point to: a pointer it is never read through.
-            nest(i + 1, collected + [buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!])
-        }
-    }
-    return nest(0, [])
 }
 
 /// The exposure ratio of two frames measured on their pixels (docs/merge.md):
@@ -329,41 +394,33 @@ public struct ExposureRatioFit: Sendable, Equatable, Codable {
         let nominal: Double = a.exposure / b.exposure
         var ratios: [Double] = [], va: [Double] = [], vb: [Double] = [], weights: [Double] = [], smooth: [Bool] = []
         let rowLength = width * planes
-        // Rows y − step, y, y + step of each frame.
-        var rowsA = [Float](repeating: 0, count: 3 * rowLength), rowsB = rowsA
-        var clipA = [UInt8](repeating: 0, count: 3 * width), clipB = clipA
+        // Rows y − step, y, y + step of each frame, and the middle row's response.
+        let rowsA = FitRows(width: width, rowLength: rowLength), rowsB = FitRows(width: width, rowLength: rowLength)
+        defer { rowsA.deallocate(); rowsB.deallocate() }
         var y = step
         while y < height - step {
             defer { y += rowStep }
-            rowsA.withUnsafeMutableBufferPointer { ra in clipA.withUnsafeMutableBufferPointer { ca in
-                for (i, yy) in [y - step, y, y + step].enumerated() { a.row(yy, ra.baseAddress! + i * rowLength, ca.baseAddress! + i * width) }
-            } }
-            rowsB.withUnsafeMutableBufferPointer { rb in clipB.withUnsafeMutableBufferPointer { cb in
-                for (i, yy) in [y - step, y, y + step].enumerated() { b.row(yy, rb.baseAddress! + i * rowLength, cb.baseAddress! + i * width) }
-            } }
-            func neighbourMean(_ r: [Float], _ x: Int, _ p: Int) -> Double {
-                let d = step
-                let sum = Double(r[x * planes + p]) + Double(r[2 * rowLength + x * planes + p])
-                    + Double(r[rowLength + (x - d) * planes + p]) + Double(r[rowLength + (x + d) * planes + p])
-                return sum / 4
-            }
+            rowsA.read(a, rows: [y - step, y, y + step])
+            rowsB.read(b, rows: [y - step, y, y + step])
             for x in step..<(width - step) {
-                let pixel = y * width + x
                 for p in 0..<planes {
                     let bit = UInt8(1) << UInt8(p)
-                    guard clipA[width + x] & bit == 0, clipB[width + x] & bit == 0 else { continue }
-                    let k = pixel * planes + p
+                    guard rowsA.clip[width + x] & bit == 0, rowsB.clip[width + x] & bit == 0 else { continue }
+                    let r = x * planes + p
                     let ni = colours.colour(row: y, column: x, plane: p)
-                    let ga = a.gains.map { Double($0[k]) } ?? 1, gb = b.gains.map { Double($0[k]) } ?? 1
+                    let ga = Double(rowsA.slope[r]), gb = Double(rowsB.slope[r])
+                    let ba = Double(rowsA.offset[r]), bb = Double(rowsB.offset[r])
                     let na = a.noise[ni], nb = b.noise[ni]
-                    let ma = neighbourMean(rowsA, x, p), mb = neighbourMean(rowsB, x, p)
-                    guard ma < limit * ga, mb < limit * gb, ma > 10 * ga * na.offset.squareRoot(),
-                          mb > 10 * gb * nb.offset.squareRoot() else { continue }
-                    let w = 1 / (na.variance(ma, gain: ga) + nominal * nominal * nb.variance(mb, gain: gb))
+                    let ma = rowsA.neighbourMean(x, p, step: step, planes: planes)
+                    let mb = rowsB.neighbourMean(x, p, step: step, planes: planes)
+                    guard ma - ba < limit * ga, mb - bb < limit * gb, ma - ba > 10 * ga * na.offset.squareRoot(),
+                          mb - bb > 10 * gb * nb.offset.squareRoot() else { continue }
+                    let varianceA = na.variance(ma, gain: ga, offset: ba), varianceB = nb.variance(mb, gain: gb, offset: bb)
+                    let w = 1 / (varianceA + nominal * nominal * varianceB)
                     guard w.isFinite, w > 0 else { continue }
-                    let sa = Double(rowsA[rowLength + x * planes + p]), sb = Double(rowsB[rowLength + x * planes + p])
+                    let sa = Double(rowsA.values[rowLength + r]), sb = Double(rowsB.values[rowLength + r])
                     let da = sa - ma, db = sb - mb
-                    smooth.append(da * da <= 16 * na.variance(ma, gain: ga) && db * db <= 16 * nb.variance(mb, gain: gb))
+                    smooth.append(da * da <= 16 * varianceA && db * db <= 16 * varianceB)
                     va.append(sa)
                     vb.append(sb)
                     weights.append(w)
@@ -401,5 +458,45 @@ public struct ExposureRatioFit: Sendable, Equatable, Codable {
         }
         return ExposureRatioFit(ratio: r, logUncertainty: s2.squareRoot() / swa, samples: kept, smoothSamples: smoothCount,
                                 disagreeing: disagreeing)
+    }
+}
+
+/// Three rows of a frame (values and clip masks) and the middle one's response, as the
+/// exposure-ratio fit reads them.
+struct FitRows {
+    let values: UnsafeMutablePointer<Float>, clip: UnsafeMutablePointer<UInt8>
+    let slope: UnsafeMutablePointer<Float>, offset: UnsafeMutablePointer<Float>
+    let width: Int, rowLength: Int
+
+    init(width: Int, rowLength: Int) {
+        self.width = width
+        self.rowLength = rowLength
+        values = .allocate(capacity: 3 * rowLength)
+        clip = .allocate(capacity: 3 * width)
+        slope = .allocate(capacity: rowLength)
+        offset = .allocate(capacity: rowLength)
+    }
+
+    func deallocate() {
+        values.deallocate(); clip.deallocate(); slope.deallocate(); offset.deallocate()
+    }
+
+    /// Reads `rows` (three) of `frame`; the response of the middle one (1 and 0 without).
+    func read(_ frame: BracketSamples, rows: [Int]) {
+        for (i, y) in rows.enumerated() {
+            let response = i == 1 && frame.hasResponse ? (slope, offset) : nil
+            frame.row(y, values + i * rowLength, clip + i * width, response)
+        }
+        if !frame.hasResponse {
+            slope.update(repeating: 1, count: rowLength)
+            offset.update(repeating: 0, count: rowLength)
+        }
+    }
+
+    /// The mean of sample (x, p)'s four neighbours `step` away in the middle row's frame.
+    func neighbourMean(_ x: Int, _ p: Int, step d: Int, planes: Int) -> Double {
+        let sum = Double(values[x * planes + p]) + Double(values[2 * rowLength + x * planes + p])
+            + Double(values[rowLength + (x - d) * planes + p]) + Double(values[rowLength + (x + d) * planes + p])
+        return sum / 4
     }
 }

@@ -192,8 +192,10 @@ extension Pipeline {
         var samples: [BracketSamples] = []
         var digests: [String] = []
         var mapping: LinearizationMapping?
+        var stage2Frames: [FrameStage2] = []
         for (i, file) in files.enumerated() {
             let frame = try frameStage2(file, options: options.develop)
+            stage2Frames.append(frame)
             digests.append(frame.digest)
             if i == reference { mapping = frame.mapping }
             samples.append(BracketSamples(frame: frame, exposure: exposures[i] / exposures[reference], noise: noise[i]))
@@ -279,6 +281,9 @@ extension Pipeline {
             merged = estimator.merge(samples, width: width, height: height, planes: planes, colours: colours, compact: false)
         }
         samples = []
+        // An opcode list that failed on a row after running on the first and last (never seen): refused, not merged around.
+        for frame in stage2Frames { if let error = frame.rowError { throw error } }
+        stage2Frames = []
         merged.expandVariance()
         lap("merge")
         // Superpixel output averages the two greens of a cell: the variance of their mean is
@@ -385,13 +390,21 @@ extension Pipeline {
         return ImageGeometry.apply(geometry, toMask: grid).samples
     }
 
-    /// The NoiseProfile pairs of `raw` by plane (LinearRaw) or CFA colour (three pairs).
+    /// The NoiseProfile pairs of `raw` by plane (LinearRaw) or CFA colour (three pairs), as
+    /// every measurement reads them (`NoiseProfile`).
     static func planeNoise(_ raw: ImageIFD, path: String) throws -> [PlaneNoise] {
-        guard let p = raw.noiseProfile, p.count >= 2, p.count % 2 == 0, p.allSatisfy({ $0.isFinite && $0 >= 0 }) else {
-            throw MergeError(path: path, reason: "\(raw.path) has no usable NoiseProfile (tag 51041): the merge weights each frame "
-                             + "by its noise, which the profile gives", category: .unsupportedFeature)
+        let why: String
+        if let values = raw.noiseProfile {
+            do throws(NoiseProfile.Problem) {
+                let profile = try NoiseProfile(values)
+                return (0..<3).map { PlaneNoise(scale: profile.scale[$0], offset: profile.offset[$0]) }
+            } catch {
+                why = "its NoiseProfile (tag 51041) cannot be used: \(error)"
+            }
+        } else {
+            why = "it has no NoiseProfile (tag 51041)"
         }
-        let pairs = stride(from: 0, to: p.count, by: 2).map { PlaneNoise(scale: p[$0], offset: p[$0 + 1]) }
-        return pairs.count >= 3 ? Array(pairs.prefix(3)) : [PlaneNoise](repeating: pairs[0], count: 3)
+        throw MergeError(path: path, reason: "\(raw.path): \(why); the merge weights each frame by its noise, which the profile gives",
+                         category: .unsupportedFeature)
     }
 }
