@@ -66,6 +66,10 @@ struct Block: Sendable {
 /// The validated decoding plan of an image IFD: everything the per-block decoders rely
 /// on has been checked here, once, with overflow-safe sizes.
 struct BlockPlan: Sendable {
+    /// Whether the blocks can be decoded one at a time into 16-bit pixel-interleaved samples
+    /// (`RawDecoder.forEachBlock`).
+    var decodesBlockByBlock: Bool { encoding.storedType == .uint16 && !planar && interleave.isNone }
+
     let file: FileBytes
     let ifd: ImageIFD
     let blocks: [Block]

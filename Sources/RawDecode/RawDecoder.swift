@@ -89,12 +89,18 @@ public enum RawDecoder {
         }
     }
 
+    /// Whether `forEachBlock` decodes `ifd` (chunky samples of at most 16 bits, not in
+    /// interleaved fields); false: `decode` reads it whole.
+    public static func decodesBlockByBlock(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits()) throws -> Bool {
+        try BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true).decodesBlockByBlock
+    }
+
     private static func forEachBlock(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits, digester: ImageDigester?,
                                      cache: DecodedBlockCache?, _ body: @Sendable (_ region: PixelRect, _ samples: UnsafePointer<UInt16>,
                                                         _ rowStride: Int, _ fewBlocks: Bool) throws -> Void,
                                      rowsDone: ((Range<Int>) throws -> Void)?) throws -> Bool {
         var plan = try BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true)
-        guard plan.encoding.storedType == .uint16, !plan.planar, plan.interleave.isNone else { return false }
+        guard plan.decodesBlockByBlock else { return false }
         plan.outputIsBlock = true
         let blockPlan = plan
         // Groups of consecutive blocks: all of them at once, or rows of blocks.

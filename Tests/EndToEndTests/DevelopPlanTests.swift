@@ -1,0 +1,134 @@
+import CaptureSimulation
+import DNGWriter
+import Foundation
+import SceneLinearKit
+import SimulationCheck
+import Testing
+import TestSupport
+
+/// The development plan is a pure value of the file's layout and the request: each layout →
+/// its expected plan (how Stage 2 is made, where the lists run, how demosaicing reads the
+/// mosaic, which stages are collected and why, the sink and the memory estimate's route);
+/// and the layouts read from real and simulated files.
+@Suite struct DevelopPlanTests {
+    typealias Plan = DevelopPlan
+    static let float = DevelopRequest(output: .image(halfFloats: false))
+
+    static func layout(_ kind: SourceLayout.Kind, blockwise: Bool = true, list1: Bool = false,
+                       list2: SourceLayout.ListReach = .absent, list3: SourceLayout.ListReach = .absent) -> SourceLayout {
+        SourceLayout(kind: kind, blockwiseStorage: blockwise, hasOpcodeList1: list1, opcodeList2: list2, opcodeList3: list3)
+    }
+
+    /// Stage by stage, for the layouts the engine meets: (what, layout, Stage 2, list 2,
+    /// demosaic, Stage 3, list 3, collectors).
+    @Test func stagesOfEachLayout() {
+        let linear = SourceLayout.Kind.linearRaw(samplesPerPixel: 3)
+        let cases: [(String, SourceLayout, Plan.Stage2, Plan.ListStep, Plan.Demosaic, Plan.Stage3, Plan.ListStep, Int)] = [
+            ("LinearRaw", Self.layout(linear), .streamed, .absent, .none, .streamed, .absent, 0),
+            ("LinearRaw, gain maps in both lists", Self.layout(linear, list2: .perRegion, list3: .perRegion),
+             .streamed, .perRegion, .none, .streamed, .perRegion, 0),
+            ("LinearRaw, bad pixels in OpcodeList2", Self.layout(linear, list2: .whole),
+             .collectedFromBlocks, .whole, .none, .collected, .absent, 1),
+            ("LinearRaw, TrimBounds in OpcodeList3", Self.layout(linear, list2: .perRegion, list3: .whole),
+             .collectedFromBlocks, .perRegion, .none, .collected, .whole, 1),
+            ("Bayer", Self.layout(.bayer), .mosaicWindow, .absent, .fromWindow, .streamed, .absent, 0),
+            ("Bayer, lens shading in OpcodeList2", Self.layout(.bayer, list2: .perRegion, list3: .perRegion),
+             .mosaicWindow, .perRegion, .fromWindow, .streamed, .perRegion, 0),
+            ("Bayer, bad pixels in OpcodeList2", Self.layout(.bayer, list2: .whole),
+             .collectedFromBlocks, .whole, .fromCollectedMosaic, .streamed, .absent, 1),
+            ("Bayer, TrimBounds in OpcodeList3", Self.layout(.bayer, list3: .whole),
+             .mosaicWindow, .absent, .fromWindow, .collected, .whole, 1),
+            ("Bayer, OpcodeList1", Self.layout(.bayer, list1: true, list2: .perRegion),
+             .collectedFromStage1, .whole, .fromCollectedMosaic, .streamed, .absent, 1),
+            ("Bayer, 32-bit or planar storage", Self.layout(.bayer, blockwise: false),
+             .collectedFromStage1, .absent, .fromCollectedMosaic, .streamed, .absent, 1),
+            ("LinearRaw, floating-point storage", Self.layout(linear, blockwise: false, list3: .perRegion),
+             .collectedFromStage1, .absent, .none, .collected, .perRegion, 1),
+            ("LinearRaw with 4 samples (refused after decoding)", Self.layout(.linearRaw(samplesPerPixel: 4)),
+             .collectedFromStage1, .absent, .none, .collected, .absent, 1),
+            ("a 3×3 CFA (refused after decoding)", Self.layout(.otherCFA, list2: .perRegion),
+             .collectedFromStage1, .whole, .fromCollectedMosaic, .streamed, .absent, 1),
+        ]
+        for (what, layout, stage2, list2, demosaic, stage3, list3, collectors) in cases {
+            let plan = DevelopPlan(layout: layout, request: Self.float)
+            #expect(plan.stage2 == stage2, "\(what): \(plan.summary)")
+            #expect(plan.list2 == list2, "\(what): \(plan.summary)")
+            #expect(plan.demosaic == demosaic, "\(what): \(plan.summary)")
+            #expect(plan.stage3 == stage3, "\(what): \(plan.summary)")
+            #expect(plan.list3 == list3, "\(what): \(plan.summary)")
+            #expect(plan.collectors.count == collectors, "\(what): \(plan.collectors)")
+        }
+        // The reasons name what needs the whole stage.
+        #expect(DevelopPlan(layout: Self.layout(.bayer, list1: true), request: Self.float).collectors == ["Stage 1: OpcodeList1 acts on the whole raw image"])
+        #expect(DevelopPlan(layout: Self.layout(.bayer, list3: .whole), request: Self.float).collectors
+                == ["Stage 3: OpcodeList3 reads neighbours or crops"])
+        // A merged Stage 2: its OpcodeList2 taken as applied, the whole-image estimate.
+        var merged = Self.float
+        merged.replacesStage2 = true
+        let replaced = DevelopPlan(layout: Self.layout(.bayer, list2: .perRegion), request: merged)
+        #expect(replaced.stage2 == .replaced && replaced.list2 == .takenAsApplied && replaced.demosaic == .fromCollectedMosaic)
+        #expect(replaced.memoryRoute == nil)
+    }
+
+    /// The sink and the memory estimate's route of each request; an EXR goes out as its rows
+    /// are made only when its header can be written first.
+    @Test func sinksAndRoutes() {
+        let plain = Self.layout(.bayer), shaded = Self.layout(.bayer, list2: .perRegion), trimmed = Self.layout(.bayer, list3: .whole)
+        func plan(_ layout: SourceLayout, _ output: DevelopRequest.Output, observed: Bool = false,
+                  digest: DigestPolicy = .verify, charts: Bool = false) -> DevelopPlan {
+            DevelopPlan(layout: layout, request: DevelopRequest(output: output, observed: observed, digest: digest, drawsCharts: charts))
+        }
+        let cases: [(String, DevelopPlan, Plan.Sink, DevelopRoute?)] = [
+            ("EXR", plan(plain, .exr(streamable: true)), .exrAsRowsAreMade, .streamedEXR),
+            ("EXR, other options", plan(plain, .exr(streamable: false)), .imageThenFile, .halfImage),
+            ("EXR, a list reporting after the pass", plan(shaded, .exr(streamable: true)), .imageThenFile, .halfImage),
+            ("EXR, a digest mismatch to record", plan(plain, .exr(streamable: true), digest: .ignoreMismatch), .imageThenFile, .halfImage),
+            ("EXR, OpcodeList3 collected", plan(trimmed, .exr(streamable: true)), .exrAsRowsAreMade, nil),
+            ("HDF5", plan(shaded, .hdf5(streamable: true)), .hdf5AsRowsAreMade, .streamedHDF5),
+            ("half image", plan(plain, .image(halfFloats: true)), .image(halfFloats: true, observed: false), .halfImage),
+            ("half image, measured in the same pass", plan(plain, .image(halfFloats: true), observed: true),
+             .image(halfFloats: true, observed: true), .convertWithAnalysis),
+            ("Float image", plan(plain, .image(halfFloats: false)), .image(halfFloats: false, observed: false), .floatImage),
+            ("measurement", plan(plain, .scan), .scan, .measurement),
+            ("report", plan(plain, .scan, charts: true), .scan, .measurementWithCharts),
+            ("measurement of a file with OpcodeList1", plan(Self.layout(.bayer, list1: true), .scan), .scan, nil),
+        ]
+        for (what, plan, sink, route) in cases {
+            #expect(plan.sink == sink, "\(what): \(plan.summary)")
+            #expect(plan.memoryRoute == route, "\(what): \(String(describing: plan.memoryRoute))")
+        }
+    }
+
+    /// The layouts read from files: the bundled sample and simulated captures (LinearRaw and
+    /// CFA, with lens shading, bad pixels, TrimBounds, OpcodeList1), as the tests that decode
+    /// them expect.
+    @Test func layoutsOfFiles() throws {
+        let sample = try DNGFile.open(path: TestData.packageRoot.appendingPathComponent("datasets/sample/chart.dng").path)
+        let samplePlan = try Pipeline.plan(sample, options: DevelopOptions(), request: Self.float)
+        #expect(samplePlan.stage2 == .streamed && samplePlan.collectors.isEmpty, "\(samplePlan.summary)")
+
+        let dir = TestData.temporaryDirectory("plan-layouts")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var camera = CameraModel()
+        camera.layout = "cfa"
+        camera.lensShading = 0.3
+        let scene = try RenderedScene(BuiltInScene.sunset.description(width: 96, height: 64))
+        var capture = try Simulator.capture(scene, camera: camera).dng
+        func layout(_ lists: [Int: [UInt8]]?) throws -> SourceLayout {
+            if let lists { capture.opcodeLists = lists }
+            let path = dir.appendingPathComponent("c.dng").path
+            try DNGWriter.write(capture, to: path)
+            let dng = try DNGFile.open(path: path)
+            return try SourceLayout.of(dng, raw: try dng.mainRawImage(), limits: DecodeLimits())
+        }
+        #expect(try layout(nil) == Self.layout(.bayer, list2: .perRegion))
+        let badPixels = StreamingDevelopTests.longList([(5, [0, 1, 0, 10, 10])])
+        let trim = StreamingDevelopTests.longList([(6, [0, 0, 60, 90])])
+        #expect(try layout([2: badPixels, 3: trim]) == Self.layout(.bayer, list2: .whole, list3: .whole))
+        #expect(try layout([1: StreamingDevelopTests.longList([(4, [0, 0])])]) == Self.layout(.bayer, list1: true))
+        camera.layout = "linear-raw"
+        camera.lensShading = nil
+        capture = try Simulator.capture(scene, camera: camera).dng
+        #expect(try layout([:]) == Self.layout(.linearRaw(samplesPerPixel: 3)))
+    }
+}
