@@ -197,23 +197,10 @@ public struct BatchConverter: Sendable {
                                     exitCode: nil, software: SceneLinearVersion.software, finished: "",
                                     shard: shard.count > 1 ? shard.description : nil)
         do {
-            try budget.withReservation(Pipeline.estimatedFileBytes(path: input, options: develop, route: Self.route(targets, export))) {
-                var lowerBounds: [String: RadianceLowerBounds] = [:]
+            try budget.withReservation(Pipeline.estimatedFileBytes(path: input, options: develop, targets: targets, export: export)) {
                 // Half floats unless a value is beyond their range: then 32-bit floats.
-                try export.withFloatFallback { export in
-                    if targets.count == 1 && !export.needsFloat(targets.map(\.0)) {
-                        // One file: written as the rows are made.
-                        _ = try Pipeline.convert(path: input, options: develop, format: targets[0].0, export: export, to: targets[0].1)
-                    } else {
-                        // 32-bit outputs are written from the Float image, the others from the half one.
-                        let image: any SceneLinearRaster = export.needsFloat(targets.map(\.0))
-                            ? try Pipeline.develop(path: input, options: develop).image
-                            : try Pipeline.developForExport(path: input, options: develop,
-                                                            keepClipMask: export.needsClipMask(targets.map(\.0))).image
-                        for (format, path) in targets {
-                            lowerBounds[path] = try Pipeline.export(image, format: format, to: path, options: export)
-                        }
-                    }
+                let lowerBounds = try export.withFloatFallback { export in
+                    try Pipeline.convert(path: input, options: develop, targets: targets, export: export).lowerBounds
                 }
                 for (format, path) in targets {
                     let bounds = lowerBounds[path]
@@ -231,18 +218,6 @@ public struct BatchConverter: Sendable {
             record.exitCode = failure?.category.exitCode ?? FailureCategory.internalError.exitCode
         }
         return record
-    }
-
-    /// The route a file takes to `targets` (half floats first; `withFloatFallback` may
-    /// widen them, a route the estimate of which is larger).
-    static func route(_ targets: [(OutputFormat, String)], _ export: ExportOptions) -> DevelopRoute {
-        if export.needsFloat(targets.map(\.0)) { return .floatImage }
-        guard targets.count == 1 else { return .halfImage }
-        switch targets[0].0 {
-        case .exr: return .streamedEXR
-        case .hdf5: return .streamedHDF5
-        default: return .halfImage
-        }
     }
 
     /// Each input's output paths (`<directory>/<stem>.<extension>` per format).

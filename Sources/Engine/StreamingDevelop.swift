@@ -46,7 +46,7 @@ public struct ConvertedImage: Sendable {
                   clippedPixelCount: d.image.clippedPixelCount)
     }
 
-    /// The result of `developForExport`.
+    /// The result of `developHalf`.
     public init(_ h: HalfDevelopedImage) {
         self.init(image: h.image, description: h.image, rawIFD: h.rawIFD, geometry: h.geometry, timings: h.timings,
                   clippedPixelCount: h.image.clippedPixelCount)
@@ -85,7 +85,7 @@ extension Pipeline {
     ///   the clip-mask channel).
     public static func developForOutput(path: String, options: DevelopOptions = DevelopOptions(),
                                         keepClipMask: Bool) throws -> ConvertedImage {
-        ConvertedImage(try developForExport(path: path, options: options, keepClipMask: keepClipMask))
+        ConvertedImage(try developHalf(path: path, options: options, keepClipMask: keepClipMask))
     }
 
     /// Develops a DNG straight into the half-float output image, region by region, without
@@ -101,17 +101,17 @@ extension Pipeline {
     ///   pixels is always kept).
     /// - Throws: the same errors as `develop` (for a damaged tile, that of the
     ///   lowest-numbered damaged one).
-    public static func developForExport(path: String, options: DevelopOptions = DevelopOptions(),
+    public static func developHalf(path: String, options: DevelopOptions = DevelopOptions(),
                                         keepClipMask: Bool) throws -> HalfDevelopedImage {
         var timings = StageTimings()
         let dng = try measure(&timings.container) { try DNGFile.open(path: path) }
-        return try developForExport(dng, options: options, keepClipMask: keepClipMask, timings: timings)
+        return try developHalf(dng, options: options, keepClipMask: keepClipMask, timings: timings)
     }
 
     /// - Parameter observer: also sees the output as patches (`ImagePatch`, in `Float`, before
     ///   the half conversion), e.g. the first pass of a measurement run in the same pass.
-    /// - Parameter cache: where the decoded blocks are recorded for later passes (see `developPass`).
-    public static func developForExport(_ dng: DNGFile, options: DevelopOptions = DevelopOptions(), keepClipMask: Bool,
+    /// - Parameter cache: where the decoded blocks are recorded for later passes (see `scan`).
+    public static func developHalf(_ dng: DNGFile, options: DevelopOptions = DevelopOptions(), keepClipMask: Bool,
                                         timings: StageTimings = StageTimings(),
                                         observer: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)? = nil,
                                         cache: DecodedBlockCache? = nil) throws -> HalfDevelopedImage {
@@ -134,7 +134,7 @@ extension Pipeline {
     /// list acting region by region reports what it did; a digest mismatch recorded with
     /// `DigestPolicy.ignoreMismatch`), DefaultScale resampling and the other EXR options are
     /// developed whole and then written.
-    public static func convertToEXR(path: String, options: DevelopOptions = DevelopOptions(), exr: EXROptions,
+    static func convertToEXR(path: String, options: DevelopOptions = DevelopOptions(), exr: EXROptions,
                                     to destination: String) throws -> ConvertedImage {
         try convertStreaming(path: path, options: options, to: destination, keepClipMask: exr.includeClipMask,
                              format: exr.isStreamable ? .exr(exr) : nil) { image, temporary in
@@ -148,7 +148,7 @@ extension Pipeline {
     /// chunk by chunk as the rows are made (`HDF5StreamWriter`), the attributes, clip mask and
     /// masks afterwards; the file holds what `HDF5File.write` writes of the developed image.
     /// DefaultScale resampling and the other options develop the image whole first.
-    public static func convertToHDF5(path: String, options: DevelopOptions = DevelopOptions(), hdf5: HDF5Options,
+    static func convertToHDF5(path: String, options: DevelopOptions = DevelopOptions(), hdf5: HDF5Options,
                                      to destination: String) throws -> ConvertedImage {
         try convertStreaming(path: path, options: options, to: destination, keepClipMask: true,
                              format: hdf5.isStreamable ? .hdf5(hdf5) : nil) { image, temporary in
@@ -216,7 +216,7 @@ extension Pipeline {
     /// - Parameter cache: the decoded blocks: recorded by the first pass that gets it, taken
     ///   from it by the passes after (no decoding), when the image is decoded block by block.
     /// - Returns: the image without its pixels (`pixels` empty) and what else the pass made.
-    public static func developPass(_ dng: DNGFile, options: DevelopOptions, record: Bool, cache: DecodedBlockCache? = nil,
+    public static func scan(_ dng: DNGFile, options: DevelopOptions, record: Bool, cache: DecodedBlockCache? = nil,
                                    prepare: @escaping ImageScan.Prepare,
                                    visit: @escaping ImageScan.Visitor) throws -> DevelopedImage {
         var o = options

@@ -1,5 +1,5 @@
 /// A scene-linear image held as IEEE half floats, as the EXR and HDF5 outputs store it:
-/// what the streaming conversion (`Pipeline.developForExport`) produces, so that no
+/// what the streaming conversion (`Pipeline.developHalf`) produces, so that no
 /// full-size Float copy of the image is ever made. Same meaning and metadata as
 /// `SceneLinearImage`.
 public struct HalfSceneLinearImage: Sendable {

@@ -257,10 +257,10 @@ extension Pipeline {
         let passes = ImageScan { prepare, visit in
             guard output.made == nil else {
                 // (A later pass skips the digest and the masks on its own.)
-                _ = try Pipeline.developPass(dng, options: options, record: false, cache: cache, prepare: prepare, visit: visit)
+                _ = try Pipeline.scan(dng, options: options, record: false, cache: cache, prepare: prepare, visit: visit)
                 return
             }
-            let made = try Pipeline.developForExport(dng, options: options, keepClipMask: keepClipMask, observer: (prepare, visit),
+            let made = try Pipeline.developHalf(dng, options: options, keepClipMask: keepClipMask, observer: (prepare, visit),
                                                      cache: cache)
             output.made = made
             let h = made.image
@@ -301,7 +301,7 @@ extension Pipeline {
         let known = KnownImage()
         return StreamedSource(passes: ImageScan { prepare, visit in
             let record = known.image == nil
-            let made = try Pipeline.developPass(dng, options: options, record: record, cache: cache, prepare: prepare, visit: visit)
+            let made = try Pipeline.scan(dng, options: options, record: record, cache: cache, prepare: prepare, visit: visit)
             if record {
                 known.image = made.image
                 known.noise = AnalysisInput.noiseModel(for: made.image)

@@ -7,8 +7,8 @@ import SceneLinearKit
 @testable import SimulationCheck
 import TestSupport
 
-/// `Pipeline.convertToEXR` writes the EXR as the rows are made (`EXRStreamWriter`): the file
-/// is byte for byte the one `EXRFile.write` makes of `developForExport`'s image, in every
+/// `Pipeline.convert` writes an EXR the EXR as the rows are made (`EXRStreamWriter`): the file
+/// is byte for byte the one `EXRFile.write` makes of `developHalf`'s image, in every
 /// orientation, with crops, semantic masks, the clip mask channel, ZIP and ZIPS at the
 /// default and a chosen deflate level, LinearRaw and CFA; the cases it leaves to the
 /// whole-image writer (an opcode list acting region by region, DefaultScale, `--ignore-digest`,
@@ -20,9 +20,9 @@ import TestSupport
     static func compare(_ path: String, options: DevelopOptions = DevelopOptions(), exr: EXROptions = EXROptions(),
                         in dir: URL, _ label: String) throws -> Bool {
         let whole = dir.appendingPathComponent("whole.exr").path, streamed = dir.appendingPathComponent("streamed.exr").path
-        let image = try Pipeline.developForExport(path: path, options: options, keepClipMask: exr.includeClipMask).image
+        let image = try Pipeline.developHalf(path: path, options: options, keepClipMask: exr.includeClipMask).image
         try EXRFile.write(image, to: whole, options: exr)
-        let converted = try Pipeline.convertToEXR(path: path, options: options, exr: exr, to: streamed)
+        let converted = try Pipeline.convert(path: path, options: options, format: .exr, export: ExportOptions(exr: exr), to: streamed)
         #expect(Self.bytes(whole) == Self.bytes(streamed), "\(label): the files differ")
         #expect(converted.description.provenance == image.provenance && converted.description.masks == image.masks, "\(label)")
         #expect(converted.clippedPixelCount == image.clippedPixelCount, "\(label)")
@@ -111,10 +111,10 @@ import TestSupport
         let bad = dir.appendingPathComponent("bad.dng").path
         try bytes.write(to: URL(fileURLWithPath: bad))
         #expect(throws: (any Error).self) {
-            try Pipeline.convertToEXR(path: bad, exr: EXROptions(), to: dir.appendingPathComponent("out.exr").path)
+            try Pipeline.convert(path: bad, options: DevelopOptions(), format: .exr, export: ExportOptions(), to: dir.appendingPathComponent("out.exr").path)
         }
         #expect(throws: (any Error).self) {
-            try Pipeline.convertToHDF5(path: bad, hdf5: HDF5Options(), to: dir.appendingPathComponent("out.h5").path)
+            try Pipeline.convert(path: bad, options: DevelopOptions(), format: .hdf5, export: ExportOptions(), to: dir.appendingPathComponent("out.h5").path)
         }
         let left = try FileManager.default.contentsOfDirectory(atPath: dir.path)
         #expect(Set(left) == ["chart.dng", "bad.dng"], "\(left)")

@@ -8,8 +8,8 @@ import SceneLinearKit
 @testable import SimulationCheck
 import TestSupport
 
-/// `Pipeline.convertToHDF5` writes `/image` chunk by chunk as the rows are made
-/// (`HDF5StreamWriter`): the file holds what `HDF5File.write` writes of `developForExport`'s
+/// `Pipeline.convert` writes an HDF5 file's `/image` chunk by chunk as the rows are made
+/// (`HDF5StreamWriter`): the file holds what `HDF5File.write` writes of `developHalf`'s
 /// image — the same pixels bit for bit, clip mask, semantic masks, provenance and every
 /// attribute but the time of writing — in several orientations, with masks, CFA, chunk
 /// sizes and zlib levels; h5py reads the streamed file to the same values; the cases left to
@@ -21,9 +21,9 @@ import TestSupport
     static func compare(_ path: String, options: DevelopOptions = DevelopOptions(), hdf5: HDF5Options = HDF5Options(),
                         in dir: URL, _ label: String) throws -> Bool {
         let whole = dir.appendingPathComponent("whole.h5").path, streamed = dir.appendingPathComponent("streamed.h5").path
-        let image = try Pipeline.developForExport(path: path, options: options, keepClipMask: true).image
+        let image = try Pipeline.developHalf(path: path, options: options, keepClipMask: true).image
         try HDF5File.write(image, to: whole, options: hdf5)
-        let converted = try Pipeline.convertToHDF5(path: path, options: options, hdf5: hdf5, to: streamed)
+        let converted = try Pipeline.convert(path: path, options: options, format: .hdf5, export: ExportOptions(hdf5: hdf5), to: streamed)
         let a = try HDF5File.readSceneLinear(whole), b = try HDF5File.readSceneLinear(streamed)
         #expect(a.width == b.width && a.height == b.height, "\(label)")
         #expect(a.pixels.samples.map(\.bitPattern) == b.pixels.samples.map(\.bitPattern), "\(label): pixels differ")

@@ -23,7 +23,7 @@ import TestSupport
         #expect(floats.image.pixels.samples.map(\.bitPattern) == reference.image.pixels.samples.map(\.bitPattern), "\(label): Float pixels differ")
         #expect(floats.image.clipMask == reference.image.clipMask && floats.image.masks == reference.image.masks, "\(label)")
         #expect(floats.image.provenance == reference.image.provenance, "\(label): provenance differs")
-        let streamed = try Pipeline.developForExport(path: path, options: options, keepClipMask: true)
+        let streamed = try Pipeline.developHalf(path: path, options: options, keepClipMask: true)
         let a = HalfConversion.halves(reference.image.pixels.samples), b = streamed.image.pixels.samples
         #expect(streamed.image.width == reference.image.width && streamed.image.height == reference.image.height, "\(label)")
         #expect(a.map(\.bitPattern) == b.map(\.bitPattern), "\(label): pixels differ")
@@ -33,7 +33,7 @@ import TestSupport
         #expect(streamed.image.provenance.dng == reference.image.provenance.dng, "\(label)")
         #expect(streamed.image.masks == reference.image.masks, "\(label): masks differ")
         // Without the clip mask (EXR outputs): the same pixels, the count still kept.
-        let lean = try Pipeline.developForExport(path: path, options: options, keepClipMask: false)
+        let lean = try Pipeline.developHalf(path: path, options: options, keepClipMask: false)
         #expect(lean.image.clipMask == nil && lean.image.clippedPixelCount == reference.image.clippedPixelCount, "\(label)")
         #expect(lean.image.pixels.samples.map(\.bitPattern) == b.map(\.bitPattern), "\(label): pixels differ without mask")
     }
