@@ -9,25 +9,43 @@ import Synchronization
 public final class MemoryBudget: Sendable {
     /// The total that the reservations in force may reach (`--max-memory`).
     public let limit: Int
-    private let state = Mutex<(used: Int, peak: Int)>((0, 0))
+    private struct State {
+        var used = 0, peak = 0
+        /// Files waiting for room, each woken (to try again) when a reservation ends.
+        var waiting: [DispatchSemaphore] = []
+    }
+    private let state = Mutex(State())
 
     public init(limit: Int) {
         self.limit = max(0, limit)
     }
 
-    /// Runs `body` holding `bytes` of the budget (at most `limit`), waiting for them first.
+    /// Runs `body` holding `bytes` of the budget (at most `limit`), waiting for them first:
+    /// blocked (no polling) until a reservation ends, then trying again.
     public func withReservation<T>(_ bytes: Int, _ body: () throws -> T) rethrows -> T {
         let amount = min(max(0, bytes), limit)
-        while !state.withLock({ s -> Bool in
+        while let wait = state.withLock({ s -> DispatchSemaphore? in
             // One file at a time may always run, however large, so that nothing waits forever.
-            guard s.used == 0 || s.used + amount <= limit else { return false }
-            s.used += amount
-            s.peak = max(s.peak, s.used)
-            return true
+            if s.used == 0 || s.used + amount <= limit {
+                s.used += amount
+                s.peak = max(s.peak, s.used)
+                return nil
+            }
+            let wait = DispatchSemaphore(value: 0)
+            s.waiting.append(wait)
+            return wait
         }) {
-            usleep(2_000)
+            // Registered under the lock: a reservation that ends before this wait signals it all the same.
+            wait.wait()
         }
-        defer { state.withLock { $0.used -= amount } }
+        defer {
+            let woken = state.withLock { s -> [DispatchSemaphore] in
+                s.used -= amount
+                defer { s.waiting = [] }
+                return s.waiting
+            }
+            for wait in woken { wait.signal() }
+        }
         return try body()
     }
 
