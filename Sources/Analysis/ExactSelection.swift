@@ -98,6 +98,7 @@ public struct ExactSelector: Sendable {
     /// The first pass's accumulator: a count per top-16-bit bin of the `Float` key and, when
     /// the values have weights other than 1, a fixed-point weight per bin. One per worker; a
     /// class over raw storage so that the hot loop does no copy-on-write checks.
+    // Safe because one instance per worker; merged after the workers are done.
     public final class FirstPass: @unchecked Sendable {
         static let bins = 1 << ExactSelector.firstBits
         let counts: UnsafeMutablePointer<UInt32>
@@ -231,6 +232,7 @@ public struct ExactSelector: Sendable {
 
     /// A later pass's accumulator: per open group, a histogram of its next bits, or the
     /// keys and weights themselves. One per worker; its hot loop reads raw tables only.
+    // Safe because one instance per worker; merged after the workers are done.
     public final class Refinement: @unchecked Sendable {
         let groups: [Group]
         /// Per first-pass bin: −1 when no open group lies in it (most values are rejected by

@@ -52,6 +52,7 @@ public enum ImageMeasurement {
     public static func measure(_ requests: @escaping @Sendable (_ width: Int, _ height: Int) throws -> [RegionRequest], noise: () -> NoiseModel?,
                                scan: ImageScan) throws -> [RegionResult] {
         // Pass 1 (its regions are made once the size is known, before the first patch).
+        // Safe because set up once in prepare, before any patch, then only read.
         final class Setup: @unchecked Sendable {
             var plans: [RegionPlan] = []
             var pool: AccumulatorPool<PassOne>?
@@ -356,6 +357,7 @@ struct PatchKey: Comparable, Hashable, Sendable {
 }
 
 /// One worker's first-pass statistics of one region.
+// Safe because one instance per worker; merged after the workers are done.
 final class StatsFirst: @unchecked Sendable {
     let keys: [ExactSelector.FirstPass]
     var blocks: [(PatchKey, BlockSums)] = []
@@ -393,6 +395,7 @@ final class StatsFirst: @unchecked Sendable {
 }
 
 /// One worker's first-pass histogram counts of one region.
+// Safe because one instance per worker; merged after the workers are done.
 final class HistogramFirst: @unchecked Sendable {
     var pixels = 0, clipped = 0, positive = 0
     /// Pixels binned from patches without a clip mask: their clipping is not known.
@@ -482,6 +485,7 @@ struct EarlyHistogram: Sendable {
 }
 
 /// One worker's first-pass accumulators, per region.
+// Safe because one instance per worker; merged after the workers are done.
 final class PassOne: @unchecked Sendable {
     let stats: [StatsFirst?]
     let histograms: [HistogramFirst?]
@@ -505,7 +509,9 @@ final class PassOne: @unchecked Sendable {
 }
 
 /// One worker's accumulators of a later pass, per region.
+// Safe because one instance per worker; merged after the workers are done.
 final class LaterPass: @unchecked Sendable {
+    // Safe because owned by its worker's LaterPass.
     final class Region: @unchecked Sendable {
         var spread: [(PatchKey, SIMD4<Double>)] = []
         let refinements: [ExactSelector.Refinement]?

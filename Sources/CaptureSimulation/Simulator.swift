@@ -117,6 +117,7 @@ public enum Simulator {
         let shading = camera.lensShading.map(LensShading.init(strength:))
         let pixelGains = try shading?.gains(width: w, height: h)
         samples.withUnsafeMutableBufferPointer { outAll in
+            // Safe because each chunk writes its own rows.
             nonisolated(unsafe) let out = outAll
             Parallel.forEachChunk(count: h, minimumChunk: 8) { rows in
                 for y in rows {

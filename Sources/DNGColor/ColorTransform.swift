@@ -125,6 +125,7 @@ public enum ColorConversion {
         var out = [Float](repeating: 0, count: count * 3)
         image.values.samples.withUnsafeBufferPointer { srcAll in
             out.withUnsafeMutableBufferPointer { dstAll in
+                // Safe because each chunk writes its own pixels; the source is only read.
                 nonisolated(unsafe) let src = srcAll, dst = dstAll
                 Parallel.forEachChunk(count: count, minimumChunk: 1 << 16) { range in
                     convert(m, src.baseAddress! + 3 * range.lowerBound, to: dst.baseAddress! + 3 * range.lowerBound, pixels: range.count)

@@ -5,6 +5,7 @@ import ImageCore
 ///
 /// Every read takes an absolute file offset and checks it against the file size, so a
 /// hostile offset can never reach outside the mapping.
+// Safe because the mapping is read-only and immutable after init; page release is a system call on disjoint ranges.
 public final class FileBytes: @unchecked Sendable {
     public let path: String
     public let data: Data

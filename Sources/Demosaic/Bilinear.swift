@@ -117,6 +117,7 @@ public struct RowClipIndex: Sendable {
         var flags = [Bool](repeating: false, count: h)
         mosaic.clip.withUnsafeBufferPointer { clipAll in
             flags.withUnsafeMutableBufferPointer { flagsAll in
+                // Safe because each chunk writes the flags of its own rows; the clip mask is only read.
                 nonisolated(unsafe) let clip = clipAll.baseAddress!, out = flagsAll.baseAddress!
                 Parallel.forEachChunk(count: h, minimumChunk: 64) { rows in
                     for r in rows { out[r] = Self.holdsClip(clip + r * w, width: w) }

@@ -80,6 +80,7 @@ struct Mosaic: Sendable {
 
 /// Pointers a demosaicing kernel reads (`src`, `clipIn`: the mosaic) and fills (`dst`: three
 /// interleaved planes, `mask`: clip bits per output pixel), valid during `Mosaic.demosaic`.
+// Safe because the buffers are written by one band's demosaicing at a time, each band its own rows.
 struct KernelBuffers: @unchecked Sendable {
     let src: UnsafePointer<Float>
     let clipIn: UnsafePointer<UInt8>

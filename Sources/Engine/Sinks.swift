@@ -22,6 +22,7 @@ struct Band {
 /// A sink that collects the bands of a stage into one image, for a stage that needs more
 /// than a band (demosaicing, area opcodes, TrimBounds). Bands from any thread write their
 /// own rows; each pixel must be written once.
+// Safe because bands from any thread write their own rows, each pixel once (see above).
 struct StageCollector: @unchecked Sendable {
     private let values: UnsafeMutablePointer<Float>
     private let mask: UnsafeMutablePointer<UInt8>
@@ -170,6 +171,7 @@ struct OutputSink<E: BitwiseCopyable & Sendable>: Sendable {
 
 /// Finishes Stage 3 bands for the output sink (see `OutputSink`); safe to call from any
 /// thread, each band once.
+// Safe because each band is finished once, by one thread, into its own rows of the target.
 struct BandFinisher<E: BitwiseCopyable & Sendable>: @unchecked Sendable {
     enum Target {
         case output(out: UnsafeMutablePointer<E>, mask: UnsafeMutablePointer<UInt8>?, plan: GeometryPlan, clipped: SharedCount,
@@ -234,6 +236,7 @@ enum StripTarget<E: BitwiseCopyable & Sendable>: Sendable {
 /// reads and those decoded since — instead of the whole mosaic: rows arrive a row of blocks
 /// at a time (`store` from any thread, then `complete`), and `slide` drops the rows no band
 /// will read again.
+// Safe because bands store their own rows; complete and slide run on the decoding thread between groups of blocks.
 final class MosaicWindow: @unchecked Sendable {
     let width: Int, capacity: Int
     /// Mosaic row `r` (ActiveArea coordinates) is window row `r − top`.

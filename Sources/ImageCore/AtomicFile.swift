@@ -38,7 +38,8 @@ public struct OverwritePolicy: Sendable {
     }
 
     /// The policy of this process (set once by the command-line tool before any output).
-    nonisolated(unsafe) public static var current = OverwritePolicy()  // safe because: set once at start-up, before any thread
+    // Safe because it is set once at start-up, before any thread.
+    nonisolated(unsafe) public static var current = OverwritePolicy()
 
     /// Paths a batch manifest records as this tool's outputs: replaced even when damaged
     /// (a resumed batch converts an input again when its output no longer verifies).

@@ -136,6 +136,7 @@ public struct FisheyeLens: Sendable, Equatable, Codable {
         let f = focalLength
         theta.withUnsafeMutableBufferPointer { t in
             omega.withUnsafeMutableBufferPointer { o in
+                // Safe because each chunk writes its own rows; the angles are only read.
                 nonisolated(unsafe) let t = t, o = o
                 Parallel.forEachChunk(count: height, minimumChunk: 16) { rows in
                     // Each corner's direction once (a corner is shared by four pixels): the

@@ -19,6 +19,7 @@ public enum HalfConversion {
         if source.count < 1 << 19 {
             return chalf_f32_to_f16(src, raw, source.count)  // small (e.g. one row, from a worker): no nested parallelism
         }
+        // Safe because each chunk converts its own range.
         nonisolated(unsafe) let s = src, d = raw
         let nonFinite = SharedCount()
         Parallel.forEachChunk(count: source.count, minimumChunk: 1 << 18) { range in
@@ -44,6 +45,7 @@ public enum HalfConversion {
         precondition(source.count == destination.count)
         guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
         let raw = UnsafeRawPointer(src).assumingMemoryBound(to: UInt16.self)
+        // Safe because each chunk converts its own range.
         nonisolated(unsafe) let s = raw, d = dst
         Parallel.forEachChunk(count: source.count, minimumChunk: 1 << 18) { range in
             chalf_f16_to_f32(s + range.lowerBound, d + range.lowerBound, range.count)

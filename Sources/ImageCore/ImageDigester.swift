@@ -318,6 +318,7 @@ public final class ImageDigester: Sendable {
         let bandRows = sequential ? cellHeight * 16 : cellHeight
         let bands = (height + bandRows - 1) / bandRows
         buffer.samples.withUnsafeBufferPointer { all in
+            // Safe because each chunk reads its own rows.
             nonisolated(unsafe) let base = all.baseAddress!
             let rowStride = width * spp, width = width, height = height
             Parallel.forEach(bands) { b in

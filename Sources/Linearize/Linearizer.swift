@@ -157,6 +157,7 @@ public struct LinearizationPlan: Sendable {
         samples.samples.withUnsafeBufferPointer { srcAll in
             values.withUnsafeMutableBufferPointer { dstAll in
                 clip.withUnsafeMutableBufferPointer { clipAll in
+                    // Safe because each chunk writes its own rows; the source is only read.
                     nonisolated(unsafe) let src = srcAll.baseAddress!, dst = dstAll.baseAddress!, mask = clipAll.baseAddress!
                     Parallel.forEachChunk(count: height, minimumChunk: 16) { rows in
                         linearize(src + (rows.lowerBound + area.top) * srcRowSamples + area.left * planes, rowStride: srcRowSamples,
@@ -215,6 +216,7 @@ public struct LinearizationPlan: Sendable {
         samples.samples.withUnsafeBufferPointer { srcAll in
             values.withUnsafeMutableBufferPointer { dstAll in
                 clip.withUnsafeMutableBufferPointer { clipAll in
+                    // Safe because each chunk writes its own rows; the source is only read.
                     nonisolated(unsafe) let src = srcAll.baseAddress!, dst = dstAll.baseAddress!, mask = clipAll.baseAddress!
                     Parallel.forEachChunk(count: height, minimumChunk: 16) { rows in
                         for r in rows {

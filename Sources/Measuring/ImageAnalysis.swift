@@ -252,6 +252,7 @@ extension Pipeline {
         let dng = try DNGFile.open(path: path)
         guard try dng.mainRawImage().photometric != Photometric.cfa else { return nil }
         let cache = try measurementBlockCache(dng, options: options)
+        // Safe because set once by the pass on the calling thread, read after it returns.
         final class Output: @unchecked Sendable { var made: HalfDevelopedImage? }
         let output = Output(), known = KnownImage()
         let passes = ImageScan { prepare, visit in
@@ -281,6 +282,7 @@ extension Pipeline {
 
     /// The image without its pixels, and its noise model (nil without a NoiseProfile): known
     /// from the start for an EXR, after the first pass for a DNG.
+    // Safe because written by the first pass's prepare (one call, before any patch), read afterwards.
     final class KnownImage: @unchecked Sendable {
         var image: SceneLinearImage?
         var noise: NoiseModel?
@@ -312,6 +314,7 @@ extension Pipeline {
     /// The measurements of `request` over `source`'s passes, and the picture reduced in the first.
     static func measureStreamed(_ path: String, _ source: StreamedSource, request: AnalysisRequest, picture maxSize: Int?,
                                 pictureReady: (@Sendable (AnalysisPicture) -> Void)? = nil) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?) {
+        // Safe because filled by the first pass's prepare before any patch, then only read.
         final class FirstPass: @unchecked Sendable {
             var done = false
             var size = (width: 0, height: 0)

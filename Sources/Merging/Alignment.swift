@@ -21,6 +21,7 @@ public enum FrameAlignment {
         let rowLength = width * planes
         values.withUnsafeMutableBufferPointer { vOut in
             valid.withUnsafeMutableBufferPointer { okOut in
+                // Safe because each chunk writes its own block rows.
                 nonisolated(unsafe) let vOut = vOut, okOut = okOut
                 Parallel.forEachChunk(count: h, minimumChunk: 4) { blockRows in
                     let row = UnsafeMutablePointer<Float>.allocate(capacity: rowLength)

@@ -108,7 +108,8 @@ public struct MergedSamples: Sendable {
     }
 
     /// Where the estimator writes: the arrays' elements, each row written by one thread.
-    struct Pointers: @unchecked Sendable {  // Safe because the rows of one merge are written by one chunk each.
+    // Safe because the rows of one merge are written by one chunk each.
+    struct Pointers: @unchecked Sendable {
         let values: UnsafeMutablePointer<Float>, variance: UnsafeMutablePointer<Float>, deviation: UnsafeMutablePointer<Float16>
         let frames: UnsafeMutablePointer<UInt8>, lowerBound: UnsafeMutablePointer<UInt8>
     }

@@ -31,6 +31,7 @@ extension ImageBuffer where Sample == Float {
         // Mark the bad pixels, one band of rows per worker (each writes only its rows).
         samples.withUnsafeBufferPointer { all in
             bad.flags.withUnsafeMutableBufferPointer { flags in
+                // Safe because each chunk writes its own rows; neighbours are read from the unchanged source.
                 nonisolated(unsafe) let src = all.baseAddress!, marks = flags.baseAddress!
                 let rw = region.width
                 Parallel.forEachChunk(count: region.height, minimumChunk: 16) { rows in

@@ -55,6 +55,7 @@ extension ImageBuffer where Sample == Float {
         let outside = op.gains.withUnsafeBufferPointer { gainBuffer in
             columnIndex.withUnsafeBufferPointer { ci in
                 columnFraction.withUnsafeBufferPointer { cf in
+                    // Safe because the gain tables are only read.
                     nonisolated(unsafe) let gains = gainBuffer.baseAddress!, cIndex = ci.baseAddress!, cFraction = cf.baseAddress!
                     return forEachGridRow(grid) { k, row in
                         let v = MapPosition(pixel: grid.stageRow(k), start: bounds.top, extent: bounds.height,

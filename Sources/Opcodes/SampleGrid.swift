@@ -90,6 +90,7 @@ extension ImageBuffer where Sample == Float {
         let width = self.width, channels = self.channels
         let counter = SharedCount()
         samples.withUnsafeMutableBufferPointer { all in
+            // Safe because each chunk writes the samples of its own rows.
             nonisolated(unsafe) let base = all.baseAddress!
             Parallel.forEachChunk(count: grid.rowCount, minimumChunk: 8) { rows in
                 var outside = 0

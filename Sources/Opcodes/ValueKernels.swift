@@ -20,6 +20,7 @@ extension ImageBuffer where Sample == Float {
         let inputMax: Float = stage == 1 ? 65535 : 1
         let planes = grid.planes, columns = grid.columnCount, stride = grid.colPitch * channels
         let outside = lut.withUnsafeBufferPointer { table -> Int in
+            // Safe because the table is only read.
             nonisolated(unsafe) let t = table.baseAddress!
             return forEachGridRow(grid) { _, row in
                 var outside = 0

@@ -206,6 +206,7 @@ extension EVMap {
         let magenta = RGBColor.clipped, grey = Self.noValueColor
         values.withUnsafeBufferPointer { srcAll in
             rgb.withUnsafeMutableBufferPointer { dstAll in
+                // Safe because each chunk reads the source and writes its own rows of the destination.
                 nonisolated(unsafe) let src = srcAll, dst = dstAll
                 let mask = clippedMap, rowLength = mapW
                 Parallel.forEachChunk(count: mapH, minimumChunk: 32) { rows in

@@ -40,6 +40,7 @@ public final class LuminanceReduction: Sendable {
     }
 
     /// One worker's sums.
+    // Safe because each worker writes its own Part; they are read after the workers are done.
     private final class Part: @unchecked Sendable {
         var sums: [Double]
         var clipped: [Bool]

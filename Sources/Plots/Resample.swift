@@ -67,6 +67,7 @@ enum AreaResample {
         var out = [T](repeating: fill, count: targetWidth * rows)
         source.withUnsafeBufferPointer { srcAll in
             out.withUnsafeMutableBufferPointer { dstAll in
+                // Safe because each chunk writes its own rows of the destination; the source is only read.
                 nonisolated(unsafe) let src = srcAll, dst = dstAll
                 Parallel.forEachChunk(count: rows, minimumChunk: minimumChunk) { range in
                     for y in range { body(src.baseAddress! + y * width, dst.baseAddress! + y * targetWidth) }
@@ -84,6 +85,7 @@ enum AreaResample {
         var out = [T](repeating: fill, count: width * targetHeight)
         source.withUnsafeBufferPointer { srcAll in
             out.withUnsafeMutableBufferPointer { dstAll in
+                // Safe because each chunk writes its own rows of the destination; the source is only read.
                 nonisolated(unsafe) let src = srcAll, dst = dstAll
                 Parallel.forEachChunk(count: targetHeight, minimumChunk: 16) { range in
                     for j in range {

@@ -118,6 +118,7 @@ public enum RawDecoder {
         }
         let replay = cache?.isComplete == true
         // Where each block is recorded, when this pass records.
+        // Safe because each block records into its own slot.
         nonisolated(unsafe) let recording = replay ? nil
             : cache?.beginRecording(sampleCounts: blockPlan.blocks.map { $0.width * blockPlan.spp * $0.rows })
         let record = recording != nil
@@ -192,6 +193,7 @@ public enum RawDecoder {
         var samples = plan.codec == .jpegXL ? LargeBuffer.uninitialized(T.self, count: count)
                                             : [T](repeating: .zero, count: count)
         try samples.withUnsafeMutableBufferPointer { output in
+            // Safe because each block is decoded into its own rectangle of the output.
             nonisolated(unsafe) let out = UnsafeMutableRawPointer(output.baseAddress!)
             _ = try Parallel.map(plan.blocks.count) { i in
                 if let digester { plan.withBytes(of: plan.blocks[i]) { digester.addCompressed(i, bytes: $0) } }

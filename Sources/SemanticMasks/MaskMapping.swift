@@ -113,6 +113,7 @@ public enum MaskResampler {
         var out = [Float](repeating: 0, count: grid.width * grid.height)
         mask.samples.withUnsafeBufferPointer { srcAll in
             out.withUnsafeMutableBufferPointer { dstAll in
+                // Safe because each chunk writes its own rows; the source is only read.
                 nonisolated(unsafe) let src = srcAll, dst = dstAll
                 Parallel.forEachChunk(count: grid.height, minimumChunk: 64) { range in
                     for y in range {
