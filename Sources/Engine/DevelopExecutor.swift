@@ -116,6 +116,7 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
         defer { _ = hashing.wait() }
         try prepareFile()
         try Pipeline.checkLimits(raw, path: path, options: options, route: plan.memoryRoute)
+        options.progress?.start(pixels: area.width * area.height)
         let start = DispatchTime.now().uptimeNanoseconds
         try runStage2()
         if stage2 != nil { try developCollectedStage2() }
@@ -151,6 +152,7 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
             var stored = try RawDecoder.decode(dng, ifd: raw, limits: options.limits, digester: digester)
             try Pipeline.applyOpcodeList1(dng: dng, raw: raw, to: &stored, clipping: options.opcodeClipping, notes: &processing)
             stage2 = try Linearizer.linearize(stored, path: path)
+            options.progress?.add(area.width * area.height)
         case .replaced:
             try takeReplacement()
         }
@@ -186,6 +188,7 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
     /// there are too few blocks to be), linearized and through OpcodeList2 per region into `target`.
     func strips(into target: StripTarget<E>) -> @Sendable (PixelRect, UnsafePointer<UInt16>, Int, Bool) throws -> Void {
         let area = self.area, spp = self.spp, linearization = self.linearization, opcodes = self.opcodes
+        let progress = options.progress
         let perRegion2 = plan.list2 == .perRegion ? list2 : nil
         let bounds = PixelRect(width: area.width, height: area.height), stripRows = Pipeline.streamingStripRows
         return { @Sendable (region: PixelRect, samples: UnsafePointer<UInt16>, rowStride: Int, fewBlocks: Bool) throws in
@@ -218,6 +221,7 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
                     case .collect(let collector): collector.store(strip, rows: inStrip, columns: columns)
                     case .window(let window): window.store(strip, rows: inStrip, columns: columns)
                     }
+                    progress?.add(inStrip.count * columns.count)
                 }
             }
         }

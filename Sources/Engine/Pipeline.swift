@@ -58,6 +58,9 @@ public struct DevelopOptions: Sendable {
     /// A measurement whose charts (a report, an EV map) are drawn beside its passes: its
     /// memory estimate counts them (`DevelopRoute.measurementWithCharts`).
     public var measurementDrawsCharts = false
+    /// Told, from any thread, how much of the raw image has gone through Stage 2 (a fraction,
+    /// rising in steps of at least 1 %): a progress bar for a long conversion.
+    public var progress: DevelopProgress?
 
     public init(exposure: ExposureMode = .none, encoding: ColorEncoding = .linearRec2020, whiteBalance: WhiteBalance = .asShot) {
         self.exposure = exposure
