@@ -1,4 +1,5 @@
 internal import CHDF5
+import ExchangeCore
 import Foundation
 import ImageCore
 

@@ -1,5 +1,6 @@
 internal import CHDF5
 internal import CZlib
+import ExchangeCore
 import Foundation
 import ImageCore
 internal import RunLengthDeflate

@@ -55,15 +55,15 @@ public struct StreamingRows {
 /// The chunks of rows a streaming writer fills: one buffer of `samplesPerChunk` halves per
 /// chunk being filled (made on first use, reused from a pool once its chunk is written), and
 /// how many pixels of each chunk are done.
-final class RowChunkStaging: @unchecked Sendable {
-    let width: Int, height: Int, linesPerChunk: Int
-    let samplesPerChunk: Int
+package final class RowChunkStaging: @unchecked Sendable {
+    package let width: Int, height: Int, linesPerChunk: Int
+    package let samplesPerChunk: Int
     private let lock = NSLock()
     private var buffers: [UnsafeMutablePointer<Float16>?]
     private var filled: [Int]
     private var free: [UnsafeMutablePointer<Float16>] = []
 
-    init(width: Int, height: Int, linesPerChunk: Int, samplesPerChunk: Int) {
+    package init(width: Int, height: Int, linesPerChunk: Int, samplesPerChunk: Int) {
         self.width = width
         self.height = height
         self.linesPerChunk = linesPerChunk
@@ -78,13 +78,13 @@ final class RowChunkStaging: @unchecked Sendable {
         for buffer in free { buffer.deallocate() }
     }
 
-    var chunkCount: Int { buffers.count }
+    package var chunkCount: Int { buffers.count }
 
     /// Rows of chunk `c`.
-    func rows(of c: Int) -> Range<Int> { (c * linesPerChunk)..<min(height, (c + 1) * linesPerChunk) }
+    package func rows(of c: Int) -> Range<Int> { (c * linesPerChunk)..<min(height, (c + 1) * linesPerChunk) }
 
     /// The buffers of the chunks holding rows `rows`, made as needed.
-    func rows(_ rows: Range<Int>, clipHalves: Int?, clipBytes: UnsafeMutablePointer<UInt8>?) -> StreamingRows {
+    package func rows(_ rows: Range<Int>, clipHalves: Int?, clipBytes: UnsafeMutablePointer<UInt8>?) -> StreamingRows {
         precondition(rows.lowerBound >= 0 && rows.upperBound <= height && !rows.isEmpty)
         let first = rows.lowerBound / linesPerChunk, last = (rows.upperBound - 1) / linesPerChunk
         lock.lock()
@@ -100,7 +100,7 @@ final class RowChunkStaging: @unchecked Sendable {
     }
 
     /// Counts `pixels` pixels of each of rows `rows` as done; returns the chunks now complete.
-    func finished(rows: Range<Int>, pixels: Int) -> [Int] {
+    package func finished(rows: Range<Int>, pixels: Int) -> [Int] {
         guard !rows.isEmpty, pixels > 0 else { return [] }
         var complete: [Int] = []
         lock.lock()
@@ -118,14 +118,14 @@ final class RowChunkStaging: @unchecked Sendable {
     }
 
     /// The buffer of complete chunk `c`.
-    func buffer(_ c: Int) -> UnsafeMutablePointer<Float16> {
+    package func buffer(_ c: Int) -> UnsafeMutablePointer<Float16> {
         lock.lock()
         defer { lock.unlock() }
         return buffers[c]!
     }
 
     /// Chunk `c` is written: its buffer goes back to the pool.
-    func recycle(_ c: Int) {
+    package func recycle(_ c: Int) {
         lock.lock()
         if let b = buffers[c] { free.append(b) }
         buffers[c] = nil

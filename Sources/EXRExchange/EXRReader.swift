@@ -1,5 +1,6 @@
 internal import COpenEXR
 internal import CDeflate
+import ExchangeCore
 import Foundation
 import ImageCore
 import Synchronization

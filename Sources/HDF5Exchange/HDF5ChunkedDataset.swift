@@ -1,4 +1,5 @@
 internal import CDeflate
+import ExchangeCore
 import Foundation
 import ImageCore
 

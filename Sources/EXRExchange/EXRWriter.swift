@@ -1,5 +1,6 @@
 internal import COpenEXR
 internal import CEXRDWA
+import ExchangeCore
 import Foundation
 import ImageCore
 
