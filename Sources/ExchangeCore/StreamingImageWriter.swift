@@ -1,4 +1,3 @@
-import Foundation
 import ImageCore
 
 /// A file written while its rows are being made (`EXRStreamWriter`, `HDF5StreamWriter`):
@@ -49,86 +48,5 @@ public struct StreamingRows {
             let row = clipBytes + y * width + x
             if let mask { row.update(from: mask, count: count) } else { row.update(repeating: 0, count: count) }
         }
-    }
-}
-
-/// The chunks of rows a streaming writer fills: one buffer of `samplesPerChunk` halves per
-/// chunk being filled (made on first use, reused from a pool once its chunk is written), and
-/// how many pixels of each chunk are done.
-package final class RowChunkStaging: @unchecked Sendable {
-    package let width: Int, height: Int, linesPerChunk: Int
-    package let samplesPerChunk: Int
-    private let lock = NSLock()
-    private var buffers: [UnsafeMutablePointer<Float16>?]
-    private var filled: [Int]
-    private var free: [UnsafeMutablePointer<Float16>] = []
-
-    package init(width: Int, height: Int, linesPerChunk: Int, samplesPerChunk: Int) {
-        self.width = width
-        self.height = height
-        self.linesPerChunk = linesPerChunk
-        self.samplesPerChunk = samplesPerChunk
-        let count = (height + linesPerChunk - 1) / linesPerChunk
-        buffers = [UnsafeMutablePointer<Float16>?](repeating: nil, count: count)
-        filled = [Int](repeating: 0, count: count)
-    }
-
-    deinit {
-        for buffer in buffers { buffer?.deallocate() }
-        for buffer in free { buffer.deallocate() }
-    }
-
-    package var chunkCount: Int { buffers.count }
-
-    /// Rows of chunk `c`.
-    package func rows(of c: Int) -> Range<Int> { (c * linesPerChunk)..<min(height, (c + 1) * linesPerChunk) }
-
-    /// The buffers of the chunks holding rows `rows`, made as needed.
-    package func rows(_ rows: Range<Int>, clipHalves: Int?, clipBytes: UnsafeMutablePointer<UInt8>?) -> StreamingRows {
-        precondition(rows.lowerBound >= 0 && rows.upperBound <= height && !rows.isEmpty)
-        let first = rows.lowerBound / linesPerChunk, last = (rows.upperBound - 1) / linesPerChunk
-        lock.lock()
-        let bases = (first...last).map { c -> UnsafeMutablePointer<Float16> in
-            if let b = buffers[c] { return b }
-            let b = free.popLast() ?? .allocate(capacity: samplesPerChunk)
-            buffers[c] = b
-            return b
-        }
-        lock.unlock()
-        return StreamingRows(firstChunk: first, bases: bases, linesPerChunk: linesPerChunk, width: width,
-                             clipHalves: clipHalves, clipBytes: clipBytes)
-    }
-
-    /// Counts `pixels` pixels of each of rows `rows` as done; returns the chunks now complete.
-    package func finished(rows: Range<Int>, pixels: Int) -> [Int] {
-        guard !rows.isEmpty, pixels > 0 else { return [] }
-        var complete: [Int] = []
-        lock.lock()
-        defer { lock.unlock() }
-        var c = rows.lowerBound / linesPerChunk
-        while c * linesPerChunk < rows.upperBound {
-            let lines = min(rows.upperBound, (c + 1) * linesPerChunk) - max(rows.lowerBound, c * linesPerChunk)
-            filled[c] += lines * pixels
-            let total = self.rows(of: c).count * width
-            precondition(filled[c] <= total, "a pixel of chunk \(c) was finished twice")
-            if filled[c] == total { complete.append(c) }
-            c += 1
-        }
-        return complete
-    }
-
-    /// The buffer of complete chunk `c`.
-    package func buffer(_ c: Int) -> UnsafeMutablePointer<Float16> {
-        lock.lock()
-        defer { lock.unlock() }
-        return buffers[c]!
-    }
-
-    /// Chunk `c` is written: its buffer goes back to the pool.
-    package func recycle(_ c: Int) {
-        lock.lock()
-        if let b = buffers[c] { free.append(b) }
-        buffers[c] = nil
-        lock.unlock()
     }
 }

@@ -33,6 +33,7 @@ struct HDF5ChunkCompressor {
         let chunkCount = (totalRows + chunkRows - 1) / chunkRows
         let chunkBytes = chunkRows * rowElements * elementSize
         let batch = max(1, 4 * Parallel.threadCount)
+        // Safe because the workers only read the dataset's bytes, which the caller keeps during the write.
         nonisolated(unsafe) let source = data
         let me = self
         var start = 0
