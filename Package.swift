@@ -9,7 +9,8 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "scenelinear", targets: ["scenelinear"]),
-        .library(name: "SceneLinearKit", targets: ["SceneLinearKit", "Engine", "Measuring", "Batching", "Merging"]),
+        .library(name: "SceneLinearKit", targets: ["SceneLinearKit", "Engine", "Measuring", "Batching", "Merging",
+                                                   "ExchangeCore", "EXRExchange", "HDF5Exchange", "RadianceExchange"]),
         // Scene descriptions and simulated captures, apart from the library: for the fuzz
         // package's `scene` target (Fuzz/).
         .library(name: "CaptureSimulation", targets: ["CaptureSimulation"]),
@@ -65,8 +66,16 @@ let package = Package(
         .target(name: "Demosaic", dependencies: ["ImageCore", "DNGContainer", "Linearize"]),
         // A fast zlib-format encoder (runs and per-block Huffman codes) for byte-reordered image data.
         .target(name: "RunLengthDeflate", dependencies: ["CDeflate"]),
-        // EXR and HDF5 writers and readers.
-        .target(name: "ImageExchange", dependencies: ["ImageCore", "COpenEXR", "CEXRDWA", "CHDF5", "CZlib", "CDeflate", "RunLengthDeflate"]),
+        // The exchange formats, one module each on a small shared core. ExchangeCore: what every
+        // format shares (errors, read limits, images read back for measuring, the streaming
+        // writer's rows, the ordered chunk sink); no C library.
+        .target(name: "ExchangeCore", dependencies: ["ImageCore"]),
+        // OpenEXR writer and reader (OpenEXRCore; DWA through the OpenEXR C++ library).
+        .target(name: "EXRExchange", dependencies: ["ExchangeCore", "ImageCore", "COpenEXR", "CEXRDWA", "CDeflate", "RunLengthDeflate"]),
+        // HDF5 writer and reader (libhdf5, with the chunks compressed and decoded here).
+        .target(name: "HDF5Exchange", dependencies: ["ExchangeCore", "ImageCore", "CHDF5", "CZlib", "CDeflate", "RunLengthDeflate"]),
+        // Radiance RGBE pictures (.hdr), written and read here.
+        .target(name: "RadianceExchange", dependencies: ["ExchangeCore", "ImageCore"]),
         // DNG opcode lists (OpcodeList1/2/3): parsing every opcode, applying the radiometric ones.
         .target(name: "Opcodes", dependencies: ["ImageCore"]),
         // DNG writer through libtiff (test fixtures, samples; grows into simulated capture).
@@ -82,8 +91,8 @@ let package = Package(
         .target(
             name: "Engine",
             dependencies: [
-                "ImageCore", "DNGContainer", "RawDecode", "Linearize", "Demosaic", "DNGColor", "ImageGeometry", "ImageExchange",
-                "Opcodes", "SemanticMasks", "Photometry",
+                "ImageCore", "DNGContainer", "RawDecode", "Linearize", "Demosaic", "DNGColor", "ImageGeometry",
+                "ExchangeCore", "EXRExchange", "HDF5Exchange", "RadianceExchange", "Opcodes", "SemanticMasks", "Photometry",
             ]),
         // Measurements of files and their reports: analysis requests, text/JSON/CSV/HDF5
         // output, charts, HTML and Markdown reports.
@@ -116,7 +125,9 @@ let package = Package(
         .testTarget(name: "DNGColorTests", dependencies: ["DNGColor", "DNGContainer", "TestSupport"]),
         .testTarget(name: "ImageGeometryTests", dependencies: ["ImageGeometry", "DNGContainer", "TestSupport"]),
         .testTarget(name: "RunLengthDeflateTests", dependencies: ["RunLengthDeflate", "CZlib", "CDeflate", "TestSupport"]),
-        .testTarget(name: "ImageExchangeTests", dependencies: ["ImageExchange", "TestSupport"]),
+        // The exchange formats' tests, one target for the four modules (the suite name the
+        // Makefile's ASAN_SUITES lists).
+        .testTarget(name: "ImageExchangeTests", dependencies: ["ExchangeCore", "EXRExchange", "HDF5Exchange", "RadianceExchange", "TestSupport"]),
         .testTarget(name: "SemanticMasksTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Batching", "SimulationCheck", "SemanticMasks", "DNGWriter", "TestSupport"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "TestSupport"]),
         .testTarget(name: "OpcodesTests", dependencies: ["Opcodes", "ImageCore", "TestSupport"]),

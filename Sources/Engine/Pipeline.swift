@@ -3,10 +3,13 @@
 @_exported import Demosaic
 import Foundation
 @_exported import ImageCore
-@_exported import ImageExchange
+@_exported import EXRExchange
+@_exported import ExchangeCore
+@_exported import HDF5Exchange
 @_exported import ImageGeometry
 @_exported import Opcodes
 @_exported import Photometry
+@_exported import RadianceExchange
 @_exported import Linearize
 @_exported import RawDecode
 

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import ImageCore
-import ImageExchange
+import EXRExchange
 import TestSupport
 
 /// A statistic that a clipped pixel can move is reported as a bound, in every output: the

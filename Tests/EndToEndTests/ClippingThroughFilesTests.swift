@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import ImageExchange
+import EXRExchange
 import TestSupport
 
 /// Clipping travels with the pixels: a default EXR carries the clip mask, so `stats` and

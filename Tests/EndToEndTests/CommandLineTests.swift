@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import DNGWriter
-import ImageExchange
+import EXRExchange
+import HDF5Exchange
 @testable import Batching
 @testable import Engine
 @testable import Measuring

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import ImageExchange
+import HDF5Exchange
 import TestSupport
 
 /// Files that carry their noise: `convert --std` writes the NoiseProfile's per-pixel σ as a

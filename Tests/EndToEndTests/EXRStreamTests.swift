@@ -2,7 +2,8 @@ import Foundation
 import Testing
 import DNGWriter
 @testable import Engine
-@testable import ImageExchange
+@testable import EXRExchange
+import HDF5Exchange
 import SceneLinearKit
 @testable import SimulationCheck
 import TestSupport

@@ -2,7 +2,8 @@ import Foundation
 import Testing
 import DNGWriter
 @testable import Engine
-@testable import ImageExchange
+import EXRExchange
+@testable import HDF5Exchange
 import ImageCore
 import SceneLinearKit
 @testable import SimulationCheck

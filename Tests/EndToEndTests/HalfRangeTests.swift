@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import ImageCore
-import ImageExchange
+import EXRExchange
+import HDF5Exchange
 import TestSupport
 
 /// No output holds infinity: values beyond half precision's ±65504 (here, a 20 µs exposure

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import ImageCore
-import ImageExchange
+import EXRExchange
+import RadianceExchange
 import TestSupport
 
 /// `scenelinear merge` and `validate` of a bracket through the binary: the EXR's channels as

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import ImageCore
-import ImageExchange
+import EXRExchange
+import RadianceExchange
 import TestSupport
 
 /// `.hdr` output read by Radiance's own pvalue and getinfo (PyPI pyradiance ships them):

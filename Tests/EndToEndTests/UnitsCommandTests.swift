@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import ImageCore
-import ImageExchange
+import EXRExchange
 import TestSupport
 
 /// `--units`, `--calibration` and `calibrate` from the command line: what the files record

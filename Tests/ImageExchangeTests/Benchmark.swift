@@ -1,6 +1,7 @@
 import Foundation
 import ImageCore
-import ImageExchange
+import EXRExchange
+import HDF5Exchange
 import Testing
 import TestSupport
 

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import ImageCore
-@testable import ImageExchange
+import ExchangeCore
+@testable import EXRExchange
 import TestSupport
 
 /// `EXRFile.updateString`: a string attribute rewritten in place (how a header written before

@@ -1,6 +1,6 @@
 import Foundation
 import ImageCore
-import ImageExchange
+import EXRExchange
 import Testing
 import TestSupport
 

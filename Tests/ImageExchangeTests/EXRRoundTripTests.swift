@@ -1,6 +1,7 @@
 import Foundation
 import ImageCore
-import ImageExchange
+import ExchangeCore
+import EXRExchange
 import Testing
 import TestSupport
 

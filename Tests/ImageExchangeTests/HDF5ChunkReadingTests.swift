@@ -1,6 +1,7 @@
 import Foundation
 import ImageCore
-@testable import ImageExchange
+import ExchangeCore
+@testable import HDF5Exchange
 import Testing
 import TestSupport
 

@@ -1,6 +1,6 @@
 import Foundation
 import ImageCore
-import ImageExchange
+import HDF5Exchange
 import Testing
 import TestSupport
 

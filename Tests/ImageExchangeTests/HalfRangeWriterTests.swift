@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import ImageCore
-import ImageExchange
+import EXRExchange
+import HDF5Exchange
 import TestSupport
 
 /// The whole-image writers never store infinity: a value half precision cannot hold is a

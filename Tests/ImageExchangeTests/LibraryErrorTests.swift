@@ -1,6 +1,8 @@
 import Foundation
 import ImageCore
-import ImageExchange
+import ExchangeCore
+import EXRExchange
+import HDF5Exchange
 import Testing
 import TestSupport
 

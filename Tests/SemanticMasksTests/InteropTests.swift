@@ -1,6 +1,6 @@
 import DNGWriter
 import Foundation
-import ImageExchange
+import EXRExchange
 import Testing
 import TestSupport
 

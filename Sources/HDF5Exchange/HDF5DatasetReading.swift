@@ -1,4 +1,5 @@
 internal import CHDF5
+import ExchangeCore
 import Foundation
 import ImageCore
 
@@ -250,6 +251,7 @@ extension HDF5Session {
         }
         // Each chunk writes its own part of the destination (`place` refused chunks listed
         // twice or off the grid); no worker calls libhdf5.
+        // Safe because each chunk's worker writes only that chunk's elements of the destination.
         nonisolated(unsafe) let target = destination
         let dataset = plan.dataset, chunks = plan.chunks
         // Runs of consecutive chunks, each decoded by one worker with buffers it keeps; the

@@ -1,3 +1,4 @@
+import ExchangeCore
 import ImageCore
 
 /// Maps a `SceneLinearImage`'s description (encoding, exposure, provenance) to EXR header
@@ -64,7 +65,7 @@ enum EXRMetadata {
         if let v = firstNumber(p.dngValue("exposureTime")) { out.append(("expTime", .float(Float(v)))) }
         if let v = firstNumber(p.dngValue("fNumber")) { out.append(("aperture", .float(Float(v)))) }
         if let v = firstNumber(p.dngValue("iso")) { out.append(("isoSpeed", .float(Float(v)))) }
-        if case .text(let date)? = p.dngValue("dateTimeOriginal"), isExifDateTime(date) {
+        if case .text(let date)? = p.dngValue("dateTimeOriginal"), CaptureDate.isExifDateTime(date) {
             out.append(("capDate", .string(date)))
             if case .text(let offset)? = p.dngValue("offsetTimeOriginal"), let seconds = utcOffsetSeconds(offset) {
                 out.append(("utcOffset", .float(Float(seconds))))
@@ -134,18 +135,6 @@ enum EXRMetadata {
         case .integers(let a)?: return a.first.map(Double.init)
         default: return nil
         }
-    }
-
-    /// True for "YYYY:MM:DD HH:MM:SS" (EXIF DateTimeOriginal), the form EXR's `capDate` and
-    /// Radiance's `CAPDATE` require.
-    static func isExifDateTime(_ s: String) -> Bool {
-        let pattern = Array("dddd:dd:dd dd:dd:dd")
-        let chars = Array(s.utf8)
-        guard chars.count == pattern.count else { return false }
-        for (c, p) in zip(chars, pattern) {
-            if p == "d" ? !(c >= 48 && c <= 57) : c != p.asciiValue! { return false }
-        }
-        return true
     }
 
     /// The semantic mask layers of a file: every channel `mask_<name>` or `mask.<name>.Y`

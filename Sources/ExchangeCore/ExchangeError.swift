@@ -34,7 +34,7 @@ public struct ExchangeError: SceneLinearFailure, Equatable {
 
 /// Runs a writer that works on a temporary file and reports its `ExchangeError`s under
 /// the destination path the caller asked for.
-func reportingDestination<T>(_ destination: String, _ body: () throws -> T) throws -> T {
+package func reportingDestination<T>(_ destination: String, _ body: () throws -> T) throws -> T {
     do {
         return try body()
     } catch var error as ExchangeError {

@@ -14,9 +14,9 @@ internal import RunLengthDeflate
 /// default (about three times as fast as libdeflate's fastest level, and a little smaller) or
 /// by libdeflate at a chosen level (docs/performance.md).
 ///
-/// One compressor per worker thread (neither encoder is shared between threads); the
-/// compressed bytes live in this object's buffer, which the pipeline only borrows until
-/// the chunk is written.
+/// Used by one thread at a time (an `EXRChunkCompressor` owns it; neither encoder is shared
+/// between threads); the compressed bytes of `compress` live in this object's buffer, which
+/// the pipeline only borrows until its `write_fn` copies the chunk.
 final class EXRZipCompressor {
     /// Which deflate encoder compresses the chunks.
     enum Deflater {
@@ -204,28 +204,5 @@ final class EXRZipCompressor {
     static func release(_ pipe: UnsafeMutablePointer<exr_encode_pipeline_t>) {
         pipe.pointee.compressed_buffer = nil
         pipe.pointee.compressed_alloc_size = 0
-    }
-}
-
-/// What one encoding worker's pipeline carries as its user data: the write order (when
-/// chunks are written in order by the workers) and its ZIP compressor (for ZIP and ZIPS).
-final class EXRWorkerState {
-    let order: EXRWriteOrder
-    let zip: EXRZipCompressor?
-
-    init(order: EXRWriteOrder, zip: EXRZipCompressor?) {
-        self.order = order
-        self.zip = zip
-    }
-
-    static func from(_ pipe: UnsafeMutablePointer<exr_encode_pipeline_t>) -> EXRWorkerState? {
-        guard let data = pipe.pointee.encoding_user_data else { return nil }
-        return Unmanaged<EXRWorkerState>.fromOpaque(data).takeUnretainedValue()
-    }
-
-    /// `compress_fn` of the ZIP and ZIPS pipelines.
-    static let compressZip: EXRWriteOrder.PipelineFunction = { pipe in
-        guard let pipe, let zip = from(pipe)?.zip else { return exr_result_t(EXR_ERR_INVALID_ARGUMENT.rawValue) }
-        return zip.compress(pipe)
     }
 }

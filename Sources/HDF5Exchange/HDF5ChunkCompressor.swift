@@ -1,5 +1,6 @@
 internal import CHDF5
 internal import CZlib
+import ExchangeCore
 import Foundation
 import ImageCore
 internal import RunLengthDeflate
@@ -32,6 +33,7 @@ struct HDF5ChunkCompressor {
         let chunkCount = (totalRows + chunkRows - 1) / chunkRows
         let chunkBytes = chunkRows * rowElements * elementSize
         let batch = max(1, 4 * Parallel.threadCount)
+        // Safe because the workers only read the dataset's bytes, which the caller keeps during the write.
         nonisolated(unsafe) let source = data
         let me = self
         var start = 0

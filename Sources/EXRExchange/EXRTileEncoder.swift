@@ -1,4 +1,5 @@
 internal import COpenEXR
+import ExchangeCore
 import Foundation
 import ImageCore
 

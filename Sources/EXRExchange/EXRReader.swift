@@ -1,5 +1,6 @@
 internal import COpenEXR
 internal import CDeflate
+import ExchangeCore
 import Foundation
 import ImageCore
 import Synchronization
@@ -249,7 +250,9 @@ extension EXRFile {
 }
 
 /// Destination buffers, one plane per channel of the part, in the channel's own type.
+// Safe because each decoding worker writes only the pixels of its own chunks, and the planes are read only after the decoding ends.
 final class EXRChannelPlanes: @unchecked Sendable {
+    // Safe because a plane's buffer is owned by its `EXRChannelPlanes`, which keeps it until it is released.
     struct Plane: @unchecked Sendable {
         var name: String
         var type: exr_pixel_type_t
@@ -353,8 +356,9 @@ final class EXRChannelPlanes: @unchecked Sendable {
         let n = chosen.count, count = width * height
         var out = LargeBuffer.uninitialized(Float.self, count: count * n)
         out.withUnsafeMutableBufferPointer { all in
+            // Safe because each worker writes only the pixels of its own range of `dst`.
             nonisolated(unsafe) let dst = all.baseAddress!
-            nonisolated(unsafe) let sources = chosen
+            let sources = chosen
             Parallel.forEachChunk(count: count, minimumChunk: 1 << 16) { range in
                 withUnsafeTemporaryAllocation(of: Float.self, capacity: 4096) { buffer in
                     for start in stride(from: range.lowerBound, to: range.upperBound, by: 4096) {
@@ -415,7 +419,9 @@ struct EXRChunkDecoder {
         if rv != exrSuccess {
             failures.record(0, rv, layout.tiled ? "exr_read_tile_chunk_info" : "exr_read_scanline_chunk_info")
         } else {
+            // Safe because the decoder is only read, and each worker decodes its own chunks into disjoint pixels.
             nonisolated(unsafe) let decoder = self
+            // Safe because OpenEXRCore allows one decode pipeline per thread on a context opened for reading.
             nonisolated(unsafe) let handle = ctxt
             Parallel.forEach(max(1, min(threads, layout.count))) { _ in
                 decoder.work(handle, layout: layout, counter: counter, failures: failures)

@@ -1,4 +1,5 @@
 internal import CHDF5
+import ExchangeCore
 import Foundation
 import ImageCore
 
@@ -12,12 +13,13 @@ extension HDF5Options {
 /// (`StreamingImageWriter`), with no image-sized buffer for `/image`: the file, its
 /// dimension scales and `/image` are created first; the thread that completes a chunk's
 /// rows shuffles and deflates it (`HDF5ChunkCompressor`, as the whole-image writer does),
-/// and the chunks are written in order with `H5Dwrite_chunk`, each under the library's lock;
-/// the chunk's buffer goes back to a pool. The root's attributes come first, as in every
-/// file (the SHA-256, computed meanwhile, is set at the end); `/image`'s attributes, the clip
-/// mask (kept whole: one byte a pixel), the semantic masks and the metadata groups are
-/// written by `finish`, when they are known. The file holds what `HDF5File.write` writes of
-/// the same image.
+/// and the chunks are written in order through an `OrderedChunkSink` with `H5Dwrite_chunk`,
+/// each under the library's lock; the chunk's buffer goes back to a pool. The root's
+/// attributes come first, as in every file (the SHA-256, computed meanwhile, is set at the
+/// end); `/image`'s attributes, the clip mask (kept whole: one byte a pixel), the semantic
+/// masks and the metadata groups are written by `finish`, when they are known. The file
+/// holds what `HDF5File.write` writes of the same image.
+// Safe because `writer` is only used under HDF5Library's lock and the clip mask only for disjoint pixels.
 public final class HDF5StreamWriter: StreamingImageWriter, @unchecked Sendable {
     public let width: Int
     public let height: Int
@@ -26,11 +28,7 @@ public final class HDF5StreamWriter: StreamingImageWriter, @unchecked Sendable {
     private let compressor: HDF5ChunkCompressor
     private let staging: RowChunkStaging
     private let clipMask: UnsafeMutableBufferPointer<UInt8>?
-    private let condition = NSCondition()
-    private var waiting: [Int: [UInt8]] = [:]
-    private var nextToWrite = 0
-    private var writing = false
-    private var failure: (any Error)?
+    private let sink: OrderedChunkSink<[UInt8]>
 
     /// Creates the file at `temporaryPath` (the caller renames it into place) with the root's
     /// attributes and `/image` (no samples yet); errors name `path`.
@@ -55,6 +53,7 @@ public final class HDF5StreamWriter: StreamingImageWriter, @unchecked Sendable {
         guard let compressor = writer.compressor else { preconditionFailure("a compressed file has a compressor") }
         self.compressor = compressor
         staging = RowChunkStaging(width: width, height: height, linesPerChunk: writer.rows, samplesPerChunk: writer.rows * width * 3)
+        sink = OrderedChunkSink(count: staging.chunkCount)
         if clipMask {
             let mask = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: width * height)
             self.clipMask = mask
@@ -86,66 +85,33 @@ public final class HDF5StreamWriter: StreamingImageWriter, @unchecked Sendable {
                                                 chunkBytes: 2 * staging.linesPerChunk * width * 3)
                 staging.recycle(c)
             } catch {
-                record(error)
+                sink.fail(named(error))
                 break
             }
-            deliver(c, bytes)
-        }
-        condition.lock()
-        let failure = self.failure
-        condition.unlock()
-        if let failure { throw failure }
-    }
-
-    /// Keeps the first failure, naming the destination rather than the temporary file.
-    private func record(_ error: any Error) {
-        var named = error
-        if var e = error as? ExchangeError {
-            e.path = path
-            named = e
-        }
-        condition.lock()
-        if failure == nil { failure = named }
-        condition.unlock()
-    }
-
-    /// Takes chunk `c` and, when it is the next due and no other thread is writing, writes it
-    /// and every following chunk already waiting.
-    private func deliver(_ c: Int, _ bytes: [UInt8]) {
-        condition.lock()
-        waiting[c] = bytes
-        guard !writing, failure == nil else {
-            condition.unlock()
-            return
-        }
-        writing = true
-        while let data = waiting.removeValue(forKey: nextToWrite) {
-            let index = nextToWrite
-            condition.unlock()
-            do {
-                try HDF5Library.withLock { try writer!.writeChunk(index, bytes: data) }
-            } catch {
-                condition.lock()
-                writing = false
-                condition.unlock()
-                return record(error)
+            sink.deliver(c, bytes) { index, data in
+                do {
+                    try HDF5Library.withLock { try writer!.writeChunk(index, bytes: data) }
+                } catch {
+                    throw named(error)
+                }
             }
-            condition.lock()
-            nextToWrite += 1
         }
-        writing = false
-        condition.unlock()
+        try sink.check()
+    }
+
+    /// `error`, naming the destination rather than the temporary file.
+    private func named(_ error: any Error) -> any Error {
+        guard var e = error as? ExchangeError else { return error }
+        e.path = path
+        return e
     }
 
     /// Finishes the file once every pixel was finished: the attributes of `description`, the
     /// clip mask, the semantic masks, the metadata groups and `groups`.
     /// - Throws: `ExchangeError` when a chunk failed or is missing, or a write fails.
     public func finish(_ description: some SceneLinearDescription, groups: [HDF5Group] = []) throws {
-        condition.lock()
-        let (failure, written) = (self.failure, nextToWrite)
-        condition.unlock()
-        if let failure { throw failure }
-        guard written == staging.chunkCount else {
+        try sink.check()
+        guard sink.isComplete else {
             throw ExchangeError(path: path, operation: "H5Dwrite_chunk", message: "not every chunk was written",
                                 category: .internalError)
         }

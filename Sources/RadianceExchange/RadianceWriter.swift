@@ -1,3 +1,4 @@
+import ExchangeCore
 import Foundation
 import ImageCore
 
@@ -108,7 +109,7 @@ public enum RadianceFile {
         var header = "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\nEXPOSURE=1.000000e+00\n"
         if let view { header += "VIEW= \(view)\n" }
         // CAPDATE has EXIF's form, as EXR's capDate does.
-        if case .text(let date)? = image.provenance.dngValue("dateTimeOriginal"), EXRMetadata.isExifDateTime(date) {
+        if case .text(let date)? = image.provenance.dngValue("dateTimeOriginal"), CaptureDate.isExifDateTime(date) {
             header += "CAPDATE=\(date)\n"
         }
         header += "SOFTWARE=\(software(of: image))\n"

@@ -1,3 +1,4 @@
+import ExchangeCore
 import Foundation
 import ImageCore
 

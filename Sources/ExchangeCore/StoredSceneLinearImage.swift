@@ -12,7 +12,7 @@ public struct StoredSceneLinearImage: Sendable {
     /// Widens rows of the stored pixels (and the clip mask) into a band.
     let fill: ImagePatch.BandFill
 
-    init(image: SceneLinearImage, width: Int, height: Int, hasClipMask: Bool, fill: @escaping ImagePatch.BandFill) {
+    package init(image: SceneLinearImage, width: Int, height: Int, hasClipMask: Bool, fill: @escaping ImagePatch.BandFill) {
         self.image = image
         self.width = width
         self.height = height

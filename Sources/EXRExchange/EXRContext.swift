@@ -1,23 +1,20 @@
 internal import COpenEXR
+import ExchangeCore
 import Foundation
 import ImageCore
+import Synchronization
 
 /// Collects the messages OpenEXRCore reports for one context, instead of printing them.
-final class EXRMessageLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var messages: [String] = []
+final class EXRMessageLog: Sendable {
+    private let messages = Mutex<[String]>([])
 
     func append(_ message: String) {
-        lock.lock()
-        messages.append(message)
-        lock.unlock()
+        messages.withLock { $0.append(message) }
     }
 
     /// All messages so far, joined; empty when the library said nothing.
     var text: String {
-        lock.lock()
-        defer { lock.unlock() }
-        return messages.joined(separator: "; ")
+        messages.withLock { $0.joined(separator: "; ") }
     }
 }
 
@@ -27,43 +24,35 @@ final class EXRMessageLog: @unchecked Sendable {
 /// holds the file handle. Errors raised inside `exr_start_read`/`exr_start_write`, before
 /// the caller knows the context pointer, are routed by the calling thread instead.
 enum EXRErrorRouter {
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var byContext: [UInt: EXRMessageLog] = [:]
-    nonisolated(unsafe) private static var byThread: [ObjectIdentifier: EXRMessageLog] = [:]
+    private struct Routes {
+        var byContext: [UInt: EXRMessageLog] = [:]
+        var byThread: [ObjectIdentifier: EXRMessageLog] = [:]
+    }
+
+    private static let routes = Mutex(Routes())
 
     private static var threadKey: ObjectIdentifier { ObjectIdentifier(Thread.current) }
 
     static func register(_ log: EXRMessageLog, context: exr_const_context_t) {
-        lock.lock()
-        byContext[UInt(bitPattern: context)] = log
-        lock.unlock()
+        routes.withLock { $0.byContext[UInt(bitPattern: context)] = log }
     }
 
     static func unregister(context: exr_const_context_t) {
-        lock.lock()
-        byContext[UInt(bitPattern: context)] = nil
-        lock.unlock()
+        _ = routes.withLock { $0.byContext.removeValue(forKey: UInt(bitPattern: context)) }
     }
 
     /// Runs `body` with `log` receiving the errors of contexts not yet registered that
     /// report on this thread.
     static func routingThread<T>(to log: EXRMessageLog, _ body: () -> T) -> T {
         let key = threadKey
-        lock.lock()
-        byThread[key] = log
-        lock.unlock()
-        defer {
-            lock.lock()
-            byThread[key] = nil
-            lock.unlock()
-        }
+        routes.withLock { $0.byThread[key] = log }
+        defer { _ = routes.withLock { $0.byThread.removeValue(forKey: key) } }
         return body()
     }
 
     static func deliver(context: exr_const_context_t?, message: String) {
-        lock.lock()
-        let log = context.flatMap { byContext[UInt(bitPattern: $0)] } ?? byThread[threadKey]
-        lock.unlock()
+        let key = threadKey
+        let log = routes.withLock { r in context.flatMap { r.byContext[UInt(bitPattern: $0)] } ?? r.byThread[key] }
         log?.append(message)
     }
 

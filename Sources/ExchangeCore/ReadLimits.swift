@@ -18,7 +18,7 @@ public struct ReadLimits: Sendable, Equatable {
 
     /// Refuses a `width × height` image needing `bytesPerPixel` bytes per pixel.
     /// - Throws: `ExchangeError` with category `.limitExceeded` (exit code 17).
-    func check(path: String, width: Int, height: Int, bytesPerPixel: Int) throws {
+    package func check(path: String, width: Int, height: Int, bytesPerPixel: Int) throws {
         let pixels = width.multipliedReportingOverflow(by: height)
         if pixels.overflow || pixels.partialValue > maxPixels {
             throw ExchangeError(path: path, operation: "read",

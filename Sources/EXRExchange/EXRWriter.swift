@@ -1,5 +1,6 @@
 internal import COpenEXR
 internal import CEXRDWA
+import ExchangeCore
 import Foundation
 import ImageCore
 
@@ -24,8 +25,9 @@ public enum EXRFile {
     /// `nominalFocalLength`, `owner` and `comments` when those items exist (see
     /// `EXRFile.readSceneLinear` for the inverse).
     ///
-    /// Scanline chunks are compressed on all `Parallel.threadCount` threads, each with its own
-    /// OpenEXRCore encode pipeline, and written in increasing chunk order, so the file is
+    /// Scanline files take the route of the files written as their rows are made
+    /// (`EXRScanlineWriter`, fed the whole image here): chunks compressed on all
+    /// `Parallel.threadCount` threads and written in increasing chunk order, so the file is
     /// byte-identical whatever the thread count (see `EXROptions` for timings). Tiled files
     /// are encoded tile by tile on one thread.
     ///
@@ -156,21 +158,21 @@ public enum EXRFile {
 
     private static func writeFile(_ path: String, levels: [EXRPixelStore], attributes: [(String, EXRAttributeValue)],
                                   options: EXROptions) throws {
+        let top = levels[0]
+        guard options.tiling != nil else {
+            // Scanlines: the route of the streamed files, given the whole image.
+            let file = try EXRScanlineWriter(file: path, reportedAs: path, width: top.width, height: top.height,
+                                             extraNames: top.names, attributes: attributes, options: options)
+            top.withPlanes { file.writeAll(from: $0, threads: Parallel.threadCount) }
+            return try file.finish()
+        }
         let context = try EXRContext.create(path)
         guard context.handle != nil else { return }
-        let top = levels[0]
         let part = try writeHeader(context, width: top.width, height: top.height, extraNames: top.names,
                                    attributes: attributes, options: options)
-        if options.tiling != nil {
-            // Mip-map levels own their values; a single level may reference the image's.
-            try top.withPlanes { first in
-                try EXRTileEncoder(context: context, part: part, levels: [first] + levels.dropFirst().map { $0.withPlanes { $0 } }).run()
-            }
-        } else {
-            try top.withPlanes { planes in
-                try EXRChunkEncoder(context: context, part: part, planes: planes, zip: options.deflater)
-                    .run(threads: Parallel.threadCount)
-            }
+        // Mip-map levels own their values; a single level may reference the image's.
+        try top.withPlanes { first in
+            try EXRTileEncoder(context: context, part: part, levels: [first] + levels.dropFirst().map { $0.withPlanes { $0 } }).run()
         }
         withExtendedLifetime(levels) {}
         try context.finish()
@@ -293,172 +295,6 @@ extension EXRCompression {
         guard let match = EXRCompression.allCases.first(where: { $0.exrValue == exrValue }) else { return nil }
         self = match
     }
-}
-
-/// The source of a write: the channels of one level, each a first sample and a pixel
-/// stride (in samples) over `width × height` row-major pixels of `bytesPerSample` bytes.
-struct EXRSourcePlanes: @unchecked Sendable {
-    struct Channel {
-        var name: String
-        var first: UnsafeRawPointer
-        var pixelStride: Int
-    }
-    var width: Int
-    var height: Int
-    var bytesPerSample: Int
-    var channels: [Channel] = []
-
-    func channel(_ name: String) -> Channel? { channels.first { $0.name == name } }
-}
-
-/// The pixels of one level of an EXR being written, owned: interleaved RGB then one plane
-/// per extra channel, as HALF or FLOAT.
-final class EXRPixelStore: @unchecked Sendable {
-    let width: Int
-    let height: Int
-    let type: EXRPixelType
-    private let storage: UnsafeMutableRawBufferPointer
-    /// Level-0 Float values kept for building the next mip-map level (nil for HALF scanline files).
-    private var floats: [Float]?
-    /// The image's own half RGB values, referenced rather than copied (nil when `storage`
-    /// holds R, G, B).
-    private let rgbHalves: [Float16]?
-    /// FLOAT pixels referenced rather than copied: interleaved RGB and one array per extra
-    /// channel (nil when `storage` holds them).
-    private var referencedFloats: (rgb: [Float], extra: [[Float]])?
-    let names: [String]
-    /// The channels; with `rgbHalves`, R, G and B point nowhere until `withPlanes`.
-    private let planes: EXRSourcePlanes
-
-    private init(width: Int, height: Int, type: EXRPixelType, names: [String], rgbHalves: [Float16]? = nil, referenced: Bool = false) {
-        self.width = width
-        self.height = height
-        self.type = type
-        self.names = names
-        self.rgbHalves = rgbHalves
-        let bytes = type == .half ? 2 : 4
-        let rgbPlanes = rgbHalves == nil ? 3 : 0
-        storage = UnsafeMutableRawBufferPointer.allocate(byteCount: referenced ? 1 : max(1, width * height * (rgbPlanes + names.count) * bytes),
-                                                         alignment: 16)
-        var planes = EXRSourcePlanes(width: width, height: height, bytesPerSample: bytes)
-        let base = UnsafeRawPointer(storage.baseAddress!)
-        for (c, name) in ["R", "G", "B"].enumerated() {
-            planes.channels.append(.init(name: name, first: base + c * bytes, pixelStride: 3))
-        }
-        for (k, name) in names.enumerated() {
-            planes.channels.append(.init(name: name, first: base + (rgbPlanes + k) * width * height * bytes, pixelStride: 1))
-        }
-        self.planes = planes
-    }
-
-    /// HALF pixels: `rgbHalves` as they are (not copied), the extra planes rounded to half.
-    convenience init(width: Int, height: Int, rgbHalves: [Float16], extra: [[Float]], names: [String]) {
-        self.init(width: width, height: height, type: .half, names: names, rgbHalves: rgbHalves)
-        let n = width * height
-        let out = storage.baseAddress!.assumingMemoryBound(to: Float16.self)
-        for (k, plane) in extra.enumerated() {
-            let halves = HalfConversion.halves(plane)
-            halves.withUnsafeBufferPointer { (out + k * n).update(from: $0.baseAddress!, count: n) }
-        }
-    }
-
-    /// Runs `body` with the channels (R, G, B pointing into the image's own values, valid
-    /// during `body` only).
-    func withPlanes<R>(_ body: (EXRSourcePlanes) throws -> R) rethrows -> R {
-        if let referencedFloats {
-            return try referencedFloats.rgb.withUnsafeBufferPointer { rgb in
-                var p = planes
-                for c in 0..<3 { p.channels[c].first = UnsafeRawPointer(rgb.baseAddress! + c) }
-                func extra(_ k: Int) throws -> R {
-                    guard k < referencedFloats.extra.count else { return try body(p) }
-                    return try referencedFloats.extra[k].withUnsafeBufferPointer { plane in
-                        p.channels[3 + k].first = UnsafeRawPointer(plane.baseAddress!)
-                        return try extra(k + 1)
-                    }
-                }
-                return try extra(0)
-            }
-        }
-        guard let rgbHalves else { return try body(planes) }
-        return try rgbHalves.withUnsafeBufferPointer { rgb in
-            var p = planes
-            for c in 0..<3 { p.channels[c].first = UnsafeRawPointer(rgb.baseAddress! + c) }
-            return try body(p)
-        }
-    }
-
-    /// Pixels from Float values, stored as `type`.
-    /// - Throws: `HalfRangeError` naming `destination` when HALF cannot hold a value.
-    /// - Parameter keepFloats: keep the Float values for `halved` (mip-map levels); without it
-    ///   the values are written into the store part by part, with no copy of the whole.
-    convenience init(width: Int, height: Int, rgbFloats: [Float], extra: [[Float]], names: [String], type: EXRPixelType,
-                     destination: String, keepFloats: Bool = true) throws {
-        if type == .float && !keepFloats {
-            // Referenced as they are: no copy of the image.
-            self.init(width: width, height: height, type: type, names: names, referenced: true)
-            referencedFloats = (rgbFloats, extra)
-            return
-        }
-        self.init(width: width, height: height, type: type, names: names)
-        guard keepFloats else {
-            var offset = 0
-            for part in [rgbFloats] + extra {
-                try fill(part, at: offset, destination: destination)
-                offset += part.count
-            }
-            return
-        }
-        var all = rgbFloats
-        for plane in extra { all += plane }
-        try fill(all, destination: destination)
-        floats = all
-    }
-
-    /// Writes `values` into the store from sample `offset` on, as the store's type.
-    private func fill(_ values: [Float], at offset: Int = 0, destination: String) throws {
-        if type == .half {
-            let halves = try HalfConversion.checkedHalves(values, what: destination)
-            halves.withUnsafeBytes { (storage.baseAddress! + 2 * offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        } else {
-            values.withUnsafeBytes { (storage.baseAddress! + 4 * offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        }
-    }
-
-    /// The next mip-map level (ROUND_DOWN): each pixel the mean of a 2×2 block of this one
-    /// (a 1-pixel dimension stays 1).
-    func halved(type: EXRPixelType) throws -> EXRPixelStore {
-        let src = floats ?? []
-        let w2 = max(1, width / 2), h2 = max(1, height / 2)
-        let fx = width > 1 ? 2 : 1, fy = height > 1 ? 2 : 1
-        let next = EXRPixelStore(width: w2, height: h2, type: type, names: names)
-        var out = [Float](repeating: 0, count: w2 * h2 * (3 + names.count))
-        let n = width * height, n2 = w2 * h2
-        // Interleaved RGB.
-        for y in 0..<h2 {
-            for x in 0..<w2 {
-                for c in 0..<3 {
-                    var sum: Float = 0
-                    for dy in 0..<fy { for dx in 0..<fx { sum += src[((y * fy + dy) * width + x * fx + dx) * 3 + c] } }
-                    out[(y * w2 + x) * 3 + c] = sum / Float(fx * fy)
-                }
-            }
-        }
-        for k in 0..<names.count {
-            let from = 3 * n + k * n, to = 3 * n2 + k * n2
-            for y in 0..<h2 {
-                for x in 0..<w2 {
-                    var sum: Float = 0
-                    for dy in 0..<fy { for dx in 0..<fx { sum += src[from + (y * fy + dy) * width + x * fx + dx] } }
-                    out[to + y * w2 + x] = sum / Float(fx * fy)
-                }
-            }
-        }
-        try next.fill(out, destination: "a mip-map level")  // (averages of values HALF holds: never thrown)
-        next.floats = out
-        return next
-    }
-
-    deinit { storage.deallocate() }
 }
 
 /// A single-channel plane an EXR carries beyond the image and its masks.

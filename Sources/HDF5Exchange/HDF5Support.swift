@@ -1,14 +1,17 @@
 internal import CHDF5
+import ExchangeCore
 import Foundation
 import ImageCore
+import Synchronization
 
 /// Process-wide serialisation of HDF5 calls.
 ///
 /// Debian's serial HDF5 is built thread-safe (one global library lock, per-thread error
 /// stacks), but other builds are not; holding one lock for a whole file operation keeps
-/// the error stack of a failure together with the call that made it either way.
+/// the error stack of a failure together with the call that made it either way. The lock is
+/// not reentrant: code running under `withLock` never calls it again.
 enum HDF5Library {
-    private static let lock = NSRecursiveLock()
+    private static let lock = Mutex(())
 
     /// HDF5's advisory file locks are turned off (unless the user set
     /// `HDF5_USE_FILE_LOCKING`): files are written under a temporary name and renamed into
@@ -20,12 +23,12 @@ enum HDF5Library {
     }()
 
     static func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        _ = fileLockingOff
-        // Error printing is a per-thread setting in thread-safe builds.
-        chdf5_silence_errors()
-        return try body()
+        try lock.withLock { _ in
+            _ = fileLockingOff
+            // Error printing is a per-thread setting in thread-safe builds.
+            chdf5_silence_errors()
+            return try body()
+        }
     }
 
     /// The size of one element of `storedStringType`: the stored form of a variable-length
@@ -156,6 +159,7 @@ struct HDF5Session {
     /// Read and set only by the thread holding `HDF5Library`'s lock, like every HDF5 call of
     /// the session (the writer's parallel chunk compression and the reader's parallel chunk
     /// decoding do not touch it).
+    // Safe because only the thread holding HDF5Library's lock reads or sets it.
     private final class FileSlot: @unchecked Sendable {
         var file: HDF5MappedFile?
         var heap: HDF5GlobalHeap?

@@ -1,4 +1,5 @@
 internal import CDeflate
+import ExchangeCore
 import Foundation
 import ImageCore
 
@@ -8,6 +9,7 @@ import ImageCore
 ///
 /// Immutable once made, and the mapping is read-only, so it is shared by the worker threads
 /// that decode chunks.
+// Safe because it is immutable once made and its mapping is read-only.
 final class HDF5MappedFile: @unchecked Sendable {
     let path: String
     /// The file offset of address 0: the size of the user block before the superblock.
