@@ -35,6 +35,7 @@ release: bootstrap
 
 test: bootstrap
 	@scripts/fetch-dng-sdk-samples.sh || echo "make test: the DNG SDK sample files could not be fetched; the tests that read them are reported as skipped"
+	scripts/check-unsafe.sh
 	$(SWIFT) build --build-tests
 	SCENELINEAR_PYTHON=$(PYTHON) scripts/run-tests.sh
 	$(MAKE) --no-print-directory test-slurm
