@@ -49,24 +49,30 @@ public struct Region: Sendable, Equatable {
     /// shapes unchanged.
     /// - Throws: `AnalysisError` naming the image's masks when none matches.
     public func resolved(in image: SceneLinearImage) throws -> Region {
+        try resolved(masks: image.masks)
+    }
+
+    /// The region with a mask reference replaced by the values of the mask of `masks` (an
+    /// image's, on its output grid) it names; other shapes unchanged.
+    public func resolved(masks: [SemanticMaskLayer]) throws -> Region {
         guard case .mask(let reference) = shape else { return self }
-        return Region(name: name, shape: .weights(try maskLayer(reference, in: image).values.samples))
+        return Region(name: name, shape: .weights(try maskLayer(reference, in: masks).values.samples))
     }
 
     /// The semantic mask layer `reference` names: a layer name, else a SemanticName URN
     /// (compared without regard to case); a URN shared by several layers is ambiguous.
-    func maskLayer(_ reference: String, in image: SceneLinearImage) throws -> SemanticMaskLayer {
+    func maskLayer(_ reference: String, in masks: [SemanticMaskLayer]) throws -> SemanticMaskLayer {
         let key = reference.lowercased()
-        if let layer = image.masks.first(where: { $0.name.lowercased() == key }) { return layer }
-        let byURN = image.masks.filter { !$0.semanticName.isEmpty && $0.semanticName.lowercased() == key }
+        if let layer = masks.first(where: { $0.name.lowercased() == key }) { return layer }
+        let byURN = masks.filter { !$0.semanticName.isEmpty && $0.semanticName.lowercased() == key }
         if byURN.count == 1 { return byURN[0] }
         if byURN.count > 1 {
             throw Region.usageError("region \(name): \(byURN.count) semantic masks have the SemanticName \(reference) (\(byURN.map(\.name).joined(separator: ", "))); give the layer name")
         }
-        guard !image.masks.isEmpty else {
+        guard !masks.isEmpty else {
             throw Region.usageError("region \(name): the image has no semantic mask \"\(reference)\" — it has no semantic masks at all (none in the DNG, or converted with --no-masks)")
         }
-        let available = image.masks.map { $0.semanticName.isEmpty ? $0.name : "\($0.name) (\($0.semanticName))" }
+        let available = masks.map { $0.semanticName.isEmpty ? $0.name : "\($0.name) (\($0.semanticName))" }
         throw Region.usageError("region \(name): the image has no semantic mask \"\(reference)\"; its masks: \(available.joined(separator: ", "))")
     }
 

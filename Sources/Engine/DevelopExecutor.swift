@@ -28,6 +28,9 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
     let target: StreamingOutput?
     let replacement: Stage2Replacement?
     let hash: Bool
+    /// Told the semantic masks on the output grid before the first patch (a scan whose
+    /// regions are masks); nil: the masks are decoded after the pass.
+    let masksReady: (([SemanticMaskLayer]) throws -> Void)?
     var timings: StageTimings
 
     /// What the stages record, in order (the provenance's processing items).
@@ -41,6 +44,8 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
     var streamedProcessing: [MetadataItem] = []
     /// The sink's output and the geometry it was placed by, once a route has ended in it.
     var output: (SinkOutput<E>, GeometryPlan)?
+    /// The masks decoded before the output, when `masksReady` asked for them.
+    var earlyMasks: [SemanticMaskLayer]?
     /// A stage collected whole, on its way to the next step.
     var stage2: LinearImage?
     var stage3: Stage3Image?
@@ -48,7 +53,7 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
     init(_ dng: DNGFile, options: DevelopOptions, plan: DevelopPlan, raw: ImageIFD, main: ImageIFD, notes: [MetadataItem],
          digest: (expectation: RawDigestExpectation?, digester: ImageDigester?), timings: StageTimings,
          cache: DecodedBlockCache?, target: StreamingOutput?, replacement: Stage2Replacement?, hash: Bool,
-         sink makeSink: ([Float]) -> OutputSink<E>) throws {
+         masksReady: (([SemanticMaskLayer]) throws -> Void)? = nil, sink makeSink: ([Float]) -> OutputSink<E>) throws {
         self.dng = dng
         self.raw = raw
         self.main = main
@@ -59,6 +64,7 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
         self.target = target
         self.replacement = replacement
         self.hash = hash
+        self.masksReady = masksReady
         path = dng.path
         processing = notes
         (digestExpectation, digester) = digest
@@ -91,6 +97,28 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
         return try ImageGeometry.plan(ifd: ifd, orientation: dng.metadata.orientation, width: width, height: height,
                                       binning: geometryBinning, crop: options.crop, applyOrientation: options.applyOrientation,
                                       path: path)
+    }
+
+    /// The semantic masks on the output grid of `geometry` for a `stage3Width` × `stage3Height`
+    /// Stage 3 (none unless asked for and present).
+    func outputMasks(_ geometry: GeometryPlan, stage3Width: Int, stage3Height: Int) throws -> [SemanticMaskLayer] {
+        guard options.includeMasks && !dng.maskIFDs.isEmpty else { return [] }
+        let grid = Stage3Grid.pipeline(activeArea: area, binning: binning, width: stage3Width, height: stage3Height,
+                                       trim2: trims[2], trim3: trims[3])
+        return try SemanticMasks.layers(dng, grid: grid, plan: geometry, limits: options.limits)
+    }
+
+    /// The output sink over Stage 3 bands (`OutputSink.run`); the masks decoded and handed on
+    /// first when `masksReady` asks (every crop a TrimBounds makes is known by then).
+    func runSink(_ geometry: GeometryPlan, stage3Width: Int, stage3Height: Int, list3: OpcodeList?,
+                 _ body: (BandFinisher<E>) throws -> Void) throws -> SinkOutput<E> {
+        if let masksReady {
+            let masks = try outputMasks(geometry, stage3Width: stage3Width, stage3Height: stage3Height)
+            earlyMasks = masks
+            try masksReady(masks)
+        }
+        return try sink.run(plan: geometry, stage3Width: stage3Width, stage3Height: stage3Height, list3: list3, opcodes: opcodes,
+                            file: fileStart, body)
     }
 
     /// Runs the plan: the route to the sink, then the digests, the hash, the provenance and
@@ -137,8 +165,9 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
         case .streamed:
             let geometry = try geometry(width: area.width, height: area.height)
             var decoded = false
-            let made = try sink.run(plan: geometry, stage3Width: area.width, stage3Height: area.height, list3: list3,
-                                    opcodes: opcodes, file: fileStart) { finish in decoded = try decodeBlocks(into: .finish(finish)) }
+            let made = try runSink(geometry, stage3Width: area.width, stage3Height: area.height, list3: list3) { finish in
+                decoded = try decodeBlocks(into: .finish(finish))
+            }
             guard decoded else { throw internalError("the blocks of \(raw.path) were planned to be decoded one by one") }
             output = (made, geometry)
         case .mosaicWindow:
@@ -270,8 +299,7 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
                            _ demosaicBands: (@Sendable (inout Band, Range<Int>) throws -> Void) throws -> Void) throws {
         if plan.stage3 == .streamed {
             let geometry = try geometry(width: width, height: height)
-            let made = try sink.run(plan: geometry, stage3Width: width, stage3Height: height, list3: list3, opcodes: opcodes,
-                                    file: fileStart) { finish in
+            let made = try runSink(geometry, stage3Width: width, stage3Height: height, list3: list3) { finish in
                 try demosaicBands { band, rows in try finish.finish(&band, rows: rows, columns: 0..<width) }
             }
             output = (made, geometry)
@@ -325,8 +353,8 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
         }
         let planes = image
         let geometry = try geometry(width: planes.width, height: planes.height)
-        let made = try sink.run(plan: geometry, stage3Width: planes.width, stage3Height: planes.height,
-                                list3: plan.list3 == .perRegion ? list3 : nil, opcodes: opcodes, file: fileStart) { finish in
+        let made = try runSink(geometry, stage3Width: planes.width, stage3Height: planes.height,
+                               list3: plan.list3 == .perRegion ? list3 : nil) { finish in
             try Pipeline.forEachBand(of: planes) { band, rows in try finish.finish(&band, rows: rows, columns: 0..<planes.width) }
         }
         output = (made, geometry)
@@ -346,11 +374,7 @@ extension DevelopRun {
             let digestItems = try Pipeline.checkDigests(dng, raw: raw, main: main, expectation: digestExpectation, imageDigest: nil,
                                                         options: options, assumingImageMatches: true)
             fileStart = { [unowned self] geometry, stage3Width, stage3Height in
-                if options.includeMasks && !dng.maskIFDs.isEmpty {
-                    let grid = Stage3Grid.pipeline(activeArea: area, binning: binning, width: stage3Width, height: stage3Height,
-                                                   trim2: trims[2], trim3: trims[3])
-                    streamedMasks = try SemanticMasks.layers(dng, grid: grid, plan: geometry, limits: options.limits)
-                }
+                streamedMasks = try outputMasks(geometry, stage3Width: stage3Width, stage3Height: stage3Height)
                 var provenance = headerProvenance()
                 // A CFA image's demosaicing is noted once its bands are made.
                 let demosaicNote = MetadataItem("demosaic", .text(options.demosaic.rawValue))
@@ -404,10 +428,8 @@ extension DevelopRun {
             // The export's own time: the chunk table and the SHA-256 (the chunks were written during develop).
             try Pipeline.measure(&timings.export[OutputFormat.exr.rawValue, default: 0]) { try writer.finish(sourceSHA256: sha) }
             masks = streamedMasks
-        } else if options.includeMasks && !dng.maskIFDs.isEmpty {
-            let grid = Stage3Grid.pipeline(activeArea: area, binning: binning, width: made.stage3Width, height: made.stage3Height,
-                                           trim2: trims[2], trim3: trims[3])
-            masks = try SemanticMasks.layers(dng, grid: grid, plan: geometry, limits: options.limits)
+        } else {
+            masks = try earlyMasks ?? outputMasks(geometry, stage3Width: made.stage3Width, stage3Height: made.stage3Height)
         }
         if let writer = made.writer as? HDF5StreamWriter {
             // What is left after the pass: the clip mask, the semantic masks and the attributes.

@@ -216,16 +216,20 @@ extension Pipeline {
     /// - Parameter cache: the decoded blocks: recorded by the first pass that gets it, taken
     ///   from it by the passes after (no decoding), when the image is decoded block by block.
     /// - Returns: the image without its pixels (`pixels` empty) and what else the pass made.
+    /// - Parameter masksReady: given the semantic masks on the output grid before `prepare`
+    ///   (`options.includeMasks`, a recording pass): for regions given by a mask.
     public static func scan(_ dng: DNGFile, options: DevelopOptions, record: Bool, cache: DecodedBlockCache? = nil,
-                                   prepare: @escaping ImageScan.Prepare,
-                                   visit: @escaping ImageScan.Visitor) throws -> DevelopedImage {
+                            masksReady: (([SemanticMaskLayer]) throws -> Void)? = nil,
+                            prepare: @escaping ImageScan.Prepare,
+                            visit: @escaping ImageScan.Visitor) throws -> DevelopedImage {
         var o = options
         if !record {
             o.digest = .skip
             o.includeMasks = false
         }
         let s = try stream(dng, options: o, keepClipMask: false, timings: StageTimings(), as: Float.self,
-                           convert: { _, _ in }, visitor: (prepare, visit), hash: record, cache: cache)
+                           convert: { _, _ in }, visitor: (prepare, visit), hash: record, cache: cache,
+                           masksReady: record ? masksReady : nil)
         let image = SceneLinearImage(pixels: ImageBuffer(width: 0, height: 0, channels: 3, samples: []), clipMask: nil,
                                      encoding: s.color.encoding, exposure: s.exposure, provenance: s.provenance, masks: [])
         return DevelopedImage(image: image, dng: dng, rawIFD: s.raw, mapping: s.mapping, color: s.color, geometry: s.geometry,
@@ -281,12 +285,13 @@ extension Pipeline {
         convert: @escaping @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void,
         visitor: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)? = nil, hash: Bool = true,
         cache: DecodedBlockCache? = nil, observer: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)? = nil,
-        output target: StreamingOutput? = nil, replacing replacement: Stage2Replacement? = nil
+        output target: StreamingOutput? = nil, replacing replacement: Stage2Replacement? = nil,
+        masksReady: (([SemanticMaskLayer]) throws -> Void)? = nil
     ) throws -> Streamed<E> {
         do {
             return try streamRoutes(dng, options: options, keepClipMask: keepClipMask, timings: initial, as: type, convert: convert,
                                     visitor: visitor, hash: hash, cache: cache, observer: observer, output: target,
-                                    replacing: replacement)
+                                    replacing: replacement, masksReady: masksReady)
         } catch {
             // Zeros read from a file cut under its mapping look like damaged data: say what happened.
             try dng.file.checkIntact()
@@ -299,7 +304,8 @@ extension Pipeline {
         convert: @escaping @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void,
         visitor: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)?, hash: Bool,
         cache: DecodedBlockCache?, observer: (prepare: ImageScan.Prepare, visit: ImageScan.Visitor)?,
-        output target: StreamingOutput?, replacing replacement: Stage2Replacement?
+        output target: StreamingOutput?, replacing replacement: Stage2Replacement?,
+        masksReady: (([SemanticMaskLayer]) throws -> Void)?
     ) throws -> Streamed<E> {
         let (raw, main, notes) = try selectImage(dng, options: options)
         // Over the pixel limit: refused before anything else (the memory estimate, which needs the plan, below).
@@ -317,7 +323,7 @@ extension Pipeline {
         let plan = DevelopPlan(layout: try SourceLayout.of(dng, raw: raw, limits: options.limits), request: request)
         let run = try DevelopRun(dng, options: options, plan: plan, raw: raw, main: main, notes: notes,
                                  digest: (expectation, digester), timings: timings, cache: cache, target: target,
-                                 replacement: replacement, hash: hash) { matrix in
+                                 replacement: replacement, hash: hash, masksReady: masksReady) { matrix in
             OutputSink<E>(matrix: matrix, keepClipMask: keepClipMask, convert: convert, visitor: visitor, observer: observer)
         }
         return try run.execute()

@@ -214,12 +214,13 @@ extension Pipeline {
     /// (`ImageMeasurement`) go over its patches. A DNG is developed again for each pass (its
     /// decoded blocks kept from the first, `measurementBlockCache`); our EXR or HDF5 is read
     /// once with its pixels as stored (half floats) and widened band by band in each pass.
-    /// Nil when the request needs the image whole: a region given by a semantic mask, or a
-    /// colour space the measurements convert back from. With `picture` (an EV map's
+    /// A DNG's region given by a semantic mask takes the mask on the output grid, decoded
+    /// before the first patch. Nil when the request needs the image whole: a colour space the
+    /// measurements convert back from, an EXR or HDF5 file with a standard deviation layer or
+    /// measured in mask regions (their masks are read with the pixels). With `picture` (an EV map's
     /// size), the first pass also reduces the luminance for the charts.
     static func analyzeStreaming(_ path: String, request: AnalysisRequest, picture maxSize: Int? = nil,
                                  pictureReady: (@Sendable (AnalysisPicture) -> Void)? = nil) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?)? {
-        guard !request.regions.contains(where: \.isMask) else { return nil }
         let source: StreamedSource
         let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
         switch ext {
@@ -230,6 +231,8 @@ extension Pipeline {
             // Another colour space is measured after conversion to Rec.2020, of the image in
             // memory; a file with a standard deviation layer is measured whole, with the layer.
             guard AnalysisInput.measuredAsIs(stored.image.encoding), !AnalysisInput.hasDeviationLayer(stored.image) else { return nil }
+            // The masks of our files are read with their pixels: regions given by one measure the file whole.
+            guard !request.regions.contains(where: \.isMask) else { return nil }
             source = StreamedSource(passes: stored.scan, known: KnownImage(stored.image))
         default:
             guard AnalysisInput.measuredAsIs(request.develop.encoding) else { return nil }
@@ -286,9 +289,13 @@ extension Pipeline {
     final class KnownImage: @unchecked Sendable {
         var image: SceneLinearImage?
         var noise: NoiseModel?
+        /// The semantic masks on the output grid: an EXR's or HDF5 file's from the start, a
+        /// DNG's decoded before its first patch.
+        var masks: [SemanticMaskLayer] = []
         init(_ image: SceneLinearImage? = nil) {
             self.image = image
             noise = image.flatMap { AnalysisInput.noiseModel(for: $0) }
+            masks = image?.masks ?? []
         }
     }
 
@@ -297,13 +304,15 @@ extension Pipeline {
     static func developedSource(_ path: String, request: AnalysisRequest) throws -> StreamedSource {
         let dng = try DNGFile.open(path: path)
         var develop = request.develop
-        develop.includeMasks = false
+        // Masks only for regions given by one: decoded before the first patch.
+        develop.includeMasks = request.regions.contains(where: \.isMask)
         let options = develop
         let cache = try Pipeline.measurementBlockCache(dng, options: options)
         let known = KnownImage()
         return StreamedSource(passes: ImageScan { prepare, visit in
             let record = known.image == nil
-            let made = try Pipeline.scan(dng, options: options, record: record, cache: cache, prepare: prepare, visit: visit)
+            let made = try Pipeline.scan(dng, options: options, record: record, cache: cache, masksReady: { known.masks = $0 },
+                                         prepare: prepare, visit: visit)
             if record {
                 known.image = made.image
                 known.noise = AnalysisInput.noiseModel(for: made.image)
@@ -329,7 +338,7 @@ extension Pipeline {
             let (width, height) = first.size
             let made = AnalysisPicture(path: path, width: width, height: height, exposureFactor: image.exposure.factor,
                                        unitSymbol: image.exposure.mode.unitSymbol, luminance: reduction.result(),
-                                       weights: { try? $0.weights(width: width, height: height) })
+                                       weights: { try? $0.resolved(masks: source.known.masks).weights(width: width, height: height) })
             first.picture = made
             pictureReady?(made)
             return made
@@ -357,8 +366,9 @@ extension Pipeline {
         let results = try ImageMeasurement.measure({ width, height in
             let omega = fisheye.map { solidAngleWeights($0, width: width, height: height) }
             return try (regions.isEmpty ? [wholeImage(width: width, height: height)] : regions).map { region in
-                RegionRequest(name: region.name, selection: weighted(try region.selection(width: width, height: height), by: omega),
-                              percentiles: percentiles, histogram: histogram)
+                let selection = try region.resolved(masks: source.known.masks).selection(width: width, height: height)
+                return RegionRequest(name: region.name, selection: weighted(selection, by: omega), percentiles: percentiles,
+                                     histogram: histogram)
             }
         }, noise: { source.known.noise }, scan: scan)
         let image = source.known.image!, noise = source.known.noise

@@ -174,11 +174,12 @@ import TestSupport
         #expect(try Pipeline.analyzeStreaming(aces, request: Self.request()) == nil)
     }
 
-    /// A region given by a semantic mask needs the image whole: measured the usual way.
-    @Test func maskRegionsAreMeasuredWhole() throws {
+    /// A DNG's regions given by semantic masks are streamed (`StreamedMaskRegionTests`); an
+    /// input that does not exist is an error either way.
+    @Test func missingInputsAreErrors() throws {
         var request = AnalysisRequest()
         request.regions = [try Region.parse("sky=mask:sky")]
-        #expect(try Pipeline.analyzeStreaming("unused.dng", request: request) == nil)
+        #expect(throws: (any Error).self) { try Pipeline.analyzeStreaming("/nonexistent/file.dng", request: request) }
         request.regions = [try Region.parse("sky=0%,0%,100%,100%")]
         #expect(throws: (any Error).self) { try Pipeline.analyzeStreaming("/nonexistent/file.dng", request: request) }
     }
