@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 
 packages=(pkg-config libtiff-dev libhdf5-dev libopenexr-dev libssl-dev zlib1g-dev libdeflate-dev libjxl-dev
           libjpeg62-turbo-dev libcairo2-dev libpango1.0-dev fonts-dejavu-core openexr hdf5-tools libtiff-tools libimage-exiftool-perl
-          poppler-utils blender python3-venv slurmctld slurmd slurm-client munge parallel)
+          poppler-utils blender openimageio-tools python3-venv slurmctld slurmd slurm-client munge parallel)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -48,6 +48,10 @@ struct EXRTileEncoder {
                     var chunk = exr_chunk_info_t()
                     try context.check(exr_write_tile_chunk_info(ctxt, part, Int32(tx), Int32(ty), Int32(level), Int32(level), &chunk),
                                       "exr_write_tile_chunk_info (tile \(tx), \(ty), level \(level))")
+                    // OpenEXRCore 3.1 sizes every tile of a level above 0 as a whole tile; the
+                    // tiles at the level's right and bottom edges are smaller (as readers expect).
+                    Self.clip(&chunk, to: planes, column: tx * Int(tileWidth), row: ty * Int(tileHeight),
+                              tileWidth: Int(tileWidth), tileHeight: Int(tileHeight))
                     if initialized {
                         try context.check(exr_encoding_update(ctxt, part, &chunk, pipe), "exr_encoding_update")
                     } else {
@@ -64,5 +68,16 @@ struct EXRTileEncoder {
                 }
             }
         }
+    }
+
+    /// The chunk of the tile whose top-left pixel is (`column`, `row`) cut to the level's
+    /// pixels: its width, height and unpacked size (every channel of `planes` at full resolution).
+    static func clip(_ chunk: inout exr_chunk_info_t, to planes: EXRSourcePlanes, column: Int, row: Int, tileWidth: Int,
+                     tileHeight: Int) {
+        let width = min(tileWidth, planes.width - column), height = min(tileHeight, planes.height - row)
+        guard Int(chunk.width) != width || Int(chunk.height) != height else { return }
+        chunk.width = Int32(width)
+        chunk.height = Int32(height)
+        chunk.unpacked_size = UInt64(width * height * planes.channels.count * planes.bytesPerSample)
     }
 }

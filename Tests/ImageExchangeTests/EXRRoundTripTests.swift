@@ -126,6 +126,46 @@ struct EXRRoundTripTests {
         }
     }
 
+    /// Every mip-map level as OpenImageIO reads it equals the 2×2 means of the level above
+    /// (ROUND_DOWN), tiles at the right and bottom edges of each level included (OpenEXRCore
+    /// 3.1 sizes those as whole tiles unless told their size), and writing twice gives the
+    /// same bytes.
+    @Test func mipmapLevelsReadBackByOpenImageIO() throws {
+        let oiiotool = try TestData.tool("oiiotool")
+        let dir = TestData.temporaryDirectory("exr-mipmaps")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let image = Fixture.image(width: 203, height: 71)
+        let path = dir.appendingPathComponent("mip.exr").path, again = dir.appendingPathComponent("again.exr").path
+        let options = EXROptions(compression: .zip, includeClipMask: false, pixelType: .float, tiling: EXRTiling(tileSize: 16, mipmaps: true))
+        try EXRFile.write(image, to: path, options: options)
+        try EXRFile.write(image, to: again, options: options)
+        #expect(FileManager.default.contents(atPath: path) == FileManager.default.contents(atPath: again), "two writes differ")
+        var level = image.pixels.samples, width = image.width, height = image.height
+        for k in 1...4 {
+            // The next level, as the writer makes it.
+            let w2 = max(1, width / 2), h2 = max(1, height / 2)
+            var next = [Float](repeating: 0, count: w2 * h2 * 3)
+            for y in 0..<h2 {
+                for x in 0..<w2 {
+                    for c in 0..<3 {
+                        var sum: Float = 0
+                        for dy in 0..<2 { for dx in 0..<2 { sum += level[((2 * y + dy) * width + 2 * x + dx) * 3 + c] } }
+                        next[(y * w2 + x) * 3 + c] = sum / 4
+                    }
+                }
+            }
+            (level, width, height) = (next, w2, h2)
+            let out = dir.appendingPathComponent("level\(k).exr").path
+            let r = try TestData.run(oiiotool, [path, "--selectmip", "\(k)", "-d", "float", "-o", out])
+            try #require(r.status == 0, "oiiotool: \(r.stderr)")
+            let read = try EXRFile.read(out)
+            #expect(read.width == width && read.height == height, "level \(k): \(read.width)×\(read.height)")
+            let red = try #require(read.channels["R"])
+            let wrong = (0..<(width * height)).filter { red[$0] != level[3 * $0] }
+            #expect(wrong.isEmpty, "level \(k): \(wrong.count) pixels differ, first at \(wrong.first.map { ($0 % width, $0 / width) }.debugDescription)")
+        }
+    }
+
     @Test("B44 and B44A files are read back within B44's error (lossy)", arguments: [EXRCompression.b44, .b44a])
     func lossyCodecs(_ compression: EXRCompression) throws {
         let dir = TestData.temporaryDirectory("exr-lossy")
