@@ -308,6 +308,45 @@ public struct BatchConverter: Sendable {
         return all.values.sorted { $0.input < $1.input }
     }
 
+    /// The manifests among `paths`: a file as given, a directory's
+    /// `scenelinear-manifest*.jsonl` files in name order.
+    /// - Throws: `ContainerError` for a path that does not exist or a file that is not a regular one.
+    public static func manifestFiles(_ paths: [String]) throws -> [String] {
+        var files: [String] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw ContainerError.fileNotFound(path: path)
+            }
+            if isDirectory.boolValue {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+                files += names.filter { $0.hasPrefix("scenelinear-manifest") && $0.hasSuffix(".jsonl") }.sorted()
+                    .map { (path.hasSuffix("/") ? path : path + "/") + $0 }
+            } else {
+                if let problem = RegularFile.problem(path) { throw ContainerError.unreadable(path: path, reason: problem) }
+                files.append(path)
+            }
+        }
+        return files
+    }
+
+    /// Writes `records` as a manifest (JSON Lines, keys sorted) to `path`, atomically.
+    /// - Throws: `OutputError` when the file cannot be created; `AtomicFile`'s errors.
+    public static func writeManifest(_ records: [ManifestRecord], to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var data = Data()
+        for r in records {
+            data.append(try encoder.encode(r))
+            data.append(0x0A)
+        }
+        try AtomicFile.write(to: path) { temporary in
+            guard FileManager.default.createFile(atPath: temporary, contents: data) else {
+                throw OutputError(path: path, reason: "cannot create the file")
+            }
+        }
+    }
+
     static func now() -> String {
         let f = ISO8601DateFormatter()
         f.timeZone = TimeZone(identifier: "UTC")

@@ -247,3 +247,40 @@ public struct InfoReport: Encodable, Sendable {
         return names[code] ?? "code \(code)"
     }
 }
+
+extension InfoReport {
+    /// The report of the DNG at `path`, or of the DNG on standard input for "-" (read up to
+    /// `standardInputLimit` bytes). With `verifyDigest` the raw image is decoded, within
+    /// `options`' limits, and compared with the digest the file records.
+    /// - Throws: the container's errors; `LimitError` for standard input past the limit or an
+    ///   image over the limits; the decoder's errors when verifying.
+    public static func make(path: String, includeTags: Bool, verifyDigest: Bool, options: DevelopOptions = DevelopOptions(),
+                            standardInputLimit: Int) throws -> InfoReport {
+        let dng: DNGFile
+        if path == "-" {
+            let data = try readStandardInput(limit: standardInputLimit)
+            dng = try DNGFile(file: FileBytes(data: data, path: "<stdin>"))
+        } else {
+            dng = try DNGFile.open(path: path)
+        }
+        let digest = verifyDigest ? try Pipeline.digestState(dng, verify: true, options: options) : nil
+        return InfoReport(dng: dng, includeTags: includeTags, digest: digest)
+    }
+
+    /// Whether the digest was verified and does not match the data (`DigestState.mismatch`).
+    public var digestMismatch: Bool { digest.state == "mismatch" }
+
+    /// Standard input, read up to `limit` bytes.
+    /// - Throws: `LimitError` past the limit.
+    static func readStandardInput(limit: Int) throws -> Data {
+        var data = Data()
+        while true {
+            let chunk = FileHandle.standardInput.readData(ofLength: 1 << 20)
+            if chunk.isEmpty { return data }
+            guard data.count + chunk.count <= limit else {
+                throw LimitError(path: "<stdin>", reason: "standard input is longer than the limit of \(limit) bytes (--max-memory)")
+            }
+            data.append(chunk)
+        }
+    }
+}

@@ -80,14 +80,6 @@ extension Pipeline {
     /// stays in a core's cache from Stage 2 to the output samples.
     static let streamingStripRows = 16
 
-    /// The image `convert` writes, in half floats.
-    /// - Parameter keepClipMask: whether the outputs need the clip mask (HDF5, or EXR with
-    ///   the clip-mask channel).
-    public static func developForOutput(path: String, options: DevelopOptions = DevelopOptions(),
-                                        keepClipMask: Bool) throws -> ConvertedImage {
-        ConvertedImage(try developHalf(path: path, options: options, keepClipMask: keepClipMask))
-    }
-
     /// Develops a DNG straight into the half-float output image, region by region, without
     /// a full-size intermediate where no stage needs one: the blocks (tiles or strips) are
     /// decoded in parallel, each into a buffer of its own, and each block goes, a strip of

@@ -180,4 +180,18 @@ public struct CameraCalibration: Codable, Sendable, Equatable {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(self)
     }
+
+    /// Writes the calibration file (its `json()`) to `path`, atomically.
+    /// - Returns: what was written.
+    /// - Throws: `PhotometryError` (output failure) when it cannot be written; `AtomicFile`'s errors.
+    @discardableResult
+    public func write(to path: String) throws -> Data {
+        let data = try json()
+        try AtomicFile.write(to: path) { temporary in
+            do { try data.write(to: URL(fileURLWithPath: temporary)) } catch {
+                throw PhotometryError(path: path, reason: "cannot write the calibration: \(error.localizedDescription)", category: .outputFailure)
+            }
+        }
+        return data
+    }
 }

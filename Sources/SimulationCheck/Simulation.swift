@@ -35,6 +35,39 @@ extension Pipeline {
                              radiance: ImageBuffer(width: image.width, height: image.height, channels: 3, samples: values))
     }
 
+    /// The scene `simulate --scene` names: a built-in scene (`BuiltInScene`, rendered at
+    /// `width` × `height`), a scene description (.json), or a radiance map (`radianceMapScene`:
+    /// .exr, .h5/.hdf5, or a Radiance .hdr/.pic picture).
+    /// - Throws: `SceneError` for a name that is none of these; the readers' errors.
+    public static func loadScene(_ scene: String, width: Int, height: Int) throws -> RenderedScene {
+        if let builtIn = BuiltInScene(rawValue: scene) {
+            return try RenderedScene(builtIn.description(width: width, height: height))
+        }
+        switch URL(fileURLWithPath: scene).pathExtension.lowercased() {
+        case "json":
+            return try RenderedScene(SceneDescription.read(scene))
+        case "exr", "h5", "hdf5", "hdr", "pic":
+            return try radianceMapScene(scene)
+        default:
+            throw SceneError(reason: "\(scene) is neither a built-in scene (\(BuiltInScene.allCases.map(\.rawValue).joined(separator: ", "))) nor a .json, .exr, .h5 or Radiance .hdr file")
+        }
+    }
+
+    /// The directory a simulation writes into, created (with its parents) when missing.
+    /// - Throws: `OutputError` when it cannot be created or is not a directory.
+    public static func prepareSimulationDirectory(_ path: String) throws {
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            do {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+                isDirectory = true
+            } catch {
+                throw OutputError(path: path, reason: "cannot create the directory: \(error.localizedDescription)")
+            }
+        }
+        guard isDirectory.boolValue else { throw OutputError(path: path, reason: "not a directory") }
+    }
+
     /// Simulates `camera` photographing `scene` and writes, into `directory`:
     /// `<name>.dng`; `<name>.truth.exr` / `.truth.h5` — the scene radiance in the decoder's
     /// output units and geometry (linear Rec.2020, 1.0 = sensor white; half the size for

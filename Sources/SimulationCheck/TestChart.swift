@@ -144,3 +144,18 @@ public struct TestChart: Sendable {
         return out
     }
 }
+
+extension TestChart {
+    /// Writes the exact expected scene-linear image of the chart's DNG, written at `dngPath`,
+    /// to `path` as HDF5 (half floats, in the layout `convert` writes), with the colour
+    /// matrix as the file stores it.
+    /// - Throws: the decoder's and the writer's errors.
+    public func writeExpected(of dngPath: String, to path: String) throws {
+        let developed = try Pipeline.develop(path: dngPath)
+        let (values, mask) = expected(cameraToOutput: developed.color.matrix)
+        let image = SceneLinearImage(
+            pixels: ImageBuffer(width: dng.width, height: dng.height, channels: 3, samples: values.map { Float($0) }),
+            clipMask: mask, encoding: .linearRec2020, exposure: .none, provenance: developed.image.provenance)
+        try HDF5File.write(image, to: path, options: HDF5Options())
+    }
+}

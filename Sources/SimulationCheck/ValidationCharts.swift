@@ -52,3 +52,17 @@ public enum ValidationCharts {
                       connectPoints: false)
     }
 }
+
+extension ValidationCharts {
+    /// Draws the bias chart to `path` (.png, .svg or .pdf) and, for a noisy capture, the noise
+    /// chart to `<name>-noise.<ext>` beside it.
+    /// - Throws: `AnalysisCharts.write`'s errors.
+    public static func write(_ report: ValidationReport, to path: String) throws {
+        let bias = bias(report)
+        try AnalysisCharts.write({ PlotRenderer.render(bias, format: $0) }, to: path)
+        guard let noise = noise(report) else { return }
+        let url = URL(fileURLWithPath: path)
+        let target = url.deletingPathExtension().path + "-noise." + url.pathExtension
+        try AnalysisCharts.write({ PlotRenderer.render(noise, format: $0) }, to: target)
+    }
+}

@@ -3,84 +3,50 @@ import ArgumentParser
 import Foundation
 import SceneLinearKit
 
-extension RatioStatistic: ExpressibleByArgument {
-    public init?(argument: String) {
-        switch argument {
-        case "mean": self = .mean
-        case "median": self = .median
-        default: return nil
-        }
-    }
-}
-
-/// What the analysis commands measure: inputs, regions and exposure scaling.
+/// What the analysis commands measure: inputs, regions, how DNG inputs are developed, the
+/// fisheye lens and the limits.
 struct SourceOptions: ParsableArguments {
     @Argument(help: "DNG files, EXR/HDF5 files written by `convert`, or directories of them.")
     var inputs: [String]
 
     @OptionGroup var outputSafety: OutputSafety
 
-    @Option(name: .customLong("region"), help: ArgumentHelp("A region, in output coordinates: name=top,left,bottom,right (whole pixels; rows top to bottom − 1, columns left to right − 1), name=top%,left%,bottom%,right% (percentages of the height and width, e.g. sky=0%,0%,30%,100%), name=poly:x1,y1,x2,y2,... (a polygon, pixels) or name=mask:<mask> (a semantic mask by layer name, e.g. mask:sky, or SemanticName URN; its values 0…1 weight the pixels). A region reaching outside the image is refused (exit 64), never clipped. Repeatable; none = the whole image.", valueName: "name=spec"))
-    var regions: [String] = []
+    @OptionGroup var regionOptions: RegionOptions
 
-    @Option(help: "Exposure scaling of DNG inputs in relative units: none, baseline, or normalized (÷ exposure time · ISO/100 / f-number²).")
-    var exposure: ExposureMode = .none
+    @OptionGroup var exposureOption: ExposureOption
 
     @OptionGroup var unitOptions: UnitOptions
 
-    @Option(help: "CFA demosaicing of DNG inputs: rcd (default), bilinear, or superpixel (2×2 binning, half size, no interpolated values: the choice for radiometry).")
-    var demosaic: DemosaicMethod = Demosaicer.defaultMethod
+    @OptionGroup var demosaicOption: DemosaicOption
 
-    @Option(help: "Image of DNG inputs to measure: raw, or enhanced (the enhanced image where present; it has no NoiseProfile, so no uncertainties).")
-    var source: ImageSource = .raw
+    @OptionGroup var sourceImage: SourceImageOption
 
-    @Flag(name: .shortAndLong, help: "No progress bar and no 'wrote ...' lines; the results and errors are still printed.")
-    var quiet = false
-
-    @Option(help: "A fisheye image: weight every pixel by its solid angle under this projection (equidistant, equisolid, orthographic, stereographic), so that statistics are per steradian (docs/fisheye.md).")
-    var projection: FisheyeProjection?
-
-    @Option(help: "With --projection: the full field of view across the image circle, degrees (default 180).")
-    var fov: Double = 180
-
-    @Option(help: ArgumentHelp("With --projection: the image circle, x,y,r in output pixels (default: inscribed, centred).", valueName: "x,y,r"))
-    var circle: String?
+    @OptionGroup var fisheye: FisheyeOptions
 
     @OptionGroup var limits: LimitOptions
 
-    func validate() throws {
-        for r in regions { _ = try parsedRegion(r) }
-        if let projection {
-            guard fov > 0 && fov <= projection.maximumFieldOfView else {
-                throw ValidationError("--fov must be in (0, \(projection.maximumFieldOfView)] degrees for --projection \(projection.rawValue)")
-            }
-            if let circle, parsedCircle(circle) == nil {
-                throw ValidationError("--circle must be x,y,r (pixels, r > 0)")
-            }
-        } else if circle != nil {
-            throw ValidationError("--circle needs --projection")
-        }
-    }
+    var regions: [Region] { regionOptions.regions }
 
-    func parsedRegion(_ text: String) throws -> Region {
-        do { return try Region.parse(text) } catch let e as AnalysisError { throw ValidationError(e.reason) }
+    func validate() throws {
+        try fisheye.requireGivenCircle("stats, histogram, ratio and report")
     }
 
     func request() throws -> AnalysisRequest {
         var r = AnalysisRequest()
-        r.regions = try regions.map(parsedRegion)
+        r.regions = regions
         // DNG inputs decode their semantic masks only when a region measures one.
         r.develop.includeMasks = r.regions.contains(where: \.isMask)
-        try unitOptions.apply(to: &r.develop, exposure: exposure)
-        r.develop.demosaic = demosaic
-        r.develop.source = source
-        try limits.apply(to: &r.develop)
-        r.fisheye = projection.map { FisheyeSpec(projection: $0, fieldOfView: fov, circle: circle.flatMap(parsedCircle)) }
+        try unitOptions.apply(to: &r.develop, exposure: exposureOption.exposure)
+        demosaicOption.apply(to: &r.develop)
+        r.develop.source = sourceImage.source
+        limits.apply(to: &r.develop)
+        r.fisheye = fisheye.spec
         return r
     }
 
-    /// The input files (directories expanded) and a progress bar when stderr is a terminal.
-    func files() throws -> ([String], (@Sendable (Int, Int) -> Void)?) {
+    /// The input files (directories expanded) and a progress bar when stderr is a terminal
+    /// and not `quiet`.
+    func files(quiet: Bool) throws -> ([String], (@Sendable (Int, Int) -> Void)?) {
         let files = try AnalysisInput.expand(inputs)
         if files.count > 1, ProcessInfo.processInfo.environment["SLURM_ARRAY_TASK_ID"] != nil {
             // Not sharded: say so rather than let N tasks measure the same files N times.
@@ -95,14 +61,15 @@ struct SourceOptions: ParsableArguments {
 struct AnalysisOptions: ParsableArguments {
     @OptionGroup var source: SourceOptions
 
-    @Flag(help: "Print JSON (schema scenelinear.analysis/1).")
-    var json = false
+    @OptionGroup var style: OutputStyleOptions
 
     @Flag(help: "Print CSV.")
     var csv = false
 
     @Option(name: .customLong("ev-map"), help: ArgumentHelp("Also draw a false-colour map of luminance in stops with the regions outlined and clipped pixels in magenta (.png, .svg or .pdf); with several files the name gets -<n> suffixes in input order.", valueName: "path"))
     var evMap: String?
+
+    var json: Bool { style.json }
 
     func validate() throws {
         guard !(json && csv) else { throw ValidationError("--json and --csv exclude each other") }
@@ -120,7 +87,7 @@ struct AnalysisOptions: ParsableArguments {
     }
 
     private func analyze(_ request: AnalysisRequest) throws -> [FileAnalysis] {
-        let (files, progress) = try source.files()
+        let (files, progress) = try source.files(quiet: style.quiet)
         guard let evMap else { return Pipeline.analyze(files, request: request, progress: progress) }
         let url = URL(fileURLWithPath: evMap)
         let stem = url.deletingPathExtension().path, ext = url.pathExtension
@@ -164,29 +131,20 @@ extension SceneLinearCommand {
                 percentile of Y, and log2 of the 99.9th percentile over the noise floor (the Y at \
                 which the signal equals its noise). Clipped pixels (a camera channel at white) are \
                 counted and included in the statistics as lower bounds; see `ratio` for how they \
-                turn ratios into bounds. Many files are measured in parallel into one table.
+                turn ratios into bounds. Many files are measured in parallel into one table. \
+                --json prints schema scenelinear.analysis/1.
                 """)
 
         @OptionGroup var options: AnalysisOptions
 
-        @Option(help: "Percentiles to report, comma-separated; exact: the smallest value whose cumulative weight reaches p % (numpy's inverted_cdf for unweighted regions).")
-        var percentiles: String = "1,5,25,75,95,99"
-
-        func parsedPercentiles() throws -> [Double] {
-            let values = percentiles.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-            guard values.allSatisfy({ $0 != nil && (0...100).contains($0!) }) else {
-                throw ValidationError("--percentiles must be numbers between 0 and 100")
-            }
-            return values.map { $0! }
-        }
-
-        func validate() throws { _ = try parsedPercentiles() }
+        @Option(help: ArgumentHelp("Percentiles to report, comma-separated (default 1,5,25,75,95,99); exact: the smallest value whose cumulative weight reaches p % (numpy's inverted_cdf for unweighted regions).", valueName: "percentiles"), transform: ArgumentValue.percentiles)
+        var percentiles = Percentiles(values: [1, 5, 25, 75, 95, 99])
 
         func run() throws {
             var results: [FileAnalysis] = []
             try reportingFailures(json: options.json) {
                 var request = try options.request()
-                request.percentiles = try parsedPercentiles()
+                request.percentiles = percentiles.values
                 results = try options.run(request)
                 let p = request.percentiles
                 print(options.json ? try AnalysisOutput.json(results)
@@ -205,57 +163,49 @@ extension SceneLinearCommand {
                 Clipped pixels (a camera channel at white), zeros, negatives, and values below or \
                 above the range are counted separately, never folded into the end bins: the counts \
                 of every category add up to the region's pixels. In EV bins, 0 EV is 1.0 (sensor \
-                white after black subtraction, times the exposure factor).
+                white after black subtraction, times the exposure factor). --json prints schema \
+                scenelinear.analysis/1.
                 """)
 
         @OptionGroup var options: AnalysisOptions
 
-        @Option(help: "Bins per stop (EV scale).")
-        var binsPerStop = 4
+        @OptionGroup var bins: BinsPerStopOption
 
         @Option(help: "Use N linear bins instead of EV bins.")
         var linear: Int?
 
-        @Option(help: "Binned range: low,high (EV, or values with --linear); default automatic.")
-        var range: String?
+        @Option(help: ArgumentHelp("Binned range: low,high (EV, or values with --linear); default automatic.", valueName: "range"), transform: ArgumentValue.range)
+        var range: ClosedRange<Double>?
 
         @Option(help: "Also draw the histogram (.png, .svg or .pdf); with several files or regions the name gets -<n> suffixes.")
         var plot: String?
 
-        func parsedRange() throws -> ClosedRange<Double>? {
-            guard let range else { return nil }
-            let v = range.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-            guard v.count == 2, v.allSatisfy(\.isFinite), v[0] < v[1] else {
-                throw ValidationError("--range must be low,high (finite numbers) with low < high, not \(range)")
-            }
-            if linear == nil {
-                // EV bins: every finite positive Float lies within ±160 EV of 1.0 (2⁻¹⁴⁹ … 2¹²⁸).
-                guard v.allSatisfy({ abs($0) <= 160 }) else {
-                    throw ValidationError("--range \(range): EV bounds must lie within -160...160 (every positive 32-bit float is inside)")
-                }
-            } else if !(v[1] - v[0]).isFinite || (v[1] - v[0]) / Double(linear!) == 0 {
-                throw ValidationError("--range \(range): the bins of a range this wide or narrow cannot be told apart")
-            }
-            return v[0]...v[1]
-        }
-
         func validate() throws {
-            _ = try parsedRange()
-            guard (1...64).contains(binsPerStop) else { throw ValidationError("--bins-per-stop must be 1...64") }
             if let linear, !(1...100_000).contains(linear) { throw ValidationError("--linear must be 1...100000 bins") }
+            guard let range else { return }
+            let text = "\(range.lowerBound),\(range.upperBound)"
+            if let linear {
+                let width = range.upperBound - range.lowerBound
+                if !width.isFinite || width / Double(linear) == 0 {
+                    throw ValidationError("--range \(text): the bins of a range this wide or narrow cannot be told apart")
+                }
+            } else if abs(range.lowerBound) > 160 || abs(range.upperBound) > 160 {
+                // EV bins: every finite positive Float lies within ±160 EV of 1.0 (2⁻¹⁴⁹ … 2¹²⁸).
+                throw ValidationError("--range \(text): EV bounds must lie within -160...160 (every positive 32-bit float is inside)")
+            }
         }
 
         func run() throws {
             var results: [FileAnalysis] = []
             try reportingFailures(json: options.json) {
                 var request = try options.request()
-                request.histogram = HistogramOptions(scale: linear == nil ? .log2 : .linear, binsPerStop: binsPerStop,
-                                                     linearBins: linear ?? 256, range: try parsedRange())
+                request.histogram = HistogramOptions(scale: linear == nil ? .log2 : .linear, binsPerStop: bins.binsPerStop,
+                                                     linearBins: linear ?? 256, range: range)
                 request.percentiles = []
                 results = try options.run(request)
                 print(options.json ? try AnalysisOutput.json(results)
                       : options.csv ? AnalysisOutput.histogramCSV(results) : AnalysisOutput.histogramText(results))
-                if let plot { try PlotOutput.writeHistograms(results, to: plot) }
+                if let plot { try PlotOutput.writeHistograms(results, to: plot, quiet: options.style.quiet) }
             }
             try exitForFailures(results)
         }
@@ -270,26 +220,17 @@ extension SceneLinearCommand {
                 mean or median and combines the two on a log scale. When a region contains clipped \
                 pixels its radiance is underestimated, so the ratio is reported as a bound: at least \
                 (numerator clipped) or at most (denominator clipped) the value, and undetermined \
-                when both are.
+                when both are. --json prints schema scenelinear.analysis/1.
                 """)
 
         @OptionGroup var options: AnalysisOptions
 
-        @Option(help: "A ratio numerator/denominator of region names (repeatable; default: the first two regions).")
-        var ratio: [String] = []
-
-        @Option(help: "Quantity: Y (luminance), R, G or B.")
-        var quantity = "Y"
-
-        @Option(help: "Statistic: mean or median.")
-        var statistic: RatioStatistic = .mean
+        @OptionGroup var ratios: RatioOptions
 
         func validate() throws {
-            guard ["Y", "R", "G", "B"].contains(quantity) else { throw ValidationError("--quantity must be Y, R, G or B") }
-            guard !ratio.isEmpty || options.source.regions.count >= 2 else {
+            guard !ratios.ratio.isEmpty || options.source.regions.count >= 2 else {
                 throw ValidationError("give two --region options (or --ratio with named regions)")
             }
-            for r in ratio where r.split(separator: "/").count != 2 { throw ValidationError("--ratio must be numerator/denominator") }
         }
 
         func run() throws {
@@ -297,10 +238,7 @@ extension SceneLinearCommand {
             try reportingFailures(json: options.json) {
                 var request = try options.request()
                 request.percentiles = []
-                request.ratioQuantity = quantity
-                request.ratioStatistic = statistic
-                request.ratios = ratio.isEmpty ? [(request.regions[0].name, request.regions[1].name)]
-                    : ratio.map { let p = $0.split(separator: "/").map(String.init); return (p[0], p[1]) }
+                ratios.apply(to: &request)
                 results = try options.run(request)
                 if options.json {
                     print(try AnalysisOutput.json(results))
@@ -340,36 +278,25 @@ extension SceneLinearCommand {
 
         @OptionGroup var source: SourceOptions
 
+        @OptionGroup var quietOption: QuietOption
+
         @Option(name: .shortAndLong, help: "The report file (.html, .md or .pdf).")
         var output: String
 
         @Option(help: "html, markdown or pdf (default: from the extension of --output).")
-        var format: String?
+        var format: ReportFormatChoice?
 
-        @Option(help: "A ratio numerator/denominator of region names (repeatable; default: the first two regions, when there are two or more).")
-        var ratio: [String] = []
+        @OptionGroup var ratios: RatioOptions
 
-        @Option(help: "Quantity of the ratios: Y (luminance), R, G or B.")
-        var quantity = "Y"
+        @Option(help: ArgumentHelp("Percentiles in the statistics tables, comma-separated (default 1,50,99).", valueName: "percentiles"),
+                transform: ArgumentValue.percentiles)
+        var percentiles = Percentiles(values: [1, 50, 99])
 
-        @Option(help: "Statistic of the ratios: mean or median.")
-        var statistic: RatioStatistic = .mean
+        @OptionGroup var bins: BinsPerStopOption
 
-        @Option(help: "Percentiles in the statistics tables, comma-separated.")
-        var percentiles: String = "1,50,99"
-
-        @Option(help: "Histogram bins per stop.")
-        var binsPerStop = 4
-
+        /// --format, else the format of --output's extension.
         func reportFormat() throws -> AnalysisReport.Format {
-            if let format {
-                switch format.lowercased() {
-                case "html": return .html
-                case "markdown", "md": return .markdown
-                case "pdf": return .pdf
-                default: throw ValidationError("--format must be html, markdown or pdf")
-                }
-            }
+            if let format { return format.format }
             guard let f = AnalysisReport.Format(path: output) else {
                 throw ValidationError("cannot tell the report format from \(output): use .html, .md or .pdf, or --format")
             }
@@ -378,33 +305,20 @@ extension SceneLinearCommand {
 
         func validate() throws {
             _ = try reportFormat()
-            guard ["Y", "R", "G", "B"].contains(quantity) else { throw ValidationError("--quantity must be Y, R, G or B") }
-            for r in ratio where r.split(separator: "/").count != 2 { throw ValidationError("--ratio must be numerator/denominator") }
-            guard (1...64).contains(binsPerStop) else { throw ValidationError("--bins-per-stop must be 1...64") }
-            let values = percentiles.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-            guard values.allSatisfy({ $0 != nil && (0...100).contains($0!) }) else {
-                throw ValidationError("--percentiles must be numbers between 0 and 100")
-            }
         }
 
         func run() throws {
             var results: [FileAnalysis] = []
             try reportingFailures {
                 var request = try source.request()
-                request.percentiles = percentiles.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-                request.histogram = HistogramOptions(scale: .log2, binsPerStop: binsPerStop)
-                request.ratioQuantity = quantity
-                request.ratioStatistic = statistic
-                if !ratio.isEmpty {
-                    request.ratios = ratio.map { let p = $0.split(separator: "/").map(String.init); return (p[0], p[1]) }
-                } else if request.regions.count >= 2 {
-                    request.ratios = [(request.regions[0].name, request.regions[1].name)]
-                }
-                let (files, progress) = try source.files()
+                request.percentiles = percentiles.values
+                request.histogram = HistogramOptions(scale: .log2, binsPerStop: bins.binsPerStop)
+                ratios.apply(to: &request)
+                let (files, progress) = try source.files(quiet: quietOption.quiet)
                 results = try source.limits.withParallelism {
                     try AnalysisReport.write(files, request: request, format: try reportFormat(), to: output, progress: progress)
                 }
-                if !source.quiet { FileHandle.standardError.write(Data("wrote \(output)\n".utf8)) }
+                if !quietOption.quiet { FileHandle.standardError.write(Data("wrote \(output)\n".utf8)) }
             }
             try exitForFailures(results)
         }

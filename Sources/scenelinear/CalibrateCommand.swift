@@ -31,8 +31,8 @@ extension SceneLinearCommand {
 
                 The JSON (schema scenelinear.calibration/1) records the camera (make, model, \
                 serial number, lens), each reference's settings, value and residual, K and its \
-                uncertainty; `--calibration camera.json` applies it in convert and the analysis \
-                commands (--units luminance or radiance), refusing another camera body.
+                uncertainty; `--calibration camera.json` applies it in convert, merge, illuminance and the \
+                analysis commands (--units luminance or radiance), refusing another camera body.
                 """)
 
         @Argument(help: "The DNG photos of the references.")
@@ -40,14 +40,14 @@ extension SceneLinearCommand {
 
         @OptionGroup var outputSafety: OutputSafety
 
-        @Option(name: .customLong("region"), help: ArgumentHelp("A reference region, in output coordinates: name=top,left,bottom,right (whole pixels; rows top to bottom − 1), name=top%,left%,bottom%,right% (percentages of the height and width, e.g. ref=40%,45%,60%,55%), name=poly:x1,y1,x2,y2,... (pixels) or name=mask:<mask>. A region reaching outside the image is refused (exit 64), never clipped. Repeatable.", valueName: "name=spec"))
-        var regions: [String] = []
+        @OptionGroup var regionOptions: RegionOptions
 
         @Option(help: ArgumentHelp("Spot-meter luminance of the region(s), cd/m²: once, or once per reference.", valueName: "cd/m²"))
         var luminance: [Double] = []
 
-        @Option(help: ArgumentHelp("Relative standard uncertainty of each luminance reading (its repeatability), percent (default 1).", valueName: "percent"))
-        var luminanceUncertainty: String = "1"
+        @Option(help: ArgumentHelp("Relative standard uncertainty of each luminance reading (its repeatability), percent (default 1).", valueName: "percent"),
+                transform: ArgumentValue.percentage)
+        var luminanceUncertainty = 1.0 / 100
 
         @Option(help: ArgumentHelp("Grey card reflectance (0…1): once, or once per reference; with --illuminance.", valueName: "ρ"))
         var reflectance: [Double] = []
@@ -55,83 +55,48 @@ extension SceneLinearCommand {
         @Option(help: ArgumentHelp("Illuminance on the grey card, lux: once, or once per reference; with --reflectance.", valueName: "lux"))
         var illuminance: [Double] = []
 
-        @Option(help: ArgumentHelp("Relative standard uncertainty of the card's reflectance, percent (default 1.7: ±3 %, rectangular).", valueName: "percent"))
-        var reflectanceUncertainty: String = "1.7"
+        @Option(help: ArgumentHelp("Relative standard uncertainty of the card's reflectance, percent (default 1.7: ±3 %, rectangular).", valueName: "percent"),
+                transform: ArgumentValue.percentage)
+        var reflectanceUncertainty = 1.7 / 100
 
-        @Option(help: ArgumentHelp("Relative standard uncertainty of each illuminance reading, percent (default 1).", valueName: "percent"))
-        var illuminanceUncertainty: String = "1"
+        @Option(help: ArgumentHelp("Relative standard uncertainty of each illuminance reading, percent (default 1).", valueName: "percent"),
+                transform: ArgumentValue.percentage)
+        var illuminanceUncertainty = 1.0 / 100
 
         @Option(help: ArgumentHelp("Vertical illuminance measured at a fisheye camera's lens, lux: once, or once per photo. Each photo's whole image circle is then the reference (E_v = Σ L · cos θ · ω under --projection and --fov), instead of regions.", valueName: "lux"))
         var illuminanceVertical: [Double] = []
 
-        @Option(help: "With --illuminance-vertical: the fisheye's projection (equidistant, equisolid, orthographic, stereographic).")
-        var projection: FisheyeProjection?
+        @OptionGroup var fisheye: FisheyeOptions
 
-        @Option(help: "With --illuminance-vertical: the full field of view across the image circle, degrees (default 180).")
-        var fov: Double = 180
-
-        @Option(help: ArgumentHelp("With --illuminance-vertical: the image circle, x,y,r in output pixels (default: inscribed, centred).", valueName: "x,y,r"))
-        var circle: String?
-
-        @Option(help: ArgumentHelp("The meter's shared calibration uncertainty, percent (default 2.9: ±5 %, DIN 5032-7 class A, rectangular); 0 for exact references.", valueName: "percent"))
-        var meterUncertainty: String = "2.9"
+        @Option(help: ArgumentHelp("The meter's shared calibration uncertainty, percent (default 2.9: ±5 %, DIN 5032-7 class A, rectangular); 0 for exact references.", valueName: "percent"),
+                transform: ArgumentValue.percentage)
+        var meterUncertainty = 2.9 / 100
 
         @Option(name: .shortAndLong, help: "The calibration file to write (JSON).")
         var output: String
 
-        @Option(help: "CFA demosaicing: rcd (default), bilinear, or superpixel.")
-        var demosaic: DemosaicMethod = Demosaicer.defaultMethod
+        @OptionGroup var demosaicOption: DemosaicOption
 
-        @Flag(help: "Print the calibration as JSON instead of a summary.")
-        var json = false
+        @OptionGroup var style: OutputStyleOptions
 
         @OptionGroup var limits: LimitOptions
 
-        static func percent(_ text: String, _ name: String) throws -> Double {
-            let trimmed = text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "%", with: "")
-            guard let v = Double(trimmed), v >= 0, v < 1000 else {
-                throw ValidationError("\(name) must be a percentage from 0 to 1000, not \(text)")
-            }
-            return v / 100
-        }
+        var regions: [Region] { regionOptions.regions }
 
         /// The references from the photos, regions and values, as the pairing rules say.
         func references() throws -> [CalibrationReference] {
             guard !photos.isEmpty else { throw ValidationError("give at least one photo") }
-            if !illuminanceVertical.isEmpty {
-                guard regions.isEmpty, luminance.isEmpty, reflectance.isEmpty, illuminance.isEmpty else {
-                    throw ValidationError("--illuminance-vertical makes each photo's image circle the reference: no --region, --luminance, --reflectance or --illuminance")
-                }
-                guard let projection else { throw ValidationError("--illuminance-vertical needs --projection (the fisheye's)") }
-                guard fov > 0 && fov <= projection.maximumFieldOfView else { throw ValidationError("--fov must be in (0, \(projection.maximumFieldOfView)]") }
-                let c = circle.flatMap(parsedCircle)
-                if circle != nil && c == nil { throw ValidationError("--circle must be x,y,r (pixels, r > 0)") }
-                let e = illuminanceVertical.count == 1 ? Array(repeating: illuminanceVertical[0], count: photos.count) : illuminanceVertical
-                guard e.count == photos.count else {
-                    throw ValidationError("--illuminance-vertical is given \(illuminanceVertical.count) times for \(photos.count) photos: once, or once per photo")
-                }
-                for v in e where !(v > 0 && v.isFinite) { throw ValidationError("--illuminance-vertical must be positive, not \(v)") }
-                let u = try Self.percent(illuminanceUncertainty, "--illuminance-uncertainty")
-                let whole = Region.wholeImage()
-                return zip(photos, e).map { photo, lux in
-                    CalibrationReference(photo: photo, region: whole, luminance: lux / Double.pi, relativeUncertainty: u,
-                                         method: String(format: "vertical illuminance E_v = %.6g lx at the lens (L = E_v/π against Σ L cos θ ω/π)", lux),
-                                         fisheye: FisheyeSpec(projection: projection, fieldOfView: fov, circle: c))
-                }
-            }
+            if !illuminanceVertical.isEmpty { return try imageCircleReferences() }
             guard !regions.isEmpty else { throw ValidationError("give at least one --region") }
-            let parsed = try regions.map { text -> Region in
-                do { return try Region.parse(text) } catch let e as AnalysisError { throw ValidationError(e.reason) }
-            }
             var pairs: [(String, Region)] = []
             if photos.count == 1 {
-                pairs = parsed.map { (photos[0], $0) }
-            } else if parsed.count == photos.count {
-                pairs = Array(zip(photos, parsed))
-            } else if parsed.count == 1 {
-                pairs = photos.map { ($0, parsed[0]) }
+                pairs = regions.map { (photos[0], $0) }
+            } else if regions.count == photos.count {
+                pairs = Array(zip(photos, regions))
+            } else if regions.count == 1 {
+                pairs = photos.map { ($0, regions[0]) }
             } else {
-                throw ValidationError("\(photos.count) photos and \(parsed.count) regions: give one region per photo, or one for all")
+                throw ValidationError("\(photos.count) photos and \(regions.count) regions: give one region per photo, or one for all")
             }
             func values(_ v: [Double], _ name: String) throws -> [Double] {
                 if v.count == 1 { return Array(repeating: v[0], count: pairs.count) }
@@ -145,9 +110,11 @@ extension SceneLinearCommand {
                 throw ValidationError("give either --luminance (spot meter) or --reflectance with --illuminance (grey card)")
             }
             if !luminance.isEmpty {
-                let l = try values(luminance, "--luminance"), u = try Self.percent(luminanceUncertainty, "--luminance-uncertainty")
+                let l = try values(luminance, "--luminance")
                 for v in l where !(v > 0 && v.isFinite) { throw ValidationError("--luminance must be positive, not \(v)") }
-                return zip(pairs, l).map { CalibrationReference(photo: $0.0, region: $0.1, luminance: $1, relativeUncertainty: u, method: "spot meter") }
+                return zip(pairs, l).map {
+                    CalibrationReference(photo: $0.0, region: $0.1, luminance: $1, relativeUncertainty: luminanceUncertainty, method: "spot meter")
+                }
             }
             guard !reflectance.isEmpty, !illuminance.isEmpty else {
                 throw ValidationError("a grey card needs both --reflectance and --illuminance")
@@ -155,8 +122,7 @@ extension SceneLinearCommand {
             let rho = try values(reflectance, "--reflectance"), e = try values(illuminance, "--illuminance")
             for v in rho where !(v > 0 && v <= 1) { throw ValidationError("--reflectance must be in (0, 1], not \(v)") }
             for v in e where !(v > 0 && v.isFinite) { throw ValidationError("--illuminance must be positive, not \(v)") }
-            let ur = try Self.percent(reflectanceUncertainty, "--reflectance-uncertainty")
-            let ue = try Self.percent(illuminanceUncertainty, "--illuminance-uncertainty")
+            let ur = reflectanceUncertainty, ue = illuminanceUncertainty
             return pairs.indices.map { i in
                 CalibrationReference(photo: pairs[i].0, region: pairs[i].1, luminance: rho[i] * e[i] / Double.pi,
                                      relativeUncertainty: (ur * ur + ue * ue).squareRoot(),
@@ -164,25 +130,38 @@ extension SceneLinearCommand {
             }
         }
 
+        /// --illuminance-vertical: each photo's whole image circle is a reference.
+        private func imageCircleReferences() throws -> [CalibrationReference] {
+            guard regions.isEmpty, luminance.isEmpty, reflectance.isEmpty, illuminance.isEmpty else {
+                throw ValidationError("--illuminance-vertical makes each photo's image circle the reference: no --region, --luminance, --reflectance or --illuminance")
+            }
+            try fisheye.requireGivenCircle("calibrate")
+            guard let spec = fisheye.spec else { throw ValidationError("--illuminance-vertical needs --projection (the fisheye's)") }
+            let e = illuminanceVertical.count == 1 ? Array(repeating: illuminanceVertical[0], count: photos.count) : illuminanceVertical
+            guard e.count == photos.count else {
+                throw ValidationError("--illuminance-vertical is given \(illuminanceVertical.count) times for \(photos.count) photos: once, or once per photo")
+            }
+            for v in e where !(v > 0 && v.isFinite) { throw ValidationError("--illuminance-vertical must be positive, not \(v)") }
+            let whole = Region.wholeImage()
+            return zip(photos, e).map { photo, lux in
+                CalibrationReference(photo: photo, region: whole, luminance: lux / Double.pi, relativeUncertainty: illuminanceUncertainty,
+                                     method: String(format: "vertical illuminance E_v = %.6g lx at the lens (L = E_v/π against Σ L cos θ ω/π)", lux),
+                                     fisheye: spec)
+            }
+        }
+
         func validate() throws {
             _ = try references()
-            _ = try Self.percent(meterUncertainty, "--meter-uncertainty")
         }
 
         func run() throws {
-            try reportingFailures(json: json) {
+            try reportingFailures(json: style.json) {
                 var develop = DevelopOptions()
-                develop.demosaic = demosaic
-                try limits.apply(to: &develop)
-                let calibration = try Pipeline.calibrate(try references(), develop: develop,
-                                                         meterRelativeUncertainty: try Self.percent(meterUncertainty, "--meter-uncertainty"))
-                let data = try calibration.json()
-                try AtomicFile.write(to: output) { temporary in
-                    do { try data.write(to: URL(fileURLWithPath: temporary)) } catch {
-                        throw PhotometryError(path: output, reason: "cannot write the calibration: \(error.localizedDescription)", category: .outputFailure)
-                    }
-                }
-                if json {
+                demosaicOption.apply(to: &develop)
+                limits.apply(to: &develop)
+                let calibration = try Pipeline.calibrate(try references(), develop: develop, meterRelativeUncertainty: meterUncertainty)
+                let data = try calibration.write(to: output)
+                if style.json {
                     print(String(decoding: data, as: UTF8.self))
                     return
                 }
@@ -195,7 +174,7 @@ extension SceneLinearCommand {
                     print(String(format: "  %@ %@: %.6g cd/m² (%@), x = %.6g, K = %.6g, residual %+.3g %%", r.file, r.region, r.luminance,
                                  r.method, r.measured, r.constant, 100 * r.residual))
                 }
-                print("wrote \(output)")
+                if !style.quiet { print("wrote \(output)") }
             }
         }
     }

@@ -2,47 +2,50 @@ import ArgumentParser
 import Foundation
 import SceneLinearKit
 
-/// `--projection`, `--fov` and `--circle`: a circular fisheye's lens, shared by
-/// `illuminance` (which needs it) and `merge` (whose .hdr it makes a fisheye picture).
+/// `--projection`, `--fov` and `--circle`: a circular fisheye's lens, for every command that
+/// takes one (illuminance, merge, the analysis commands, calibrate).
 struct FisheyeOptions: ParsableArguments {
-    @Option(help: "The lens's projection: equidistant (r = fθ), equisolid (r = 2f sin θ/2), orthographic (r = f sin θ) or stereographic (r = 2f tan θ/2).")
+    @Option(help: "A circular fisheye's projection: equidistant (r = fθ), equisolid (r = 2f sin θ/2), orthographic (r = f sin θ) or stereographic (r = 2f tan θ/2). illuminance integrates over its image circle (required there); stats, histogram, ratio and report weight each pixel by its solid angle (statistics per steradian); merge draws an .hdr output as the picture evalglare reads and adds /fisheye to an .h5; calibrate takes it with --illuminance-vertical. See docs/fisheye.md.")
     var projection: FisheyeProjection?
 
-    @Option(help: "Full field of view across the image circle, degrees (default 180).")
+    @Option(help: "With --projection: the full field of view across the image circle, degrees (default 180).")
     var fov: Double?
 
-    @Option(help: ArgumentHelp("The image circle in output pixels: centre x, centre y and radius, or auto (found from the dark surround: a first estimate from the pixels above the surround, refined by counting the pixels near the edge that are brighter than halfway between the sky just inside and the surround just outside; the centroid and √(count/π); see docs/fisheye.md) (default: the circle inscribed in the image, centred).", valueName: "x,y,r|auto"))
-    var circle: String?
+    @Option(help: ArgumentHelp("With --projection: the image circle in output pixels, centre x, centre y and radius, or auto (illuminance and merge: found from the dark surround: a first estimate from the pixels above the surround, refined by counting the pixels near the edge that are brighter than halfway between the sky just inside and the surround just outside; the centroid and √(count/π); see docs/fisheye.md) (default: the circle inscribed in the image, centred).", valueName: "x,y,r|auto"), transform: ArgumentValue.imageCircle)
+    var circle: FisheyeCircle?
 
     var fieldOfView: Double { fov ?? 180 }
 
     func validate() throws {
         guard let projection else {
-            if fov != nil || circle != nil { throw ValidationError("--fov and --circle describe a fisheye lens: they need --projection") }
+            if circle != nil { throw ValidationError("--circle describes a fisheye lens: it needs --projection") }
             return
         }
         guard fieldOfView > 0 && fieldOfView <= projection.maximumFieldOfView else {
             throw ValidationError("--fov must be in (0, \(projection.maximumFieldOfView)] degrees for --projection \(projection.rawValue)")
         }
-        if let circle, circle != "auto", parsedCircle(circle) == nil {
-            throw ValidationError("--circle must be x,y,r (pixels, r > 0) or auto")
+    }
+
+    /// The lens asked for; nil without --projection.
+    var request: FisheyeLensRequest? {
+        projection.map { FisheyeLensRequest(projection: $0, fieldOfView: fieldOfView, circle: circle ?? .inscribed) }
+    }
+
+    /// For illuminance and merge: --fov, like --circle, needs --projection.
+    func requireProjectionForLensOptions() throws {
+        if projection == nil && (fov != nil || circle != nil) {
+            throw ValidationError("--fov and --circle describe a fisheye lens: they need --projection")
         }
     }
 
-    /// The lens of `image` (read from `path`): the given circle, the one found (`auto`), or
-    /// the inscribed one; nil without --projection.
-    /// - Throws: `AnalysisError` when `auto` finds no image circle.
-    func lens(for image: SceneLinearImage, path: String) throws -> FisheyeLens? {
-        guard let projection else { return nil }
-        let width = image.width, height = image.height
-        guard circle == "auto" else {
-            return FisheyeSpec(projection: projection, fieldOfView: fieldOfView, circle: circle.flatMap(parsedCircle)).lens(width: width, height: height)
+    /// For the commands that take the same circle for every image: `--circle auto` refused.
+    func requireGivenCircle(_ command: String) throws {
+        if circle == .detected {
+            throw ValidationError("--circle auto is found in each image by illuminance and merge only: give \(command) the circle as x,y,r")
         }
-        let w = Rec2020.luminanceWeights, px = image.pixels.samples
-        let y = (0..<(width * height)).map { i in Float(w.x) * px[3 * i] + Float(w.y) * px[3 * i + 1] + Float(w.z) * px[3 * i + 2] }
-        guard let found = FisheyeLens.detectCircle(luminance: y, width: width, height: height) else {
-            throw AnalysisError(reason: "\(path): no image circle found (give --circle x,y,r)")
-        }
-        return FisheyeLens(projection: projection, fieldOfView: fieldOfView, centerX: found.x, centerY: found.y, radius: found.r)
     }
+
+    /// The lens as the measurements and calibrations take it; nil without --projection.
+    /// (`requireGivenCircle` has refused a circle to be found.)
+    var spec: FisheyeSpec? { request?.spec }
 }

@@ -2,16 +2,6 @@ import ArgumentParser
 import Foundation
 import SceneLinearKit
 
-extension FisheyeProjection: ExpressibleByArgument {}
-
-/// `--circle x,y,r`: the image circle's centre and radius in output pixels, or nil when the
-/// text is not three numbers with a positive radius.
-func parsedCircle(_ text: String) -> [Double]? {
-    let parts = text.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-    guard parts.count == 3, parts.allSatisfy(\.isFinite), parts[2] > 0 else { return nil }
-    return parts
-}
-
 /// The document `illuminance --json` prints (schema scenelinear.illuminance/1).
 struct IlluminanceDocument: Codable {
     var schema = "scenelinear.illuminance/1"
@@ -41,7 +31,7 @@ extension SceneLinearCommand {
                 header records the lower-bound pixels and their share of the solid angle, and when \
                 there are any they are marked in x.clip.hdr, remapped alike, with a warning) or \
                 .h5 (the image with /fisheye/theta, /fisheye/azimuth, /fisheye/solid_angle). \
-                See docs/fisheye.md.
+                --json prints schema scenelinear.illuminance/1. See docs/fisheye.md.
                 """)
 
         @Argument(help: "Fisheye images: DNG, or EXR/HDF5 in absolute units.")
@@ -53,21 +43,17 @@ extension SceneLinearCommand {
 
         @OptionGroup var unitOptions: UnitOptions
 
-        @Option(help: "CFA demosaicing of DNG inputs: rcd (default), bilinear or superpixel.")
-        var demosaic: DemosaicMethod = Demosaicer.defaultMethod
+        @OptionGroup var demosaicOption: DemosaicOption
 
         @Option(name: .shortAndLong, help: "Also write the (first) image with its geometry: .hdr (Radiance, with VIEW=) or .h5 (with /fisheye).")
         var output: String?
 
-        @Flag(help: "Print JSON (schema scenelinear.illuminance/1).")
-        var json = false
-
-        @Flag(name: .shortAndLong, help: "Print nothing but the results and errors.")
-        var quiet = false
+        @OptionGroup var style: OutputStyleOptions
 
         @OptionGroup var limits: LimitOptions
 
         func validate() throws {
+            try fisheye.requireProjectionForLensOptions()
             guard fisheye.projection != nil else { throw ValidationError("Missing expected argument '--projection <projection>'") }
             if let output, !["hdr", "h5", "hdf5"].contains(URL(fileURLWithPath: output).pathExtension.lowercased()) {
                 throw ValidationError("--output must end in .hdr or .h5")
@@ -75,50 +61,26 @@ extension SceneLinearCommand {
         }
 
         func run() throws {
-            try reportingFailures(json: json) {
+            try reportingFailures(json: style.json) {
+                guard let lens = fisheye.request else { throw ValidationError("Missing expected argument '--projection <projection>'") }
                 var options = DevelopOptions()
                 try unitOptions.apply(to: &options, exposure: .none, absoluteByDefault: true)
-                options.demosaic = demosaic
+                demosaicOption.apply(to: &options)
                 options.includeMasks = false
-                try limits.apply(to: &options)
-                var results: [IlluminanceResult] = []
-                var picture: RadianceLowerBounds?
-                try limits.withParallelism {
-                    for (i, file) in files.enumerated() {
-                        // Converted files are taken in whichever absolute unit they hold (--units is for DNGs).
-                        var fileOptions = options
-                        if ["exr", "h5", "hdf5"].contains(URL(fileURLWithPath: file).pathExtension.lowercased()) { fileOptions.exposure = .none }
-                        let input = try AnalysisInput.load(file, options: fileOptions)
-                        guard let lens = try fisheye.lens(for: input.image, path: file) else {
-                            throw ValidationError("Missing expected argument '--projection <projection>'")
-                        }
-                        results.append(try Pipeline.illuminance(input, lens: lens))
-                        if i == 0, let output {
-                            if URL(fileURLWithPath: output).pathExtension.lowercased() == "hdr" {
-                                picture = try Pipeline.writeFisheyeRadiance(input.image, lens: lens, to: output)
-                                if !quiet { picture?.warn(path: output) }
-                            } else {
-                                // Half floats, or 32-bit floats when a value (a sun) is beyond half's range.
-                                let groups = [Pipeline.fisheyeGroup(lens, width: input.image.width, height: input.image.height)]
-                                do {
-                                    try HDF5File.write(input.image, to: output, groups: groups)
-                                } catch is HalfRangeError {
-                                    var wide = HDF5Options()
-                                    wide.sampleType = .float32
-                                    try HDF5File.write(input.image, to: output, options: wide, groups: groups)
-                                }
-                            }
-                        }
+                limits.apply(to: &options)
+                let measured = try limits.withParallelism {
+                    try Pipeline.illuminance(files, lens: lens, options: options, output: output) { bounds in
+                        if let output, !style.quiet { bounds.warn(path: output) }
                     }
                 }
-                if json {
-                    print(try ReportJSON.encode(IlluminanceDocument(results: results, output: output, lowerBounds: picture)))
+                if style.json {
+                    print(try ReportJSON.encode(IlluminanceDocument(results: measured.results, output: output, lowerBounds: measured.picture)))
                     return
                 }
-                for r in results { print(Self.text(r)) }
-                if let output, !quiet {
+                for r in measured.results { print(Self.text(r)) }
+                if let output, !style.quiet {
                     print("wrote \(output)")
-                    if let mask = picture?.mask { print("wrote \(mask) (lower-bound mask of \(output))") }
+                    if let mask = measured.picture?.mask { print("wrote \(mask) (lower-bound mask of \(output))") }
                 }
             }
         }

@@ -26,8 +26,7 @@ extension SceneLinearCommand {
         @Argument(help: "The DNG file, or - to read it from standard input.")
         var file: String
 
-        @Flag(help: "Print JSON instead of text.")
-        var json = false
+        @OptionGroup var style: OutputStyleOptions
 
         @Flag(help: "Also list every tag of every IFD.")
         var tags = false
@@ -35,57 +34,19 @@ extension SceneLinearCommand {
         @Flag(help: "Decode the raw image and compare it with the digest the file records (exit code 13 on a mismatch).")
         var verifyDigest = false
 
-        @Flag(name: .shortAndLong, help: "Accepted by every command; info has no progress or summary lines to leave out.")
-        var quiet = false
-
-        @Option(name: .customLong("max-pixels"), help: ArgumentHelp("With --verify-digest: refuse raw images larger than this many pixels, as convert does (suffix K, M or G; default 1073741824).", valueName: "n"))
-        var maxPixels: String?
-
-        @Option(name: .customLong("max-memory"), help: ArgumentHelp("With --verify-digest: refuse files whose decode would need more memory than this, as convert does; also the most read from standard input, 1 GiB without it (suffix K, M, G for KiB, MiB, GiB; default three quarters of the allocation's memory). Exit code 17.", valueName: "bytes"))
-        var maxMemory: String?
-
-        func validate() throws {
-            if let maxPixels { _ = try LimitOptions.parse(maxPixels, base: 1000, what: "--max-pixels") }
-            if let maxMemory { _ = try LimitOptions.parse(maxMemory, base: 1024, what: "--max-memory") }
-        }
-
-        func developOptions() throws -> DevelopOptions {
-            var options = DevelopOptions()
-            if let maxPixels { options.limits.maxPixels = try LimitOptions.parse(maxPixels, base: 1000, what: "--max-pixels") }
-            if let maxMemory { options.maxMemoryBytes = try LimitOptions.parse(maxMemory, base: 1024, what: "--max-memory") }
-            return options
-        }
-
-        /// Standard input, read up to `limit` bytes.
-        /// - Throws: `LimitError` past the limit.
-        static func readStandardInput(limit: Int) throws -> Data {
-            var data = Data()
-            while true {
-                let chunk = FileHandle.standardInput.readData(ofLength: 1 << 20)
-                if chunk.isEmpty { return data }
-                guard data.count + chunk.count <= limit else {
-                    throw LimitError(path: "<stdin>", reason: "standard input is longer than the limit of \(limit) bytes (--max-memory)")
-                }
-                data.append(chunk)
-            }
-        }
+        @OptionGroup var limits: ResourceLimitOptions
 
         func run() throws {
             var mismatch = false
-            try reportingFailures(json: json) {
-                let dng: DNGFile
-                if file == "-" {
-                    // At most --max-memory, or 1 GiB without it (a DNG larger than that comes as a file).
-                    let limit = maxMemory == nil ? min(1 << 30, Pipeline.memoryLimit(try developOptions())) : Pipeline.memoryLimit(try developOptions())
-                    let data = try Self.readStandardInput(limit: limit)
-                    dng = try DNGFile(file: FileBytes(data: data, path: "<stdin>"))
-                } else {
-                    dng = try DNGFile.open(path: file)
-                }
-                let digest = verifyDigest ? try Pipeline.digestState(dng, verify: true, options: try developOptions()) : nil
-                if case .mismatch = digest { mismatch = true }
-                let report = InfoReport(dng: dng, includeTags: tags, digest: digest)
-                print(json ? try report.json() : report.text)
+            try reportingFailures(json: style.json) {
+                var options = DevelopOptions()
+                limits.apply(to: &options)
+                // Standard input: at most --max-memory, or 1 GiB without it (a DNG larger than that comes as a file).
+                let limit = limits.maxMemory == nil ? min(1 << 30, Pipeline.memoryLimit(options)) : Pipeline.memoryLimit(options)
+                let report = try InfoReport.make(path: file, includeTags: tags, verifyDigest: verifyDigest, options: options,
+                                                 standardInputLimit: limit)
+                mismatch = report.digestMismatch
+                print(style.json ? try report.json() : report.text)
             }
             if mismatch { throw ExitCode(FailureCategory.corruptData.exitCode) }
         }

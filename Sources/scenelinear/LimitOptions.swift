@@ -1,13 +1,25 @@
 import ArgumentParser
 import SceneLinearKit
 
-/// Per-file resource limits and the digest check, shared by the commands that decode DNGs.
-struct LimitOptions: ParsableArguments {
-    @Option(name: .customLong("max-pixels"), help: ArgumentHelp("Refuse raw images larger than this many pixels (suffix K, M or G for 10³, 10⁶, 10⁹; default 1073741824).", valueName: "n"))
-    var maxPixels: String?
+/// `--max-pixels` and `--max-memory`: the limits checked before a raw image is decoded.
+struct ResourceLimitOptions: ParsableArguments {
+    @Option(name: .customLong("max-pixels"), help: ArgumentHelp("Refuse raw images larger than this many pixels (suffix K, M or G for 10³, 10⁶, 10⁹; default 1073741824); exit code 17. info applies it with --verify-digest.", valueName: "n"), transform: ArgumentValue.pixelCount)
+    var maxPixels: Int?
 
-    @Option(name: .customLong("max-memory"), help: ArgumentHelp("Refuse files whose decode would need more memory than this, estimated from the dimensions before decoding (suffix K, M, G for KiB, MiB, GiB; default three quarters of the allocation's memory: physical memory, the cgroup's memory limit or Slurm's, whichever is least). Exit code 17.", valueName: "bytes"))
-    var maxMemory: String?
+    @Option(name: .customLong("max-memory"), help: ArgumentHelp("Refuse files whose decode would need more memory than this, estimated from the dimensions before decoding (suffix K, M, G for KiB, MiB, GiB; default three quarters of the allocation's memory: physical memory, the cgroup's memory limit or Slurm's, whichever is least); exit code 17. info applies it with --verify-digest, and reads at most this from standard input (1 GiB without it).", valueName: "bytes"), transform: ArgumentValue.byteCount)
+    var maxMemory: Int?
+
+    /// Applies the limits to develop options.
+    func apply(to options: inout DevelopOptions) {
+        if let maxPixels { options.limits.maxPixels = maxPixels }
+        if let maxMemory { options.maxMemoryBytes = maxMemory }
+    }
+}
+
+/// Per-file resource limits, the digest check and the thread count, shared by the commands
+/// that decode DNGs.
+struct LimitOptions: ParsableArguments {
+    @OptionGroup var resources: ResourceLimitOptions
 
     @Flag(help: "Convert a file whose raw data do not match the digest it records (NewRawImageDigest, RawImageDigest, OriginalRawFileDigest) instead of failing with exit code 13; the outputs record 'digest: mismatch, ignored' and both digests.")
     var ignoreDigest = false
@@ -20,8 +32,6 @@ struct LimitOptions: ParsableArguments {
 
     func validate() throws {
         if ignoreDigest && skipDigest { throw ValidationError("--ignore-digest and --skip-digest exclude each other") }
-        if let maxPixels { _ = try Self.parse(maxPixels, base: 1000, what: "--max-pixels") }
-        if let maxMemory { _ = try Self.parse(maxMemory, base: 1024, what: "--max-memory") }
         if let threads, !(1...Parallel.maxThreads).contains(threads) { throw ValidationError("--threads must be 1...\(Parallel.maxThreads)") }
     }
 
@@ -32,24 +42,9 @@ struct LimitOptions: ParsableArguments {
         return try Parallel.withThreadCount(threads, body)
     }
 
-    /// Applies the limits to develop options.
-    func apply(to options: inout DevelopOptions) throws {
-        if let maxPixels { options.limits.maxPixels = try Self.parse(maxPixels, base: 1000, what: "--max-pixels") }
-        if let maxMemory { options.maxMemoryBytes = try Self.parse(maxMemory, base: 1024, what: "--max-memory") }
+    /// Applies the limits and the digest check to develop options.
+    func apply(to options: inout DevelopOptions) {
+        resources.apply(to: &options)
         options.digest = skipDigest ? .skip : ignoreDigest ? .ignoreMismatch : .verify
-    }
-
-    /// "12M" → 12 × base²; a positive whole number with an optional K/M/G suffix.
-    static func parse(_ text: String, base: Int, what: String) throws -> Int {
-        var digits = text.trimmingCharacters(in: .whitespaces)
-        var factor = 1
-        if let last = digits.last?.uppercased(), let power = ["K": 1, "M": 2, "G": 3][last] {
-            digits.removeLast()
-            factor = (0..<power).reduce(1) { r, _ in r * base }
-        }
-        guard let n = Int(digits), n > 0, n <= Int.max / factor else {
-            throw ValidationError("\(what) must be a positive whole number with an optional K, M or G suffix, not \(text)")
-        }
-        return n * factor
     }
 }

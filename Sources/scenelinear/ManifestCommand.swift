@@ -20,45 +20,20 @@ extension SceneLinearCommand {
         @Option(name: .shortAndLong, help: "Write the merged manifest here.")
         var output: String?
 
-        @Flag(name: .shortAndLong, help: "Print nothing but errors: no summary.")
-        var quiet = false
+        @OptionGroup var quietOption: QuietOption
 
         func run() throws {
             try reportingFailures {
-                var files: [String] = []
-                for path in paths {
-                    var isDirectory: ObjCBool = false
-                    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                        throw ContainerError.fileNotFound(path: path)
-                    }
-                    if isDirectory.boolValue {
-                        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-                        files += names.filter { $0.hasPrefix("scenelinear-manifest") && $0.hasSuffix(".jsonl") }.sorted()
-                            .map { (path.hasSuffix("/") ? path : path + "/") + $0 }
-                    } else {
-                        if let problem = RegularFile.problem(path) { throw ContainerError.unreadable(path: path, reason: problem) }
-                        files.append(path)
-                    }
-                }
+                let files = try BatchConverter.manifestFiles(paths)
                 let records = BatchConverter.mergeManifests(files)
                 let ok = records.filter { $0.status == "ok" }.count
+                let quiet = quietOption.quiet
                 if !quiet { print("\(files.count) manifest(s), \(records.count) inputs: \(ok) converted, \(records.count - ok) failed") }
                 for r in records where r.status != "ok" {
                     FileHandle.standardError.write(Data("failed: \(r.error ?? r.input)\n".utf8))
                 }
                 if let output {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                    var data = Data()
-                    for r in records {
-                        data.append(try encoder.encode(r))
-                        data.append(0x0A)
-                    }
-                    try AtomicFile.write(to: output) { temporary in
-                        guard FileManager.default.createFile(atPath: temporary, contents: data) else {
-                            throw OutputError(path: output, reason: "cannot create the file")
-                        }
-                    }
+                    try BatchConverter.writeManifest(records, to: output)
                     if !quiet { print("wrote \(output)") }
                 }
             }

@@ -41,7 +41,8 @@ extension SceneLinearCommand {
                 count and share of lower-bound pixels, which, when there are any, are marked in \
                 x.clip.hdr (1 where a lower bound) with a warning. With --projection (a fisheye \
                 bracket) the .hdr is the square around the image circle with Radiance's VIEW= line, \
-                as illuminance -o writes it, for evalglare; an .h5 gets /fisheye. See docs/merge.md.
+                as illuminance -o writes it, for evalglare; an .h5 gets /fisheye. --json prints schema \
+                scenelinear.merge/1. See docs/merge.md.
                 """)
 
         @Argument(help: "The raw frames (DNG), at least two.")
@@ -75,22 +76,9 @@ extension SceneLinearCommand {
         @Option(help: "With --align: the largest shift searched, pixels each way (default 64).")
         var alignRange: Int = 64
 
-        @Option(help: "Exposure scaling of relative values: none (the reference frame's units) or baseline (× 2^BaselineExposure of the reference frame).")
-        var exposure: ExposureMode = .none
+        @OptionGroup var develop: DevelopOptionGroup
 
         @OptionGroup var unitOptions: UnitOptions
-
-        @Option(help: "Output colour: rec2020 (default), acescg, aces2065-1, rec709, xyz-d65 or camera (see convert).")
-        var color: ColorChoice = .rec2020
-
-        @Option(help: "CFA demosaicing: rcd (default), bilinear or superpixel (the standard deviation layer is exact for superpixel and LinearRaw, an upper bound for interpolated channels).")
-        var demosaic: DemosaicMethod = Demosaicer.defaultMethod
-
-        @Option(help: "Crop: user (DefaultCrop then DefaultUserCrop), default or none (the whole ActiveArea).")
-        var crop: CropMode = .user
-
-        @Flag(help: "Keep the sensor orientation instead of rotating/mirroring by the Orientation tag.")
-        var noOrientation = false
 
         @Option(help: "EXR channel type: float (default: merged brackets exceed half's range) or half.")
         var exrType: EXRPixelType = .float
@@ -101,19 +89,17 @@ extension SceneLinearCommand {
         @Option(help: "HDF5 sample type of /image: float32 (default) or float16.")
         var hdf5Type: HDF5SampleType = .float32
 
-        @Flag(help: "Print timings in seconds: decode (the frames' Stage 1), ratios, merge, develop (values and variances through the conversion), layers (std and frame counts), write.")
-        var timings = false
+        @OptionGroup var timingsOption: TimingsOption
 
-        @Flag(help: "Print what was done as JSON (schema scenelinear.merge/1).")
-        var json = false
-
-        @Flag(name: .shortAndLong, help: "Print nothing but errors (and the --json document).")
-        var quiet = false
+        @OptionGroup var style: OutputStyleOptions
 
         @OptionGroup var limits: LimitOptions
 
+        /// The format of --output (checked by `validate`).
+        var format: OutputFormat? { OutputFormat(pathExtension: URL(fileURLWithPath: output).pathExtension) }
+
         func validate() throws {
-            if exposure == .normalized {
+            if develop.exposure == .normalized {
                 throw ValidationError("--exposure normalized would divide by the reference frame's exposure: use none or baseline, or --units")
             }
             guard ratioTolerance >= 0 && ratioTolerance < 100 else { throw ValidationError("--ratio-tolerance must be 0...100 percent") }
@@ -125,49 +111,51 @@ extension SceneLinearCommand {
             if let reference, !(1...max(frames.count, 1)).contains(reference) {
                 throw ValidationError("--reference must be 1...\(frames.count) (a frame number in the order given)")
             }
-            guard let format = OutputFormat(pathExtension: URL(fileURLWithPath: output).pathExtension) else {
-                throw ValidationError("--output must end in .exr, .h5 or .hdr")
-            }
+            guard let format else { throw ValidationError("--output must end in .exr, .h5 or .hdr") }
+            try fisheye.requireProjectionForLensOptions()
             if fisheye.projection != nil && format == .exr {
                 throw ValidationError("--projection describes the picture of an .hdr or .h5 output, not of an EXR")
             }
         }
 
+        /// The merge's settings from the options.
+        func mergeOptions() throws -> MergeOptions {
+            var options = MergeOptions()
+            try unitOptions.apply(to: &options.develop, exposure: develop.exposure)
+            develop.apply(to: &options.develop)
+            limits.apply(to: &options.develop)
+            options.reference = reference.map { $0 - 1 }
+            options.ratioTolerance = ratioTolerance / 100
+            options.saturation = saturation
+            options.allowUncheckedRatios = uncheckedRatios
+            options.align = align
+            options.maxShift = alignRange
+            options.maxDisagreement = maxDisagreement / 100
+            return options
+        }
+
         func run() throws {
-            try reportingFailures(json: json) {
-                var options = MergeOptions()
-                try unitOptions.apply(to: &options.develop, exposure: exposure)
-                options.develop.encoding = color.encoding
-                options.develop.demosaic = demosaic
-                options.develop.crop = crop
-                options.develop.applyOrientation = !noOrientation
-                try limits.apply(to: &options.develop)
-                options.reference = reference.map { $0 - 1 }
-                options.ratioTolerance = ratioTolerance / 100
-                options.saturation = saturation
-                options.allowUncheckedRatios = uncheckedRatios
-                options.align = align
-                options.maxShift = alignRange
-                options.maxDisagreement = maxDisagreement / 100
-                let format = OutputFormat(pathExtension: URL(fileURLWithPath: output).pathExtension)!
+            try reportingFailures(json: style.json) {
+                let options = try mergeOptions()
+                guard let format else { throw ValidationError("--output must end in .exr, .h5 or .hdr") }
                 if format == .hdr && !options.develop.exposure.isAbsolute {
                     throw OutputError(path: output, reason: "a Radiance picture holds absolute values: merge with --units luminance or radiance")
                 }
                 var merged = try limits.withParallelism { try Pipeline.merge(paths: frames, options: options) }
-                let lens = try fisheye.lens(for: merged.image, path: output)
+                let lens = try fisheye.request?.lens(for: merged.image, path: output)
                 let start = DispatchTime.now().uptimeNanoseconds
                 let bounds = try limits.withParallelism { try write(&merged, format: format, lens: lens) }
                 merged.timings.append(("write", Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9))
-                if !quiet { bounds?.warn(path: output) }
-                if timings {
+                if !style.quiet { bounds?.warn(path: output) }
+                if timingsOption.timings {
                     FileHandle.standardError.write(Data(("timings: " + merged.timings.map { String(format: "%@ %.3f", $0.0, $0.1) }
                         .joined(separator: ", ") + "\n").utf8))
                 }
-                if json {
+                if style.json {
                     let document = MergeDocument(output: output, format: format.rawValue, units: merged.image.exposure.mode.rawValue,
                                                  report: merged.report, lens: lens, lowerBounds: bounds)
                     print(try ReportJSON.encode(document))
-                } else if !quiet {
+                } else if !style.quiet {
                     print(Self.summary(merged.report, unit: merged.image.exposure.mode))
                     print("wrote \(output)")
                     if let mask = bounds?.mask { print("wrote \(mask) (lower-bound mask of \(output))") }

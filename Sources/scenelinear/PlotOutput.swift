@@ -4,8 +4,9 @@ import SceneLinearKit
 /// Writes the charts of the analysis commands.
 enum PlotOutput {
     /// One histogram chart per file and region: `path` itself when there is one, else
-    /// `<stem>-1.<ext>`, `<stem>-2.<ext>`, … in the order of the table, each named on stderr.
-    static func writeHistograms(_ results: [FileAnalysis], to path: String) throws {
+    /// `<stem>-1.<ext>`, `<stem>-2.<ext>`, … in the order of the table, each named on stderr
+    /// unless `quiet`.
+    static func writeHistograms(_ results: [FileAnalysis], to path: String, quiet: Bool) throws {
         _ = try AnalysisCharts.format(of: path)
         let plots = results.filter { $0.error == nil }.flatMap { file in
             file.regions.compactMap { AnalysisCharts.histogram(file, region: $0) }
@@ -15,7 +16,7 @@ enum PlotOutput {
         for (i, plot) in plots.enumerated() {
             let target = plots.count == 1 ? path : "\(stem)-\(i + 1).\(ext)"
             try AnalysisCharts.write({ PlotRenderer.render(plot, format: $0) }, to: target)
-            FileHandle.standardError.write(Data("wrote \(target) (\(plot.title))\n".utf8))
+            if !quiet { FileHandle.standardError.write(Data("wrote \(target) (\(plot.title))\n".utf8)) }
         }
     }
 }

@@ -66,6 +66,27 @@ func finishStandardOutput() {
     }
 }
 
+/// A failure as `--json` reports it on stderr.
+struct FailureDocument: Encodable {
+    /// The category's name (`FailureCategory.name`).
+    var error: String
+    var message: String
+    var exitCode: Int
+
+    init(_ failure: any SceneLinearFailure) {
+        error = failure.category.name
+        message = failure.description
+        exitCode = Int(failure.category.exitCode)
+    }
+
+    /// One line of JSON.
+    var line: Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return ((try? encoder.encode(self)) ?? Data()) + Data("\n".utf8)
+    }
+}
+
 /// Runs `body`; a `SceneLinearFailure` is printed (as text, or JSON with `json`) and turned
 /// into its exit code, so scripts can tell what went wrong.
 func reportingFailures(json: Bool = false, _ body: () throws -> Void) throws {
@@ -73,10 +94,7 @@ func reportingFailures(json: Bool = false, _ body: () throws -> Void) throws {
         try body()
     } catch let failure as any SceneLinearFailure {
         if json {
-            let payload: [String: Any] = ["error": failure.category.name, "message": failure.description,
-                                          "exitCode": Int(failure.category.exitCode)]
-            let data = (try? JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])) ?? Data()
-            FileHandle.standardError.write(data + Data("\n".utf8))
+            FileHandle.standardError.write(FailureDocument(failure).line)
         } else {
             FileHandle.standardError.write(Data("scenelinear: error: \(failure.description)\n".utf8))
         }

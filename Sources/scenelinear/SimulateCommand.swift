@@ -35,14 +35,13 @@ extension SceneLinearCommand {
         @Option(name: .shortAndLong, help: "Output directory (created when missing).")
         var output: String = "."
 
-        @Flag(name: .shortAndLong, help: "Print nothing but errors: no list of the files written.")
-        var quiet = false
+        @OptionGroup var quietOption: QuietOption
 
         @Option(help: "Base name of the files (default: the scene's name).")
         var name: String?
 
-        @Option(help: "Image width and height for built-in scenes.")
-        var size: String = "1024x768"
+        @Option(help: ArgumentHelp("Image width and height for built-in scenes (default 1024x768).", valueName: "size"), transform: ArgumentValue.imageSize)
+        var size = ImageSize(width: 1024, height: 768)
 
         @Option(help: "Layout: linear-raw (3 samples per pixel, like ProRAW) or cfa.")
         var layout: String?
@@ -65,49 +64,30 @@ extension SceneLinearCommand {
         @Option(help: "ISO (overrides the camera file).")
         var iso: Double?
 
-        @Option(parsing: .unconditional, help: ArgumentHelp("A bracket: exposure offsets in stops, comma-separated (e.g. -4,0,4): one DNG per offset, exposure time × 2^offset.", valueName: "ev,ev,..."))
-        var bracket: String?
+        @Option(parsing: .unconditional, help: ArgumentHelp("A bracket: exposure offsets in stops, comma-separated (e.g. -4,0,4): one DNG per offset, exposure time × 2^offset.", valueName: "ev,ev,..."),
+                transform: ArgumentValue.bracketStops)
+        var bracket: BracketStops?
 
-        func bracketStops() throws -> [Double]? {
-            guard let bracket else { return nil }
-            let stops = bracket.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-            guard !stops.isEmpty, stops.allSatisfy({ $0 != nil && $0!.isFinite && abs($0!) <= 30 }) else {
-                throw ValidationError("--bracket must be comma-separated exposure offsets in stops, each within ±30 (e.g. -4,0,4)")
-            }
-            return stops.map { $0! }
-        }
-
-        func validate() throws {
-            let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
-            guard parts.count == 2, parts.allSatisfy({ (16...20000).contains($0) }) else {
-                throw ValidationError("--size must be WIDTHxHEIGHT, 16...20000 each")
-            }
-            _ = try bracketStops()
+        /// The camera file with the options' overrides.
+        func cameraModel() throws -> CameraModel {
+            var model = try camera.map(CameraModel.read) ?? CameraModel()
+            if let layout { model.layout = layout }
+            if let cfaPattern { model.cfaPattern = cfaPattern }
+            if let storage { model.storage = storage }
+            if let seed { model.seed = seed }
+            if let exposureTime { model.exposureTime = exposureTime }
+            if let iso { model.iso = iso }
+            model.noise = noise
+            return model
         }
 
         func run() throws {
             try reportingFailures {
-                var model = try camera.map(CameraModel.read) ?? CameraModel()
-                if let layout { model.layout = layout }
-                if let cfaPattern { model.cfaPattern = cfaPattern }
-                if let storage { model.storage = storage }
-                if let seed { model.seed = seed }
-                if let exposureTime { model.exposureTime = exposureTime }
-                if let iso { model.iso = iso }
-                model.noise = noise
-                let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
-                let rendered = try loadScene(width: parts[0], height: parts[1])
-                var isDirectory: ObjCBool = false
-                if !FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory) {
-                    do {
-                        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
-                        isDirectory = true
-                    } catch {
-                        throw OutputError(path: output, reason: "cannot create the directory: \(error.localizedDescription)")
-                    }
-                }
-                guard isDirectory.boolValue else { throw OutputError(path: output, reason: "not a directory") }
-                if let stops = try bracketStops() {
+                let model = try cameraModel()
+                let rendered = try Pipeline.loadScene(scene, width: size.width, height: size.height)
+                try Pipeline.prepareSimulationDirectory(output)
+                let quiet = quietOption.quiet
+                if let stops = bracket?.stops {
                     let result = try Pipeline.simulateBracket(scene: rendered, camera: model, stops: stops,
                                                               name: name ?? rendered.description.name, directory: output)
                     if quiet { return }
@@ -126,21 +106,6 @@ extension SceneLinearCommand {
                 for role in ["dng", "truth-exr", "truth-hdf5", "expected-hdf5", "record"] {
                     if let path = result.files[role] { print("wrote \(path) (\(role))") }
                 }
-            }
-        }
-
-        func loadScene(width: Int, height: Int) throws -> RenderedScene {
-            if let builtIn = BuiltInScene(rawValue: scene) {
-                return try RenderedScene(builtIn.description(width: width, height: height))
-            }
-            let ext = URL(fileURLWithPath: scene).pathExtension.lowercased()
-            switch ext {
-            case "json":
-                return try RenderedScene(SceneDescription.read(scene))
-            case "exr", "h5", "hdf5", "hdr", "pic":
-                return try Pipeline.radianceMapScene(scene)
-            default:
-                throw SceneError(reason: "\(scene) is neither a built-in scene (\(BuiltInScene.allCases.map(\.rawValue).joined(separator: ", "))) nor a .json, .exr, .h5 or Radiance .hdr file")
             }
         }
     }
@@ -167,17 +132,14 @@ extension SceneLinearCommand {
         @Option(help: "The simulation record (default: <file without .dng>.truth.json).")
         var truth: String?
 
-        @Option(help: "A ratio to check, numerator/denominator patch names (repeatable).")
-        var ratio: [String] = []
+        @Option(help: ArgumentHelp("A ratio to check, numerator/denominator patch names (repeatable).", valueName: "numerator/denominator"),
+                transform: ArgumentValue.ratio)
+        var ratio: [RatioPair] = []
 
-        @Flag(help: "Print JSON (schema scenelinear.validation/1; scenelinear.validation-bracket/1 for a bracket).")
-        var json = false
+        @OptionGroup var style: OutputStyleOptions
 
         @Option(help: ArgumentHelp("A camera calibration (`calibrate`) to check against the simulation's true constant instead of the estimate from the exposure metadata.", valueName: "file.json"))
         var calibration: String?
-
-        @Flag(name: .shortAndLong, help: "Accepted by every command; validate prints its report (the result) and nothing else.")
-        var quiet = false
 
         @Option(help: ArgumentHelp("Also draw the bias per patch with 95 % intervals (.png, .svg or .pdf); for a noisy capture, the measured/predicted noise variance goes to <name>-noise.<ext>.", valueName: "path"))
         var plot: String?
@@ -201,39 +163,29 @@ extension SceneLinearCommand {
 
         func run() throws {
             var passed = true
-            if files.count > 1 {
-                try reportingFailures(json: json) {
-                    let record = try SimulationRecord.read(truth ?? Self.bracketRecordPath(file))
-                    let report = try Pipeline.validateBracket(frames: files, record: record)
-                    print(json ? try report.json() : report.text)
-                    passed = report.passed
-                }
-                if !passed { throw ExitCode(20) }
-                return
-            }
-            try reportingFailures(json: json) {
-                let recordPath = truth ?? (URL(fileURLWithPath: file).deletingPathExtension().path + ".truth.json")
-                let record = try SimulationRecord.read(recordPath)
-                let pairs = try ratio.map { text -> (String, String) in
-                    let parts = text.split(separator: "/").map(String.init)
-                    guard parts.count == 2 else { throw ValidationError("--ratio must be numerator/denominator") }
-                    return (parts[0], parts[1])
-                }
-                let report = try Pipeline.validate(dngPath: file, record: record, ratios: pairs.isEmpty ? nil : pairs,
-                                                   calibration: try calibration.map(CameraCalibration.read))
-                print(json ? try report.json() : report.text)
-                passed = report.passed
-                if let plot {
-                    let bias = ValidationCharts.bias(report)
-                    try AnalysisCharts.write({ PlotRenderer.render(bias, format: $0) }, to: plot)
-                    if let noise = ValidationCharts.noise(report) {
-                        let url = URL(fileURLWithPath: plot)
-                        let target = url.deletingPathExtension().path + "-noise." + url.pathExtension
-                        try AnalysisCharts.write({ PlotRenderer.render(noise, format: $0) }, to: target)
-                    }
-                }
+            try reportingFailures(json: style.json) {
+                passed = files.count > 1 ? try validateBracket() : try validateCapture()
             }
             if !passed { throw ExitCode(20) }
+        }
+
+        /// The frames of a simulated bracket, merged and checked.
+        private func validateBracket() throws -> Bool {
+            let record = try SimulationRecord.read(truth ?? Self.bracketRecordPath(file))
+            let report = try Pipeline.validateBracket(frames: files, record: record)
+            print(style.json ? try report.json() : report.text)
+            return report.passed
+        }
+
+        /// One simulated capture, checked (and charted with --plot).
+        private func validateCapture() throws -> Bool {
+            let recordPath = truth ?? (URL(fileURLWithPath: file).deletingPathExtension().path + ".truth.json")
+            let record = try SimulationRecord.read(recordPath)
+            let report = try Pipeline.validate(dngPath: file, record: record, ratios: ratio.isEmpty ? nil : ratio.map(\.pair),
+                                               calibration: try calibration.map(CameraCalibration.read))
+            print(style.json ? try report.json() : report.text)
+            if let plot { try ValidationCharts.write(report, to: plot) }
+            return report.passed
         }
     }
 }

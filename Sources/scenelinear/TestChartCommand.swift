@@ -36,8 +36,7 @@ extension SceneLinearCommand {
         @Flag(help: "Store the samples uncompressed instead of lossless JPEG.")
         var uncompressed = false
 
-        @Flag(name: .shortAndLong, help: "Print nothing but errors.")
-        var quiet = false
+        @OptionGroup var quietOption: QuietOption
 
         func validate() throws {
             guard width >= 64, height >= 48, width <= 16384, height <= 16384 else {
@@ -50,15 +49,10 @@ extension SceneLinearCommand {
                 let chart = try TestChart.make(width: width, height: height,
                                                compression: uncompressed ? .uncompressed : .losslessJPEG(predictor: 1))
                 try DNGWriter.write(chart.dng, to: output)
+                let quiet = quietOption.quiet
                 if !quiet { print("wrote \(output) (\(width)×\(height), 3 × 12-bit LinearRaw, \(uncompressed ? "uncompressed" : "lossless JPEG"))") }
                 guard let expected else { return }
-                // The expectation uses the colour matrix as the file stores it.
-                let developed = try Pipeline.develop(path: output)
-                let (values, mask) = chart.expected(cameraToOutput: developed.color.matrix)
-                let image = SceneLinearImage(
-                    pixels: ImageBuffer(width: width, height: height, channels: 3, samples: values.map { Float($0) }),
-                    clipMask: mask, encoding: .linearRec2020, exposure: .none, provenance: developed.image.provenance)
-                try HDF5File.write(image, to: expected, options: HDF5Options())
+                try chart.writeExpected(of: output, to: expected)
                 if !quiet { print("wrote \(expected) (exact expected decode)") }
             }
         }

@@ -2,25 +2,10 @@ import ArgumentParser
 import Foundation
 import SceneLinearKit
 
-/// `--exposure` takes the relative scalings only; absolute units are `--units`.
-extension ExposureMode: ExpressibleByArgument {
-    public init?(argument: String) {
-        guard let mode = ExposureMode(rawValue: argument), !mode.isAbsolute else { return nil }
-        self = mode
-    }
-
-    public static var allValueStrings: [String] { ["none", "baseline", "normalized"] }
-}
-
-/// The unit of the values: relative (the default) or absolute.
-enum UnitChoice: String, ExpressibleByArgument, CaseIterable {
-    case relative, luminance, radiance
-}
-
-/// Units and calibration, shared by `convert` and the analysis commands.
+/// Units and calibration, shared by convert, merge, illuminance and the analysis commands.
 struct UnitOptions: ParsableArguments {
-    @Option(help: "Units of the values: relative (default: 1.0 = sensor white, times --exposure's factor), luminance (cd/m²: Y in cd/m², R, G, B scaled alike) or radiance (W·sr⁻¹·m⁻², Radiance's convention: luminance = 179 × Y). The absolute scale is K · 2^(BaselineExposure + BaselineExposureOffset) · N²/(t · ISO), K from --calibration or else the ISO 12232 estimate 78/0.65 = 120 (±25 %, indicative); the outputs record the scale, how it was obtained and its uncertainty.")
-    var units: UnitChoice = .relative
+    @Option(help: "Units of the values: relative (the default: 1.0 = sensor white, times --exposure's factor; illuminance takes it, and its own default, as luminance), luminance (cd/m²: Y in cd/m², R, G, B scaled alike) or radiance (W·sr⁻¹·m⁻², Radiance's convention: luminance = 179 × Y). The absolute scale is K · 2^(BaselineExposure + BaselineExposureOffset) · N²/(t · ISO), K from --calibration or else the ISO 12232 estimate 78/0.65 = 120 (±25 %, indicative); the outputs record the scale, how it was obtained and its uncertainty.")
+    var units: UnitChoice?
 
     @Option(help: ArgumentHelp("A camera calibration written by `scenelinear calibrate` (JSON): its constant K and uncertainty give the absolute scale of --units luminance or radiance. Refused for another camera body unless --allow-other-camera.", valueName: "file.json"))
     var calibration: String?
@@ -42,9 +27,9 @@ struct UnitOptions: ParsableArguments {
     /// - Throws: `ValidationError` for absolute units with an exposure scaling; the
     ///   calibration file's `PhotometryError`.
     /// - Parameter absoluteByDefault: a command whose values must be absolute (`illuminance`):
-    ///   without --units, luminance.
+    ///   relative units, given or by default, are luminance.
     func apply(to options: inout DevelopOptions, exposure: ExposureMode, absoluteByDefault: Bool = false) throws {
-        var units = units
+        var units = units ?? .relative
         if units == .relative && absoluteByDefault { units = .luminance }
         guard units != .relative else {
             if calibration != nil {

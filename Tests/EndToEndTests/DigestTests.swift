@@ -151,7 +151,7 @@ import TestSupport
         #expect(stored == Self.referenceDigest(spec.samples, width: spec.width, height: spec.height, spp: 3))
         do {
             let options = DevelopOptions()
-            let image = try Pipeline.developForOutput(path: url.path, options: options, keepClipMask: false)
+            let image = try ConvertedImage(try Pipeline.developHalf(path: url.path, options: options, keepClipMask: false))
             #expect(image.description.provenance.processing.first { $0.key == "digest" }?.value == .text("verified"))
         }
 
@@ -169,14 +169,14 @@ import TestSupport
         do {
             var options = DevelopOptions()
             #expect {
-                _ = try Pipeline.developForOutput(path: changedURL.path, options: options, keepClipMask: false)
+                _ = try ConvertedImage(try Pipeline.developHalf(path: changedURL.path, options: options, keepClipMask: false))
             } throws: { error in
                 guard let e = error as? RawDigestError, case .mismatch(let path, _, _, _, let s, let c) = e else { return false }
                 return path == changedURL.path && s == MD5Digest.hex(stored) && c != s && e.category == .corruptData
                     && e.description.contains("raw image digest mismatch")
             }
             options.digest = .ignoreMismatch
-            let ignored = try Pipeline.developForOutput(path: changedURL.path, options: options, keepClipMask: false)
+            let ignored = try ConvertedImage(try Pipeline.developHalf(path: changedURL.path, options: options, keepClipMask: false))
             let items = ignored.description.provenance.processing
             #expect(items.first { $0.key == "digest" }?.value == .text("mismatch, ignored"))
             #expect(items.first { $0.key == "digestStored" }?.value == .text(MD5Digest.hex(stored)))
@@ -204,7 +204,7 @@ import TestSupport
         let dng = try DNGFile.open(path: url.path)
         #expect(try RawImageDigest.expectation(dng, raw: try dng.mainRawImage()) == nil)
         #expect(RawImageDigest.allZeroTags(dng) == ["NewRawImageDigest (51111)"])
-        let converted = try Pipeline.developForOutput(path: url.path, options: DevelopOptions(), keepClipMask: false)
+        let converted = try ConvertedImage(try Pipeline.developHalf(path: url.path, options: DevelopOptions(), keepClipMask: false))
         #expect(converted.description.provenance.processing.first { $0.key == "digest" }?.value == .text("absent"))
         let info = InfoReport(dng: dng, includeTags: false)
         #expect(info.digest.state == "absent" && info.digest.note?.contains("sixteen zero bytes") == true)
@@ -226,7 +226,7 @@ import TestSupport
         try bytes.write(to: url)
         do {
             let options = DevelopOptions()
-            let image = try Pipeline.developForOutput(path: url.path, options: options, keepClipMask: false)
+            let image = try ConvertedImage(try Pipeline.developHalf(path: url.path, options: options, keepClipMask: false))
             let items = image.description.provenance.processing
             #expect(items.first { $0.key == "digest" }?.value == .text("verified"))
             #expect(items.first { $0.key == "digestTag" }?.value == .text("RawImageDigest (50972)"))
@@ -258,7 +258,7 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: directory) }
         let (url, _) = try Self.tiledFile(directory)
         let original = try Data(contentsOf: url)
-        let reference = try #require(try Pipeline.developForOutput(path: url.path, keepClipMask: false).image)
+        let reference = try #require(try ConvertedImage(try Pipeline.developHalf(path: url.path, keepClipMask: false)).image)
         let layout = try #require(try DNGFile.open(path: url.path).mainRawImage().layout)
         var rng = SeededGenerator(seed: 2026)
         var refused = 0, identical = 0
@@ -270,7 +270,7 @@ import TestSupport
             let path = directory.appendingPathComponent("m\(i).dng").path
             try bytes.write(to: URL(fileURLWithPath: path))
             do {
-                let image = try #require(try Pipeline.developForOutput(path: path, keepClipMask: false).image)
+                let image = try #require(try ConvertedImage(try Pipeline.developHalf(path: path, keepClipMask: false)).image)
                 #expect(Self.samesPixels(image, reference), "mutation \(i) at byte \(at) converted into a different image")
                 identical += 1
             } catch let error as any SceneLinearFailure {

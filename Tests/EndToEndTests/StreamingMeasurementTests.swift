@@ -138,7 +138,7 @@ import TestSupport
             let label = URL(fileURLWithPath: path).lastPathComponent
             let (converted, measured) = try #require(try Pipeline.developForOutput(path: path, options: request.develop, keepClipMask: true,
                                                                                     measuring: request), "\(label)")
-            let plain = try Pipeline.developForOutput(path: path, options: request.develop, keepClipMask: true)
+            let plain = try ConvertedImage(try Pipeline.developHalf(path: path, options: request.develop, keepClipMask: true))
             let (convertedImage, plainImage) = (try #require(converted.image), try #require(plain.image))
             #expect((try convertedImage.halfPixels(for: label)).map(\.bitPattern) == (try plainImage.halfPixels(for: label)).map(\.bitPattern), "\(label): pixels")
             #expect(convertedImage.clipMask == plainImage.clipMask && converted.clippedPixelCount == plain.clippedPixelCount, "\(label)")
