@@ -25,7 +25,7 @@ struct StreamingOutput {
     var path: String
 }
 
-/// An image ready for the writers: in half floats (`developForOutput`), or in `Float` when
+/// An image ready for the writers: in half floats (`developHalf`), or in `Float` when
 /// the measurements need it too (`develop`, for `convert --analysis`).
 public struct ConvertedImage: Sendable {
     /// The image; nil when it went into its file as it was made (`Pipeline.convertToEXR`,
@@ -121,7 +121,7 @@ extension Pipeline {
     /// renamed into place): for half-float scanline ZIP or ZIPS files (`EXROptions.isStreamable`,
     /// the default), straight into the file as the rows are made (`EXRStreamWriter`: each
     /// chunk compressed once its rows are done, with no image-sized buffer), byte for byte
-    /// the file `developForOutput` and `EXRFile.write` make; the image is then not kept
+    /// the file `developHalf` and `EXRFile.write` make; the image is then not kept
     /// (`ConvertedImage.image` nil). Files whose header depends on the whole pass (an opcode
     /// list acting region by region reports what it did; a digest mismatch recorded with
     /// `DigestPolicy.ignoreMismatch`), DefaultScale resampling and the other EXR options are

@@ -275,7 +275,11 @@ extension SceneLinearCommand {
                 ProcessGuard.release(stdoutSlot)
             }
             let targets = try Pipeline.outputPaths(input: file, output: outputPath, formats: formats)
-            let options = try developOptions()
+            var options = try developOptions()
+            // A bar on a terminal for a conversion that takes more than two seconds.
+            let bar = FileProgressBar.make(for: file, quiet: quiet || style.json)
+            defer { bar?.finish() }
+            options.progress = bar?.progress
             if let hdr = targets.first(where: { $0.0 == .hdr }), !options.exposure.isAbsolute {
                 throw ValidationError("\(hdr.1): \(RadianceError.relativeUnits)")
             }
@@ -287,6 +291,7 @@ extension SceneLinearCommand {
                     FileHandle.standardError.write(Data("scenelinear: \(range.count) values are beyond the half-float range (±65504): writing 32-bit float channels instead\n".utf8))
                 }
             })
+            bar?.finish()
             if let stdoutTemporary { return try copyToStandardOutput(stdoutTemporary) }
             if !quiet {
                 for w in written { w.lowerBounds?.warn(path: w.path) }

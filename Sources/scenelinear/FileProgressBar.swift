@@ -10,6 +10,7 @@ final class FileProgressBar: Sendable {
     private let name: String
     private let start = DispatchTime.now().uptimeNanoseconds
     private let shown = Atomic<Bool>(false)
+    private let finished = Atomic<Bool>(false)
 
     private init(name: String) { self.name = name }
 
@@ -23,15 +24,16 @@ final class FileProgressBar: Sendable {
     var progress: DevelopProgress { DevelopProgress { [self] fraction in draw(fraction) } }
 
     private func draw(_ fraction: Double) {
-        guard DispatchTime.now().uptimeNanoseconds - start >= 2_000_000_000 else { return }
+        guard DispatchTime.now().uptimeNanoseconds - start >= 2_000_000_000, !finished.load(ordering: .relaxed) else { return }
         shown.store(true, ordering: .relaxed)
         let width = 30, filled = Int((fraction * Double(width)).rounded(.down))
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
         FileHandle.standardError.write(Data("\r\(name) [\(bar)] \(Int(fraction * 100)) %\u{1B}[K".utf8))
     }
 
-    /// Clears the bar's line, when it was shown.
+    /// Clears the bar's line, when it was shown (once: later calls do nothing).
     func finish() {
-        if shown.load(ordering: .relaxed) { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        finished.store(true, ordering: .relaxed)
+        if shown.exchange(false, ordering: .relaxed) { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 }
