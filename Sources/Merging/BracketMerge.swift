@@ -146,23 +146,7 @@ extension Pipeline {
         let files = try paths.map { try DNGFile.open(path: $0) }
         try refuseRepeatedFrames(files)
         let raws = try files.map { try $0.mainRawImage() }
-        let first = files[0], firstRaw = raws[0]
-        let identity = CameraIdentity(first.metadata)
-        for (i, file) in files.enumerated().dropFirst() {
-            if let why = identity.mismatch(CameraIdentity(file.metadata)) {
-                throw MergeError(path: file.path, reason: "not a frame of \(first.path)'s camera: \(why.replacingOccurrences(of: "it was made", with: "that one was made"))")
-            }
-            let r = raws[i]
-            guard r.width == firstRaw.width, r.height == firstRaw.height, r.activeArea == firstRaw.activeArea else {
-                throw MergeError(path: file.path, reason: "its raw image is \(r.width)×\(r.height) (ActiveArea \(r.activeArea)), "
-                                 + "\(first.path)'s \(firstRaw.width)×\(firstRaw.height) (ActiveArea \(firstRaw.activeArea))")
-            }
-            guard r.photometric == firstRaw.photometric, r.samplesPerPixel == firstRaw.samplesPerPixel,
-                  r.cfa?.pattern == firstRaw.cfa?.pattern else {
-                throw MergeError(path: file.path, reason: "its raw image's layout (photometric \(r.photometric), \(r.samplesPerPixel) samples "
-                                 + "per pixel, CFA \(r.cfa?.pattern.map(String.init).joined() ?? "none")) is not \(first.path)'s")
-            }
-        }
+        try refuseMismatchedFrames(files, raws: raws)
         let settings = try files.map { try Photometry.Settings.of($0.metadata, path: $0.path) }
         let noise = try zip(files, raws).map { file, raw in try planeNoise(raw, path: file.path) }
         // Exposure ∝ t · S / (N² · 2^BE): the inverse of the photometric exposure factor.
@@ -203,16 +187,8 @@ extension Pipeline {
         lap("decode")
         var offsets: [[Int]?] = Array(repeating: nil, count: paths.count)
         if options.align {
-            for i in paths.indices where i != reference {
-                guard let o = FrameAlignment.offset(of: samples[i], against: samples[reference], width: width, height: height,
-                                                    planes: planes, mosaic: cfa != nil, maxShift: options.maxShift) else {
-                    throw MergeError(path: paths[i], reason: "cannot be aligned with \(paths[reference]): too few pixels valid in both "
-                                     + "within \(options.maxShift) pixels of shift")
-                }
-                offsets[i] = [o.dx, o.dy]
-                samples[i] = samples[i].shifted(dx: o.dx, dy: o.dy, width: width, height: height, planes: planes)
-            }
-            offsets[reference] = [0, 0]
+            offsets = try alignFrames(&samples, reference: reference, paths: paths, grid: (width, height, planes), mosaic: cfa != nil,
+                                      maxShift: options.maxShift)
             lap("align")
         }
 
@@ -223,6 +199,161 @@ extension Pipeline {
                              offset: offsets[i], exposure: samples[i].exposure,
                              exposureSource: i == reference ? "reference" : "metadata", digest: digests[i])
         }
+        try chainExposureRatios(&samples, reports: &reports, byExposure: byExposure, reference: reference, nominal: exposures,
+                                paths: paths, grid: (width, height, planes), mosaic: cfa != nil, colours: colours, options: options)
+
+        lap("ratios")
+        let estimator = BracketEstimator(saturation: options.saturation)
+        // The standard deviations in half floats while the frames are held (2 bytes a sample
+        // fewer at the peak), as variances once they are gone; in Float when half cannot hold one.
+        var merged = estimator.merge(samples, width: width, height: height, planes: planes, colours: colours, compact: true)
+        if merged.deviationOverflows {
+            merged = estimator.merge(samples, width: width, height: height, planes: planes, colours: colours, compact: false)
+        }
+        samples = []
+        // An opcode list that failed on a row after running on the first and last (never seen): refused, not merged around.
+        for frame in stage2Frames { if let error = frame.rowError { throw error } }
+        stage2Frames = []
+        merged.expandVariance()
+        lap("merge")
+        // Superpixel output averages the two greens of a cell: the variance of their mean is
+        // half the mean of their variances, which is what the demosaicing computes from it.
+        let superpixel = cfa != nil && options.develop.demosaic == .superpixel
+        if superpixel {
+            for y in 0..<height {
+                for x in 0..<width where colours.colour(row: y, column: x, plane: 0) == 1 { merged.variance[y * width + x] *= 0.5 }
+            }
+        }
+        func stage2(_ values: [Float], clip: [UInt8]) -> LinearImage {
+            LinearImage(ifd: raw, values: ImageBuffer(width: width, height: height, channels: planes, samples: values), clipMask: clip,
+                        mapping: mapping!)
+        }
+        let noClip = [UInt8](repeating: 0, count: width * height)
+        var develop = options.develop
+        develop.includeMasks = false
+        let developed = try Pipeline.develop(files[reference],
+                                             replacing: Stage2Replacement(image: stage2(merged.values, clip: merged.lowerBound), matrix: .color),
+                                             options: options.develop, hash: true)
+        var image = developed.image
+        merged.values = []
+        let variance = try Pipeline.develop(files[reference], replacing: Stage2Replacement(image: stage2(merged.variance, clip: noClip), matrix: .squared),
+                                            options: develop, hash: false).image.pixels
+        merged.variance = []
+        lap("develop")
+        let clip = image.clipMask ?? []
+        let std = standardDeviations(variance, lowerBounds: clip)
+        // Frame counts on the Stage 3 grid (the fewest of a pixel's samples: its planes, its
+        // 2×2 cell, or the 3×3 neighbourhood an interpolation reads), then the image's geometry.
+        var frameCount = try frameCounts(merged.frames, width: width, height: height, planes: planes, cfa: cfa != nil,
+                                         superpixel: superpixel, geometry: developed.geometry)
+        if frameCount.count != image.width * image.height {
+            // A stage that changes the grid (TrimBounds in OpcodeList3): the counts developed alike.
+            let counts = try Pipeline.develop(files[reference],
+                                              replacing: Stage2Replacement(image: stage2(merged.frames.map(Float.init), clip: noClip),
+                                                                           matrix: .identity),
+                                              options: develop, hash: false).image.pixels
+            frameCount = Self.fewestFrames(counts)
+        }
+        merged.frames = []
+        let report = Self.record(into: &image, frames: reports, reference: reference, paths: paths, frameCount: frameCount,
+                                 exact: cfa == nil || superpixel, offsets: options.align ? offsets : nil, options: options)
+        lap("layers")
+        return MergedBracket(image: image, standardDeviation: std, frames: frameCount, report: report, timings: timings)
+    }
+
+    /// The merge's report, and its record in the image's provenance.
+    static func record(into image: inout SceneLinearImage, frames reports: [MergeFrameReport], reference: Int, paths: [String],
+                       frameCount: [UInt8], exact: Bool, offsets: [[Int]?]?, options: MergeOptions) -> MergeReport {
+        let clip = image.clipMask ?? []
+        let frameNames = paths.map { URL(fileURLWithPath: $0).lastPathComponent }
+        var histogram = [Int](repeating: 0, count: paths.count + 1)
+        for n in frameCount { histogram[min(Int(n), paths.count)] += 1 }
+        let lowerBoundPixels = clip.reduce(0) { $0 + ($1 != 0 ? 1 : 0) }
+        let report = MergeReport(frames: reports, reference: reference, ratioTolerance: options.ratioTolerance,
+                                 saturation: options.saturation, width: image.width, height: image.height,
+                                 lowerBoundPixels: lowerBoundPixels, framesHistogram: histogram,
+                                 standardDeviation: exact ? "exact" : "upper bound")
+        image.provenance.processing += [
+            MetadataItem("merge", .text("\(paths.count) frames, noise-optimal in Stage 2; reference \(frameNames[reference])")),
+            MetadataItem("mergeFrames", .text(frameNames.joined(separator: ", "))),
+            MetadataItem("mergeExposures", .numbers(reports.map(\.exposure))),
+            MetadataItem("mergeExposureSources", .text(reports.map(\.exposureSource).joined(separator: ", "))),
+            MetadataItem("mergeLowerBoundPixels", .integer(lowerBoundPixels)),
+        ] + (offsets.map { [MetadataItem("mergeOffsets", .integers($0.flatMap { $0 ?? [0, 0] }))] } ?? [])
+        return report
+    }
+
+    /// Aligns each frame to the reference by a whole-pixel translation (`FrameAlignment`);
+    /// the shifts [dx, dy] per frame ([0, 0] for the reference).
+    static func alignFrames(_ samples: inout [BracketSamples], reference: Int, paths: [String],
+                            grid: (width: Int, height: Int, planes: Int), mosaic: Bool, maxShift: Int) throws -> [[Int]?] {
+        let (width, height, planes) = grid
+        var offsets: [[Int]?] = Array(repeating: nil, count: paths.count)
+        for i in paths.indices where i != reference {
+            guard let o = FrameAlignment.offset(of: samples[i], against: samples[reference], width: width, height: height,
+                                                planes: planes, mosaic: mosaic, maxShift: maxShift) else {
+                throw MergeError(path: paths[i], reason: "cannot be aligned with \(paths[reference]): too few pixels valid in both "
+                                 + "within \(maxShift) pixels of shift")
+            }
+            offsets[i] = [o.dx, o.dy]
+            samples[i] = samples[i].shifted(dx: o.dx, dy: o.dy, width: width, height: height, planes: planes)
+        }
+        offsets[reference] = [0, 0]
+        return offsets
+    }
+
+    /// The standard deviations of developed variances (negative rounding taken as 0); 0 where
+    /// the value is a lower bound.
+    static func standardDeviations(_ variance: ImageBuffer<Float>, lowerBounds clip: [UInt8]) -> ImageBuffer<Float> {
+        var std = variance
+        std.samples.withUnsafeMutableBufferPointer { p in
+            for i in 0..<(std.width * std.height) {
+                let lower = !clip.isEmpty && clip[i] != 0
+                for c in 0..<3 { p[3 * i + c] = lower ? 0 : max(p[3 * i + c], 0).squareRoot() }
+            }
+        }
+        return std
+    }
+
+    /// Per pixel of developed frame counts (one per channel), the fewest, as a count.
+    static func fewestFrames(_ counts: ImageBuffer<Float>) -> [UInt8] {
+        (0..<(counts.width * counts.height)).map { i in
+            let m: Float = min(counts.samples[3 * i], min(counts.samples[3 * i + 1], counts.samples[3 * i + 2]))
+            return UInt8(min(max(Int((m + 1e-3).rounded(.down)), 0), 255))
+        }
+    }
+
+    /// Refuses frames of another camera, raw size, ActiveArea, layout or CFA pattern than the first's.
+    static func refuseMismatchedFrames(_ files: [DNGFile], raws: [ImageIFD]) throws {
+        let first = files[0], firstRaw = raws[0]
+        let identity = CameraIdentity(first.metadata)
+        for (i, file) in files.enumerated().dropFirst() {
+            if let why = identity.mismatch(CameraIdentity(file.metadata)) {
+                throw MergeError(path: file.path, reason: "not a frame of \(first.path)'s camera: \(why.replacingOccurrences(of: "it was made", with: "that one was made"))")
+            }
+            let r = raws[i]
+            guard r.width == firstRaw.width, r.height == firstRaw.height, r.activeArea == firstRaw.activeArea else {
+                throw MergeError(path: file.path, reason: "its raw image is \(r.width)×\(r.height) (ActiveArea \(r.activeArea)), "
+                                 + "\(first.path)'s \(firstRaw.width)×\(firstRaw.height) (ActiveArea \(firstRaw.activeArea))")
+            }
+            guard r.photometric == firstRaw.photometric, r.samplesPerPixel == firstRaw.samplesPerPixel,
+                  r.cfa?.pattern == firstRaw.cfa?.pattern else {
+                throw MergeError(path: file.path, reason: "its raw image's layout (photometric \(r.photometric), \(r.samplesPerPixel) samples "
+                                 + "per pixel, CFA \(r.cfa?.pattern.map(String.init).joined() ?? "none")) is not \(first.path)'s")
+            }
+    }
+    }
+
+    /// Measures each frame's exposure against its neighbour towards the reference and chains
+    /// the ratios (docs/merge.md): a frame whose metadata is off by more than the tolerance
+    /// (and three standard uncertainties) is merged at the measured exposure; `samples` get
+    /// the exposures used, `reports` what was measured.
+    /// - Parameter nominal: each frame's exposure from its metadata (any common scale).
+    static func chainExposureRatios(_ samples: inout [BracketSamples], reports: inout [MergeFrameReport], byExposure: [Int],
+                                    reference: Int, nominal exposures: [Double], paths: [String],
+                                    grid: (width: Int, height: Int, planes: Int), mosaic: Bool, colours: NoiseColours,
+                                    options: MergeOptions) throws {
+        let (width, height, planes) = grid
         let position = byExposure.firstIndex(of: reference)!
         for order in [Array(byExposure[..<position].reversed()), Array(byExposure[(position + 1)...])] {
             var previous = reference
@@ -233,7 +364,7 @@ extension Pipeline {
                 // in the chain does not make this one look misstated.
                 let nominal = exposures[i] / exposures[reference]
                 guard let fit = ExposureRatioFit.fit(samples[i], samples[previous], width: width, height: height, planes: planes,
-                                                     step: cfa == nil ? 1 : 2, saturation: options.saturation,
+                                                     step: mosaic ? 2 : 1, saturation: options.saturation,
                                                      colours: colours) else {
                     if options.allowUncheckedRatios {
                         measuredChain *= nominal / usedChain  // the frames beyond are measured through this link's metadata
@@ -270,87 +401,7 @@ extension Pipeline {
                 samples[i].exposure = usedChain
                 previous = i
             }
-        }
-
-        lap("ratios")
-        let estimator = BracketEstimator(saturation: options.saturation)
-        // The standard deviations in half floats while the frames are held (2 bytes a sample
-        // fewer at the peak), as variances once they are gone; in Float when half cannot hold one.
-        var merged = estimator.merge(samples, width: width, height: height, planes: planes, colours: colours, compact: true)
-        if merged.deviationOverflows {
-            merged = estimator.merge(samples, width: width, height: height, planes: planes, colours: colours, compact: false)
-        }
-        samples = []
-        // An opcode list that failed on a row after running on the first and last (never seen): refused, not merged around.
-        for frame in stage2Frames { if let error = frame.rowError { throw error } }
-        stage2Frames = []
-        merged.expandVariance()
-        lap("merge")
-        // Superpixel output averages the two greens of a cell: the variance of their mean is
-        // half the mean of their variances, which is what the demosaicing computes from it.
-        let superpixel = cfa != nil && options.develop.demosaic == .superpixel
-        if superpixel {
-            for y in 0..<height {
-                for x in 0..<width where colours.colour(row: y, column: x, plane: 0) == 1 { merged.variance[y * width + x] *= 0.5 }
-            }
-        }
-        func stage2(_ values: [Float], clip: [UInt8]) -> LinearImage {
-            LinearImage(ifd: raw, values: ImageBuffer(width: width, height: height, channels: planes, samples: values), clipMask: clip,
-                        mapping: mapping!)
-        }
-        let noClip = [UInt8](repeating: 0, count: width * height)
-        var develop = options.develop
-        develop.includeMasks = false
-        let frameNames = paths.map { URL(fileURLWithPath: $0).lastPathComponent }
-        let developed = try Pipeline.develop(files[reference],
-                                             replacing: Stage2Replacement(image: stage2(merged.values, clip: merged.lowerBound), matrix: .color),
-                                             options: options.develop, hash: true)
-        var image = developed.image
-        merged.values = []
-        let variance = try Pipeline.develop(files[reference], replacing: Stage2Replacement(image: stage2(merged.variance, clip: noClip), matrix: .squared),
-                                            options: develop, hash: false).image.pixels
-        merged.variance = []
-        lap("develop")
-        let clip = image.clipMask ?? []
-        var std = variance
-        std.samples.withUnsafeMutableBufferPointer { p in
-            for i in 0..<(std.width * std.height) {
-                let lower = !clip.isEmpty && clip[i] != 0
-                for c in 0..<3 { p[3 * i + c] = lower ? 0 : max(p[3 * i + c], 0).squareRoot() }
-            }
-        }
-        // Frame counts on the Stage 3 grid (the fewest of a pixel's samples: its planes, its
-        // 2×2 cell, or the 3×3 neighbourhood an interpolation reads), then the image's geometry.
-        var frameCount = try frameCounts(merged.frames, width: width, height: height, planes: planes, cfa: cfa != nil,
-                                         superpixel: superpixel, geometry: developed.geometry)
-        if frameCount.count != image.width * image.height {
-            // A stage that changes the grid (TrimBounds in OpcodeList3): the counts developed alike.
-            let counts = try Pipeline.develop(files[reference],
-                                              replacing: Stage2Replacement(image: stage2(merged.frames.map(Float.init), clip: noClip),
-                                                                           matrix: .identity),
-                                              options: develop, hash: false).image.pixels
-            frameCount = (0..<(counts.width * counts.height)).map { i in
-                let m: Float = min(counts.samples[3 * i], min(counts.samples[3 * i + 1], counts.samples[3 * i + 2]))
-                return UInt8(min(max(Int((m + 1e-3).rounded(.down)), 0), 255))
-            }
-        }
-        merged.frames = []
-        var histogram = [Int](repeating: 0, count: paths.count + 1)
-        for n in frameCount { histogram[min(Int(n), paths.count)] += 1 }
-        let lowerBoundPixels = clip.reduce(0) { $0 + ($1 != 0 ? 1 : 0) }
-        let report = MergeReport(frames: reports, reference: reference, ratioTolerance: options.ratioTolerance,
-                                 saturation: options.saturation, width: image.width, height: image.height,
-                                 lowerBoundPixels: lowerBoundPixels, framesHistogram: histogram,
-                                 standardDeviation: cfa == nil || superpixel ? "exact" : "upper bound")
-        image.provenance.processing += [
-            MetadataItem("merge", .text("\(paths.count) frames, noise-optimal in Stage 2; reference \(frameNames[reference])")),
-            MetadataItem("mergeFrames", .text(frameNames.joined(separator: ", "))),
-            MetadataItem("mergeExposures", .numbers(reports.map(\.exposure))),
-            MetadataItem("mergeExposureSources", .text(reports.map(\.exposureSource).joined(separator: ", "))),
-            MetadataItem("mergeLowerBoundPixels", .integer(lowerBoundPixels)),
-        ] + (options.align ? [MetadataItem("mergeOffsets", .integers(offsets.flatMap { $0 ?? [0, 0] }))] : [])
-        lap("layers")
-        return MergedBracket(image: image, standardDeviation: std, frames: frameCount, report: report, timings: timings)
+    }
     }
 
     /// Per output pixel, the fewest frames any sample it is made from used: on the Stage 3
