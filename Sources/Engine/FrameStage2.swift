@@ -3,7 +3,8 @@ import Opcodes
 import Synchronization
 
 /// One raw frame's Stage 2, as a merge of frames takes it: the ActiveArea's linear reference
-/// values with OpcodeList1 and OpcodeList2 applied as a conversion applies them, and the clip
+/// values with OpcodeList1 and OpcodeList2 applied as a conversion applies them (OpcodeList2
+/// with its values' range kept, whatever the clipping policy), and the clip
 /// mask, row by row (`row`). Frames stored in 16-bit samples keep them (2 bytes per sample);
 /// each row is linearized and goes through OpcodeList2 when it is read, as a strip of the
 /// conversion does. A list with opcodes that read their neighbours (FixBadPixels) runs on the
@@ -198,7 +199,7 @@ extension Pipeline {
             storage = .stored(samples, plan)
         } else {
             var linear = try Linearizer.linearize(stored, path: dng.path)
-            if !perRow, try applyOpcodeList(2, dng: dng, raw: raw, to: &linear, clipping: options.opcodeClipping, notes: &notes) != nil {
+            if !perRow, try applyOpcodeList(2, dng: dng, raw: raw, to: &linear, clipping: .keepRange, notes: &notes) != nil {
                 throw RawDecodeError.unsupported(path: dng.path, ifd: raw.path,
                                                  reason: "OpcodeList2 crops the image (TrimBounds): frames merged pixel by pixel must keep their ActiveArea")
             }
@@ -210,7 +211,9 @@ extension Pipeline {
             throw RawDecodeError.unsupported(path: dng.path, ifd: raw.path, reason: "OpcodeList2 fixes bad pixels and maps values "
                                              + "through a table or a polynomial of degree 2 or more: frames with both cannot be merged")
         }
-        let opcodes = StreamingOpcodes(path: dng.path, clipping: options.opcodeClipping,
+        // OpcodeList2 keeps its values' range in a merge: a gain's values above white are what
+        // the estimator weighs (clipping is the clip mask's and the saturation test's).
+        let opcodes = StreamingOpcodes(path: dng.path, clipping: .keepRange,
                                        bayerPhase: raw.samplesPerPixel == 1 ? activeAreaBayerPhase(raw) : nil, reports: SharedStore())
         var frame = FrameStage2(storage: storage, rowList: perRow ? list2 : nil, response: response,
                                 opcodes: opcodes, failure: FailureSlot(), raw: raw, mapping: plan.mapping, width: area.width,
