@@ -12,6 +12,6 @@ public func fuzzDecode(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var options = DevelopOptions()
     options.limits = DecodeLimits(maxPixels: 1 << 20)
     _ = try? Pipeline.develop(dng, options: options)
-    _ = try? Pipeline.developForExport(dng, options: options, keepClipMask: true)
+    _ = try? Pipeline.developHalf(dng, options: options, keepClipMask: true)
     return 0
 }
