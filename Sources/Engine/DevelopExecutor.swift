@@ -50,7 +50,8 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
     var stage2: LinearImage?
     var stage3: Stage3Image?
 
-    init(_ dng: DNGFile, options: DevelopOptions, plan: DevelopPlan, raw: ImageIFD, main: ImageIFD, notes: [MetadataItem],
+    init(_ dng: DNGFile, options: DevelopOptions, plan: DevelopPlan, raw: ImageIFD, main: ImageIFD,
+         lists: (list2: OpcodeList?, list3: OpcodeList?), notes: [MetadataItem],
          digest: (expectation: RawDigestExpectation?, digester: ImageDigester?), timings: StageTimings,
          cache: DecodedBlockCache?, target: StreamingOutput?, replacement: Stage2Replacement?, hash: Bool,
          masksReady: (([SemanticMaskLayer]) throws -> Void)? = nil, sink makeSink: ([Float]) -> OutputSink<E>) throws {
@@ -72,8 +73,7 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
         spp = raw.samplesPerPixel
         area = raw.activeArea
         binning = cfa != nil && options.demosaic == .superpixel ? 2 : 1
-        list2 = try Pipeline.parseOpcodeList(2, dng: dng, raw: raw)
-        list3 = try Pipeline.parseOpcodeList(3, dng: dng, raw: raw)
+        (list2, list3) = lists
         linearization = try LinearizationPlan(ifd: raw, path: path)
         color = try ColorTransform.make(metadata: dng.metadata, encoding: options.encoding, whiteBalance: options.whiteBalance,
                                         path: path)

@@ -228,10 +228,12 @@ extension SourceLayout {
     /// - Throws: the opcode lists' parse errors (naming the file), the block plan's for a
     ///   malformed layout.
     public static func of(_ dng: DNGFile, raw: ImageIFD, limits: DecodeLimits) throws -> SourceLayout {
-        func reach(_ number: Int) throws -> ListReach {
-            guard let list = try Pipeline.parseOpcodeList(number, dng: dng, raw: raw) else { return .absent }
-            return list.entries.allSatisfy { Pipeline.isPositionwise($0.opcode) } ? .perRegion : .whole
-        }
+        try of(dng, raw: raw, limits: limits, list2: Pipeline.parseOpcodeList(2, dng: dng, raw: raw),
+               list3: Pipeline.parseOpcodeList(3, dng: dng, raw: raw))
+    }
+
+    /// `of` with OpcodeList2 and 3 already parsed (the executor's, parsed once).
+    static func of(_ dng: DNGFile, raw: ImageIFD, limits: DecodeLimits, list2: OpcodeList?, list3: OpcodeList?) throws -> SourceLayout {
         let kind: Kind
         if raw.photometric == Photometric.linearRaw {
             kind = .linearRaw(samplesPerPixel: raw.samplesPerPixel)
@@ -244,7 +246,14 @@ extension SourceLayout {
         let blockwise = (try? RawDecoder.decodesBlockByBlock(dng, ifd: raw, limits: limits)) ?? true
         return SourceLayout(kind: kind, blockwiseStorage: blockwise,
                             hasOpcodeList1: try dng.opcodeListBytes(1, of: raw) != nil,
-                            opcodeList2: try reach(2), opcodeList3: try reach(3))
+                            opcodeList2: reach(list2), opcodeList3: reach(list3))
+    }
+
+    /// Where `list` can run: on each region when every opcode acts on a pixel by its value and
+    /// position, else on the whole stage.
+    static func reach(_ list: OpcodeList?) -> ListReach {
+        guard let list else { return .absent }
+        return list.entries.allSatisfy { Pipeline.isPositionwise($0.opcode) } ? .perRegion : .whole
     }
 }
 

@@ -193,7 +193,7 @@ extension Pipeline {
         let plan = try LinearizationPlan(ifd: raw, path: dng.path)
         let area = raw.activeArea
         let list2 = try parseOpcodeList(2, dng: dng, raw: raw)
-        let perRow = list2.map { $0.entries.allSatisfy { isPositionwise($0.opcode) } } ?? true
+        let perRow = SourceLayout.reach(list2) != .whole
         let storage: FrameStage2.Storage
         if let samples = stored.uint16, perRow {
             storage = .stored(samples, plan)

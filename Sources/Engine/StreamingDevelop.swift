@@ -312,8 +312,10 @@ extension Pipeline {
         }
         let request = DevelopRequest(output: output, observed: observer != nil, replacesStage2: replacement != nil,
                                      digest: options.digest, drawsCharts: options.measurementDrawsCharts)
-        let plan = DevelopPlan(layout: try SourceLayout.of(dng, raw: raw, limits: options.limits), request: request)
-        let run = try DevelopRun(dng, options: options, plan: plan, raw: raw, main: main, notes: notes,
+        let list2 = try parseOpcodeList(2, dng: dng, raw: raw), list3 = try parseOpcodeList(3, dng: dng, raw: raw)
+        let plan = DevelopPlan(layout: try SourceLayout.of(dng, raw: raw, limits: options.limits, list2: list2, list3: list3),
+                               request: request)
+        let run = try DevelopRun(dng, options: options, plan: plan, raw: raw, main: main, lists: (list2, list3), notes: notes,
                                  digest: (expectation, digester), timings: timings, cache: cache, target: target,
                                  replacement: replacement, hash: hash, masksReady: masksReady) { matrix in
             OutputSink<E>(matrix: matrix, keepClipMask: keepClipMask, convert: convert, visitor: visitor, observer: observer)
