@@ -52,6 +52,6 @@ extension Pipeline {
                                           export: ExportOptions) -> Int {
         guard let dng = try? DNGFile.open(path: path), let (raw, _, _) = try? selectImage(dng, options: options),
               let plan = try? plan(dng, options: options, request: request(targets: targets, export: export)) else { return 0 }
-        return estimatedFileBytes(raw, route: plan.memoryRoute)
+        return estimatedFileBytes(raw, plannedRoute: plan.memoryRoute)
     }
 }

@@ -143,7 +143,7 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
         // mapping, which must outlive it, and the process must not exit under it).
         defer { _ = hashing.wait() }
         try prepareFile()
-        try Pipeline.checkLimits(raw, path: path, options: options, route: plan.memoryRoute)
+        try Pipeline.checkLimits(raw, path: path, options: options, route: plan.memoryRoute, planned: true)
         options.progress?.start(pixels: area.width * area.height)
         let start = DispatchTime.now().uptimeNanoseconds
         try runStage2()
@@ -376,10 +376,19 @@ extension DevelopRun {
             fileStart = { [unowned self] geometry, stage3Width, stage3Height in
                 streamedMasks = try outputMasks(geometry, stage3Width: stage3Width, stage3Height: stage3Height)
                 var provenance = headerProvenance()
-                // A CFA image's demosaicing is noted once its bands are made.
+                // What the pass notes after the header: OpcodeList2 run region by region, a CFA
+                // image's demosaicing, OpcodeList3 run band by band.
+                var notes = processing
+                if plan.list2 == .perRegion, let list2 {
+                    notes.append(try Pipeline.predictedListNote(list2, number: 2, planes: spp,
+                                                                bounds: PixelRect(width: area.width, height: area.height), context: opcodes))
+                }
                 let demosaicNote = MetadataItem("demosaic", .text(options.demosaic.rawValue))
-                let notes = processing + (cfa != nil && !processing.contains(demosaicNote)
-                                          ? Pipeline.demosaicNotes(options.demosaic, cfa: cfa!) : [])
+                if let cfa, !processing.contains(demosaicNote) { notes += Pipeline.demosaicNotes(options.demosaic, cfa: cfa) }
+                if plan.list3 == .perRegion, let list3 {
+                    notes.append(try Pipeline.predictedListNote(list3, number: 3, planes: 3,
+                                                                bounds: PixelRect(width: stage3Width, height: stage3Height), context: opcodes))
+                }
                 streamedProcessing = notes + digestItems + geometry.processingItems
                 provenance.processing = streamedProcessing
                 let description = WrittenImageDescription(width: geometry.outputWidth, height: geometry.outputHeight, masks: streamedMasks,

@@ -148,7 +148,8 @@ public struct DevelopPlan: Equatable, Sendable {
     /// Why each stage collected whole is collected, in stage order.
     public var collectors: [String]
     /// The route of the memory estimate; nil: the whole-image estimate (a stage collected
-    /// whole by an opcode list, or a replaced Stage 2 the merge holds besides).
+    /// whole — by an opcode list, or a storage not decoded block by block — or a replaced
+    /// Stage 2 the merge holds besides).
     public var memoryRoute: DevelopRoute?
 
     public init(layout: SourceLayout, request: DevelopRequest) {
@@ -183,23 +184,23 @@ public struct DevelopPlan: Equatable, Sendable {
         stage3 = stage3Streams ? .streamed : .collected
         if !stage3Streams && cfa { collectors.append("Stage 3: OpcodeList3 reads neighbours or crops") }
         list3 = layout.opcodeList3 == .absent ? .absent : list3Whole ? .whole : .perRegion
-        sink = Self.sink(request, list2: list2, list3: list3)
+        sink = Self.sink(request)
         let collects = layout.hasOpcodeList1 || list2Whole || list3Whole
-        memoryRoute = request.replacesStage2 || collects ? nil : Self.route(sink, request: request)
+        memoryRoute = request.replacesStage2 || collects || stage2 == .collectedFromStage1 ? nil : Self.route(sink, request: request)
         self.collectors = collectors
     }
 
     /// Where the output goes. An EXR is written as its rows are made only when its header can
-    /// be written first: not when an opcode list running per region reports on the pixels
-    /// after the pass, nor when a digest mismatch may be recorded instead of refused.
-    static func sink(_ request: DevelopRequest, list2: ListStep, list3: ListStep) -> Sink {
+    /// be written first: not when a digest mismatch may be recorded instead of refused. (The
+    /// notes of opcode lists run per region are known before the pass:
+    /// `Pipeline.predictedListNote`.)
+    static func sink(_ request: DevelopRequest) -> Sink {
         switch request.output {
         case .image(let half): return .image(halfFloats: half, observed: request.observed)
         case .scan: return .scan
         case .hdf5(let streamable): return streamable ? .hdf5AsRowsAreMade : .imageThenFile
         case .exr(let streamable):
-            let headerFirst = list2 != .perRegion && list3 != .perRegion && request.digest != .ignoreMismatch
-            return streamable && headerFirst ? .exrAsRowsAreMade : .imageThenFile
+            return streamable && request.digest != .ignoreMismatch ? .exrAsRowsAreMade : .imageThenFile
         }
     }
 

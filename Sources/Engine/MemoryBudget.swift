@@ -106,14 +106,27 @@ extension Pipeline {
     /// bytes (`processBaseBytes` included); `wholeImagePeakBytes` for an image not developed
     /// block by block, or when the route is not known. Overflow-safe.
     public static func estimatedPeakBytes(_ raw: ImageIFD, route: DevelopRoute?) -> Int {
-        let file = estimatedFileBytes(raw, route: route)
+        estimatedPeakBytes(raw, plannedRoute: developsByBlocks(raw) ? route : nil)
+    }
+
+    /// The estimated peak of a plan's memory route (`DevelopPlan.memoryRoute`: nil when the
+    /// plan collects a stage whole). The plan has read the storage, so its route is taken as
+    /// it is (a JPEG XL file of 16-bit tiles is developed tile by tile; one stored in
+    /// interleaved fields is not).
+    public static func estimatedPeakBytes(_ raw: ImageIFD, plannedRoute route: DevelopRoute?) -> Int {
+        let file = estimatedFileBytes(raw, plannedRoute: route)
         return file > Int.max - processBaseBytes ? .max : file + processBaseBytes
     }
 
     /// What one file adds to a process by `route` (`estimatedPeakBytes` less the process's
     /// base): what a file in a batch reserves.
     public static func estimatedFileBytes(_ raw: ImageIFD, route: DevelopRoute?) -> Int {
-        guard let route, developsByBlocks(raw) else { return wholeImagePeakBytes(raw) }
+        estimatedFileBytes(raw, plannedRoute: developsByBlocks(raw) ? route : nil)
+    }
+
+    /// `estimatedFileBytes` of a plan's memory route (see `estimatedPeakBytes(_:plannedRoute:)`).
+    public static func estimatedFileBytes(_ raw: ImageIFD, plannedRoute route: DevelopRoute?) -> Int {
+        guard let route else { return wholeImagePeakBytes(raw) }
         let pixels = raw.width.multipliedReportingOverflow(by: raw.height)
         guard !pixels.overflow else { return .max }
         let (fixed, perPixel) = memoryModel(route, cfa: raw.photometric == Photometric.cfa)

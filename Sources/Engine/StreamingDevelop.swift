@@ -396,6 +396,19 @@ extension Pipeline {
         if row == 0 && column == 0 { c.reports[number] = report }
     }
 
+    /// The note a list running region by region records (the report of the region at the
+    /// origin), known before the pass: which opcodes run and which are skipped follows from
+    /// the list and the stage's bounds, not from the pixels, so the list is run here on the
+    /// one pixel at the origin. A file whose header goes first records it; the pass's own
+    /// note is compared with it at the end.
+    static func predictedListNote(_ list: OpcodeList, number: Int, planes: Int, bounds: PixelRect,
+                                  context c: StreamingOpcodes) throws -> MetadataItem {
+        var pixel = ImageBuffer<Float>(width: 1, height: 1, channels: planes, repeating: 0)
+        let context = OpcodeContext(imageBounds: bounds, originRow: 0, originColumn: 0, clipping: c.clipping,
+                                    bayerPhase: planes == 1 ? c.bayerPhase : nil)
+        do { return listNote(number, try OpcodeApplier.apply(list, to: &pixel, context: context)) } catch { throw error.inFile(c.path) }
+    }
+
     /// The colour matrix (with the exposure factor) on every pixel of `values`, in place.
     static func convertColor(_ values: inout ImageBuffer<Float>, _ matrix: [Float]) {
         values.samples.withUnsafeMutableBufferPointer { v in

@@ -81,7 +81,7 @@ import TestSupport
         let cases: [(String, DevelopPlan, Plan.Sink, DevelopRoute?)] = [
             ("EXR", plan(plain, .exr(streamable: true)), .exrAsRowsAreMade, .streamedEXR),
             ("EXR, other options", plan(plain, .exr(streamable: false)), .imageThenFile, .halfImage),
-            ("EXR, a list reporting after the pass", plan(shaded, .exr(streamable: true)), .imageThenFile, .halfImage),
+            ("EXR, a list run per region (its note known before the pass)", plan(shaded, .exr(streamable: true)), .exrAsRowsAreMade, .streamedEXR),
             ("EXR, a digest mismatch to record", plan(plain, .exr(streamable: true), digest: .ignoreMismatch), .imageThenFile, .halfImage),
             ("EXR, OpcodeList3 collected", plan(trimmed, .exr(streamable: true)), .exrAsRowsAreMade, nil),
             ("HDF5", plan(shaded, .hdf5(streamable: true)), .hdf5AsRowsAreMade, .streamedHDF5),
@@ -92,6 +92,8 @@ import TestSupport
             ("measurement", plan(plain, .scan), .scan, .measurement),
             ("report", plan(plain, .scan, charts: true), .scan, .measurementWithCharts),
             ("measurement of a file with OpcodeList1", plan(Self.layout(.bayer, list1: true), .scan), .scan, nil),
+            ("EXR of samples stored in interleaved fields or as floats",
+             plan(Self.layout(.linearRaw(samplesPerPixel: 3), blockwise: false), .exr(streamable: true)), .exrAsRowsAreMade, nil),
         ]
         for (what, plan, sink, route) in cases {
             #expect(plan.sink == sink, "\(what): \(plan.summary)")
@@ -130,5 +132,28 @@ import TestSupport
         camera.lensShading = nil
         capture = try Simulator.capture(scene, camera: camera).dng
         #expect(try layout([:]) == Self.layout(.linearRaw(samplesPerPixel: 3)))
+    }
+
+    /// The DNG SDK's JPEG XL samples (skipped when not fetched): the 60 MP LinearRaw file of
+    /// 16-bit tiles with an OpcodeList2 of MapPolynomials goes tile by tile into an EXR
+    /// written as its rows are made, its memory estimated by that route (under a third of the
+    /// whole-image estimate); the float16 one and the Bayer one stored in interleaved fields
+    /// are collected from Stage 1 and estimated whole.
+    @Test func jpegXLSamples() throws {
+        let exr = DevelopRequest(output: .exr(streamable: true))
+        let expected: [(String, DevelopPlan.Stage2, DevelopRoute?)] = [
+            ("01_jxl_linear_raw_integer.dng", .streamed, .streamedEXR),
+            ("02_jxl_linear_raw_float.dng", .collectedFromStage1, nil),
+            ("03_jxl_bayer_raw_integer.dng", .collectedFromStage1, nil),
+        ]
+        for (name, stage2, route) in expected {
+            let dng = try DNGFile.open(path: try TestData.dngSDKSample(name).path)
+            let plan = try Pipeline.plan(dng, options: DevelopOptions(), request: exr)
+            #expect(plan.stage2 == stage2 && plan.memoryRoute == route && plan.sink == .exrAsRowsAreMade, "\(name): \(plan.summary)")
+            let raw = try dng.mainRawImage()
+            let planned = Pipeline.estimatedPeakBytes(raw, plannedRoute: plan.memoryRoute)
+            let whole = Pipeline.estimatedPeakBytes(raw, route: nil)
+            #expect(route == nil ? planned == whole : planned * 3 < whole, "\(name): \(planned) against \(whole)")
+        }
     }
 }

@@ -12,7 +12,7 @@ import TestSupport
 /// is byte for byte the one `EXRFile.write` makes of `developHalf`'s image, in every
 /// orientation, with crops, semantic masks, the clip mask channel, ZIP and ZIPS at the
 /// default and a chosen deflate level, LinearRaw and CFA; the cases it leaves to the
-/// whole-image writer (an opcode list acting region by region, DefaultScale, `--ignore-digest`,
+/// whole-image writer (DefaultScale, `--ignore-digest`,
 /// other compressions) give the same bytes too.
 @Suite struct EXRStreamTests {
     /// Converts `path` both ways and compares the files; returns whether the EXR was written
@@ -92,10 +92,22 @@ import TestSupport
         chart.defaultScale = [2, 1]
         try DNGWriter.write(chart, to: path)
         #expect(try !Self.compare(path, in: dir, "DefaultScale"))
-        // A GainMap in OpcodeList2 (region by region, reported after the pass).
-        let shaded = try StreamingDevelopTests.sunsetCapture(width: 160, height: 120, seed: 6, cfa: false, lensShading: 0.3)
-        try DNGWriter.write(shaded, to: path)
-        #expect(try !Self.compare(path, in: dir, "GainMap"))
+    }
+
+    /// A GainMap in OpcodeList2, run region by region: its note is made before the pass, so the
+    /// file is written as its rows are made, the same bytes as the whole-image writer's
+    /// (LinearRaw and CFA).
+    @Test func perRegionListIsStreamed() throws {
+        let dir = TestData.temporaryDirectory("exr-stream-list")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("shaded.dng").path
+        for cfa in [false, true] {
+            let shaded = try StreamingDevelopTests.sunsetCapture(width: 160, height: 120, seed: 6, cfa: cfa, lensShading: 0.3)
+            try DNGWriter.write(shaded, to: path)
+            let notes = try Pipeline.developHalf(path: path, options: DevelopOptions(), keepClipMask: false).image.provenance.processing
+            #expect(notes.contains { $0.key == "opcodeList2" }, "cfa \(cfa): \(notes.map { $0.key })")
+            #expect(try Self.compare(path, in: dir, "GainMap, cfa \(cfa)"))
+        }
     }
 
     /// A damaged tile: the conversion into an EXR or an HDF5 file fails and leaves nothing.
