@@ -98,13 +98,19 @@ public struct MergedSamples: Sendable {
         variance = out
     }
 
-    /// Empty arrays for `count` samples of `width × height` pixels.
+    /// Arrays for `count` samples of `width × height` pixels, not cleared: the estimator
+    /// writes every element (`RowMerger.merge` writes each sample's value, variance or
+    /// deviation and frame count, and each pixel's lower-bound bits), so their pages are
+    /// first touched by the rows that fill them.
     init(count: Int, pixels: Int, compact: Bool) {
-        values = [Float](repeating: 0, count: count)
-        variance = [Float](repeating: 0, count: compact ? 0 : count)
-        deviation = [Float16](repeating: 0, count: compact ? count : 0)
-        frames = [UInt8](repeating: 0, count: count)
-        lowerBound = [UInt8](repeating: 0, count: pixels)
+        func uninitialized<T>(_: T.Type, _ n: Int) -> [T] {
+            [T](unsafeUninitializedCapacity: n) { _, initialized in initialized = n }
+        }
+        values = uninitialized(Float.self, count)
+        variance = uninitialized(Float.self, compact ? 0 : count)
+        deviation = uninitialized(Float16.self, compact ? count : 0)
+        frames = uninitialized(UInt8.self, count)
+        lowerBound = uninitialized(UInt8.self, pixels)
     }
 
     /// Where the estimator writes: the arrays' elements, each row written by one thread.
@@ -173,7 +179,8 @@ public struct BracketEstimator: Sendable {
                              passes: max(1, iterations), compact: compact)
         merged.withPointers { out in
             Parallel.forEachChunk(count: height, minimumChunk: 8) { range in
-                let buffers = RowMerger.Buffers(frames: sorted.count, rowLength: width * planes, width: width)
+                let buffers = RowMerger.Buffers(frames: sorted.count, rowLength: width * planes, width: width,
+                                                colourCycle: colours.repeatColumns)
                 defer { buffers.deallocate() }
                 for y in range where rows.merge(row: y, buffers: buffers, into: out) { overflowRows.add(1) }
             }
@@ -214,19 +221,22 @@ struct RowMerger: Sendable {
         let slope: UnsafeMutablePointer<Float>, offset: UnsafeMutablePointer<Float>
         let deviation: UnsafeMutablePointer<Float>
         let scratch: UnsafeMutablePointer<Double>
+        /// A row's CFA colours, one period of the pattern from column 0.
+        let colourCycle: UnsafeMutablePointer<Int>
 
-        init(frames n: Int, rowLength: Int, width: Int) {
+        init(frames n: Int, rowLength: Int, width: Int, colourCycle: Int) {
             values = .allocate(capacity: n * rowLength)
             clip = .allocate(capacity: n * width)
             slope = .allocate(capacity: n * rowLength)
             offset = .allocate(capacity: n * rowLength)
             deviation = .allocate(capacity: rowLength)
             scratch = .allocate(capacity: 4 * n)
+            self.colourCycle = .allocate(capacity: max(1, colourCycle))
         }
 
         func deallocate() {
             values.deallocate(); clip.deallocate(); slope.deallocate(); offset.deallocate(); deviation.deallocate()
-            scratch.deallocate()
+            scratch.deallocate(); colourCycle.deallocate()
         }
     }
 
@@ -242,13 +252,18 @@ struct RowMerger: Sendable {
             }
         }
         let v = b.scratch, g = v + n, o = v + 2 * n, valid = v + 3 * n
+        // A CFA row's colours repeat every `period` columns (no division per sample).
+        let period = colours.isPlanes ? 1 : colours.repeatColumns
+        if !colours.isPlanes { for i in 0..<period { b.colourCycle[i] = colours.colour(row: y, column: i, plane: 0) } }
+        var phase = 0
         for x in 0..<width {
+            defer { phase = phase + 1 == period ? 0 : phase + 1 }
             let pixel = y * width + x
             var bound: UInt8 = 0
             for p in 0..<planes {
                 let k = pixel * planes + p, r = x * planes + p
                 let bit = UInt8(1) << UInt8(p)
-                let c = colours.isPlanes ? min(p, 2) : colours.colour(row: y, column: x, plane: p)
+                let c = colours.isPlanes ? min(p, 2) : b.colourCycle[phase]
                 var validCount = 0
                 for j in 0..<n {
                     v[j] = Double(b.values[j * rowLength + r])
@@ -287,15 +302,20 @@ struct RowMerger: Sendable {
     /// and validity, for noise colour `colour`: one pass for one valid frame (its
     /// near-saturation test), else until the weights at the predicted value settle; nil when
     /// every valid sample is within 3 σ of saturation.
+    ///
+    /// The sums Σ e·v/σ² and Σ e²/σ² are kept over a common factor, the product P of the
+    /// counted frames' σ² (`num` = P·Σ e·v/σ², `den` = P·Σ e²/σ²): one division per pass
+    /// instead of one per frame; P is rescaled before it could underflow.
     @inline(__always)
     func estimate(v: UnsafePointer<Double>, gain g: UnsafePointer<Double>, offset b: UnsafePointer<Double>,
                   valid: UnsafePointer<Double>, colour c: Int, passes: Int) -> (value: Double, variance: Double, frames: Int)? {
         let n = frames.count
-        var phi = 0.0, den = 0.0, frameCount = 0
+        var phi = 0.0, num = 0.0, den = 0.0, product = 1.0, frameCount = 0
         for j in 0..<n where valid[j] != 0 { phi = v[j] / exposures[j]; break }
         for pass in 0..<passes {
-            var num = 0.0
+            num = 0
             den = 0
+            product = 1
             frameCount = 0
             for j in 0..<n where valid[j] != 0 {
                 let e = exposures[j]
@@ -305,10 +325,15 @@ struct RowMerger: Sendable {
                 // Left out within 3 σ of saturation: predicted + 3σ ≥ sat · g.
                 let room = saturation * g[j] - predicted
                 if room <= 0 || 9 * s2 >= room * room { continue }
-                // w = e² / σ², w · v / e = e · v / σ².
-                let inverse = 1 / s2
-                num += e * v[j] * inverse
-                den += e * e * inverse
+                // w = e² / σ², w · v / e = e · v / σ²; each sum times σ² of this frame.
+                num = num * s2 + e * v[j] * product
+                den = den * s2 + e * e * product
+                product *= s2
+                if product < 1e-150 {
+                    num *= 1e150
+                    den *= 1e150
+                    product *= 1e150
+                }
                 frameCount += 1
             }
             if den == 0 { break }
@@ -317,7 +342,7 @@ struct RowMerger: Sendable {
             phi = next
             if settled { break }
         }
-        return den > 0 ? (phi, 1 / den, frameCount) : nil
+        return den > 0 ? (phi, product / den, frameCount) : nil
     }
 }
 
