@@ -189,6 +189,9 @@ extension Pipeline {
         let digestItems = try checkDigests(dng, raw: raw, main: raw, expectation: expectation, imageDigest: digester?.finish(),
                                            options: options)
         try dng.file.checkIntact()
+        // The compressed blocks are read: their pages leave the process (a bracket's files are
+        // held open for the whole merge).
+        dng.file.releaseResidentPages()
         try applyOpcodeList1(dng: dng, raw: raw, to: &stored, clipping: options.opcodeClipping, notes: &notes)
         let plan = try LinearizationPlan(ifd: raw, path: dng.path)
         let area = raw.activeArea

@@ -214,16 +214,8 @@ extension Pipeline {
         // An opcode list that failed on a row after running on the first and last (never seen): refused, not merged around.
         for frame in stage2Frames { if let error = frame.rowError { throw error } }
         stage2Frames = []
-        merged.expandVariance()
         lap("merge")
-        // Superpixel output averages the two greens of a cell: the variance of their mean is
-        // half the mean of their variances, which is what the demosaicing computes from it.
         let superpixel = cfa != nil && options.develop.demosaic == .superpixel
-        if superpixel {
-            for y in 0..<height {
-                for x in 0..<width where colours.colour(row: y, column: x, plane: 0) == 1 { merged.variance[y * width + x] *= 0.5 }
-            }
-        }
         func stage2(_ values: [Float], clip: [UInt8]) -> LinearImage {
             LinearImage(ifd: raw, values: ImageBuffer(width: width, height: height, channels: planes, samples: values), clipMask: clip,
                         mapping: mapping!)
@@ -236,6 +228,16 @@ extension Pipeline {
                                              options: options.develop, hash: true)
         var image = developed.image
         merged.values = []
+        // The variances from the half-float standard deviations only now, once the values are
+        // developed (2 bytes a sample fewer while they were).
+        merged.expandVariance()
+        // Superpixel output averages the two greens of a cell: the variance of their mean is
+        // half the mean of their variances, which is what the demosaicing computes from it.
+        if superpixel {
+            for y in 0..<height {
+                for x in 0..<width where colours.colour(row: y, column: x, plane: 0) == 1 { merged.variance[y * width + x] *= 0.5 }
+            }
+        }
         let variance = try Pipeline.develop(files[reference], replacing: Stage2Replacement(image: stage2(merged.variance, clip: noClip), matrix: .squared),
                                             options: develop, hash: false).image.pixels
         merged.variance = []
