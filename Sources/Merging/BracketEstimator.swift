@@ -98,6 +98,15 @@ public struct MergedSamples: Sendable {
         variance = out
     }
 
+    /// For superpixel output, which averages the two greens of a cell: the variance of their
+    /// mean is half the mean of their variances, which is what the demosaicing computes from
+    /// the variances halved here (a CFA mosaic of one plane, colours by `colours`).
+    public mutating func halveGreenVariances(colours: NoiseColours, width: Int, height: Int) {
+        for y in 0..<height {
+            for x in 0..<width where colours.colour(row: y, column: x, plane: 0) == 1 { variance[y * width + x] *= 0.5 }
+        }
+    }
+
     /// Arrays for `count` samples of `width × height` pixels, not cleared: the estimator
     /// writes every element (`RowMerger.merge` writes each sample's value, variance or
     /// deviation and frame count, and each pixel's lower-bound bits), so their pages are

@@ -231,13 +231,7 @@ extension Pipeline {
         // The variances from the half-float standard deviations only now, once the values are
         // developed (2 bytes a sample fewer while they were).
         merged.expandVariance()
-        // Superpixel output averages the two greens of a cell: the variance of their mean is
-        // half the mean of their variances, which is what the demosaicing computes from it.
-        if superpixel {
-            for y in 0..<height {
-                for x in 0..<width where colours.colour(row: y, column: x, plane: 0) == 1 { merged.variance[y * width + x] *= 0.5 }
-            }
-        }
+        if superpixel { merged.halveGreenVariances(colours: colours, width: width, height: height) }
         let variance = try Pipeline.develop(files[reference], replacing: Stage2Replacement(image: stage2(merged.variance, clip: noClip), matrix: .squared),
                                             options: develop, hash: false).image.pixels
         merged.variance = []
