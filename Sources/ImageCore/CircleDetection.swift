@@ -43,23 +43,42 @@ struct CircleDetector {
 
     /// Each pixel's mean over the 5 × 5 pixels around it that lie in the image and hold a
     /// finite value (NaN where none does): five times less noise, so that the first
-    /// estimate's threshold can stay below a dim horizon in a dark frame.
+    /// estimate's threshold can stay below a dim horizon in a dark frame. Sums along the row
+    /// first (left to right), then down the column (top to bottom), in `Float`; the rows'
+    /// sums are kept for five rows at a time, so that nothing but the result is as large as
+    /// the image.
     static func smoothed(_ v: [Float], width: Int, height: Int) -> [Float] {
-        func pass(_ values: [Float], _ counts: [Float], along step: Int, length: Int) -> ([Float], [Float]) {
-            var sums = [Float](repeating: 0, count: values.count), n = [Float](repeating: 0, count: values.count)
-            for i in values.indices {
-                let position = step == 1 ? i % width : i / width
-                for k in max(-2, -position)...min(2, length - 1 - position) {
-                    sums[i] += values[i + k * step]
-                    n[i] += counts[i + k * step]
+        var out = [Float](repeating: .nan, count: v.count)
+        guard width > 0, height > 0 else { return out }
+        // The sums and counts of finite values along rows r − 2 … r + 2, row y in slot y % 5.
+        var sums = [Float](repeating: 0, count: 5 * width), counts = [Float](repeating: 0, count: 5 * width)
+        func alongRow(_ row: Int) {
+            let slot = (row % 5) * width, first = row * width
+            for column in 0..<width {
+                var s: Float = 0, n: Float = 0
+                for k in max(-2, -column)...min(2, width - 1 - column) {
+                    let x = v[first + column + k]
+                    s += x.isFinite ? x : 0
+                    n += x.isFinite ? 1 : 0
                 }
+                sums[slot + column] = s
+                counts[slot + column] = n
             }
-            return (sums, n)
         }
-        let finite = v.map { $0.isFinite ? $0 : 0 }, ones = v.map { $0.isFinite ? Float(1) : 0 }
-        let rows = pass(finite, ones, along: 1, length: width)
-        let both = pass(rows.0, rows.1, along: width, length: height)
-        return zip(both.0, both.1).map { $1 > 0 ? $0 / $1 : .nan }
+        for row in 0..<min(2, height) { alongRow(row) }
+        for row in 0..<height {
+            if row + 2 < height { alongRow(row + 2) }
+            for column in 0..<width {
+                var s: Float = 0, n: Float = 0
+                for k in max(-2, -row)...min(2, height - 1 - row) {
+                    let j = ((row + k) % 5) * width + column
+                    s += sums[j]
+                    n += counts[j]
+                }
+                out[row * width + column] = n > 0 ? s / n : .nan
+            }
+        }
+        return out
     }
 
     /// Half the width of the band around the edge that the refinement looks at, pixels.

@@ -43,7 +43,8 @@ public enum FisheyeProjection: String, Sendable, Codable, CaseIterable {
 }
 
 /// A circular fisheye image: its projection, full field of view and image circle (the
-/// circle where θ = fieldOfView / 2), with each pixel's view direction and solid angle.
+/// circle where θ = fieldOfView / 2), with each point's view direction; each pixel's θ and
+/// solid angle on an image of a given size are its `FisheyeGeometry`'s.
 /// Pixels are unit squares, pixel (x, y) spanning [x, x + 1] × [y, y + 1]; the optical axis
 /// is the camera's view direction, and "up" in the image is −y.
 public struct FisheyeLens: Sendable, Equatable, Codable {
@@ -121,49 +122,6 @@ public struct FisheyeLens: Sendable, Equatable, Codable {
         let numerator = abs((a * cross).sum())
         let denominator = 1 + (a * b).sum() + (b * c).sum() + (c * a).sum()
         return 2 * atan2(numerator, denominator)
-    }
-
-    /// Per pixel of a `width` × `height` image, row-major: θ of its centre (radians; on the
-    /// circle for a pixel whose centre lies outside it) and its solid angle (sr) — both 0 for
-    /// a pixel wholly outside the image circle. The solid angle is the spherical
-    /// quadrilateral spanned by the view directions of the pixel's four corners (two spherical
-    /// triangles, each by Van Oosterom and Strackee's formula), accurate at the rim where the
-    /// centre's dΩ/dA is not; a corner beyond the image circle is taken on the circle, so a
-    /// pixel on the rim counts about the part of the field it sees.
-    public func geometry(width: Int, height: Int) -> (theta: [Float], solidAngle: [Double]) {
-        var theta = [Float](repeating: 0, count: width * height)
-        var omega = [Double](repeating: 0, count: width * height)
-        let f = focalLength
-        theta.withUnsafeMutableBufferPointer { t in
-            omega.withUnsafeMutableBufferPointer { o in
-                // Safe because each chunk writes its own rows; the angles are only read.
-                nonisolated(unsafe) let t = t, o = o
-                Parallel.forEachChunk(count: height, minimumChunk: 16) { rows in
-                    // Each corner's direction once (a corner is shared by four pixels): the
-                    // corner row above the pixel row and the one below, and which lie inside.
-                    func cornerRow(_ y: Int) -> (directions: [SIMD3<Double>?], inside: [Bool]) {
-                        let cy = Double(y), dy = cy - centerY
-                        return ((0...width).map { direction(x: Double($0), y: cy, clamped: true) },
-                                (0...width).map { x in let dx = Double(x) - centerX; return dx * dx + dy * dy < radius * radius })
-                    }
-                    var above = cornerRow(rows.lowerBound)
-                    for y in rows {
-                        let below = cornerRow(y + 1)
-                        for x in 0..<width {
-                            guard above.inside[x] || above.inside[x + 1] || below.inside[x] || below.inside[x + 1],
-                                  let a = above.directions[x], let b = above.directions[x + 1], let c = below.directions[x + 1],
-                                  let d = below.directions[x] else { continue }
-                            let dx = Double(x) + 0.5 - centerX, dy = Double(y) + 0.5 - centerY
-                            guard let angle = projection.angle(min((dx * dx + dy * dy).squareRoot(), radius) / f) else { continue }
-                            t[y * width + x] = Float(angle)
-                            o[y * width + x] = Self.triangle(a, b, c) + Self.triangle(a, c, d)
-                        }
-                        above = below
-                    }
-                }
-            }
-        }
-        return (theta, omega)
     }
 
     /// Radiance's view (`VIEW=` header line) of the square picture around the image circle

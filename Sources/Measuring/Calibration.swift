@@ -57,21 +57,21 @@ extension Pipeline {
                 var options = develop
                 options.exposure = .none
                 options.includeMasks = false
-                let input = try AnalysisInput.load(photo, options: options)
-                let lens = spec.lens(width: input.image.width, height: input.image.height)
-                if let problem = lens.problem { throw AnalysisError(reason: "\(photo): \(problem)", category: .usage) }
-                let sums = illuminanceSums(input, lens: lens)
+                // E_v's sums as `illuminance` takes them, without holding the image.
+                let measured = try measureIlluminance(try IlluminanceSource.of(photo, options: options), path: photo,
+                                                      lens: FisheyeLensRequest(spec))
+                let lens = measured.lens, sums = measured.sums
                 if sums.nonFinitePixels > 0 {
                     throw PhotometryError(path: photo, reason: "\(sums.nonFinitePixels) pixels of the image circle are NaN or infinite: it cannot calibrate")
                 }
                 if sums.clippedPixels > 0 {
                     throw PhotometryError(path: photo, reason: "\(sums.clippedPixels) pixels of the image circle are clipped: its illuminance is only a lower bound, so it cannot calibrate (merge a bracket first)")
                 }
-                guard sums.sum > 0 else { throw PhotometryError(path: photo, reason: "the image circle gives no illuminance to calibrate against") }
+                guard measured.sum > 0 else { throw PhotometryError(path: photo, reason: "the image circle gives no illuminance to calibrate against") }
                 fitted.append(CameraCalibration.Reference(
                     file: photo, region: "fisheye \(lens.projection.rawValue) \(lens.fieldOfView)° (E_v / π)", method: r.method,
-                    luminance: r.luminance, luminanceRelativeUncertainty: r.relativeUncertainty, measured: sums.sum / Double.pi,
-                    measuredRelativeUncertainty: (sums.noiseVariance ?? 0).squareRoot() / sums.sum, settings: settings))
+                    luminance: r.luminance, luminanceRelativeUncertainty: r.relativeUncertainty, measured: measured.sum / Double.pi,
+                    measuredRelativeUncertainty: (measured.noiseVariance ?? 0).squareRoot() / measured.sum, settings: settings))
             }
             let mine = references.filter { $0.photo == photo && $0.fisheye == nil }
             guard !mine.isEmpty else { continue }

@@ -46,40 +46,69 @@ public struct IlluminanceResult: Codable, Sendable, Equatable {
 extension Pipeline {
     /// E_v of a fisheye image: a DNG (developed with `options`, in absolute units) or an EXR
     /// or HDF5 file in luminance or radiance units; `lens` gives the projection and image circle.
+    /// The image is not held where it need not be (`illuminance(_:lens:options:)` with a
+    /// `FisheyeLensRequest`).
     /// - Throws: `PhotometryError` for relative units; `AnalysisError` for a lens that does not fit;
     ///   the readers' errors.
     public static func illuminance(_ path: String, lens: FisheyeLens, options: DevelopOptions) throws -> IlluminanceResult {
-        let input = try AnalysisInput.load(path, options: options)
-        return try illuminance(input, lens: lens)
+        try illuminance(path, lens: FisheyeLensRequest(lens), options: options)
+    }
+
+    /// E_v of the file at `path` under the lens `request` gives for its image, measured
+    /// without holding the image where it can be (`IlluminanceSource.of`): a DNG developed
+    /// patch by patch (`Pipeline.scan`), our EXR or HDF5 file in its stored samples; with
+    /// `--circle auto` a first pass gathers the luminance the circle is found in.
+    /// - Throws: as `illuminance(_:lens:options:)`; `AnalysisError` when no circle is found.
+    public static func illuminance(_ path: String, lens request: FisheyeLensRequest, options: DevelopOptions) throws -> IlluminanceResult {
+        let source = try IlluminanceSource.of(path, options: options)
+        // A relative file is refused before its pixels are read (a DNG's units are the options').
+        try requireAbsolute(source.known.image?.exposure.mode ?? options.exposure, path: path)
+        return try illuminanceResult(try measureIlluminance(source, path: path, lens: request), path: path)
     }
 
     /// E_v of a loaded image (see `illuminance(_:lens:options:)`).
     public static func illuminance(_ input: AnalysisInput, lens: FisheyeLens) throws -> IlluminanceResult {
-        let image = input.image
-        guard image.exposure.mode.isAbsolute else {
-            throw PhotometryError(path: input.path, reason: "illuminance needs absolute values: a DNG with --units luminance (the default here), or a file converted or merged with --units luminance or radiance")
-        }
-        if let problem = lens.problem { throw AnalysisError(reason: "\(input.path): \(problem)", category: .usage) }
+        try illuminance(input, geometry: FisheyeGeometry(lens: lens, width: input.image.width, height: input.image.height))
+    }
+
+    /// E_v of a loaded image under `geometry` (its lens on the image's size): the sums read
+    /// its arrays when it holds them (`FisheyeGeometry.whole`), else compute them band by band.
+    public static func illuminance(_ input: AnalysisInput, geometry: FisheyeGeometry) throws -> IlluminanceResult {
+        try requireAbsolute(input.image.exposure.mode, path: input.path)
+        let measured = try measureIlluminance(IlluminanceSource(input), path: input.path) { _, _ in geometry }
+        return try illuminanceResult(measured, path: input.path)
+    }
+
+    /// Refuses relative units: E_v needs luminance or radiance.
+    static func requireAbsolute(_ mode: ExposureMode, path: String) throws {
+        guard !mode.isAbsolute else { return }
+        throw PhotometryError(path: path, reason: "illuminance needs absolute values: a DNG with --units luminance (the default here), or a file converted or merged with --units luminance or radiance")
+    }
+
+    /// The result of E_v's measurement: lux, its uncertainty and interval, what it is.
+    /// - Throws: `AnalysisError` when the circle holds no pixel or no finite one.
+    static func illuminanceResult(_ m: IlluminanceMeasurement, path: String) throws -> IlluminanceResult {
+        let image = m.image, lens = m.lens, sums = m.sums
+        try requireAbsolute(image.exposure.mode, path: path)
         let toLuminance = image.exposure.mode == .radiance ? Photometric.radianceEfficacy : 1
-        let sums = illuminanceSums(input, lens: lens)
         guard sums.pixels > sums.nonFinitePixels else {
-            throw AnalysisError(reason: "\(input.path): " + (sums.pixels == 0
-                ? "the image circle (centre \(lens.centerX), \(lens.centerY), radius \(lens.radius) px) has no pixel inside the \(image.width)×\(image.height) image"
+            throw AnalysisError(reason: "\(path): " + (sums.pixels == 0
+                ? "the image circle (centre \(lens.centerX), \(lens.centerY), radius \(lens.radius) px) has no pixel inside the \(m.width)×\(m.height) image"
                 : "every pixel of the image circle is NaN or infinite"), category: sums.pixels == 0 ? .usage : .corruptData)
         }
-        let e = sums.sum * toLuminance, bound = sums.clippedSum * toLuminance
-        let variance = sums.noiseVariance.map { $0 * toLuminance * toLuminance }
+        let e = m.sum * toLuminance, bound = sums.clippedSum * toLuminance
+        let variance = m.noiseVariance.map { $0 * toLuminance * toLuminance }
         let scaleU = image.exposure.relativeUncertainty ?? 0
         let noiseU = variance.map { $0.squareRoot() }
-        let samplingU = sums.sampling.map { $0 * toLuminance }
+        let samplingU = m.sampling.map { $0 * toLuminance }
         let random = (noiseU ?? 0) * (noiseU ?? 0) + (samplingU ?? 0) * (samplingU ?? 0)
         let combined = (random + e * e * scaleU * scaleU).squareRoot()
         let logNormal = e > 0 && e * scaleU >= random.squareRoot()
         let low = logNormal ? e * exp(-1.96 * combined / e) : e - 1.96 * combined
         let high = logNormal ? e * exp(1.96 * combined / e) : e + 1.96 * combined
-        let kind: ResultKind = image.clipMask == nil ? .clippingUnknown
+        let kind: ResultKind = !m.clippingKnown ? .clippingUnknown
             : sums.clippedPixels == 0 ? .value : ClipDirection.kinds(cameraToOutput: image.provenance.cameraToOutput)["Y"]!
-        return IlluminanceResult(file: input.path, lens: lens, illuminance: e, standardUncertainty: combined, kind: kind,
+        return IlluminanceResult(file: path, lens: lens, illuminance: e, standardUncertainty: combined, kind: kind,
                                  low95: kind == .upperBound || kind == .undetermined ? nil : low,
                                  high95: kind == .lowerBound || kind == .undetermined ? nil : high,
                                  intervalKind: logNormal ? "log-normal" : "normal", noiseUncertainty: noiseU, samplingUncertainty: samplingU,
@@ -87,64 +116,6 @@ extension Pipeline {
                                  solidAngle: sums.solidAngle, expectedSolidAngle: 2 * .pi * (1 - cos(lens.maximumAngle)),
                                  pixels: sums.pixels, lowerBoundPixels: sums.clippedPixels, lowerBoundShare: e > 0 ? bound / e : 0,
                                  nonFinitePixels: sums.nonFinitePixels)
-    }
-
-    /// Σ Y · cos θ · ω over the image circle in the image's own units (Y with Rec.2020's
-    /// weights), its noise variance (from the NoiseProfile per pixel, or the file's standard
-    /// deviation layer as a region sum, `DeviationLayer`; nil without either), the CFA sampling
-    /// uncertainty (same units; nil off a CFA grid), the part and count of
-    /// clipped pixels, Σ ω and the pixels counted.
-    static func illuminanceSums(_ input: AnalysisInput, lens: FisheyeLens)
-        -> (sum: Double, noiseVariance: Double?, clippedSum: Double, clippedPixels: Int, solidAngle: Double, pixels: Int,
-            nonFinitePixels: Int, sampling: Double?) {
-        let image = input.image
-        let w = image.width, h = image.height
-        let (theta, omega) = lens.geometry(width: w, height: h)
-        let weights = Rec2020.luminanceWeights
-        let kernel = input.noise.map { NoiseModel.Kernel($0, luminance: weights) }
-        var e = 0.0, bound = 0.0, solid = 0.0, pixels = 0, boundPixels = 0, nonFinite = 0
-        var squares = SIMD3<Double>(), weightedOutputs = SIMD3<Double>(), weightedGains = 0.0
-        var parity = ParitySums()
-        let clip = image.clipMask
-        let px = image.pixels.samples
-        for i in 0..<(w * h) where omega[i] > 0 {
-            let rgb = SIMD3(Double(px[3 * i]), Double(px[3 * i + 1]), Double(px[3 * i + 2]))
-            let y = (rgb * weights).sum()
-            let weight = Double(cos(theta[i])) * omega[i]
-            pixels += 1
-            guard rgb.x.isFinite, rgb.y.isFinite, rgb.z.isFinite else {
-                nonFinite += 1
-                continue
-            }
-            e += y * weight
-            let position = ((i / w) & 1) * 2 + ((i % w) & 1)
-            parity.sums[position] += SIMD4<Double>(rgb.x, rgb.y, rgb.z, 1) * weight
-            solid += omega[i]
-            if kernel != nil {
-                // Σ w² g · rgb and Σ w² g²: the model's region variance (demosaic correlation included).
-                let gain = input.noise?.pixelGains.map { Double($0[i]) } ?? 1
-                weightedOutputs += rgb * (gain * weight * weight)
-                weightedGains += gain * gain * weight * weight
-            } else if let layer = input.deviation {
-                let d = SIMD3(Double(layer.deviation[3 * i]), Double(layer.deviation[3 * i + 1]), Double(layer.deviation[3 * i + 2]))
-                squares += d * d * (weight * weight)
-            }
-            if let clip, clip[i] != 0 {
-                boundPixels += 1
-                bound += y * weight
-            }
-        }
-        let variance = kernel.map { $0.regionVariance(weightedOutputs: weightedOutputs, weightedGains: weightedGains).y }
-            ?? input.deviation.map { $0.regionVariance(squares).w }
-        // A CFA image: E_v over its raw sites, which the demosaic cannot bias, and the CFA's
-        // sampling of sources smaller than its pattern (`SiteLayout`); a one-position green
-        // estimate has about 4× the variance of the whole sum's noise.
-        var sampling: Double?
-        if let layout = SiteLayout.of(image), layout.covers(parity) {
-            e = (layout.outputSums(parity) * weights).sum()
-            sampling = layout.samplingUncertainty(parity, noise: e > 0 ? 2 * (variance ?? 0).squareRoot() / e : 0)
-        }
-        return (e, variance, bound, boundPixels, solid, pixels, nonFinite, sampling)
     }
 
     /// The picture Radiance's tools read for a fisheye image: the square around the image
@@ -169,14 +140,16 @@ extension Pipeline {
         let picture = SceneLinearImage(pixels: ImageBuffer(width: side, height: side, channels: 3, samples: values), clipMask: clip,
                                        encoding: image.encoding, exposure: image.exposure, provenance: image.provenance)
         return try RadianceFile.write(picture, to: path, view: square.radianceView,
-                                      solidAngles: square.geometry(width: side, height: side).solidAngle)
+                                      solidAngles: FisheyeGeometry(lens: square, width: side, height: side).arrays.solidAngle)
     }
 
     /// The fisheye geometry as an HDF5 group: `theta` (radians from the axis), `azimuth`
     /// (radians, counter-clockwise from the image's +x) and `solid_angle` (sr), float32 [H, W],
-    /// 0 outside the image circle.
-    public static func fisheyeGroup(_ lens: FisheyeLens, width: Int, height: Int) -> HDF5Group {
-        let (theta, omega) = lens.geometry(width: width, height: height)
+    /// 0 outside the image circle: `geometry`'s arrays (held, or computed now).
+    public static func fisheyeGroup(_ geometry: FisheyeGeometry) -> HDF5Group {
+        let lens = geometry.lens, width = geometry.width, height = geometry.height
+        let values = geometry.arrays
+        let theta = values.theta, omega = values.solidAngle
         var azimuth = [Float](repeating: 0, count: width * height)
         for y in 0..<height {
             for x in 0..<width where omega[y * width + x] > 0 {

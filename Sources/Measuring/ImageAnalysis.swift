@@ -221,24 +221,39 @@ extension Pipeline {
     /// size), the first pass also reduces the luminance for the charts.
     static func analyzeStreaming(_ path: String, request: AnalysisRequest, picture maxSize: Int? = nil,
                                  pictureReady: (@Sendable (AnalysisPicture) -> Void)? = nil) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?)? {
-        let source: StreamedSource
+        // The masks of our files are read with their pixels: regions given by one measure the file whole.
+        guard let source = try streamedSource(path, develop: request.develop, maskRegions: request.regions.contains(where: \.isMask)) else {
+            return nil
+        }
+        return try measureStreamed(path, source, request: request, picture: maxSize, pictureReady: pictureReady)
+    }
+
+    /// The passes over a file that do not hold its image as `Float`: a DNG developed again for
+    /// each (`developedSource`), our EXR or HDF5 file read once with its pixels as stored.
+    /// Nil when the file must be measured whole: a colour space the measurements convert back
+    /// from, an EXR or HDF5 file with a standard deviation layer, or (`maskRegions`) one
+    /// measured in regions given by its semantic masks.
+    /// - Throws: the readers' errors; `PhotometryError` for an EXR or HDF5 file in other
+    ///   absolute units than `develop` asks for.
+    /// `keepBlocks`: a DNG's first pass keeps its decoded blocks for the later ones.
+    static func streamedSource(_ path: String, develop: DevelopOptions, maskRegions: Bool = false,
+                               keepBlocks: Bool = true) throws -> StreamedSource? {
         let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
         switch ext {
         case "exr", "h5", "hdf5":
-            let limits = AnalysisInput.readLimits(request.develop)
+            let limits = AnalysisInput.readLimits(develop)
             let stored = ext == "exr" ? try EXRFile.readStored(path, limits: limits) : try HDF5File.readStored(path, limits: limits)
-            try AnalysisInput.checkUnits(of: stored.image.exposure, path: path, asked: request.develop.exposure)
+            try AnalysisInput.checkUnits(of: stored.image.exposure, path: path, asked: develop.exposure)
             // Another colour space is measured after conversion to Rec.2020, of the image in
             // memory; a file with a standard deviation layer is measured whole, with the layer.
-            guard AnalysisInput.measuredAsIs(stored.image.encoding), !AnalysisInput.hasDeviationLayer(stored.image) else { return nil }
-            // The masks of our files are read with their pixels: regions given by one measure the file whole.
-            guard !request.regions.contains(where: \.isMask) else { return nil }
-            source = StreamedSource(passes: stored.scan, known: KnownImage(stored.image))
+            guard AnalysisInput.measuredAsIs(stored.image.encoding), !AnalysisInput.hasDeviationLayer(stored.image), !maskRegions else {
+                return nil
+            }
+            return StreamedSource(passes: stored.scan, known: KnownImage(stored.image))
         default:
-            guard AnalysisInput.measuredAsIs(request.develop.encoding) else { return nil }
-            source = try developedSource(path, request: request)
+            guard AnalysisInput.measuredAsIs(develop.encoding) else { return nil }
+            return try developedSource(path, develop: develop, masks: maskRegions, keepBlocks: keepBlocks)
         }
-        return try measureStreamed(path, source, request: request, picture: maxSize, pictureReady: pictureReady)
     }
 
     /// `convert --analysis` in one pass: the half-float image `convert` writes and the
@@ -300,14 +315,15 @@ extension Pipeline {
     }
 
     /// A DNG's passes: each develops it again (the first records its hash, digests and
-    /// provenance; the later ones take its decoded blocks from the first).
-    static func developedSource(_ path: String, request: AnalysisRequest) throws -> StreamedSource {
+    /// provenance; the later ones take its decoded blocks from the first, unless `keepBlocks`
+    /// is false: for a single pass, which needs none kept).
+    /// `masks`: decode the semantic masks (for regions given by one), before the first patch.
+    static func developedSource(_ path: String, develop: DevelopOptions, masks: Bool, keepBlocks: Bool = true) throws -> StreamedSource {
         let dng = try DNGFile.open(path: path)
-        var develop = request.develop
-        // Masks only for regions given by one: decoded before the first patch.
-        develop.includeMasks = request.regions.contains(where: \.isMask)
+        var develop = develop
+        develop.includeMasks = masks
         let options = develop
-        let cache = try Pipeline.measurementBlockCache(dng, options: options)
+        let cache = keepBlocks ? try Pipeline.measurementBlockCache(dng, options: options) : nil
         let known = KnownImage()
         return StreamedSource(passes: ImageScan { prepare, visit in
             let record = known.image == nil
@@ -381,7 +397,7 @@ extension Pipeline {
     /// Each pixel's solid angle under `fisheye`, divided by the largest (weights in 0…1; 0
     /// outside the image circle).
     static func solidAngleWeights(_ fisheye: FisheyeSpec, width: Int, height: Int) -> [Float] {
-        let omega = fisheye.lens(width: width, height: height).geometry(width: width, height: height).solidAngle
+        let omega = FisheyeGeometry(lens: fisheye.lens(width: width, height: height), width: width, height: height).arrays.solidAngle
         let largest = omega.max() ?? 0
         return omega.map { largest > 0 ? Float($0 / largest) : 0 }
     }

@@ -51,7 +51,7 @@ public enum RadianceFile {
     /// - Parameters:
     ///   - view: Radiance's view options for a `VIEW=` line (e.g. a fisheye's
     ///     `FisheyeLens.radianceView`), so that evalglare and rtrace know each pixel's direction.
-    ///   - solidAngles: each pixel's solid angle (sr; a fisheye's `FisheyeLens.geometry`): the
+    ///   - solidAngles: each pixel's solid angle (sr; a fisheye's `FisheyeGeometry`): the
     ///     lower bounds' share is then of the picture's solid angle, else of its pixels.
     /// - Returns: what the header says of the lower bounds, and the mask written.
     @discardableResult

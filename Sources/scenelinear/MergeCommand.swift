@@ -172,7 +172,7 @@ extension SceneLinearCommand {
                 try writeEXR(&merged)
             case .hdf5:
                 var groups = [Self.mergeGroup(merged)]
-                if let lens { groups.append(Pipeline.fisheyeGroup(lens, width: merged.image.width, height: merged.image.height)) }
+                if let lens { groups.append(Pipeline.fisheyeGroup(FisheyeGeometry(lens: lens, width: merged.image.width, height: merged.image.height))) }
                 var options = HDF5Options()
                 options.sampleType = hdf5Type
                 try HDF5File.write(merged.image, to: output, options: options, groups: groups)

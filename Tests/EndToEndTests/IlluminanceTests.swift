@@ -196,7 +196,7 @@ import TestSupport
         let flagged = (0..<(mask.width * mask.height)).map { mask.rec2020[3 * $0] > 0.5 }
         #expect(flagged == expected && flagged.contains(true))
         #expect(bounds["pixels"] as? Int == flagged.filter { $0 }.count)
-        let omega = lens.radianceSquareLens.geometry(width: mask.width, height: mask.height).solidAngle
+        let omega = FisheyeGeometry(lens: lens.radianceSquareLens, width: mask.width, height: mask.height).arrays.solidAngle
         let share = zip(flagged, omega).filter(\.0).map(\.1).reduce(0, +) / omega.reduce(0, +)
         #expect(abs((bounds["share"] as? Double ?? 0) / share - 1) < 1e-9)
         // The sun, the picture's brightest pixel, is among the flagged ones.
