@@ -143,7 +143,8 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
         // mapping, which must outlive it, and the process must not exit under it).
         defer { _ = hashing.wait() }
         try prepareFile()
-        try Pipeline.checkLimits(raw, path: path, options: options, route: plan.memoryRoute, planned: true)
+        try Pipeline.checkLimits(raw, path: path, options: options, route: plan.memoryRoute, planned: true,
+                                 extra: Pipeline.maskBytes(dng, raw: raw, options: options))
         options.progress?.start(pixels: area.width * area.height)
         let start = DispatchTime.now().uptimeNanoseconds
         try runStage2()
@@ -215,19 +216,19 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
     /// What a decoded block goes through: its part inside the ActiveArea, a strip of rows at a
     /// time (each stays in the core's cache through every step; spread over the cores when
     /// there are too few blocks to be), linearized and through OpcodeList2 per region into `target`.
-    func strips(into target: StripTarget<E>) -> @Sendable (PixelRect, UnsafePointer<UInt16>, Int, Bool) throws -> Void {
+    func strips(into target: StripTarget<E>) -> @Sendable (PixelRect, BlockSamples, Int, Bool) throws -> Void {
         let area = self.area, spp = self.spp, linearization = self.linearization, opcodes = self.opcodes
         let progress = options.progress
         let perRegion2 = plan.list2 == .perRegion ? list2 : nil
         let bounds = PixelRect(width: area.width, height: area.height), stripRows = Pipeline.streamingStripRows
-        return { @Sendable (region: PixelRect, samples: UnsafePointer<UInt16>, rowStride: Int, fewBlocks: Bool) throws in
+        return { @Sendable (region: PixelRect, samples: BlockSamples, rowStride: Int, fewBlocks: Bool) throws in
             let top = max(region.top, area.top), bottom = min(region.bottom, area.bottom)
             let left = max(region.left, area.left), right = min(region.right, area.right)
             guard top < bottom, left < right else { return }
             let rows = (top - area.top)..<(bottom - area.top), columns = (left - area.left)..<(right - area.left)
             // Safe because the block's samples outlive this call and are only read.
-            nonisolated(unsafe) let first = samples + (rows.lowerBound + area.top - region.top) * rowStride
-                + (columns.lowerBound + area.left - region.left) * spp
+            nonisolated(unsafe) let first = samples.advanced(by: (rows.lowerBound + area.top - region.top) * rowStride
+                + (columns.lowerBound + area.left - region.left) * spp)
             let stripCount = (rows.count + stripRows - 1) / stripRows
             try Parallel.forEachChunkThrowing(count: fewBlocks ? stripCount : 1, minimumChunk: 1) { part in
                 var strip = Band(width: columns.count, channels: spp)
@@ -237,7 +238,7 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
                     strip.resize(rows: inStrip.count)
                     strip.values.samples.withUnsafeMutableBufferPointer { v in
                         strip.mask.withUnsafeMutableBufferPointer { m in
-                            linearization.linearize(first + (top - rows.lowerBound) * rowStride, rowStride: rowStride,
+                            linearization.linearize(first.advanced(by: (top - rows.lowerBound) * rowStride), rowStride: rowStride,
                                                     rows: inStrip, columns: columns, into: v.baseAddress!, mask: m.baseAddress!)
                         }
                     }

@@ -22,7 +22,8 @@ public struct SourceLayout: Equatable, Sendable {
         case whole
     }
     public var kind: Kind
-    /// Chunky samples of at most 16 bits without interleaved fields: decoded block by block.
+    /// Chunky integer samples of at most 16 bits or floating-point samples, without
+    /// interleaved fields: decoded block by block.
     public var blockwiseStorage: Bool
     public var hasOpcodeList1: Bool
     public var opcodeList2: ListReach
@@ -162,7 +163,7 @@ public struct DevelopPlan: Equatable, Sendable {
             stage2 = .collectedFromStage1
             collectors.append(layout.hasOpcodeList1 ? "Stage 1: OpcodeList1 acts on the whole raw image"
                               : layout.blockwiseStorage ? "Stage 1: a layout the blocks cannot go on from (refused, or damage reported first)"
-                              : "Stage 1: samples wider than 16 bits, floating point, planar or in interleaved fields")
+                              : "Stage 1: integer samples wider than 16 bits, planar or in interleaved fields")
         } else if !cfa && !list2Whole && !list3Whole {
             stage2 = .streamed
         } else if cfa && !list2Whole {

@@ -21,7 +21,8 @@ public struct InfoReport: Encodable, Sendable {
     /// The raw-data digest: absent, present (not compared), verified or mismatch.
     public let digest: DigestSummary
     /// The estimated peak memory of developing the main raw image by each route, bytes
-    /// (`Pipeline.estimatedPeakBytes`; what `--max-memory` is checked against).
+    /// (`Pipeline.estimatedPeakBytes` and the masks' `Pipeline.maskBytes`; what `--max-memory`
+    /// is checked against).
     public let memoryEstimates: [String: Int]?
 
     public struct DigestSummary: Encodable, Sendable {
@@ -91,7 +92,10 @@ public struct InfoReport: Encodable, Sendable {
         let main = try? dng.mainRawImage()
         mainRawImage = main?.path
         memoryEstimates = main.map { raw in
-            Dictionary(uniqueKeysWithValues: DevelopRoute.allCases.map { ($0.rawValue, Pipeline.estimatedPeakBytes(raw, route: $0)) })
+            let masks = Pipeline.maskBytes(dng, raw: raw, options: DevelopOptions())
+            return Dictionary(uniqueKeysWithValues: DevelopRoute.allCases.map {
+                ($0.rawValue, Pipeline.adding(Pipeline.estimatedPeakBytes(raw, route: $0), masks))
+            })
         }
         if let t = try? ColorTransform.make(metadata: dng.metadata, encoding: .linearRec2020, path: dng.path) {
             asShotWhite = WhiteSummary(source: t.whiteBalanceSource, xy: [t.whiteXY.x, t.whiteXY.y],

@@ -92,15 +92,57 @@ extension Pipeline {
         }
     }
 
-    /// Whether `raw` is developed block by block (the routes' models hold): LinearRaw with
-    /// three samples per pixel or a 2×2 Bayer CFA, integer samples of at most 16 bits, not
-    /// JPEG XL (whose tiles are collected whole).
+    /// Whether `raw` is developed block by block (the routes' models hold), as far as its
+    /// IFD tells: LinearRaw with three samples per pixel or a 2×2 Bayer CFA, chunky
+    /// (PlanarConfiguration 1, or one sample per pixel) integer samples of at most 16 bits or
+    /// floating-point samples (`floatSampleBytes`), not JPEG XL (whose libjxl decoders hold
+    /// more per tile; a plan, which has read the storage, gives its route:
+    /// `estimatedPeakBytes(_:plannedRoute:)`).
     static func developsByBlocks(_ raw: ImageIFD) -> Bool {
         let layout = raw.photometric == Photometric.linearRaw ? raw.samplesPerPixel == 3
             : raw.photometric == Photometric.cfa && raw.samplesPerPixel == 1 && raw.cfa.map { $0.repeatRows == 2 && $0.repeatCols == 2 } == true
-        let narrow = raw.sampleFormat != 3 && (raw.bitsPerSample.first ?? 16) <= 16
-        return layout && narrow && raw.compression != Compression.jpegXL
+        let samples = raw.sampleFormat == 3 || (raw.bitsPerSample.first ?? 16) <= 16
+        let chunky = raw.planarConfiguration == 1 || raw.samplesPerPixel == 1
+        return layout && samples && chunky && raw.compression != Compression.jpegXL
     }
+
+    /// What floating-point samples add to a route's model, which was measured on 16-bit
+    /// integers in small tiles: each decoding thread holds its block as `Float` (4 bytes a
+    /// sample, counted whole: large tiles, such as JPEG XL's, weigh in the peak), and the
+    /// decoded blocks a measurement keeps for its later passes (`measurementBlockCache`) are
+    /// 2 bytes a sample larger than 16-bit ones. Measured on simulated float16 and float32
+    /// captures and the DNG SDK's float16 JPEG XL sample (docs/performance.md).
+    static func floatSampleBytes(_ raw: ImageIFD, route: DevelopRoute) -> (fixed: Double, perPixel: Double) {
+        guard raw.sampleFormat == 3 else { return (0, 0) }
+        let spp = Double(max(1, raw.samplesPerPixel))
+        let blockPixels = raw.layout.map { Double($0.blockWidth) * Double($0.blockHeight) } ?? Double(raw.width) * Double(raw.height)
+        let inFlight = Double(min(Parallel.threadCount, max(1, raw.layout?.offsets.count ?? 1)))
+        let kept = [DevelopRoute.measurement, .measurementWithCharts, .convertWithAnalysis].contains(route) ? 2 * spp : 0
+        return (inFlight * blockPixels * spp * 4, kept)
+    }
+
+    /// What the mask layers developed with `raw` add to its peak (semantic masks and the
+    /// transparency mask, unless `options.includeMasks` is off): each is held on the output
+    /// grid as `Float` until the output is written (4 bytes per pixel of the ActiveArea, the
+    /// output grid without DefaultScale), and the one being made also holds its decoded
+    /// samples (2 bytes each up to 16 bits, else 4) and their `Float` values (4 bytes) per
+    /// mask pixel. The routes' models leave masks out. (The DNG SDK's float16 JPEG XL sample,
+    /// whose transparency mask is the size of its image, peaks about 5 bytes per pixel higher
+    /// with it into an EXR, 8 into an HDF5 file: docs/performance.md.)
+    public static func maskBytes(_ dng: DNGFile, raw: ImageIFD, options: DevelopOptions) -> Int {
+        let masks = dng.maskIFDs
+        guard options.includeMasks, !masks.isEmpty else { return 0 }
+        let output = Double(raw.activeArea.width) * Double(raw.activeArea.height)
+        let making = masks.map { mask in
+            let stored: Double = mask.sampleFormat == 3 || (mask.bitsPerSample.first ?? 8) > 16 ? 4 : 2
+            return (stored + 4) * Double(mask.width) * Double(mask.height) * Double(max(1, mask.samplesPerPixel))
+        }.max() ?? 0
+        let bytes = Double(masks.count) * 4 * output + making
+        return bytes >= Double(Int.max / 2) ? .max : Int(bytes)
+    }
+
+    /// `a + b`, at most `Int.max`.
+    static func adding(_ a: Int, _ b: Int) -> Int { a > Int.max - b ? .max : a + b }
 
     /// The estimated peak memory of the whole process developing `raw` by `route`, in
     /// bytes (`processBaseBytes` included); `wholeImagePeakBytes` for an image not developed
@@ -130,20 +172,22 @@ extension Pipeline {
         let pixels = raw.width.multipliedReportingOverflow(by: raw.height)
         guard !pixels.overflow else { return .max }
         let (fixed, perPixel) = memoryModel(route, cfa: raw.photometric == Photometric.cfa)
-        let bytes = Double(pixels.partialValue) * perPixel + Double(fixed)
+        let (floatFixed, floatPerPixel) = floatSampleBytes(raw, route: route)
+        let bytes = Double(pixels.partialValue) * (perPixel + floatPerPixel) + Double(fixed) + floatFixed
         return bytes >= Double(Int.max / 2) ? .max : Int(bytes)
     }
 
     /// The estimated peak memory of developing the DNG at `path` with `options` by `route`,
-    /// from its header (0 when the header cannot be read: developing it then fails at once anyway).
+    /// from its header, its masks included (`maskBytes`; 0 when the header cannot be read:
+    /// developing it then fails at once anyway).
     public static func estimatedPeakBytes(path: String, options: DevelopOptions, route: DevelopRoute?) -> Int {
         guard let dng = try? DNGFile.open(path: path), let (raw, _, _) = try? selectImage(dng, options: options) else { return 0 }
-        return estimatedPeakBytes(raw, route: route)
+        return adding(estimatedPeakBytes(raw, route: route), maskBytes(dng, raw: raw, options: options))
     }
 
-    /// What the file at `path` reserves in a batch (`estimatedFileBytes`).
+    /// What the file at `path` reserves in a batch (`estimatedFileBytes`, its masks included).
     public static func estimatedFileBytes(path: String, options: DevelopOptions, route: DevelopRoute?) -> Int {
         guard let dng = try? DNGFile.open(path: path), let (raw, _, _) = try? selectImage(dng, options: options) else { return 0 }
-        return estimatedFileBytes(raw, route: route)
+        return adding(estimatedFileBytes(raw, route: route), maskBytes(dng, raw: raw, options: options))
     }
 }

@@ -195,11 +195,11 @@ public enum Pipeline {
 
     /// Refuses, before any allocation, an image over the pixel or memory limit (the memory
     /// developing it by `route` needs: `estimatedPeakBytes`; by a plan's memory route when
-    /// `planned`).
+    /// `planned`; with `extra` bytes besides, e.g. the masks').
     static func checkLimits(_ raw: ImageIFD, path: String, options: DevelopOptions, route: DevelopRoute? = nil,
-                            planned: Bool = false) throws {
+                            planned: Bool = false, extra: Int = 0) throws {
         try checkPixelLimit(raw, path: path, options: options)
-        let need = planned ? estimatedPeakBytes(raw, plannedRoute: route) : estimatedPeakBytes(raw, route: route)
+        let need = adding(planned ? estimatedPeakBytes(raw, plannedRoute: route) : estimatedPeakBytes(raw, route: route), extra)
         let limit = memoryLimit(options)
         if need > limit {
             throw LimitError(path: path, reason: "developing the \(raw.width)×\(raw.height) raw image needs about \(LimitError.gibibytes(need)) of memory, more than the limit of \(LimitError.gibibytes(limit)) (--max-memory)")

@@ -269,8 +269,8 @@ extension Pipeline {
     /// stage that needs more than its region collects what comes before it and hands it on
     /// band by band: a CFA image's demosaicing (the Stage 2 mosaic), opcodes that read their
     /// neighbours or crop (FixBadPixelsConstant/List, TrimBounds: their stage), OpcodeList1
-    /// and Stage 1 storage that is not decoded block by block (32-bit and floating-point
-    /// samples, planar or interleaved fields: Stage 1), DefaultScale resampling (the
+    /// and Stage 1 storage that is not decoded block by block (32-bit integer samples,
+    /// planar or interleaved fields: Stage 1), DefaultScale resampling (the
     /// colour-converted image). See `docs/pipeline.md`.
     static func stream<E: BitwiseCopyable & Sendable>(
         _ dng: DNGFile, options: DevelopOptions, keepClipMask: Bool, timings initial: StageTimings, as type: E.Type,

@@ -199,6 +199,14 @@ public enum LargeBuffer {
         return buffer
     }
 
+    /// `allocate` as untyped memory of `byteCount` bytes (at least one), for samples whose
+    /// type the caller binds.
+    public static func allocate(byteCount: Int, alignment: Int) -> UnsafeMutableRawBufferPointer {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, byteCount), alignment: alignment)
+        adviseHugePages(buffer.baseAddress!, bytes: buffer.count)
+        return buffer
+    }
+
     /// Asks the kernel for huge pages on the whole 2 MiB pages inside `bytes` from `start`
     /// (advice only: nothing happens where the kernel does not offer them).
     private static func adviseHugePages(_ start: UnsafeMutableRawPointer, bytes: Int) {

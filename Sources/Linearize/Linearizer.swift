@@ -33,6 +33,8 @@ public struct LinearizationPlan: Sendable {
     let repeatCols: Int
     /// BlackLevel, row-column-sample order, repeatRows × repeatCols × planes.
     let black: [Float]
+    /// The same as the IFD gives them, for the arithmetic in `Double` (`rowExact`).
+    let exactBlack: [Double]
     let deltaH: [Float]?
     let deltaV: [Float]?
     /// Per plane, 65536 entries: the linearized value of each stored value.
@@ -94,6 +96,7 @@ public struct LinearizationPlan: Sendable {
             scale.append(1 / range)
         }
         self.black = black.map(Float.init)
+        exactBlack = black
         deltaH = ifd.blackLevelDeltaH?.map(Float.init)
         deltaV = ifd.blackLevelDeltaV?.map(Float.init)
         let table = ifd.linearizationTable
@@ -202,17 +205,14 @@ public struct LinearizationPlan: Sendable {
         }
     }
 
-    /// 32-bit integers and floating-point samples: the chapter 5 formula per sample, in
-    /// `Double`, with `linearized` giving step 1.
+    /// 32-bit integers and floating-point samples: row chunks of the ActiveArea through
+    /// `rowExact` on all cores, with `linearized` giving step 1.
     private func apply<S: Sendable>(to samples: ImageBuffer<S>, linearized: @escaping @Sendable (S) -> Double) -> LinearImage {
         let width = area.width, height = area.height
         var values = [Float](repeating: 0, count: width * height * planes)
         var clip = [UInt8](repeating: 0, count: width * height)
         let srcRowSamples = samples.width * planes
-        let white = mapping.white, scale = mapping.scale
-        let black = ifd.blackLevel.count == 1 ? Array(repeating: ifd.blackLevel[0], count: self.black.count) : ifd.blackLevel
-        let deltaH = ifd.blackLevelDeltaH, deltaV = ifd.blackLevelDeltaV
-        let (repeatRows, repeatCols, planes, top, left) = (repeatRows, repeatCols, planes, area.top, area.left)
+        let (planes, top, left) = (planes, area.top, area.left)
         samples.samples.withUnsafeBufferPointer { srcAll in
             values.withUnsafeMutableBufferPointer { dstAll in
                 clip.withUnsafeMutableBufferPointer { clipAll in
@@ -220,22 +220,8 @@ public struct LinearizationPlan: Sendable {
                     nonisolated(unsafe) let src = srcAll.baseAddress!, dst = dstAll.baseAddress!, mask = clipAll.baseAddress!
                     Parallel.forEachChunk(count: height, minimumChunk: 16) { rows in
                         for r in rows {
-                            let srcRow = src + (r + top) * srcRowSamples + left * planes
-                            let dstRow = dst + r * width * planes
-                            let patternRow = (r % repeatRows) * repeatCols * planes
-                            let dv = deltaV?[r] ?? 0
-                            for c in 0..<width {
-                                let patternBase = patternRow + (c % repeatCols) * planes
-                                let dh = deltaH?[c] ?? 0
-                                var bits: UInt8 = 0
-                                for p in 0..<planes {
-                                    let lin = linearized(srcRow[c * planes + p])
-                                    let b = black[patternBase + p] + dh + dv
-                                    dstRow[c * planes + p] = Float(min((lin - b) * scale[p], 1))
-                                    if lin >= white[p] { bits |= 1 << UInt8(p) }
-                                }
-                                mask[r * width + c] = bits
-                            }
+                            rowExact(src + (r + top) * srcRowSamples + left * planes, dst + r * width * planes, mask + r * width,
+                                     row: r, firstColumn: 0, width: width, linearized: linearized)
                         }
                     }
                 }
@@ -243,6 +229,57 @@ public struct LinearizationPlan: Sendable {
         }
         return LinearImage(ifd: ifd, values: ImageBuffer(width: width, height: height, channels: planes, samples: values),
                            clipMask: clip, mapping: mapping)
+    }
+
+    /// Stage 2 of a rectangle of floating-point stored samples (held as `Float`), as
+    /// `linearize` of 16-bit samples: the same arithmetic as `apply` (`rowExact`), so the
+    /// values, the clip mask, NaN and infinities are identical to `apply`'s on the same pixels.
+    public func linearize(_ samples: UnsafePointer<Float>, rowStride: Int, rows: Range<Int>, columns: Range<Int>,
+                          into values: UnsafeMutablePointer<Float>, mask: UnsafeMutablePointer<UInt8>?) {
+        precondition(rows.lowerBound >= 0 && rows.upperBound <= area.height && columns.lowerBound >= 0
+                     && columns.upperBound <= area.width)
+        let width = columns.count
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: mask == nil ? width : 0) { scratch in
+            for (i, r) in rows.enumerated() {
+                rowExact(samples + i * rowStride, values + i * width * planes, mask.map { $0 + i * width } ?? scratch.baseAddress!,
+                         row: r, firstColumn: columns.lowerBound, width: width) { Double($0) }
+            }
+        }
+    }
+
+    /// `linearize` of a decoded block's samples, whichever their type.
+    public func linearize(_ samples: BlockSamples, rowStride: Int, rows: Range<Int>, columns: Range<Int>,
+                          into values: UnsafeMutablePointer<Float>, mask: UnsafeMutablePointer<UInt8>?) {
+        switch samples {
+        case .uint16(let p): linearize(p, rowStride: rowStride, rows: rows, columns: columns, into: values, mask: mask)
+        case .float32(let p): linearize(p, rowStride: rowStride, rows: rows, columns: columns, into: values, mask: mask)
+        }
+    }
+
+    /// One row of 32-bit integer or floating-point samples, `width` pixels from ActiveArea
+    /// column `firstColumn` of ActiveArea row `row`: the chapter 5 formula per sample in
+    /// `Double` (black from the IFD's values, not their `Float` copies), rounded once to
+    /// `Float`. A NaN stays NaN and sets no clip bit; +∞ clips to 1 and sets it.
+    @inline(__always)
+    private func rowExact<S>(_ src: UnsafePointer<S>, _ dst: UnsafeMutablePointer<Float>, _ mask: UnsafeMutablePointer<UInt8>,
+                             row: Int, firstColumn: Int, width: Int, linearized: (S) -> Double) {
+        let white = mapping.white, scale = mapping.scale, black = exactBlack
+        let deltaH = ifd.blackLevelDeltaH, deltaV = ifd.blackLevelDeltaV
+        let patternRow = (row % repeatRows) * repeatCols * planes
+        let dv = deltaV?[row] ?? 0
+        for c in 0..<width {
+            let column = firstColumn + c
+            let patternBase = patternRow + (column % repeatCols) * planes
+            let dh = deltaH?[column] ?? 0
+            var bits: UInt8 = 0
+            for p in 0..<planes {
+                let lin = linearized(src[c * planes + p])
+                let b = black[patternBase + p] + dh + dv
+                dst[c * planes + p] = Float(min((lin - b) * scale[p], 1))
+                if lin >= white[p] { bits |= 1 << UInt8(p) }
+            }
+            mask[c] = bits
+        }
     }
 
     @inline(__always)

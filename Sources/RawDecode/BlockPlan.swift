@@ -66,9 +66,11 @@ struct Block: Sendable {
 /// The validated decoding plan of an image IFD: everything the per-block decoders rely
 /// on has been checked here, once, with overflow-safe sizes.
 struct BlockPlan: Sendable {
-    /// Whether the blocks can be decoded one at a time into 16-bit pixel-interleaved samples
-    /// (`RawDecoder.forEachBlock`).
-    var decodesBlockByBlock: Bool { encoding.storedType == .uint16 && !planar && interleave.isNone }
+    /// Whether the blocks can be decoded one at a time into pixel-interleaved samples of the
+    /// stored type, 16-bit integers or `Float` (`RawDecoder.forEachBlock`, `BlockSamples`).
+    var decodesBlockByBlock: Bool {
+        [StoredSampleType.uint16, .float32].contains(encoding.storedType) && !planar && interleave.isNone
+    }
 
     let file: FileBytes
     let ifd: ImageIFD

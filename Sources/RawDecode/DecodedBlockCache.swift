@@ -18,9 +18,10 @@ public final class DecodedBlockCache: Sendable {
     private let state = Mutex<State>(State())
 
     private struct State {
-        /// The samples of every block, one after another (nil until a pass records).
-        var buffer: UnsafeMutableBufferPointer<UInt16>?
-        /// Where each block's samples start in `buffer`, by block index.
+        /// The samples of every block, one after another, of the type the pass decodes
+        /// (`BlockSamples`; nil until a pass records).
+        var buffer: UnsafeMutableRawBufferPointer?
+        /// Where each block's samples start in `buffer`, in bytes, by block index.
         var offsets: [Int] = []
         var complete = false
         var declined = false
@@ -34,21 +35,22 @@ public final class DecodedBlockCache: Sendable {
     public var isComplete: Bool { state.withLock { $0.complete } }
 
     /// Bytes held.
-    public var byteCount: Int { state.withLock { ($0.buffer?.count ?? 0) * 2 } }
+    public var byteCount: Int { state.withLock { $0.buffer?.count ?? 0 } }
 
-    /// Where a pass over blocks of `counts` samples each records them: the start of each
-    /// block's part of the buffer, or nil when it should not record (a complete or declined
-    /// cache, or more than `capacity` bytes in all).
-    func beginRecording(sampleCounts counts: [Int]) -> [UnsafeMutablePointer<UInt16>]? {
+    /// Where a pass over blocks of `counts` bytes each records them: the start of each
+    /// block's part of the buffer (aligned for its samples when each count is a multiple of
+    /// their size), or nil when it should not record (a complete or declined cache, or more
+    /// than `capacity` bytes in all).
+    func beginRecording(byteCounts counts: [Int]) -> [UnsafeMutableRawPointer]? {
         state.withLock { s in
             guard !s.complete, !s.declined else { return nil }
             let total = counts.reduce(0, +)
-            guard total * 2 <= capacity else {
+            guard total <= capacity else {
                 s.declined = true
                 return nil
             }
             s.buffer?.deallocate()
-            s.buffer = LargeBuffer.allocate(UInt16.self, count: max(1, total))
+            s.buffer = LargeBuffer.allocate(byteCount: total, alignment: 64)
             var offsets: [Int] = [], next = 0
             for n in counts {
                 offsets.append(next)
@@ -61,10 +63,10 @@ public final class DecodedBlockCache: Sendable {
     }
 
     /// The recorded samples of block `block` (nil before a complete recording).
-    func samples(ofBlock block: Int) -> UnsafePointer<UInt16>? {
+    func samples(ofBlock block: Int) -> UnsafeRawPointer? {
         state.withLock { s in
             guard s.complete, let base = s.buffer?.baseAddress, s.offsets.indices.contains(block) else { return nil }
-            return UnsafePointer(base + s.offsets[block])
+            return UnsafeRawPointer(base + s.offsets[block])
         }
     }
 

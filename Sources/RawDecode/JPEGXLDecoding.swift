@@ -21,8 +21,9 @@ extension BlockPlan {
     /// float16).
     ///
     /// libjxl writes into a scratch buffer (not cleared first) from which the visible part is
-    /// placed into the image, or, when the output is the block's own buffer of 16-bit samples
-    /// (`outputIsBlock`, chunky), straight into that buffer.
+    /// placed into the image, or, when the output is the block's own buffer (`outputIsBlock`,
+    /// chunky) of the stream's own samples (16-bit integers, or floats), straight into that
+    /// buffer.
     func decodeJPEGXL(_ block: Block, into output: UnsafeMutableRawPointer) throws(RawDecodeError) {
         func corrupt(_ reason: String) -> RawDecodeError {
             .corruptStream(path: path, ifd: ifd.path, block: name(block), codec: "JPEG XL", reason: reason)
@@ -118,7 +119,7 @@ extension BlockPlan {
                     let buffer: UnsafeMutableRawPointer
                     if let pixels {
                         buffer = pixels  // a later frame: the same buffer again
-                    } else if outputIsBlock, !planar, format.data_type == JXL_TYPE_UINT16 {
+                    } else if outputIsBlock, !planar, format.data_type == (isFloat ? JXL_TYPE_FLOAT : JXL_TYPE_UINT16) {
                         buffer = output
                     } else {
                         buffer = .allocate(byteCount: needed, alignment: 64)

@@ -41,22 +41,23 @@ public enum RawDecoder {
         try decode(BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: false))
     }
 
-    /// Decodes the 16-bit raw image `ifd` of `dng` block by block (tiles or strips), in
-    /// parallel on all cores, without ever holding the whole image: each block is decoded
-    /// into a buffer of its own and handed to `body` on the decoding thread, with the image
-    /// rectangle it covers (its part inside the image) and its samples, pixels interleaved,
-    /// rows `rowStride` samples apart, and whether the image has so few blocks (fewer than
-    /// two per core) that `body` should spread its own work over the cores. Once `body`
-    /// returns, the block's bytes leave this process's resident memory
-    /// (`FileBytes.releaseResidentPages(offset:length:)`).
+    /// Decodes the raw image `ifd` of `dng` block by block (tiles or strips), in parallel on
+    /// all cores, without ever holding the whole image: each block is decoded into a buffer
+    /// of its own and handed to `body` on the decoding thread, with the image rectangle it
+    /// covers (its part inside the image) and its samples in the type `decode` would hold
+    /// them in (`UInt16` for integers of up to 16 bits, `Float` for floating-point samples
+    /// of 16, 24 or 32 bits), pixels interleaved, rows `rowStride` samples apart, and
+    /// whether the image has so few blocks (fewer than two per core) that `body` should
+    /// spread its own work over the cores. Once `body` returns, the block's bytes leave this
+    /// process's resident memory (`FileBytes.releaseResidentPages(offset:length:)`).
     ///
     /// Every block is decoded even when one fails; the error of the lowest-numbered failing
     /// block is thrown, so the error does not depend on thread timing.
     /// - Returns: false, before decoding anything, when the image is not made of chunky
-    ///   (PlanarConfiguration 1) samples of at most 16 bits, or when its rows or columns are
-    ///   stored as interleaved fields (RowInterleaveFactor, ColumnInterleaveFactor): the
-    ///   fields span the whole image, so no block holds a rectangle of it; `decode` reads
-    ///   such images.
+    ///   (PlanarConfiguration 1) integer samples of at most 16 bits or floating-point
+    ///   samples, or when its rows or columns are stored as interleaved fields
+    ///   (RowInterleaveFactor, ColumnInterleaveFactor): the fields span the whole image, so
+    ///   no block holds a rectangle of it; `decode` reads such images.
     /// - Throws: `RawDecodeError` as `decode` does, or what `body` throws.
     /// - Parameter digester: given every block's samples as it is decoded, before `body`
     ///   (the raw-image digest computed within the decoding pass).
@@ -64,7 +65,7 @@ public enum RawDecoder {
     ///   (once the cache `isComplete`) takes them from, without decoding or digesting again.
     public static func forEachBlock(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits(),
                                     digester: ImageDigester? = nil, cache: DecodedBlockCache? = nil,
-                                    _ body: @Sendable (_ region: PixelRect, _ samples: UnsafePointer<UInt16>,
+                                    _ body: @Sendable (_ region: PixelRect, _ samples: BlockSamples,
                                                        _ rowStride: Int, _ fewBlocks: Bool) throws -> Void) throws -> Bool {
         try forEachBlock(dng, ifd: ifd, limits: limits, digester: digester, cache: cache, body, rowsDone: nil)
     }
@@ -81,7 +82,7 @@ public enum RawDecoder {
     /// thrown (the lowest-numbered of the image, as the groups go in block order).
     public static func forEachBlockRow(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits(),
                                        digester: ImageDigester? = nil, cache: DecodedBlockCache? = nil,
-                                       _ body: @Sendable (_ region: PixelRect, _ samples: UnsafePointer<UInt16>,
+                                       _ body: @Sendable (_ region: PixelRect, _ samples: BlockSamples,
                                                           _ rowStride: Int, _ fewBlocks: Bool) throws -> Void,
                                        rowsDone: (Range<Int>) throws -> Void) throws -> Bool {
         try withoutActuallyEscaping(rowsDone) {
@@ -89,14 +90,14 @@ public enum RawDecoder {
         }
     }
 
-    /// Whether `forEachBlock` decodes `ifd` (chunky samples of at most 16 bits, not in
-    /// interleaved fields); false: `decode` reads it whole.
+    /// Whether `forEachBlock` decodes `ifd` (chunky integer samples of at most 16 bits or
+    /// floating-point samples, not in interleaved fields); false: `decode` reads it whole.
     public static func decodesBlockByBlock(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits()) throws -> Bool {
         try BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true).decodesBlockByBlock
     }
 
     private static func forEachBlock(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits, digester: ImageDigester?,
-                                     cache: DecodedBlockCache?, _ body: @Sendable (_ region: PixelRect, _ samples: UnsafePointer<UInt16>,
+                                     cache: DecodedBlockCache?, _ body: @Sendable (_ region: PixelRect, _ samples: BlockSamples,
                                                         _ rowStride: Int, _ fewBlocks: Bool) throws -> Void,
                                      rowsDone: ((Range<Int>) throws -> Void)?) throws -> Bool {
         var plan = try BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true)
@@ -117,38 +118,40 @@ public enum RawDecoder {
             }
         }
         let replay = cache?.isComplete == true
+        let type = blockPlan.encoding.storedType, sampleBytes = BlockSamples.bytes(type)
         // Where each block is recorded, when this pass records.
         // Safe because each block records into its own slot.
         nonisolated(unsafe) let recording = replay ? nil
-            : cache?.beginRecording(sampleCounts: blockPlan.blocks.map { $0.width * blockPlan.spp * $0.rows })
+            : cache?.beginRecording(byteCounts: blockPlan.blocks.map { $0.width * blockPlan.spp * $0.rows * sampleBytes })
         let record = recording != nil
         do {
             for group in groups where !group.isEmpty {
                 let fewBlocks = group.count < 2 * Parallel.threadCount
                 _ = try Parallel.map(group.count) { k in
                     let block = blockPlan.blocks[group.lowerBound + k]
-                    let rowStride = block.width * blockPlan.spp
+                    let rowStride = block.width * blockPlan.spp, count = rowStride * block.rows
                     let region = PixelRect(top: block.y0, left: block.x0, bottom: block.y0 + block.visibleRows,
                                            right: block.x0 + block.visibleWidth)
                     if replay, let kept = cache?.samples(ofBlock: group.lowerBound + k) {
-                        try body(region, kept, rowStride, fewBlocks)
+                        try body(region, BlockSamples(kept, as: type), rowStride, fewBlocks)
                         return
                     }
-                    /// Decodes the block into `samples`, digests it and hands it on.
-                    func decode(into samples: UnsafeMutablePointer<UInt16>) throws {
+                    /// Decodes the block into `buffer`, digests it and hands it on.
+                    func decode(into buffer: UnsafeMutableRawPointer) throws {
                         if let digester, digester.isCompressed {
                             blockPlan.withBytes(of: block) { digester.addCompressed(block.index, bytes: $0) }
                         }
-                        try blockPlan.decode(block, into: UnsafeMutableRawPointer(samples))
+                        let samples = BlockSamples(binding: buffer, count: count, as: type)
+                        try blockPlan.decode(block, into: buffer)
                         if let digester, !digester.isCompressed {
-                            digester.add(region, samples: UnsafePointer(samples), rowStride: rowStride)
+                            digester.add(region, samples: samples, rowStride: rowStride)
                         }
-                        try body(region, UnsafePointer(samples), rowStride, fewBlocks)
+                        try body(region, samples, rowStride, fewBlocks)
                     }
                     if let recording {
                         try decode(into: recording[group.lowerBound + k])
                     } else {
-                        try withUnsafeTemporaryAllocation(of: UInt16.self, capacity: rowStride * block.rows) { buffer in
+                        try withUnsafeTemporaryAllocation(byteCount: count * sampleBytes, alignment: 64) { buffer in
                             try decode(into: buffer.baseAddress!)
                         }
                     }

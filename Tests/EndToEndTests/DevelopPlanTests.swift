@@ -40,9 +40,9 @@ import TestSupport
              .mosaicWindow, .absent, .fromWindow, .collected, .whole, 1),
             ("Bayer, OpcodeList1", Self.layout(.bayer, list1: true, list2: .perRegion),
              .collectedFromStage1, .whole, .fromCollectedMosaic, .streamed, .absent, 1),
-            ("Bayer, 32-bit or planar storage", Self.layout(.bayer, blockwise: false),
+            ("Bayer, 32-bit integer or planar storage", Self.layout(.bayer, blockwise: false),
              .collectedFromStage1, .absent, .fromCollectedMosaic, .streamed, .absent, 1),
-            ("LinearRaw, floating-point storage", Self.layout(linear, blockwise: false, list3: .perRegion),
+            ("LinearRaw, planar or interleaved storage", Self.layout(linear, blockwise: false, list3: .perRegion),
              .collectedFromStage1, .absent, .none, .collected, .perRegion, 1),
             ("LinearRaw with 4 samples (refused after decoding)", Self.layout(.linearRaw(samplesPerPixel: 4)),
              .collectedFromStage1, .absent, .none, .collected, .absent, 1),
@@ -92,7 +92,7 @@ import TestSupport
             ("measurement", plan(plain, .scan), .scan, .measurement),
             ("report", plan(plain, .scan, charts: true), .scan, .measurementWithCharts),
             ("measurement of a file with OpcodeList1", plan(Self.layout(.bayer, list1: true), .scan), .scan, nil),
-            ("EXR of samples stored in interleaved fields or as floats",
+            ("EXR of samples stored in interleaved fields or planes",
              plan(Self.layout(.linearRaw(samplesPerPixel: 3), blockwise: false), .exr(streamable: true)), .exrAsRowsAreMade, nil),
         ]
         for (what, plan, sink, route) in cases {
@@ -132,18 +132,28 @@ import TestSupport
         camera.lensShading = nil
         capture = try Simulator.capture(scene, camera: camera).dng
         #expect(try layout([:]) == Self.layout(.linearRaw(samplesPerPixel: 3)))
+        // Floating-point samples: decoded block by block when chunky, whole when planar.
+        var floats = FloatDNG(capture)
+        let path = dir.appendingPathComponent("f.dng").path
+        for (planar, blockwise) in [(1, true), (2, false)] {
+            floats.planar = planar
+            try floats.write(to: path)
+            let dng = try DNGFile.open(path: path)
+            #expect(try SourceLayout.of(dng, raw: try dng.mainRawImage(), limits: DecodeLimits())
+                    == Self.layout(.linearRaw(samplesPerPixel: 3), blockwise: blockwise), "PlanarConfiguration \(planar)")
+        }
     }
 
     /// The DNG SDK's JPEG XL samples (skipped when not fetched): the 60 MP LinearRaw file of
-    /// 16-bit tiles with an OpcodeList2 of MapPolynomials goes tile by tile into an EXR
-    /// written as its rows are made, its memory estimated by that route (under a third of the
-    /// whole-image estimate); the float16 one and the Bayer one stored in interleaved fields
-    /// are collected from Stage 1 and estimated whole.
+    /// 16-bit tiles with an OpcodeList2 of MapPolynomials and the 33 MP one of float16 tiles go
+    /// tile by tile into an EXR written as its rows are made, their memory estimated by that
+    /// route (under a third of the whole-image estimate); the Bayer one stored in interleaved
+    /// fields is collected from Stage 1 and estimated whole.
     @Test func jpegXLSamples() throws {
         let exr = DevelopRequest(output: .exr(streamable: true))
         let expected: [(String, DevelopPlan.Stage2, DevelopRoute?)] = [
             ("01_jxl_linear_raw_integer.dng", .streamed, .streamedEXR),
-            ("02_jxl_linear_raw_float.dng", .collectedFromStage1, nil),
+            ("02_jxl_linear_raw_float.dng", .streamed, .streamedEXR),
             ("03_jxl_bayer_raw_integer.dng", .collectedFromStage1, nil),
         ]
         for (name, stage2, route) in expected {

@@ -91,6 +91,60 @@ import TestSupport
         #expect(linear.clipMask == [0, 0, 1, 1, 0, 1, 0, 0, 0, 1])
     }
 
+    /// Floating-point samples by rectangle (`LinearizationPlan.linearize`, what a block
+    /// developed on its own goes through) give the bits of `apply` over the whole image on
+    /// the same pixels — values, clip mask, NaN, ±∞, subnormals, values below black and above
+    /// white — with a black pattern and deltas taken from the rectangle's position, and with
+    /// uniform black; without a mask as with one.
+    @Test func floatRectanglesEqualWholeImage() throws {
+        let (w, h, planes) = (23, 17, 3)
+        let area = PixelRect(top: 2, left: 3, bottom: 15, right: 21)
+        var rng = SeededGenerator(seed: 13)
+        let black = (0..<(2 * 3 * planes)).map { _ in Double.random(in: 0.001...0.02, using: &rng) }
+        let dH = (0..<area.width).map { _ in Double.random(in: -0.002...0.002, using: &rng) }
+        let dV = (0..<area.height).map { _ in Double.random(in: 0...0.003, using: &rng) }
+        let general = Self.ifd(width: w, height: h, planes: planes, bits: 32, sampleFormat: 3, table: nil, repeatDim: [2, 3],
+                               black: black, deltaH: dH, deltaV: dV, white: [1, 0.95, 0.9], area: area)
+        let uniform = Self.ifd(width: w, height: h, planes: planes, bits: 16, sampleFormat: 3, table: [0, 100], repeatDim: [1, 1],
+                               black: [0.01, 0.02, 0.015], white: [1, 1, 32768], area: area)
+        let special: [Float] = [.nan, .infinity, -.infinity, Float(Float16(bitPattern: 0x0001)), -0.0, 1, 0.95, 0.9, 40000,
+                                .greatestFiniteMagnitude, -.greatestFiniteMagnitude]
+        for ifd in [general, uniform] {
+            let plan = try LinearizationPlan(ifd: ifd, path: "t")
+            var samples = (0..<(w * h * planes)).map { _ in Float.random(in: -0.05...1.3, using: &rng) }
+            for (i, v) in special.enumerated() { samples[(area.top + 1 + i) * w * planes + (area.left + i) * planes + i % planes] = v }
+            let stored = StoredImage(ifd: ifd, samples: .float32(ImageBuffer(width: w, height: h, channels: planes, samples: samples)))
+            let whole = plan.apply(to: stored)
+            #expect(whole.values.samples.contains { $0.isNaN } && whole.values.samples.contains { $0 == -.infinity })
+            let rowStride = w * planes
+            for (rows, columns) in [(0..<13, 0..<18), (3..<8, 5..<18), (1..<2, 7..<8), (9..<13, 0..<4)] {
+                for withMask in [true, false] {
+                    var values = [Float](repeating: 0x1p100, count: rows.count * columns.count * planes)
+                    var mask = [UInt8](repeating: 0xFF, count: rows.count * columns.count)
+                    samples.withUnsafeBufferPointer { src in
+                        let first = src.baseAddress! + (rows.lowerBound + area.top) * rowStride + (columns.lowerBound + area.left) * planes
+                        values.withUnsafeMutableBufferPointer { v in
+                            mask.withUnsafeMutableBufferPointer { m in
+                                plan.linearize(BlockSamples.float32(first), rowStride: rowStride, rows: rows, columns: columns,
+                                               into: v.baseAddress!, mask: withMask ? m.baseAddress! : nil)
+                            }
+                        }
+                    }
+                    var differing = 0
+                    for (i, r) in rows.enumerated() {
+                        for (j, c) in columns.enumerated() {
+                            for p in 0..<planes where values[(i * columns.count + j) * planes + p].bitPattern != whole.values[r, c, p].bitPattern {
+                                differing += 1
+                            }
+                            if withMask && mask[i * columns.count + j] != whole.clipMask[r * area.width + c] { differing += 1 }
+                        }
+                    }
+                    #expect(differing == 0, "\(rows) \(columns), mask \(withMask)")
+                }
+            }
+        }
+    }
+
     /// 32-bit integers through a LinearizationTable: values past its end take the last
     /// entry (DNG 1.7.1 chapter 5).
     @Test func uint32ThroughATable() throws {

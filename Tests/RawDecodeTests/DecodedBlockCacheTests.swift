@@ -5,16 +5,20 @@ import ImageCore
 
 /// The decoded blocks a first pass keeps for the passes after it (`DecodedBlockCache`).
 struct DecodedBlockCacheTests {
-    /// 37 × 23 pixels, three samples, 16 × 16 tiles: six blocks, three of them cut by an edge.
-    static func file(seed: UInt64) throws -> DNGFile {
-        var spec = IFDSpec(image: TestImage.random(width: 37, height: 23, spp: 3, bits: 16, seed: seed))
+    /// 37 × 23 pixels, three samples, 16 × 16 tiles: six blocks, three of them cut by an edge;
+    /// 16-bit integers, or floats of `floatBits`.
+    static func file(seed: UInt64, floatBits: Int? = nil) throws -> DNGFile {
+        var spec = IFDSpec(image: TestImage.random(width: 37, height: 23, spp: 3, bits: floatBits ?? 16, isFloat: floatBits != nil,
+                                                   seed: seed))
         spec.photometric = 34892
         return try TestDNG.open(TestDNG.build([spec]))
     }
 
     struct Seen: Equatable, Sendable {
         var region: PixelRect
-        var samples: [UInt16]  // the pixels inside the image (a tile's padding is not defined)
+        /// The pixels inside the image (a tile's padding is not defined): integers, or the
+        /// bit patterns of `Float` samples.
+        var samples: [UInt32]
     }
 
     /// What one pass hands to its body, block by block (keyed by the region's corner).
@@ -22,9 +26,14 @@ struct DecodedBlockCacheTests {
                      failAt: PixelRect? = nil) throws -> [Int: Seen] {
         struct Failure: Error {}
         let seen = SharedStore<Int, Seen>()
-        let body: @Sendable (PixelRect, UnsafePointer<UInt16>, Int, Bool) throws -> Void = { region, samples, rowStride, _ in
+        let body: @Sendable (PixelRect, BlockSamples, Int, Bool) throws -> Void = { region, samples, rowStride, _ in
             if region == failAt { throw Failure() }
-            let visible = (0..<region.height).flatMap { r in UnsafeBufferPointer(start: samples + r * rowStride, count: region.width * 3) }
+            let visible: [UInt32] = (0..<region.height).flatMap { r -> [UInt32] in
+                switch samples {
+                case .uint16(let p): return UnsafeBufferPointer(start: p + r * rowStride, count: region.width * 3).map(UInt32.init)
+                case .float32(let p): return UnsafeBufferPointer(start: p + r * rowStride, count: region.width * 3).map(\.bitPattern)
+                }
+            }
             seen[region.top * 1000 + region.left] = Seen(region: region, samples: visible)
         }
         let raw = try dng.mainRawImage()
@@ -51,6 +60,20 @@ struct DecodedBlockCacheTests {
         #expect(cache.byteCount == 6 * 16 * 16 * 3 * 2)  // whole stored tiles, edges included
         #expect(try Self.pass(other, cache: cache, rows: byRows) == direct)
         #expect(try Self.pass(first, cache: cache, rows: byRows) == direct)
+    }
+
+    /// Floating-point blocks (`Float` samples) are recorded and replayed the same way, at
+    /// four bytes a sample.
+    @Test(arguments: [16, 32])
+    func recordsFloatBlocks(bits: Int) throws {
+        let first = try Self.file(seed: 6, floatBits: bits), other = try Self.file(seed: 7, floatBits: bits)
+        let direct = try Self.pass(first, cache: nil)
+        #expect(direct.count == 6)
+        #expect(direct != (try Self.pass(other, cache: nil)))
+        let cache = DecodedBlockCache(capacity: 1 << 20)
+        #expect(try Self.pass(first, cache: cache, rows: true) == direct)
+        #expect(cache.isComplete && cache.byteCount == 6 * 16 * 16 * 3 * 4)
+        #expect(try Self.pass(other, cache: cache) == direct)
     }
 
     /// A pass that fails part way leaves nothing to replay; the next pass records afresh.
