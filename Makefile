@@ -24,7 +24,7 @@ ASAN_SUITES := DNGContainerTests|RunLengthDeflateTests|LosslessJPEGTests|RawDeco
 FUZZ_SECONDS ?= 20
 SUNSET_REGIONS := --region sky=10%,10%,28%,38% --region sun=38%,69%,46%,75%
 
-.PHONY: all bootstrap build release test test-slurm test-asan fuzz-smoke demo clean
+.PHONY: all bootstrap build release test test-python python wheel test-slurm test-asan fuzz-smoke demo clean
 
 all: release
 
@@ -42,9 +42,22 @@ test: bootstrap
 	scripts/check-unsafe.sh
 	$(SWIFT) build --build-tests
 	SCENELINEAR_PYTHON=$(PYTHON) scripts/run-tests.sh
+	$(MAKE) --no-print-directory test-python
 	$(MAKE) --no-print-directory test-slurm
 	$(MAKE) --no-print-directory test-asan
 	$(MAKE) --no-print-directory fuzz-smoke
+
+# The Python package (python/, docs/python.md): installed into .venv from the debug build the
+# tests made (no second build), then its pytest suite against the command line of that build.
+test-python: bootstrap
+	$(SWIFT) build --product SceneLinearC
+	$(PYTHON) -m pip install -q --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps ./python \
+		--config-settings swift-build-config=debug
+	SCENELINEAR_BIN=$(CURDIR)/.build/debug/scenelinear $(PYTHON) -m pytest -q -p no:cacheprovider python/tests
+
+# The Python package into .venv, built from an optimised library (`import scenelinear`).
+python: bootstrap
+	$(PYTHON) -m pip install -q --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps ./python
 
 # The batch recipes of docs/batch.md (job arrays, a cancel and resubmit, reruns of single indices,
 # refused array shapes, GNU parallel) on a private one-node Slurm cluster started in a temporary

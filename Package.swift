@@ -14,6 +14,9 @@ let package = Package(
         // Scene descriptions and simulated captures, apart from the library: for the fuzz
         // package's `scene` target (Fuzz/).
         .library(name: "CaptureSimulation", targets: ["CaptureSimulation"]),
+        // The library through a C interface (Sources/SceneLinearC/scenelinear.h), loaded by the
+        // Python package (python/, docs/python.md).
+        .library(name: "SceneLinearC", type: .dynamic, targets: ["SceneLinearC"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -104,6 +107,8 @@ let package = Package(
         // The library in one import (engine, measurements, batches).
         .target(name: "SceneLinearKit", dependencies: ["Engine", "Measuring", "Batching", "Merging", "Analysis"]),
         // Simulated captures checked against their ground truth, and the test chart:
+        // The C interface: opaque handles, status codes, JSON options and documents.
+        .target(name: "SceneLinearC", dependencies: ["SceneLinearKit"], exclude: ["scenelinear.h"]),
         // built on the library, not part of its product.
         .target(name: "SimulationCheck", dependencies: ["SceneLinearKit", "CaptureSimulation", "DNGWriter"]),
         // The command-line tool.

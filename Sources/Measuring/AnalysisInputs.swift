@@ -24,19 +24,23 @@ public struct AnalysisInput: Sendable {
     /// `convert` (its recorded NoiseProfile, matrix and exposure factor give the noise model).
     /// - Throws: the pipeline's or readers' errors.
     public static func load(_ path: String, options: DevelopOptions = DevelopOptions()) throws -> AnalysisInput {
-        let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
-        let image: SceneLinearImage
-        var deviation: [Float]?
-        let limits = readLimits(options)
-        switch ext {
-        case "exr": (image, deviation) = try EXRFile.readSceneLinearWithDeviation(path, limits: limits)
-        case "h5", "hdf5": (image, deviation) = try HDF5File.readSceneLinearWithDeviation(path, limits: limits)
-        default: image = try Pipeline.develop(path: path, options: options).image
-        }
+        let (image, deviation) = try read(path, options: options)
         try checkUnits(of: image.exposure, path: path, asked: options.exposure)
         let measured = inRec2020(image)
         let layer = deviation.map { DeviationLayer(deviation: $0, image: image, measured: measured) }
         return AnalysisInput(path: path, image: measured, noise: layer == nil ? noiseModel(for: measured) : nil, deviation: layer)
+    }
+
+    /// The image of a DNG (developed with `options`) or of an EXR/HDF5 file this tool wrote
+    /// (read under the same limits), as it is stored, and the file's standard deviation
+    /// layer when it has one (`merge`, `convert --std`).
+    public static func read(_ path: String, options: DevelopOptions = DevelopOptions()) throws -> (image: SceneLinearImage, deviation: [Float]?) {
+        let limits = readLimits(options)
+        switch URL(fileURLWithPath: path).pathExtension.lowercased() {
+        case "exr": return try EXRFile.readSceneLinearWithDeviation(path, limits: limits)
+        case "h5", "hdf5": return try HDF5File.readSceneLinearWithDeviation(path, limits: limits)
+        default: return (try Pipeline.develop(path: path, options: options).image, nil)
+        }
     }
 
     /// Whether a file's provenance says it carries a standard deviation layer (`merge`'s,

@@ -38,31 +38,9 @@ extension RatioStatistic: ExpressibleByArgument {
     public static var allValueStrings: [String] { ["mean", "median"] }
 }
 
-/// The unit of the values: relative (the default) or absolute.
-enum UnitChoice: String, ExpressibleByArgument, CaseIterable {
-    case relative, luminance, radiance
-}
+extension ValueUnits: ExpressibleByArgument {}
 
-/// The output colour spaces.
-enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
-    case rec2020
-    case acescg
-    case aces20651 = "aces2065-1"
-    case rec709
-    case xyzD65 = "xyz-d65"
-    case camera
-
-    var encoding: ColorEncoding {
-        switch self {
-        case .rec2020: return .linearRec2020
-        case .acescg: return .acesCG
-        case .aces20651: return .aces2065
-        case .rec709: return .linearRec709
-        case .xyzD65: return .xyzD65
-        case .camera: return .cameraNative
-        }
-    }
-}
+extension ColorChoice: ExpressibleByArgument {}
 
 /// The quantity of a radiance ratio.
 enum RatioQuantity: String, ExpressibleByArgument, CaseIterable {

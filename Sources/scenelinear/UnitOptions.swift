@@ -5,7 +5,7 @@ import SceneLinearKit
 /// Units and calibration, shared by convert, merge, illuminance and the analysis commands.
 struct UnitOptions: ParsableArguments {
     @Option(help: "Units of the values: relative (the default: 1.0 = sensor white, times --exposure's factor; illuminance takes it, and its own default, as luminance), luminance (cd/m²: Y in cd/m², R, G, B scaled alike) or radiance (W·sr⁻¹·m⁻², Radiance's convention: luminance = 179 × Y). The absolute scale is K · 2^(BaselineExposure + BaselineExposureOffset) · N²/(t · ISO), K from --calibration or else the ISO 12232 estimate 78/0.65 = 120 (±25 %, indicative); the outputs record the scale, how it was obtained and its uncertainty.")
-    var units: UnitChoice?
+    var units: ValueUnits?
 
     @Option(help: ArgumentHelp("A camera calibration written by `scenelinear calibrate` (JSON): its constant K and uncertainty give the absolute scale of --units luminance or radiance. Refused for another camera body unless --allow-other-camera.", valueName: "file.json"))
     var calibration: String?
@@ -29,21 +29,16 @@ struct UnitOptions: ParsableArguments {
     /// - Parameter absoluteByDefault: a command whose values must be absolute (`illuminance`):
     ///   relative units, given or by default, are luminance.
     func apply(to options: inout DevelopOptions, exposure: ExposureMode, absoluteByDefault: Bool = false) throws {
-        var units = units ?? .relative
-        if units == .relative && absoluteByDefault { units = .luminance }
-        guard units != .relative else {
-            if calibration != nil {
-                throw ValidationError("--calibration gives an absolute scale: use it with --units luminance or --units radiance")
-            }
-            options.exposure = exposure
-            return
+        let absolute = (units ?? .relative) != .relative || absoluteByDefault
+        if !absolute, calibration != nil {
+            throw ValidationError("--calibration gives an absolute scale: use it with --units luminance or --units radiance")
         }
-        if exposure != .none {
-            throw ValidationError("--exposure \(exposure.rawValue) and --units \(units.rawValue) both scale the values: absolute units replace the exposure scaling")
+        do {
+            try options.setUnits(units ?? .relative, exposure: exposure, calibration: try calibration.map(CameraCalibration.read),
+                                 allowOtherCamera: allowOtherCamera, settingsUncertainty: settingsUncertainty.map { $0 / 100 },
+                                 absoluteByDefault: absoluteByDefault)
+        } catch let e as RequestError {
+            throw ValidationError(e.reason)
         }
-        options.exposure = units == .luminance ? .luminance : .radiance
-        options.calibration = try calibration.map(CameraCalibration.read)
-        options.allowOtherCamera = allowOtherCamera
-        if let u = settingsUncertainty { options.settingsUncertainty = u / 100 }
     }
 }

@@ -1,0 +1,88 @@
+/*
+ * scenelinear.h — the SceneLinear library through a C interface (docs/python.md, "The C
+ * interface"). Plain C99: opaque handles, status codes, caller-supplied buffers.
+ *
+ * Every function that can fail returns a status: 0 for success, else the command line's exit
+ * code for the failure's category (10 input unreadable, 11 not a DNG, 12 truncated, 13 corrupt
+ * data, 14 unsupported feature, 15 unsupported version, 16 output failure, 17 limit exceeded,
+ * 18 calibration mismatch, 19 bracket mismatch, 64 usage, 75 temporary failure, 1 internal
+ * error), and writes the message — the one the command line prints, naming the file — into
+ * `err` (NUL-terminated, cut to `errlen` bytes at a character boundary; `err` may be NULL).
+ *
+ * Options are JSON objects of the command line's long option names with `_` for `-`
+ * (e.g. {"units": "luminance", "demosaic": "superpixel", "threads": 2}); NULL or "" for none.
+ * Results that are documents (metadata, measurements) are JSON strings the library allocates;
+ * release them with sl_string_free. Pixels are written into buffers the caller allocates.
+ *
+ * Functions may be called from any thread; a handle is immutable once opened, so one handle
+ * may be read from several threads at once. No function keeps a pointer it was given.
+ */
+#ifndef SCENELINEAR_H
+#define SCENELINEAR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The interface's version: a caller refuses a library whose version differs from the one it
+ * was written for. */
+#define SL_ABI_VERSION 1
+int32_t sl_abi_version(void);
+
+/* Copies the library's version ("scenelinear 0.1.0") into `buffer` of `length` bytes; 64
+ * when it does not fit. */
+int32_t sl_version(char *buffer, size_t length);
+
+/* An image in memory: a DNG developed to scene-linear light, or an EXR/HDF5 file this tool
+ * wrote, with its clip mask, semantic masks, standard deviations and metadata. */
+typedef struct sl_image sl_image;
+
+/* Opens `path` (UTF-8) with the develop options in `options_json` (units, exposure,
+ * calibration, allow_other_camera, settings_uncertainty, color, demosaic, crop, orientation,
+ * source, masks, digest, max_memory, max_pixels, threads) and stores a handle in `*out`. */
+int32_t sl_image_open(const char *path, const char *options_json, sl_image **out, char *err, size_t errlen);
+
+/* Releases a handle (NULL is ignored). */
+void sl_image_release(sl_image *image);
+
+/* The image's size: rows, columns and channels (3). */
+int32_t sl_image_shape(const sl_image *image, int64_t *height, int64_t *width, int64_t *channels);
+
+/* Copies the pixels, row-major interleaved R, G, B, into `dst` of `count` floats
+ * (height × width × 3). */
+int32_t sl_image_read(const sl_image *image, float *dst, size_t count, char *err, size_t errlen);
+
+/* Copies each pixel's standard deviation of R, G and B (height × width × 3 floats): the file's
+ * own layer (merge, convert --std), else the DNG NoiseProfile's model at the pixel's value, 0
+ * where the pixel is clipped. Fails (14) when there is neither. */
+int32_t sl_image_read_std(const sl_image *image, float *dst, size_t count, char *err, size_t errlen);
+
+/* Copies the clip mask (height × width bytes, 1 where a camera channel reached white: the
+ * pixel's values are lower bounds). Without a recorded mask, every byte is 0. */
+int32_t sl_image_read_clip_mask(const sl_image *image, uint8_t *dst, size_t count, char *err, size_t errlen);
+
+/* Copies the semantic mask `name` (its layer name or SemanticName; height × width floats,
+ * 0…1). Fails (64) for a name the image does not have. */
+int32_t sl_image_read_mask(const sl_image *image, const char *name, float *dst, size_t count, char *err, size_t errlen);
+
+/* The image's metadata as a JSON document (schema scenelinear.image/1, docs/python.md). */
+int32_t sl_image_metadata(const sl_image *image, char **json, char *err, size_t errlen);
+
+/* Measures the files in `paths_json` (a JSON list of paths) with the options in
+ * `options_json` (the develop options and regions, percentiles, bins_per_stop, linear, range,
+ * ratios, quantity, statistic) and stores the command line's `--json` document (schema
+ * scenelinear.analysis/1) in `*json`. A file that cannot be measured is reported in the
+ * document with its error, as on the command line; the status is then that file's code. */
+int32_t sl_analyze(const char *paths_json, const char *options_json, char **json, char *err, size_t errlen);
+
+/* Releases a string the library returned (NULL is ignored). */
+void sl_string_free(char *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SCENELINEAR_H */

@@ -1,0 +1,56 @@
+"""The package's build backend: builds the SceneLinear C library with SwiftPM (product
+SceneLinearC of the repository one level up), copies it and its header into scenelinear/,
+then lets setuptools make the wheel.
+
+config_settings (pip install --config-settings KEY=VALUE):
+  swift-build-config  release (default) or debug: the SwiftPM configuration to build.
+  library             a library already built, to copy instead of building.
+"""
+import os
+import shutil
+import subprocess
+
+from setuptools import build_meta as _setuptools
+from setuptools.build_meta import *  # noqa: F401,F403 - the other hooks as setuptools has them
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.environ.get("SCENELINEAR_REPO", os.path.dirname(HERE))
+
+
+def _setting(config_settings, key, default=None):
+    return (config_settings or {}).get(key) or default
+
+
+def _native_library(config_settings):
+    """Builds (or takes) libSceneLinearC.so and puts it in scenelinear/lib/."""
+    given = _setting(config_settings, "library")
+    if given is None:
+        config = _setting(config_settings, "swift-build-config", "release")
+        if config not in ("release", "debug"):
+            raise RuntimeError(f"swift-build-config must be release or debug, not {config!r}")
+        swift = shutil.which("swift")
+        if swift is None:
+            raise RuntimeError("building the scenelinear package needs the Swift toolchain (`swift` on PATH): "
+                               "the package calls the SceneLinear library, which is written in Swift")
+        subprocess.run([swift, "build", "-c", config, "--product", "SceneLinearC", "--package-path", REPO], check=True)
+        bin_path = subprocess.run([swift, "build", "-c", config, "--show-bin-path", "--package-path", REPO], check=True,
+                                  capture_output=True, text=True).stdout.strip()
+        given = os.path.join(bin_path, "libSceneLinearC.so")
+    lib_dir = os.path.join(HERE, "scenelinear", "lib")
+    os.makedirs(lib_dir, exist_ok=True)
+    shutil.copy2(given, os.path.join(lib_dir, "libSceneLinearC.so"))
+    shutil.copy2(os.path.join(REPO, "Sources", "SceneLinearC", "scenelinear.h"), os.path.join(HERE, "scenelinear", "scenelinear.h"))
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    _native_library(config_settings)
+    return _setuptools.build_wheel(wheel_directory, None, metadata_directory)
+
+
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+    _native_library(config_settings)
+    return _setuptools.build_editable(wheel_directory, None, metadata_directory)
+
+
+def build_sdist(sdist_directory, config_settings=None):
+    raise RuntimeError("the scenelinear package is built from the repository (pip install ./python); it has no sdist")

@@ -1,0 +1,145 @@
+"""Opening an image: a DNG developed to scene-linear light, or an EXR/HDF5 file written by
+`scenelinear convert` or `merge`, as numpy arrays with its metadata."""
+import ctypes
+import json
+import os
+import weakref
+
+import numpy as np
+
+from . import _native, errors
+
+#: The develop options `open` and `Image.image` take (the command line's long options).
+DEVELOP_OPTIONS = ("units", "exposure", "calibration", "allow_other_camera", "settings_uncertainty", "color", "demosaic",
+                   "crop", "orientation", "source", "masks", "digest", "max_memory", "max_pixels", "threads")
+
+_defaults = {}
+
+
+def set_threads(n):
+    """Threads each call may use (None: every core of the allocation, the default)."""
+    if n is not None and (not isinstance(n, int) or n < 1):
+        raise errors.UsageError(f"threads must be a positive whole number, not {n!r}", 64)
+    _defaults["threads"] = n
+
+
+def set_memory_limit(nbytes):
+    """The memory one file may need at its peak, in bytes (None: three quarters of the machine's or allocation's)."""
+    if nbytes is not None and (not isinstance(nbytes, int) or nbytes < 1):
+        raise errors.UsageError(f"the memory limit must be a positive number of bytes, not {nbytes!r}", 64)
+    _defaults["max_memory"] = nbytes
+
+
+def develop_options(options):
+    """`options` checked against DEVELOP_OPTIONS, on top of the module's defaults."""
+    unknown = sorted(set(options) - set(DEVELOP_OPTIONS))
+    if unknown:
+        raise errors.UsageError(f"unknown option {unknown[0]!r} (known: {', '.join(DEVELOP_OPTIONS)})", 64)
+    merged = dict(_defaults)
+    merged.update({k: (os.fspath(v) if k == "calibration" and v is not None else v) for k, v in options.items()})
+    return {k: v for k, v in merged.items() if v is not None}
+
+
+def _open_handle(path, options):
+    handle = ctypes.c_void_p()
+    _native.call("sl_image_open", os.fsencode(path), _native.options_json(options), ctypes.byref(handle))
+    return handle
+
+
+class Image:
+    """An image in memory. Use as a context manager, or call `close()`; the memory is also
+    released when the object is collected."""
+
+    def __init__(self, path, **options):
+        self.path = os.fspath(path)
+        self.options = develop_options(options)
+        self._handle = _open_handle(self.path, self.options)
+        self._release = weakref.finalize(self, _native.lib().sl_image_release, self._handle)
+        h, w, c = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
+        _native.lib().sl_image_shape(self._handle, ctypes.byref(h), ctypes.byref(w), ctypes.byref(c))
+        self.shape = (h.value, w.value, c.value)
+        self._metadata = None
+
+    # -- lifetime --
+    def close(self):
+        """Releases the image (a second call does nothing)."""
+        self._release()
+
+    @property
+    def closed(self):
+        return not self._release.alive
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        state = "closed" if self.closed else f"{self.shape[0]}×{self.shape[1]}"
+        return f"<scenelinear.Image {self.path!r} {state}>"
+
+    def _live(self):
+        if self.closed:
+            raise errors.UsageError(f"{self.path}: the image is closed", 64)
+        return self._handle
+
+    # -- pixels --
+    def image(self, **options):
+        """The pixels, float32 (height, width, 3), in the units and colour asked for when the
+        image was opened; options given here (units, color, exposure, demosaic, ...) develop
+        the file again with them."""
+        if options and develop_options(options) != self.options:
+            with Image(self.path, **{**self.options, **options}) as other:
+                return other.image()
+        out = np.empty(self.shape, dtype=np.float32)
+        _native.call("sl_image_read", self._live(), out.ctypes.data_as(_native._float_p), out.size)
+        return out
+
+    def std(self):
+        """Each pixel's standard deviation of R, G and B, float32 (height, width, 3): the
+        file's own layer (merge, convert --std), else the NoiseProfile's model at the pixel's
+        value; 0 where the pixel is clipped. Raises UnsupportedError when there is neither."""
+        out = np.empty(self.shape, dtype=np.float32)
+        _native.call("sl_image_read_std", self._live(), out.ctypes.data_as(_native._float_p), out.size)
+        return out
+
+    @property
+    def clip_mask(self):
+        """bool (height, width): True where a camera channel reached white (the pixel's values are lower bounds)."""
+        out = np.empty(self.shape[:2], dtype=np.uint8)
+        _native.call("sl_image_read_clip_mask", self._live(), out.ctypes.data_as(_native._uint8_p), out.size)
+        return out.view(bool)
+
+    @property
+    def masks(self):
+        """The semantic masks (sky, skin, ...) by layer name, float32 (height, width), 0…1."""
+        out = {}
+        for m in self.metadata["masks"]:
+            a = np.empty(self.shape[:2], dtype=np.float32)
+            _native.call("sl_image_read_mask", self._live(), m["name"].encode(), a.ctypes.data_as(_native._float_p), a.size)
+            out[m["name"]] = a
+        return out
+
+    @property
+    def metadata(self):
+        """A dict (schema scenelinear.image/1): size, colour encoding, units, exposure scale
+        and its uncertainty, masks, and provenance (camera, capture settings, processing)."""
+        if self._metadata is None:
+            out = ctypes.c_void_p()
+            _native.call("sl_image_metadata", self._live(), ctypes.byref(out))
+            self._metadata = json.loads(_native.take_string(out))
+        return self._metadata
+
+    def to_xarray(self):
+        """An xarray.Dataset: `image` and (when known) `std` on (y, x, channel), `clipped` on
+        (y, x), CF-style `units`, the metadata in the attributes."""
+        from .xarray_support import dataset
+        return dataset(self)
+
+
+def open(path, **options):  # noqa: A001 - the package's entry point mirrors the built-in
+    """Opens a DNG (developed with `options`: units, exposure, calibration, color, demosaic,
+    crop, orientation, source, masks, threads, max_memory, ...) or an EXR/HDF5 file written by
+    scenelinear."""
+    return Image(path, **options)
