@@ -108,7 +108,7 @@ let package = Package(
         .target(name: "SceneLinearKit", dependencies: ["Engine", "Measuring", "Batching", "Merging", "Analysis"]),
         // Simulated captures checked against their ground truth, and the test chart:
         // The C interface: opaque handles, status codes, JSON options and documents.
-        .target(name: "SceneLinearC", dependencies: ["SceneLinearKit"], exclude: ["scenelinear.h"]),
+        .target(name: "SceneLinearC", dependencies: ["SceneLinearKit", "SimulationCheck", "CaptureSimulation"], exclude: ["scenelinear.h"]),
         // built on the library, not part of its product.
         .target(name: "SimulationCheck", dependencies: ["SceneLinearKit", "CaptureSimulation", "DNGWriter"]),
         // The command-line tool.

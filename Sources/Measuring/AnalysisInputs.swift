@@ -26,6 +26,12 @@ public struct AnalysisInput: Sendable {
     public static func load(_ path: String, options: DevelopOptions = DevelopOptions()) throws -> AnalysisInput {
         let (image, deviation) = try read(path, options: options)
         try checkUnits(of: image.exposure, path: path, asked: options.exposure)
+        return prepared(path: path, image: image, deviation: deviation)
+    }
+
+    /// An image in memory (as `read` gives it, or made elsewhere) ready to be measured: in
+    /// linear Rec.2020, with its standard deviation layer or else its NoiseProfile's model.
+    public static func prepared(path: String, image: SceneLinearImage, deviation: [Float]?) -> AnalysisInput {
         let measured = inRec2020(image)
         let layer = deviation.map { DeviationLayer(deviation: $0, image: image, measured: measured) }
         return AnalysisInput(path: path, image: measured, noise: layer == nil ? noiseModel(for: measured) : nil, deviation: layer)

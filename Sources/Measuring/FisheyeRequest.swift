@@ -179,3 +179,19 @@ extension Pipeline {
         return run
     }
 }
+
+/// The document `illuminance --json` prints (schema scenelinear.illuminance/1).
+public struct IlluminanceDocument: Codable {
+    public var schema = "scenelinear.illuminance/1"
+    public var results: [IlluminanceResult]
+    /// -o: the file written (of the first image).
+    public var output: String?
+    /// The .hdr's lower bounds (and its mask).
+    public var lowerBounds: RadianceLowerBounds?
+
+    public init(results: [IlluminanceResult], output: String?, lowerBounds: RadianceLowerBounds?) {
+        self.results = results
+        self.output = output
+        self.lowerBounds = lowerBounds
+    }
+}

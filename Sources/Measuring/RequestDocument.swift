@@ -12,6 +12,9 @@ public struct RequestDocument: Sendable {
         "units", "exposure", "calibration", "allow_other_camera", "settings_uncertainty", "color", "demosaic", "crop",
         "orientation", "source", "masks", "digest", "max_memory", "max_pixels", "threads",
     ]
+    /// A circular fisheye lens: `projection`, `fov` (degrees) and `circle` ("x,y,r" in output
+    /// pixels, or "auto" where the measurement finds it).
+    public static let fisheyeKeys: Set<String> = ["projection", "fov", "circle"]
     /// The options of a measurement (`stats`, `histogram`, `ratio`), besides `developKeys`.
     public static let analysisKeys: Set<String> = [
         "regions", "percentiles", "bins_per_stop", "linear", "range", "ratios", "quantity", "statistic",
@@ -63,19 +66,19 @@ public struct RequestDocument: Sendable {
 
     // MARK: Typed values
 
-    func string(_ key: String) throws -> String? {
+    public func string(_ key: String) throws -> String? {
         guard let v = values[key] else { return nil }
         guard let s = v as? String else { throw RequestError("option '\(key)' must be a string") }
         return s
     }
 
-    func bool(_ key: String) throws -> Bool? {
+    public func bool(_ key: String) throws -> Bool? {
         guard let v = values[key] else { return nil }
         guard let b = v as? Bool else { throw RequestError("option '\(key)' must be true or false") }
         return b
     }
 
-    func number(_ key: String, in range: ClosedRange<Double>) throws -> Double? {
+    public func number(_ key: String, in range: ClosedRange<Double>) throws -> Double? {
         guard let v = values[key] else { return nil }
         guard let d = v as? Double, d.isFinite, range.contains(d) else {
             throw RequestError("option '\(key)' must be a number from \(range.lowerBound) to \(range.upperBound)")
@@ -83,19 +86,19 @@ public struct RequestDocument: Sendable {
         return d
     }
 
-    func integer(_ key: String, in range: ClosedRange<Int>) throws -> Int? {
+    public func integer(_ key: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let d = try number(key, in: Double(range.lowerBound)...Double(range.upperBound)) else { return nil }
         guard d == d.rounded() else { throw RequestError("option '\(key)' must be a whole number") }
         return Int(d)
     }
 
-    func strings(_ key: String) throws -> [String]? {
+    public func strings(_ key: String) throws -> [String]? {
         guard let v = values[key] else { return nil }
         guard let a = v as? [any Sendable], let s = a as? [String] else { throw RequestError("option '\(key)' must be a list of strings") }
         return s
     }
 
-    func numbers(_ key: String) throws -> [Double]? {
+    public func numbers(_ key: String) throws -> [Double]? {
         guard let v = values[key] else { return nil }
         guard let a = v as? [any Sendable], let d = a as? [Double], d.allSatisfy(\.isFinite) else {
             throw RequestError("option '\(key)' must be a list of numbers")
@@ -103,7 +106,7 @@ public struct RequestDocument: Sendable {
         return d
     }
 
-    func choice<T: RawRepresentable & CaseIterable>(_ key: String, _: T.Type) throws -> T? where T.RawValue == String {
+    public func choice<T: RawRepresentable & CaseIterable>(_ key: String, _: T.Type) throws -> T? where T.RawValue == String {
         guard let s = try string(key) else { return nil }
         guard let value = T(rawValue: s) else {
             throw RequestError("option '\(key)': unknown value '\(s)' (use \(T.allCases.map(\.rawValue).joined(separator: ", ")))")
@@ -141,6 +144,29 @@ public struct RequestDocument: Sendable {
         return options
     }
 
+    /// The fisheye lens asked for (`projection`, `fov`, `circle`), nil without a projection.
+    public func fisheyeRequest() throws -> FisheyeLensRequest? {
+        guard let projection = try choice("projection", FisheyeProjection.self) else {
+            if values["fov"] != nil || values["circle"] != nil {
+                throw RequestError("fov and circle describe a fisheye lens: they need projection")
+            }
+            return nil
+        }
+        let fov = try number("fov", in: 1e-6...projection.maximumFieldOfView) ?? 180
+        var circle = FisheyeCircle.inscribed
+        if let text = try string("circle") {
+            let parts = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            if text == "auto" {
+                circle = .detected
+            } else if parts.count == 3, let x = parts[0], let y = parts[1], let r = parts[2], x.isFinite, y.isFinite, r.isFinite, r > 0 {
+                circle = .given(x: x, y: y, radius: r)
+            } else {
+                throw RequestError("option 'circle': give \"x,y,r\" (the centre and radius in output pixels, r > 0) or \"auto\"")
+            }
+        }
+        return FisheyeLensRequest(projection: projection, fieldOfView: fov, circle: circle)
+    }
+
     /// A measurement: regions (the command line's `name=spec`), percentiles, histogram bins,
     /// ratios (`numerator/denominator`) and their quantity and statistic, on top of
     /// `developOptions`.
@@ -151,6 +177,12 @@ public struct RequestDocument: Sendable {
             do { return try Region.parse(text) } catch let e as AnalysisError { throw RequestError(e.reason) }
         }
         if try bool("masks") == nil { r.develop.includeMasks = r.regions.contains(where: \.isMask) }
+        if let lens = try fisheyeRequest() {
+            guard lens.circle != .detected else {
+                throw RequestError("circle auto is found in each image by illuminance and merge only: give the circle as \"x,y,r\"")
+            }
+            r.fisheye = lens.spec
+        }
         if let p = try numbers("percentiles") {
             guard p.allSatisfy({ (0...100).contains($0) }) else { throw RequestError("option 'percentiles': give numbers between 0 and 100") }
             r.percentiles = p

@@ -5,16 +5,21 @@ import Foundation
 import SceneLinearKit
 
 /// What a handle holds: the image as read, its standard deviation layer when the file has
-/// one, and its path. Immutable once made.
+/// one, its path, and for a merged bracket the frames each pixel used and the merge's report
+/// (JSON). Immutable once made.
 final class ImageHandle: Sendable {
     let path: String
     let image: SceneLinearImage
     let deviation: [Float]?
+    let frames: [UInt8]?
+    let mergeReport: String?
 
-    init(path: String, image: SceneLinearImage, deviation: [Float]?) {
+    init(path: String, image: SceneLinearImage, deviation: [Float]?, frames: [UInt8]? = nil, mergeReport: String? = nil) {
         self.path = path
         self.image = image
         self.deviation = deviation
+        self.frames = frames
+        self.mergeReport = mergeReport
     }
 
     static func from(_ p: OpaquePointer?) -> ImageHandle? {

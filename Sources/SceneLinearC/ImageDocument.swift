@@ -44,7 +44,16 @@ struct ImageDocument: Encodable {
         }
     }
 
+    /// The merge's report (the command line's `merge --json` "report"), kept as written.
+    let mergeReport: String?
+
+    private enum CodingKeys: String, CodingKey {
+        case schema, path, height, width, channels, colorEncoding, units, exposure, hasClipMask, clippedPixels, hasStandardDeviation
+        case standardDeviationSource, masks, provenance
+    }
+
     init(_ h: ImageHandle) {
+        mergeReport = h.mergeReport
         let image = h.image
         path = h.path
         height = image.height
@@ -72,6 +81,8 @@ struct ImageDocument: Encodable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        return String(decoding: try encoder.encode(self), as: UTF8.self)
+        let text = String(decoding: try encoder.encode(self), as: UTF8.self)
+        guard let mergeReport else { return text }
+        return "{\"merge\":" + mergeReport + "," + text.dropFirst()
     }
 }

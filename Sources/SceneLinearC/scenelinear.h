@@ -78,6 +78,42 @@ int32_t sl_image_metadata(const sl_image *image, char **json, char *err, size_t 
  * document with its error, as on the command line; the status is then that file's code. */
 int32_t sl_analyze(const char *paths_json, const char *options_json, char **json, char *err, size_t errlen);
 
+/* Measures an image in memory (opened, merged, or made from arrays) with the options in
+ * `options_json` (regions, percentiles, bins_per_stop, linear, range, ratios, quantity,
+ * statistic, projection, fov, circle, threads): the `--json` document of scenelinear.analysis/1
+ * for that image. A DNG measured by path (sl_analyze) takes its means over the raw sites of a
+ * CFA image; this measures the developed pixels. */
+int32_t sl_image_analyze(const sl_image *image, const char *options_json, char **json, char *err, size_t errlen);
+
+/* An image from caller arrays: `pixels` height × width × 3 floats (R, G, B interleaved),
+ * optional `clip` (height × width bytes, nonzero: a lower bound) and `std` (height × width × 3
+ * floats, each pixel's standard deviation), copied. Options: name (a label for messages),
+ * units (relative, luminance, radiance: what the values are), color (their colour space). */
+int32_t sl_image_from_array(const float *pixels, int64_t height, int64_t width, const uint8_t *clip, const float *std,
+                            const char *options_json, sl_image **out, char *err, size_t errlen);
+
+/* Merges the raw frames in `frames_json` (a JSON list of DNG paths) into an image in memory,
+ * as `scenelinear merge` does (options: the develop options and reference, ratio_tolerance,
+ * saturation, unchecked_ratios, align, align_range, max_disagreement): its pixels, per-pixel
+ * standard deviations (sl_image_read_std), lower-bound mask (sl_image_read_clip_mask), frames
+ * used (sl_image_read_frames) and the merge's report (key "merge" of sl_image_metadata). */
+int32_t sl_merge(const char *frames_json, const char *options_json, sl_image **out, char *err, size_t errlen);
+
+/* Copies a merged image's frame counts (height × width bytes: frames used by the pixel's
+ * least-covered channel). Fails (64) for an image that is not a merge. */
+int32_t sl_image_read_frames(const sl_image *image, uint8_t *dst, size_t count, char *err, size_t errlen);
+
+/* Illuminance at a fisheye camera for each file of `paths_json`, as `scenelinear illuminance
+ * --json` (schema scenelinear.illuminance/1). Options: projection (required), fov, circle,
+ * the develop options (units luminance by default). */
+int32_t sl_illuminance(const char *paths_json, const char *options_json, char **json, char *err, size_t errlen);
+
+/* Simulates a capture (or a bracket) with known truth, as `scenelinear simulate`: options
+ * scene, output (directory, required), name, width, height, layout, seed, noise,
+ * exposure_time, iso, bracket (list of stops). The document lists the DNG frames and the
+ * truth files by role (schema scenelinear.simulation/1). */
+int32_t sl_simulate(const char *options_json, char **json, char *err, size_t errlen);
+
 /* Releases a string the library returned (NULL is ignored). */
 void sl_string_free(char *s);
 

@@ -2,16 +2,6 @@ import ArgumentParser
 import Foundation
 import SceneLinearKit
 
-/// The document `illuminance --json` prints (schema scenelinear.illuminance/1).
-struct IlluminanceDocument: Codable {
-    var schema = "scenelinear.illuminance/1"
-    var results: [IlluminanceResult]
-    /// -o: the file written (of the first image).
-    var output: String?
-    /// The .hdr's lower bounds (and its mask).
-    var lowerBounds: RadianceLowerBounds?
-}
-
 extension SceneLinearCommand {
     struct Illuminance: ParsableCommand {
         static let configuration = CommandConfiguration(

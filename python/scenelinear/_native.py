@@ -39,6 +39,13 @@ SIGNATURES = {
     "sl_image_read_mask": (c_int32, [c_void_p, c_char_p, _float_p, c_size_t, c_char_p, c_size_t]),
     "sl_image_metadata": (c_int32, [c_void_p, _str_out, c_char_p, c_size_t]),
     "sl_analyze": (c_int32, [c_char_p, c_char_p, _str_out, c_char_p, c_size_t]),
+    "sl_image_analyze": (c_int32, [c_void_p, c_char_p, _str_out, c_char_p, c_size_t]),
+    "sl_image_from_array": (c_int32, [_float_p, c_int64, c_int64, _uint8_p, _float_p, c_char_p, ctypes.POINTER(c_void_p),
+                                      c_char_p, c_size_t]),
+    "sl_merge": (c_int32, [c_char_p, c_char_p, ctypes.POINTER(c_void_p), c_char_p, c_size_t]),
+    "sl_image_read_frames": (c_int32, [c_void_p, _uint8_p, c_size_t, c_char_p, c_size_t]),
+    "sl_illuminance": (c_int32, [c_char_p, c_char_p, _str_out, c_char_p, c_size_t]),
+    "sl_simulate": (c_int32, [c_char_p, _str_out, c_char_p, c_size_t]),
     "sl_string_free": (None, [c_void_p]),
 }
 
@@ -88,6 +95,17 @@ def call(name, *args):
     status = getattr(lib(), name)(*args, err, _ERR_LEN)
     if status != 0:
         raise errors.from_status(status, err.value.decode("utf-8", "replace"))
+
+
+def call_for_string(name, *args):
+    """Calls `name`, whose last argument before the error buffer is a `char **`; returns the text."""
+    out = c_void_p()
+    try:
+        call(name, *args, ctypes.byref(out))
+    except Exception:
+        take_string(out)
+        raise
+    return take_string(out)
 
 
 def take_string(pointer):

@@ -53,8 +53,20 @@ class Image:
     def __init__(self, path, **options):
         self.path = os.fspath(path)
         self.options = develop_options(options)
-        self._handle = _open_handle(self.path, self.options)
-        self._release = weakref.finalize(self, _native.lib().sl_image_release, self._handle)
+        #: "file" (opened from a path), "merge" (a merged bracket) or "array" (from numpy arrays).
+        self.kind = "file"
+        self._adopt(_open_handle(self.path, self.options))
+
+    @classmethod
+    def _from_handle(cls, handle, path, kind, options=None):
+        self = cls.__new__(cls)
+        self.path, self.kind, self.options = path, kind, options or {}
+        self._adopt(handle)
+        return self
+
+    def _adopt(self, handle):
+        self._handle = handle
+        self._release = weakref.finalize(self, _native.lib().sl_image_release, handle)
         h, w, c = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
         _native.lib().sl_image_shape(self._handle, ctypes.byref(h), ctypes.byref(w), ctypes.byref(c))
         self.shape = (h.value, w.value, c.value)
@@ -90,6 +102,8 @@ class Image:
         image was opened; options given here (units, color, exposure, demosaic, ...) develop
         the file again with them."""
         if options and develop_options(options) != self.options:
+            if self.kind != "file":
+                raise errors.UsageError(f"{self.path}: a {self.kind} image in memory cannot be developed again with other options", 64)
             with Image(self.path, **{**self.options, **options}) as other:
                 return other.image()
         out = np.empty(self.shape, dtype=np.float32)
@@ -110,6 +124,18 @@ class Image:
         out = np.empty(self.shape[:2], dtype=np.uint8)
         _native.call("sl_image_read_clip_mask", self._live(), out.ctypes.data_as(_native._uint8_p), out.size)
         return out.view(bool)
+
+    @property
+    def frames(self):
+        """uint8 (height, width): for a merged bracket, the frames each pixel's least-covered channel used."""
+        out = np.empty(self.shape[:2], dtype=np.uint8)
+        _native.call("sl_image_read_frames", self._live(), out.ctypes.data_as(_native._uint8_p), out.size)
+        return out
+
+    @property
+    def merge_report(self):
+        """For a merged bracket, the merge's report (the "report" of `scenelinear merge --json`), else None."""
+        return self.metadata.get("merge")
 
     @property
     def masks(self):
@@ -136,6 +162,29 @@ class Image:
         (y, x), CF-style `units`, the metadata in the attributes."""
         from .xarray_support import dataset
         return dataset(self)
+
+
+def from_array(pixels, clip_mask=None, std=None, units="relative", color="rec2020", name="array"):
+    """An Image from numpy arrays (copied): `pixels` (height, width, 3) scene-linear values,
+    optional `clip_mask` (height, width; True where the values are lower bounds) and `std`
+    (height, width, 3: each pixel's standard deviation, which then gives the measurements'
+    noise), in `units` (relative, luminance, radiance) and colour space `color`."""
+    a = np.ascontiguousarray(pixels, dtype=np.float32)
+    if a.ndim != 3 or a.shape[2] != 3:
+        raise errors.UsageError(f"pixels must have shape (height, width, 3), not {a.shape}", 64)
+    h, w = a.shape[:2]
+    clip = None if clip_mask is None else np.ascontiguousarray(clip_mask, dtype=np.uint8)
+    if clip is not None and clip.shape != (h, w):
+        raise errors.UsageError(f"clip_mask must have shape {(h, w)}, not {clip.shape}", 64)
+    s = None if std is None else np.ascontiguousarray(std, dtype=np.float32)
+    if s is not None and s.shape != a.shape:
+        raise errors.UsageError(f"std must have shape {a.shape}, not {s.shape}", 64)
+    handle = ctypes.c_void_p()
+    _native.call("sl_image_from_array", a.ctypes.data_as(_native._float_p), h, w,
+                 None if clip is None else clip.ctypes.data_as(_native._uint8_p),
+                 None if s is None else s.ctypes.data_as(_native._float_p),
+                 _native.options_json({"name": name, "units": units, "color": color}), ctypes.byref(handle))
+    return Image._from_handle(handle, name, "array")
 
 
 def open(path, **options):  # noqa: A001 - the package's entry point mirrors the built-in

@@ -218,7 +218,8 @@ def file_result(f):
 def region_specs(regions):
     """Regions as the command line writes them: "name=spec" strings, or a dict of name →
     spec, the spec a string ("10%,10%,30%,50%", "mask:sky", "poly:x1,y1,...") or a
-    (top, left, bottom, right) tuple of whole pixels (bottom and right exclusive)."""
+    (top, left, bottom, right) tuple of whole pixels (rows top to bottom − 1, columns left to
+    right − 1, as on the command line and in numpy slices)."""
     if regions is None:
         return []
     if isinstance(regions, str):
@@ -229,15 +230,14 @@ def region_specs(regions):
             if isinstance(spec, (tuple, list)):
                 if len(spec) != 4 or not all(isinstance(v, int) for v in spec):
                     raise errors.UsageError(f"region {name!r}: give (top, left, bottom, right) in whole pixels, not {spec!r}", 64)
-                top, left, bottom, right = spec
-                spec = f"{top},{left},{bottom - 1},{right - 1}"
+                spec = ",".join(str(v) for v in spec)
             out.append(f"{name}={spec}")
         return out
     return [str(r) for r in regions]
 
 
 def _inputs(inputs):
-    """Paths (str, PathLike, Image, or a list of them) and the develop options an Image was opened with."""
+    """Paths (str, PathLike, Image opened from a file, or a list of them) and the develop options an Image was opened with."""
     single = isinstance(inputs, (str, os.PathLike, Image))
     items = [inputs] if single else list(inputs)
     paths, options = [], None
@@ -254,6 +254,8 @@ def _inputs(inputs):
 
 def analyze(inputs, options):
     """Runs the measurement and returns the scenelinear.analysis/1 document (raising for the first failed file)."""
+    if isinstance(inputs, Image) and inputs.kind != "file" or hasattr(inputs, "__array__"):
+        return True, _analyze_in_memory(inputs, options)
     single, paths, image_options = _inputs(inputs)
     merged = dict(image_options)
     develop = {k: v for k, v in options.items() if k in DEVELOP_OPTIONS}
@@ -266,6 +268,22 @@ def analyze(inputs, options):
     if status != 0 and text is None:
         raise errors.from_status(status, err.value.decode("utf-8", "replace"))
     return single, json.loads(text)
+
+
+def _analyze_in_memory(image, options):
+    """A merged image, or numpy pixels, measured as they are (sl_image_analyze)."""
+    develop = sorted(k for k, v in options.items() if k in DEVELOP_OPTIONS and k != "threads" and v is not None)
+    if develop:
+        raise errors.UsageError(f"option {develop[0]!r} develops a DNG: an image in memory is measured as it is", 64)
+    if not isinstance(image, Image):
+        from .image import from_array
+        with from_array(image) as made:
+            return _analyze_in_memory(made, options)
+    merged = {k: v for k, v in options.items() if v is not None}
+    if "threads" not in merged and "threads" in image.options:
+        merged["threads"] = image.options["threads"]
+    text = _native.call_for_string("sl_image_analyze", image._live(), _native.options_json(merged))
+    return json.loads(text)
 
 
 def _results(single, document):

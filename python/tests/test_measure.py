@@ -41,9 +41,10 @@ def test_stats_equal_the_command_line(cli_json, flags, options):
 
 
 def test_regions_as_a_dict_of_specs_and_pixel_tuples(cli_json):
-    want = cli_json("stats", GREY_RAMP, "--region", "a=10,20,49,99")
+    want = cli_json("stats", GREY_RAMP, "--region", "a=10,20,50,100")
     got = sl.stats(GREY_RAMP, regions={"a": (10, 20, 50, 100)})
     same_document(got, want)
+    assert got["a"].pixels == 40 * 80
 
 
 def test_histogram_equals_the_command_line(cli_json):

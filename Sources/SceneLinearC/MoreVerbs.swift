@@ -1,0 +1,170 @@
+// The C interface's other verbs: merging a bracket into an image in memory, illuminance,
+// images made from caller arrays and measured, and simulated captures.
+import Foundation
+import SceneLinearKit
+import SimulationCheck
+import CaptureSimulation
+
+/// The merge options of a request document: the develop options and reference (numbered
+/// from 1), ratio_tolerance and max_disagreement (percent), saturation (fraction of white),
+/// unchecked_ratios, align and align_range (pixels), as `scenelinear merge` takes them.
+func mergeOptions(_ d: RequestDocument, frames: Int) throws -> MergeOptions {
+    var options = MergeOptions()
+    options.develop = try d.developOptions()
+    if let r = try d.integer("reference", in: 1...max(1, frames)) { options.reference = r - 1 }
+    if let t = try d.number("ratio_tolerance", in: 0...100) { options.ratioTolerance = t / 100 }
+    if let s = try d.number("saturation", in: 0.01...1) { options.saturation = s }
+    if let u = try d.bool("unchecked_ratios") { options.allowUncheckedRatios = u }
+    if let a = try d.bool("align") { options.align = a }
+    if let r = try d.integer("align_range", in: 1...4096) { options.maxShift = r }
+    if let m = try d.number("max_disagreement", in: 0...100) { options.maxDisagreement = m / 100 }
+    return options
+}
+
+let mergeKeys: Set<String> = ["reference", "ratio_tolerance", "saturation", "unchecked_ratios", "align", "align_range", "max_disagreement"]
+
+func paths(_ p: UnsafePointer<CChar>?) throws -> [String] {
+    let list = try string(p, "the paths")
+    guard let files = try? JSONDecoder().decode([String].self, from: Data(list.utf8)), !files.isEmpty else {
+        throw InterfaceError(reason: "the paths are not a non-empty JSON list of strings: \(list.prefix(200))")
+    }
+    return files
+}
+
+@_cdecl("sl_merge")
+public func sl_merge(_ framesJSON: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?,
+                     _ err: UnsafeMutablePointer<CChar>?, _ errlen: UInt) -> Int32 {
+    status(err, errlen) {
+        guard let out else { throw InterfaceError(reason: "the handle pointer is NULL") }
+        out.pointee = nil
+        let frames = try paths(framesJSON)
+        let document = try RequestDocument(json: options.map { try string($0, "the options") },
+                                           allowed: RequestDocument.developKeys.union(mergeKeys))
+        let merge = try mergeOptions(document, frames: frames.count)
+        let merged = try withThreads(document) { try Pipeline.merge(paths: frames, options: merge) }
+        let report = try ReportJSON.encode(merged.report)
+        let h = ImageHandle(path: frames[merged.report.reference], image: merged.image, deviation: merged.standardDeviation.samples,
+                            frames: merged.frames, mergeReport: report)
+        out.pointee = OpaquePointer(Unmanaged.passRetained(h).toOpaque())
+    }
+}
+
+@_cdecl("sl_image_read_frames")
+public func sl_image_read_frames(_ image: OpaquePointer?, _ dst: UnsafeMutablePointer<UInt8>?, _ count: UInt,
+                                 _ err: UnsafeMutablePointer<CChar>?, _ errlen: UInt) -> Int32 {
+    status(err, errlen) {
+        let h = try handle(image)
+        guard let frames = h.frames else { throw InterfaceError(reason: "\(h.path): not a merged image: it has no frame counts") }
+        try checkCount(dst, count, expected: frames.count, "frame count")
+        frames.withUnsafeBufferPointer { dst!.update(from: $0.baseAddress!, count: $0.count) }
+    }
+}
+
+@_cdecl("sl_illuminance")
+public func sl_illuminance(_ files: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
+                           _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ err: UnsafeMutablePointer<CChar>?,
+                           _ errlen: UInt) -> Int32 {
+    status(err, errlen) {
+        json?.pointee = nil
+        let list = try paths(files)
+        let document = try RequestDocument(json: options.map { try string($0, "the options") },
+                                           allowed: RequestDocument.developKeys.union(RequestDocument.fisheyeKeys))
+        guard let lens = try document.fisheyeRequest() else { throw RequestError("illuminance needs a fisheye projection (option 'projection')") }
+        var develop = try document.developOptions()
+        // Absolute units by default, as the command line's illuminance.
+        if try document.string("units") == nil {
+            try develop.setUnits(.luminance, exposure: .none, calibration: try document.string("calibration").map(CameraCalibration.read),
+                                 allowOtherCamera: try document.bool("allow_other_camera") ?? false,
+                                 settingsUncertainty: try document.number("settings_uncertainty", in: 0...999.999).map { $0 / 100 })
+        }
+        develop.includeMasks = false
+        let measured = try withThreads(document) { try Pipeline.illuminance(list, lens: lens, options: develop) }
+        try allocated(try ReportJSON.encode(IlluminanceDocument(results: measured.results, output: nil, lowerBounds: nil)), into: json)
+    }
+}
+
+@_cdecl("sl_image_from_array")
+public func sl_image_from_array(_ pixels: UnsafePointer<Float>?, _ height: Int64, _ width: Int64, _ clip: UnsafePointer<UInt8>?,
+                                _ std: UnsafePointer<Float>?, _ options: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?,
+                                _ err: UnsafeMutablePointer<CChar>?, _ errlen: UInt) -> Int32 {
+    status(err, errlen) {
+        guard let out else { throw InterfaceError(reason: "the handle pointer is NULL") }
+        out.pointee = nil
+        guard let pixels else { throw InterfaceError(reason: "the pixel buffer is NULL") }
+        guard height > 0, width > 0, height <= 1 << 20, width <= 1 << 20, height * width <= 1 << 32 else {
+            throw InterfaceError(reason: "an image of \(height) × \(width) pixels: each side must be 1…1048576 and the whole at most 2³² pixels")
+        }
+        let document = try RequestDocument(json: options.map { try string($0, "the options") }, allowed: ["name", "units", "color"])
+        let n = Int(height * width)
+        let name = try document.string("name") ?? "array"
+        let units = try document.choice("units", ValueUnits.self) ?? .relative
+        let mode: ExposureMode = units == .luminance ? .luminance : units == .radiance ? .radiance : .none
+        let encoding = try document.choice("color", ColorChoice.self)?.encoding ?? .linearRec2020
+        let image = SceneLinearImage(pixels: ImageBuffer(width: Int(width), height: Int(height), channels: 3,
+                                                         samples: Array(UnsafeBufferPointer(start: pixels, count: 3 * n))),
+                                     clipMask: clip.map { Array(UnsafeBufferPointer(start: $0, count: n)) }, encoding: encoding,
+                                     exposure: ExposureScaling(mode: mode, factor: 1, source: "given with the array"),
+                                     provenance: .synthetic(name))
+        let h = ImageHandle(path: name, image: image, deviation: std.map { Array(UnsafeBufferPointer(start: $0, count: 3 * n)) })
+        out.pointee = OpaquePointer(Unmanaged.passRetained(h).toOpaque())
+    }
+}
+
+@_cdecl("sl_image_analyze")
+public func sl_image_analyze(_ image: OpaquePointer?, _ options: UnsafePointer<CChar>?,
+                             _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ err: UnsafeMutablePointer<CChar>?,
+                             _ errlen: UInt) -> Int32 {
+    status(err, errlen) {
+        json?.pointee = nil
+        let h = try handle(image)
+        let document = try RequestDocument(json: options.map { try string($0, "the options") },
+                                           allowed: RequestDocument.analysisKeys.union(RequestDocument.fisheyeKeys).union(["threads"]))
+        let request = try document.analysisRequest()
+        let input = AnalysisInput.prepared(path: h.path, image: h.image, deviation: h.deviation)
+        let result = try withThreads(document) { try Pipeline.analyze(input, request: request) }
+        try allocated(try AnalysisOutput.json([result]), into: json)
+    }
+}
+
+@_cdecl("sl_simulate")
+public func sl_simulate(_ options: UnsafePointer<CChar>?, _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+                        _ err: UnsafeMutablePointer<CChar>?, _ errlen: UInt) -> Int32 {
+    status(err, errlen) {
+        json?.pointee = nil
+        let document = try RequestDocument(json: options.map { try string($0, "the options") },
+                                           allowed: ["scene", "output", "name", "width", "height", "layout", "seed", "noise", "exposure_time",
+                                                     "iso", "bracket", "threads"])
+        var camera = CameraModel()
+        if let layout = try document.string("layout") {
+            guard ["linear-raw", "cfa"].contains(layout) else { throw RequestError("option 'layout': use linear-raw or cfa") }
+            camera.layout = layout
+        }
+        if let seed = try document.integer("seed", in: 0...Int(Int64.max / 2)) { camera.seed = UInt64(seed) }
+        if let noise = try document.bool("noise") { camera.noise = noise }
+        if let t = try document.number("exposure_time", in: 1e-9...3600) { camera.exposureTime = t }
+        if let iso = try document.number("iso", in: 1...10_000_000) { camera.iso = iso }
+        let scene = try document.string("scene") ?? BuiltInScene.greyRamp.rawValue
+        guard let output = try document.string("output") else { throw RequestError("simulate needs an output directory (option 'output')") }
+        let width = try document.integer("width", in: 8...65_536) ?? 1024, height = try document.integer("height", in: 8...65_536) ?? 768
+        let result: SimulationDocument = try withThreads(document) {
+            let rendered = try Pipeline.loadScene(scene, width: width, height: height)
+            try Pipeline.prepareSimulationDirectory(output)
+            let name = try document.string("name") ?? rendered.description.name
+            if let stops = try document.numbers("bracket") {
+                let r = try Pipeline.simulateBracket(scene: rendered, camera: camera, stops: stops, name: name, directory: output)
+                return SimulationDocument(frames: r.frames, files: r.files)
+            }
+            let r = try Pipeline.simulate(scene: rendered, camera: camera, name: name, directory: output)
+            return SimulationDocument(frames: r.files["dng"].map { [$0] } ?? [], files: r.files)
+        }
+        try allocated(try ReportJSON.encode(result), into: json)
+    }
+}
+
+/// What `sl_simulate` wrote: the DNG frames and the other files by role (truth-exr,
+/// truth-hdf5, expected-hdf5, record).
+struct SimulationDocument: Encodable {
+    let schema = "scenelinear.simulation/1"
+    let frames: [String]
+    let files: [String: String]
+}

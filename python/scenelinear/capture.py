@@ -1,0 +1,107 @@
+"""Merging brackets, illuminance at a fisheye camera, and simulated captures with known truth."""
+import ctypes
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+from . import _native, errors
+from .image import DEVELOP_OPTIONS, Image, develop_options
+
+MERGE_OPTIONS = ("reference", "ratio_tolerance", "saturation", "unchecked_ratios", "align", "align_range", "max_disagreement")
+
+
+def merge(frames, **options):
+    """Merges raw frames of one scene (a bracket, DNG paths) into an Image in memory, as
+    `scenelinear merge` does: noise-optimal weights from each frame's NoiseProfile, clipped
+    samples left out, exposure ratios checked on the pixels. The Image's `std()` is each
+    pixel's standard deviation, its `clip_mask` the pixels clipped in every frame (lower
+    bounds), `frames` the frames each pixel used and `merge_report` the report. Options: the
+    develop options and reference (numbered from 1), ratio_tolerance (percent), saturation,
+    unchecked_ratios, align, align_range, max_disagreement (percent)."""
+    paths = [os.fspath(f) for f in frames]
+    unknown = sorted(set(options) - set(DEVELOP_OPTIONS) - set(MERGE_OPTIONS))
+    if unknown:
+        raise errors.UsageError(f"unknown option {unknown[0]!r}", 64)
+    develop = develop_options({k: v for k, v in options.items() if k in DEVELOP_OPTIONS})
+    request = {**develop, **{k: v for k, v in options.items() if k in MERGE_OPTIONS and v is not None}}
+    handle = ctypes.c_void_p()
+    _native.call("sl_merge", json.dumps(paths).encode(), _native.options_json(request), ctypes.byref(handle))
+    image = Image._from_handle(handle, "merge of " + ", ".join(paths), "merge", develop)
+    return image
+
+
+@dataclass(frozen=True)
+class Illuminance:
+    """Illuminance at a fisheye camera (lux) with its standard uncertainty and 95 % interval;
+    kind "lower-bound" when clipped pixels make it one (only `low95` then), with
+    `lower_bound_share` the share of the value in those pixels."""
+    file: str
+    value: float
+    kind: str
+    standard_uncertainty: Optional[float]
+    low95: Optional[float]
+    high95: Optional[float]
+    noise_uncertainty: Optional[float]
+    scale_relative_uncertainty: Optional[float]
+    lower_bound_share: float
+    pixels: int
+    solid_angle: float
+    lens: dict
+    document: dict = field(repr=False, compare=False)
+
+
+def _illuminance(r):
+    return Illuminance(file=r["file"], value=r["illuminance"], kind=r["kind"], standard_uncertainty=r.get("standardUncertainty"),
+                       low95=r.get("low95"), high95=r.get("high95"), noise_uncertainty=r.get("noiseUncertainty"),
+                       scale_relative_uncertainty=r.get("scaleRelativeUncertainty"), lower_bound_share=r.get("lowerBoundShare", 0.0),
+                       pixels=r["pixels"], solid_angle=r["solidAngle"], lens=r["lens"], document=r)
+
+
+def illuminance(inputs, projection, fov=None, circle=None, **options):
+    """E_v = Σ L · cos θ · ω over a circular fisheye image (`scenelinear illuminance`), in lux:
+    `projection` (equidistant, equisolid, orthographic, stereographic), `fov` (degrees,
+    default 180), `circle` ("x,y,r", (x, y, r) or "auto"); DNGs are developed in cd/m² unless
+    `units` says otherwise. One Illuminance, or a list for a list of inputs."""
+    single = isinstance(inputs, (str, os.PathLike))
+    paths = [os.fspath(inputs)] if single else [os.fspath(p) for p in inputs]
+    if isinstance(circle, (tuple, list)):
+        circle = ",".join(repr(float(v)) for v in circle)
+    request = {**develop_options(options), "projection": projection, "fov": fov, "circle": circle}
+    text = _native.call_for_string("sl_illuminance", json.dumps(paths).encode(), _native.options_json(request))
+    results = [_illuminance(r) for r in json.loads(text)["results"]]
+    return results[0] if single else results
+
+
+@dataclass(frozen=True)
+class SimulatedCapture:
+    """A simulated capture: its DNG frames, its truth files by role (truth-exr, truth-hdf5,
+    expected-hdf5, record) and the truth record (scene, camera, patches)."""
+    frames: tuple
+    files: dict
+    record: dict
+
+    @property
+    def dng(self):
+        return self.frames[0]
+
+    def truth(self):
+        """The true scene-linear image (float32 (height, width, 3), in the decoder's output
+        units of the reference exposure), from the truth EXR."""
+        with Image(self.files["truth-exr"]) as img:
+            return img.image()
+
+
+def simulate(scene="grey-ramp", output=".", seed=None, size=(1024, 768), layout=None, noise=None, exposure_time=None,
+             iso=None, bracket=None, name=None):
+    """Simulates a capture of `scene` (a built-in name, a scene .json, or a radiance map) with
+    the project's camera model (`scenelinear simulate`), written into `output`: a DNG (or a
+    bracket, `bracket` = stops) and its truth. Returns a SimulatedCapture."""
+    width, height = size
+    request = {"scene": os.fspath(scene), "output": os.fspath(output), "seed": seed, "width": width, "height": height,
+               "layout": layout, "noise": noise, "exposure_time": exposure_time, "iso": iso,
+               "bracket": list(bracket) if bracket is not None else None, "name": name}
+    document = json.loads(_native.call_for_string("sl_simulate", _native.options_json(request)))
+    record_path = document["files"].get("record")
+    record = json.load(open(record_path)) if record_path and os.path.exists(record_path) else {}
+    return SimulatedCapture(tuple(document["frames"]), document["files"], record)

@@ -1,0 +1,118 @@
+"""Merging, illuminance, arrays and simulation: the same numbers as the command line, and the
+simulator's truth inside the intervals."""
+import json
+import os
+
+import numpy as np
+import OpenEXR
+import pytest
+
+import scenelinear as sl
+
+from conftest import SKY, SUNSET
+
+
+@pytest.fixture(scope="module")
+def bracket(tmp_path_factory):
+    """A simulated bracket of the sky-with-sun scene, 3 frames 4 EV apart, 256×192, LinearRaw."""
+    out = tmp_path_factory.mktemp("bracket")
+    capture = sl.simulate("sky-sun", output=out, size=(256, 192), bracket=(-4, 0, 4), seed=11)
+    assert len(capture.frames) == 3 and all(os.path.exists(f) for f in capture.frames)
+    return capture
+
+
+def exr_channels(path):
+    with OpenEXR.File(path, separate_channels=True) as f:
+        return {name: np.asarray(c.pixels) for name, c in f.channels().items()}
+
+
+def test_merge_equals_the_command_line(cli, bracket, tmp_path):
+    out = str(tmp_path / "m.exr")
+    code, stdout, err = cli("merge", *bracket.frames, "-o", out, "--json")
+    assert code == 0, err
+    document = json.loads(stdout)
+    ch = exr_channels(out)
+    with sl.merge(bracket.frames) as m:
+        assert m.kind == "merge"
+        assert np.array_equal(m.image(), np.stack([ch["R"], ch["G"], ch["B"]], axis=-1))
+        assert np.array_equal(m.std(), np.stack([ch["std_R"], ch["std_G"], ch["std_B"]], axis=-1))
+        assert np.array_equal(m.clip_mask, ch["mask_clipped"] > 0)
+        assert np.array_equal(m.frames, ch["merge_frames"].astype(np.uint8))
+        assert m.merge_report == document["report"]
+        assert m.metadata["standard_deviation_source"] == "layer"
+        # Measured in memory: the same numbers as the command line measuring the merged file.
+        want = cli_stats(cli, out)
+        got = sl.stats(m, regions=[SKY])
+        for key in ("regions", "ratios", "width", "height", "noiseSource"):
+            assert got.document[key] == want["files"][0][key], key
+
+
+def cli_stats(cli, path):
+    code, stdout, err = cli("stats", path, "--region", SKY, "--json")
+    assert code == 0, err
+    return json.loads(stdout)
+
+
+def test_merge_truth_inside_the_interval(bracket):
+    """The merged sky (truth.json's sky patch, 3 pixels in): true mean inside the 95 % interval from the merge's σ."""
+    sky = next(p for p in bracket.record["patches"] if p["name"] == "sky")["rect"]
+    top, left, bottom, right = sky["top"] + 3, sky["left"] + 3, sky["bottom"] - 3, sky["right"] - 3
+    truth = bracket.truth()[top:bottom, left:right].astype(np.float64) @ np.array([0.2627, 0.6780, 0.0593])
+    with sl.merge(bracket.frames) as m:
+        est = sl.stats(m, regions={"sky": (top, left, bottom, right)})["sky"].Y.mean
+    assert est.low95 <= truth.mean() <= est.high95, (est, truth.mean())
+
+
+def test_merge_refuses_a_single_frame_and_bad_options(bracket):
+    with pytest.raises(sl.BracketMismatchError):
+        sl.merge(bracket.frames[:1])
+    with pytest.raises(sl.UsageError, match="saturation"):
+        sl.merge(bracket.frames, saturation=3)
+    with pytest.raises(sl.UsageError, match="unknown option"):
+        sl.merge(bracket.frames, weights="flat")
+    with sl.merge(bracket.frames) as m:
+        with pytest.raises(sl.UsageError, match="cannot be developed again"):
+            m.image(units="luminance")
+
+
+def test_illuminance_equals_the_command_line(cli, bracket):
+    frame = bracket.frames[0]
+    code, stdout, err = cli("illuminance", frame, "--projection", "equisolid", "--json")
+    assert code == 0, err
+    want = json.loads(stdout)["results"][0]
+    got = sl.illuminance(frame, projection="equisolid")
+    assert got.document == want
+    assert (got.value, got.kind, got.low95) == (want["illuminance"], want["kind"], want.get("low95"))
+    with pytest.raises(sl.UsageError, match="fisheye"):
+        sl.illuminance(frame, projection="fisheye")
+
+
+def test_arrays_measured_with_their_std():
+    rng = np.random.default_rng(3)
+    pixels = np.full((64, 80, 3), 0.25, dtype=np.float32)
+    std = np.full_like(pixels, 0.01)
+    noisy = pixels + rng.normal(0, 0.01, pixels.shape).astype(np.float32)
+    r = sl.stats(sl.from_array(noisy, std=std), regions={"all": (0, 0, 64, 80)})
+    y = r["all"].Y
+    assert y.mean.value == pytest.approx(float((noisy.astype(np.float64) @ [0.2627, 0.6780, 0.0593]).mean()), rel=1e-6)
+    # σ of the mean of Y over 5120 pixels with independent channels of σ 0.01.
+    expected = 0.01 * np.sqrt(0.2627 ** 2 + 0.6780 ** 2 + 0.0593 ** 2) / np.sqrt(64 * 80)
+    assert y.mean.standard_uncertainty == pytest.approx(expected, rel=1e-6)
+    clip = np.zeros((64, 80), dtype=bool)
+    clip[0, 0] = True
+    r = sl.stats(sl.from_array(noisy, clip_mask=clip), regions={"all": (0, 0, 64, 80)})
+    assert r["all"].clipped_pixels == 1 and r["all"].Y.maximum.kind in ("lower-bound", "value")
+    r = sl.stats(noisy)  # a bare array: no noise known
+    assert r["image"].Y.mean.standard_uncertainty is None
+    with pytest.raises(sl.UsageError, match="shape"):
+        sl.from_array(np.zeros((4, 4)))
+
+
+def test_simulated_capture_closed_loop(tmp_path):
+    capture = sl.simulate("sunset", output=tmp_path, size=(320, 240), seed=5)
+    assert capture.record["schema"].startswith("scenelinear.simulation")
+    with sl.open(capture.dng) as img:
+        assert img.shape == (240, 320, 3)
+    ratio = sl.ratio(capture.dng, regions=[SKY, "sun=38%,69%,46%,75%"])
+    (r,) = ratio.ratios
+    assert r.low95 <= 0.12 <= r.high95
