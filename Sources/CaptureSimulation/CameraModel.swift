@@ -69,12 +69,15 @@ public struct CameraModel: Codable, Sendable, Equatable {
     public var seed: UInt64 = 1
     /// `false` gives the noise-free capture (quantisation and clipping only).
     public var noise = true
+    /// The capture time the DNG records (EXIF DateTimeOriginal, "YYYY:MM:DD HH:MM:SS", the
+    /// camera's local time); nil: none.
+    public var captureTime: String?
 
     public init() {}
 
     enum CodingKeys: String, CodingKey {
         case layout, cfaPattern, exposureTime, fNumber, iso, baseISO, sensitivityOffset, quantumScale, fullWell, readNoise, darkCurrent
-        case prnu, dsnu, adcBits, blackLevel, companding, cameraMatrix, lensShading, storage, seed, noise
+        case prnu, dsnu, adcBits, blackLevel, companding, cameraMatrix, lensShading, storage, seed, noise, captureTime
     }
 
     /// Decodes a camera; every field is optional and missing ones keep their defaults.
@@ -105,9 +108,10 @@ public struct CameraModel: Codable, Sendable, Equatable {
         storage = try c.decodeIfPresent(String.self, forKey: .storage) ?? d.storage
         seed = try c.decodeIfPresent(UInt64.self, forKey: .seed) ?? d.seed
         noise = try c.decodeIfPresent(Bool.self, forKey: .noise) ?? d.noise
+        captureTime = try c.decodeIfPresent(String.self, forKey: .captureTime)
     }
 
-    /// Encodes every field (absent optionals as null).
+    /// Encodes every field (absent optionals as null), the capture time only when there is one.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(layout, forKey: .layout)
@@ -131,6 +135,7 @@ public struct CameraModel: Codable, Sendable, Equatable {
         try c.encode(storage, forKey: .storage)
         try c.encode(seed, forKey: .seed)
         try c.encode(noise, forKey: .noise)
+        try c.encodeIfPresent(captureTime, forKey: .captureTime)
     }
 
     /// The camera matrix in use.

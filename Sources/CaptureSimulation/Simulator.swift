@@ -162,6 +162,7 @@ public enum Simulator {
         dng.make = "SceneLinear"
         dng.model = "Simulated camera"
         dng.uniqueCameraModel = "SceneLinear simulated camera"
+        dng.dateTimeOriginal = camera.captureTime
         // XYZ → camera: the camera's Rec.2020 sensitivities after XYZ → Rec.2020. The model has
         // no metamerism, so one matrix serves both calibration illuminants.
         let xyzToCamera = (m * rec2020FromXYZ).e

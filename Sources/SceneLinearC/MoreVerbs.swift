@@ -4,6 +4,7 @@ import Foundation
 import SceneLinearKit
 import SimulationCheck
 import CaptureSimulation
+import ExchangeCore
 
 /// The merge options of a request document: the develop options and reference (numbered
 /// from 1), ratio_tolerance and max_disagreement (percent), saturation (fraction of white),
@@ -133,7 +134,7 @@ public func sl_simulate(_ options: UnsafePointer<CChar>?, _ json: UnsafeMutableP
         json?.pointee = nil
         let document = try RequestDocument(json: options.map { try string($0, "the options") },
                                            allowed: ["scene", "output", "name", "width", "height", "layout", "seed", "noise", "exposure_time",
-                                                     "iso", "bracket", "threads"])
+                                                     "iso", "bracket", "capture_time", "threads"])
         var camera = CameraModel()
         if let layout = try document.string("layout") {
             guard ["linear-raw", "cfa"].contains(layout) else { throw RequestError("option 'layout': use linear-raw or cfa") }
@@ -143,6 +144,12 @@ public func sl_simulate(_ options: UnsafePointer<CChar>?, _ json: UnsafeMutableP
         if let noise = try document.bool("noise") { camera.noise = noise }
         if let t = try document.number("exposure_time", in: 1e-9...3600) { camera.exposureTime = t }
         if let iso = try document.number("iso", in: 1...10_000_000) { camera.iso = iso }
+        if let time = try document.string("capture_time") {
+            guard CaptureDate.isExifDateTime(time) else {
+                throw RequestError("option 'capture_time': give \"YYYY:MM:DD HH:MM:SS\", not '\(time)'")
+            }
+            camera.captureTime = time
+        }
         let scene = try document.string("scene") ?? BuiltInScene.greyRamp.rawValue
         guard let output = try document.string("output") else { throw RequestError("simulate needs an output directory (option 'output')") }
         let width = try document.integer("width", in: 8...65_536) ?? 1024, height = try document.integer("height", in: 8...65_536) ?? 768

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CaptureSimulation
+import ExchangeCore
 import Foundation
 import SceneLinearKit
 import SimulationCheck
@@ -64,6 +65,9 @@ extension SceneLinearCommand {
         @Option(help: "ISO (overrides the camera file).")
         var iso: Double?
 
+        @Option(help: ArgumentHelp("Capture time the DNG records (EXIF DateTimeOriginal, the camera's local time), \"YYYY:MM:DD HH:MM:SS\" (overrides the camera file).", valueName: "time"))
+        var captureTime: String?
+
         @Option(parsing: .unconditional, help: ArgumentHelp("A bracket: exposure offsets in stops, comma-separated (e.g. -4,0,4): one DNG per offset, exposure time × 2^offset.", valueName: "ev,ev,..."),
                 transform: ArgumentValue.bracketStops)
         var bracket: BracketStops?
@@ -77,6 +81,12 @@ extension SceneLinearCommand {
             if let seed { model.seed = seed }
             if let exposureTime { model.exposureTime = exposureTime }
             if let iso { model.iso = iso }
+            if let captureTime {
+                guard CaptureDate.isExifDateTime(captureTime) else {
+                    throw ValidationError("--capture-time: give \"YYYY:MM:DD HH:MM:SS\", not '\(captureTime)'")
+                }
+                model.captureTime = captureTime
+            }
             model.noise = noise
             return model
         }

@@ -19,6 +19,12 @@ from .measure import (BudgetItem, ChannelStatistics, Estimate, FileResult, Histo
 __version__ = "0.1.0"
 
 
+def open_mfdataset(paths, **options):
+    """Many files as one xarray.Dataset along `time` (see scenelinear.xarray_backend)."""
+    from .xarray_backend import open_mfdataset as open_many
+    return open_many(paths, **options)
+
+
 def library_version():
     """The version of the loaded library ("scenelinear 0.1.0")."""
     from . import _native

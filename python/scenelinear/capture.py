@@ -93,14 +93,15 @@ class SimulatedCapture:
 
 
 def simulate(scene="grey-ramp", output=".", seed=None, size=(1024, 768), layout=None, noise=None, exposure_time=None,
-             iso=None, bracket=None, name=None):
+             iso=None, bracket=None, name=None, capture_time=None):
     """Simulates a capture of `scene` (a built-in name, a scene .json, or a radiance map) with
     the project's camera model (`scenelinear simulate`), written into `output`: a DNG (or a
     bracket, `bracket` = stops) and its truth. Returns a SimulatedCapture."""
     width, height = size
     request = {"scene": os.fspath(scene), "output": os.fspath(output), "seed": seed, "width": width, "height": height,
                "layout": layout, "noise": noise, "exposure_time": exposure_time, "iso": iso,
-               "bracket": list(bracket) if bracket is not None else None, "name": name}
+               "bracket": list(bracket) if bracket is not None else None, "name": name,
+               "capture_time": capture_time}
     document = json.loads(_native.call_for_string("sl_simulate", _native.options_json(request)))
     record_path = document["files"].get("record")
     record = json.load(open(record_path)) if record_path and os.path.exists(record_path) else {}

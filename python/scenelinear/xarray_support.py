@@ -4,10 +4,6 @@ import os
 
 import numpy as np
 
-#: CF-style units strings (UDUNITS) for the units the library reports.
-CF_UNITS = {"relative": "1", "cd/m^2": "cd m-2", "W/(sr m^2)": "W sr-1 m-2", "W·sr⁻¹·m⁻²": "W sr-1 m-2"}
-
-
 def cf_units(metadata):
     """The CF `units` attribute of an image's values."""
     mode = metadata["exposure"]["mode"]
@@ -49,12 +45,10 @@ def dataset(image):
 
 def capture_time(meta):
     """The capture time (numpy datetime64, local time of the camera) from the DNG's EXIF, or None."""
-    dng = meta["provenance"]["dng"]
-    for key in ("date_time_original", "dateTimeOriginal", "captureTime"):
-        text = dng.get(key)
-        if isinstance(text, str) and len(text) >= 19:
-            try:
-                return np.datetime64(text[:10].replace(":", "-") + "T" + text[11:19])
-            except ValueError:
-                return None
-    return None
+    text = meta["provenance"]["dng"].get("dateTimeOriginal")
+    if not isinstance(text, str) or len(text) < 19:
+        return None
+    try:
+        return np.datetime64(text[:10].replace(":", "-") + "T" + text[11:19])
+    except ValueError:
+        return None
