@@ -52,6 +52,18 @@ public struct FisheyeGeometry: Sendable {
     /// The whole arrays, row-major over the image: those held, else computed now.
     public var arrays: Values { held ?? computeWhole() }
 
+    /// Each pixel centre's azimuth about the image circle's centre, radians counter-clockwise
+    /// from the image's +x axis (row-major; 0 outside the circle, where `solidAngle` is 0).
+    public func azimuths(solidAngle omega: [Double]) -> [Float] {
+        var azimuth = [Float](repeating: 0, count: width * height)
+        for y in 0..<height {
+            for x in 0..<width where omega[y * width + x] > 0 {
+                azimuth[y * width + x] = Float(atan2(lens.centerY - (Double(y) + 0.5), Double(x) + 0.5 - lens.centerX))
+            }
+        }
+        return azimuth
+    }
+
     /// Calls `body` with θ and ω of the pixels of `rect` (which must lie in the image): row y,
     /// column x at index (y − rect.top) · stride + (x − rect.left). Read from the held arrays,
     /// else computed for the rectangle alone.

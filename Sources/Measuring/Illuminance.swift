@@ -150,12 +150,7 @@ extension Pipeline {
         let lens = geometry.lens, width = geometry.width, height = geometry.height
         let values = geometry.arrays
         let theta = values.theta, omega = values.solidAngle
-        var azimuth = [Float](repeating: 0, count: width * height)
-        for y in 0..<height {
-            for x in 0..<width where omega[y * width + x] > 0 {
-                azimuth[y * width + x] = Float(atan2(lens.centerY - (Double(y) + 0.5), Double(x) + 0.5 - lens.centerX))
-            }
-        }
+        let azimuth = geometry.azimuths(solidAngle: omega)
         return HDF5Group(name: "fisheye", attributes: [
             MetadataItem("projection", .text(lens.projection.rawValue)),
             MetadataItem("field_of_view_degrees", .number(lens.fieldOfView)),

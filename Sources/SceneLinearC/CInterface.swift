@@ -212,7 +212,7 @@ public func sl_analyze(_ paths: UnsafePointer<CChar>?, _ options: UnsafePointer<
             throw InterfaceError(reason: "the paths are not a non-empty JSON list of strings: \(list.prefix(200))")
         }
         let document = try RequestDocument(json: options.map { try string($0, "the options") },
-                                           allowed: RequestDocument.developKeys.union(RequestDocument.analysisKeys))
+                                           allowed: RequestDocument.developKeys.union(RequestDocument.analysisKeys).union(RequestDocument.fisheyeKeys))
         let request = try document.analysisRequest()
         let results = try withThreads(document) { Pipeline.analyze(try AnalysisInput.expand(files), request: request) }
         try allocated(try AnalysisOutput.json(results), into: json)

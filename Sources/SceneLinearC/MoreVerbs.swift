@@ -175,3 +175,55 @@ struct SimulationDocument: Encodable {
     let frames: [String]
     let files: [String: String]
 }
+
+@_cdecl("sl_image_fisheye")
+public func sl_image_fisheye(_ image: OpaquePointer?, _ options: UnsafePointer<CChar>?, _ theta: UnsafeMutablePointer<Float>?,
+                             _ azimuth: UnsafeMutablePointer<Float>?, _ solidAngle: UnsafeMutablePointer<Float>?, _ count: UInt,
+                             _ lensJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ err: UnsafeMutablePointer<CChar>?,
+                             _ errlen: UInt) -> Int32 {
+    status(err, errlen) {
+        lensJSON?.pointee = nil
+        let h = try handle(image)
+        let document = try RequestDocument(json: options.map { try string($0, "the options") }, allowed: RequestDocument.fisheyeKeys)
+        guard let request = try document.fisheyeRequest() else { throw RequestError("a fisheye needs a projection (option 'projection')") }
+        let n = h.image.width * h.image.height
+        for (p, what) in [(theta, "theta"), (azimuth, "azimuth"), (solidAngle, "solid angle")] {
+            try checkCount(p, count, expected: n, what)
+        }
+        let lens = try request.lens(for: h.image, path: h.path)
+        let geometry = FisheyeGeometry(lens: lens, width: h.image.width, height: h.image.height)
+        let values = geometry.arrays
+        let az = geometry.azimuths(solidAngle: values.solidAngle)
+        for i in 0..<n {
+            theta![i] = values.theta[i]
+            azimuth![i] = az[i]
+            solidAngle![i] = Float(values.solidAngle[i])
+        }
+        try allocated(try ReportJSON.encode(lens), into: lensJSON)
+    }
+}
+
+@_cdecl("sl_image_with_mask")
+public func sl_image_with_mask(_ image: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ values: UnsafePointer<Float>?, _ count: UInt,
+                               _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: UnsafeMutablePointer<CChar>?, _ errlen: UInt) -> Int32 {
+    status(err, errlen) {
+        guard let out else { throw InterfaceError(reason: "the handle pointer is NULL") }
+        out.pointee = nil
+        let h = try handle(image)
+        let label = try string(name, "the mask name")
+        guard !label.isEmpty, label.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else {
+            throw InterfaceError(reason: "mask name '\(label)': use letters, digits, _ and -")
+        }
+        let n = h.image.width * h.image.height
+        guard let values else { throw InterfaceError(reason: "the mask buffer is NULL") }
+        guard count == UInt(n) else { throw InterfaceError(reason: "the mask holds \(count) values; the image has \(n) pixels") }
+        let weights = Array(UnsafeBufferPointer(start: values, count: n))
+        guard weights.allSatisfy({ $0 >= 0 && $0 <= 1 }) else { throw InterfaceError(reason: "mask '\(label)': values must lie in 0…1") }
+        var image = h.image
+        image.masks.removeAll { $0.name == label }
+        image.masks.append(SemanticMaskLayer(name: label, semanticName: label, sourceIFD: "given",
+                                             values: ImageBuffer(width: image.width, height: image.height, channels: 1, samples: weights)))
+        let made = ImageHandle(path: h.path, image: image, deviation: h.deviation, frames: h.frames, mergeReport: h.mergeReport)
+        out.pointee = OpaquePointer(Unmanaged.passRetained(made).toOpaque())
+    }
+}

@@ -114,6 +114,18 @@ int32_t sl_illuminance(const char *paths_json, const char *options_json, char **
  * truth files by role (schema scenelinear.simulation/1). */
 int32_t sl_simulate(const char *options_json, char **json, char *err, size_t errlen);
 
+/* A fisheye lens on the image (options projection, fov, circle — "auto" finds it in this
+ * image): each pixel's angle from the optical axis (theta, radians), azimuth (radians,
+ * counter-clockwise from +x) and solid angle (sr), height × width floats each, 0 outside the
+ * image circle; the lens as a JSON document. */
+int32_t sl_image_fisheye(const sl_image *image, const char *options_json, float *theta, float *azimuth, float *solid_angle,
+                         size_t count, char **lens_json, char *err, size_t errlen);
+
+/* A new handle: the image with a mask layer `name` (height × width weights 0…1, copied), which
+ * regions then name as "name=mask:<name>". */
+int32_t sl_image_with_mask(const sl_image *image, const char *name, const float *values, size_t count, sl_image **out,
+                           char *err, size_t errlen);
+
 /* Releases a string the library returned (NULL is ignored). */
 void sl_string_free(char *s);
 

@@ -46,6 +46,8 @@ SIGNATURES = {
     "sl_image_read_frames": (c_int32, [c_void_p, _uint8_p, c_size_t, c_char_p, c_size_t]),
     "sl_illuminance": (c_int32, [c_char_p, c_char_p, _str_out, c_char_p, c_size_t]),
     "sl_simulate": (c_int32, [c_char_p, _str_out, c_char_p, c_size_t]),
+    "sl_image_fisheye": (c_int32, [c_void_p, c_char_p, _float_p, _float_p, _float_p, c_size_t, _str_out, c_char_p, c_size_t]),
+    "sl_image_with_mask": (c_int32, [c_void_p, c_char_p, _float_p, c_size_t, ctypes.POINTER(c_void_p), c_char_p, c_size_t]),
     "sl_string_free": (None, [c_void_p]),
 }
 

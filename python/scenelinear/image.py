@@ -157,11 +157,51 @@ class Image:
             self._metadata = json.loads(_native.take_string(out))
         return self._metadata
 
-    def to_xarray(self):
+    def fisheye(self, projection, fov=None, circle=None):
+        """A circular fisheye lens on this image: (theta, azimuth, solid_angle, lens) — each
+        pixel's angle from the optical axis and azimuth (radians) and solid angle (sr),
+        float32 (height, width), 0 outside the image circle; `lens` the lens found (a dict).
+        `circle`: "x,y,r" or (x, y, r) in pixels, "auto" to find it, None for the inscribed one."""
+        if isinstance(circle, (tuple, list)):
+            circle = ",".join(repr(float(v)) for v in circle)
+        arrays = [np.empty(self.shape[:2], dtype=np.float32) for _ in range(3)]
+        text = _native.call_for_string("sl_image_fisheye", self._live(),
+                                       _native.options_json({"projection": projection, "fov": fov, "circle": circle}),
+                                       *[a.ctypes.data_as(_native._float_p) for a in arrays], arrays[0].size)
+        return (*arrays, json.loads(text))
+
+    def with_masks(self, masks):
+        """A new Image: this one with extra mask layers (a dict of name → (height, width)
+        array: booleans, or weights 0…1), which regions name as "mask:<name>"."""
+        handle = self._live()
+        made = None
+        for name, values in masks.items():
+            w = np.ascontiguousarray(values, dtype=np.float32)
+            if w.shape != self.shape[:2]:
+                raise errors.UsageError(f"mask {name!r} has shape {w.shape}; the image is {self.shape[:2]}", 64)
+            out = ctypes.c_void_p()
+            _native.call("sl_image_with_mask", handle, str(name).encode(), w.ctypes.data_as(_native._float_p), w.size,
+                         ctypes.byref(out))
+            if made is not None:
+                made.close()
+            made = Image._from_handle(out, self.path, self.kind if self.kind != "file" else "masked", self.options)
+            handle = made._handle
+        return made if made is not None else self
+
+    def to_xarray(self, projection=None, fov=None, circle=None):
         """An xarray.Dataset: `image` and (when known) `std` on (y, x, channel), `clipped` on
-        (y, x), CF-style `units`, the metadata in the attributes."""
+        (y, x), CF-style `units`, the metadata in the attributes; with a fisheye `projection`
+        (and `fov`, `circle`) also the coordinates `theta`, `azimuth` (radians) and
+        `solid_angle` (sr) on (y, x)."""
         from .xarray_support import dataset
-        return dataset(self)
+        ds = dataset(self)
+        if projection is not None:
+            theta, azimuth, omega, lens = self.fisheye(projection, fov, circle)
+            ds = ds.assign_coords(theta=(("y", "x"), theta, {"units": "rad", "long_name": "angle from the optical axis"}),
+                                  azimuth=(("y", "x"), azimuth, {"units": "rad", "long_name": "azimuth, counter-clockwise from +x"}),
+                                  solid_angle=(("y", "x"), omega, {"units": "sr", "long_name": "solid angle of the pixel"}))
+            ds.attrs["fisheye"] = json.dumps(lens, sort_keys=True)
+        return ds
 
 
 def from_array(pixels, clip_mask=None, std=None, units="relative", color="rec2020", name="array"):

@@ -7,8 +7,9 @@ scenelinear.analysis/1) as dataclasses: every number is the document's, to the l
 """
 import ctypes
 import json
-import math
 import os
+
+import numpy as np
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -217,7 +218,8 @@ def file_result(f):
 
 def region_specs(regions):
     """Regions as the command line writes them: "name=spec" strings, or a dict of name →
-    spec, the spec a string ("10%,10%,30%,50%", "mask:sky", "poly:x1,y1,...") or a
+    spec, the spec a 2-D array (booleans or weights 0…1: measured on the developed pixels,
+    see `stats`), a string ("10%,10%,30%,50%", "mask:sky", "poly:x1,y1,...") or a
     (top, left, bottom, right) tuple of whole pixels (rows top to bottom − 1, columns left to
     right − 1, as on the command line and in numpy slices)."""
     if regions is None:
@@ -252,8 +254,20 @@ def _inputs(inputs):
     return single, paths, options or {}
 
 
-def analyze(inputs, options):
+def _mask_regions(regions):
+    """Regions given as arrays (boolean or weights), split from those given as specs."""
+    if not isinstance(regions, dict):
+        return regions, {}
+    arrays = {k: v for k, v in regions.items() if hasattr(v, "__array__") and getattr(v, "ndim", 0) == 2}
+    return {k: v for k, v in regions.items() if k not in arrays}, arrays
+
+
+def analyze(inputs, options, regions=None):
     """Runs the measurement and returns the scenelinear.analysis/1 document (raising for the first failed file)."""
+    specs, arrays = _mask_regions(regions)
+    if arrays:
+        return True, _analyze_with_masks(inputs, specs, arrays, options)
+    options = {"regions": region_specs(specs), **options}
     if isinstance(inputs, Image) and inputs.kind != "file" or hasattr(inputs, "__array__"):
         return True, _analyze_in_memory(inputs, options)
     single, paths, image_options = _inputs(inputs)
@@ -270,7 +284,25 @@ def analyze(inputs, options):
     return single, json.loads(text)
 
 
-def _analyze_in_memory(image, options):
+def _analyze_with_masks(inputs, specs, arrays, options):
+    """Regions given as arrays: the image (opened here from a path) with them as mask
+    layers, measured in memory (its developed pixels)."""
+    develop = {k: v for k, v in options.items() if k in DEVELOP_OPTIONS}
+    rest = {k: v for k, v in options.items() if k not in DEVELOP_OPTIONS}
+    if isinstance(inputs, (str, os.PathLike)):
+        with Image(inputs, **develop) as image:
+            return _analyze_with_masks(image, specs, arrays, rest)
+    if not isinstance(inputs, Image):
+        from .image import from_array
+        with from_array(inputs) as image:
+            return _analyze_with_masks(image, specs, arrays, rest)
+    names = {name: f"region_{i}" for i, name in enumerate(arrays)}
+    with inputs.with_masks({names[n]: np.asarray(a, dtype=np.float32) for n, a in arrays.items()}) as masked:
+        all_specs = region_specs(specs) + [f"{n}=mask:{names[n]}" for n in arrays]
+        return _analyze_in_memory(masked, {"regions": all_specs, **rest}, allow_file=True)
+
+
+def _analyze_in_memory(image, options, allow_file=False):
     """A merged image, or numpy pixels, measured as they are (sl_image_analyze)."""
     develop = sorted(k for k, v in options.items() if k in DEVELOP_OPTIONS and k != "threads" and v is not None)
     if develop:
@@ -279,6 +311,8 @@ def _analyze_in_memory(image, options):
         from .image import from_array
         with from_array(image) as made:
             return _analyze_in_memory(made, options)
+    if image.kind == "file" and not allow_file:
+        raise errors.InternalError("an image opened from a file is measured by its path", 1)
     merged = {k: v for k, v in options.items() if v is not None}
     if "threads" not in merged and "threads" in image.options:
         merged["threads"] = image.options["threads"]
@@ -295,22 +329,25 @@ def stats(inputs, regions=None, percentiles=(1, 5, 25, 75, 95, 99), **options):
     """Statistics of R, G, B and Y per region (`scenelinear stats`): mean and median with
     their uncertainties, percentiles, spread, clipping, dynamic range. `inputs`: a path, an
     opened Image, or a list of them; `regions`: see `region_specs` (none: the whole image);
-    `options`: develop options for DNG inputs. One FileResult, or a list for a list."""
-    single, document = analyze(inputs, {"regions": region_specs(regions), "percentiles": list(percentiles), **options})
+    `options`: develop options for DNG inputs, and `projection`, `fov`, `circle` for a
+    fisheye (statistics per steradian). A region given as an array is measured on the
+    developed image (a CFA file's means then come from its demosaiced pixels, not from its
+    raw sites as by path). One FileResult, or a list for a list."""
+    single, document = analyze(inputs, {"percentiles": list(percentiles), **options}, regions)
     return _results(single, document)
 
 
 def histogram(inputs, regions=None, bins_per_stop=4, linear=None, range=None, **options):  # noqa: A002
     """Histograms of R, G, B and Y per region (`scenelinear histogram`): EV bins
     (`bins_per_stop`) or `linear` bins, over `range` (low, high) or an automatic one."""
-    single, document = analyze(inputs, {"regions": region_specs(regions), "percentiles": [], "bins_per_stop": bins_per_stop,
-                                        "linear": linear, "range": list(range) if range is not None else None, **options})
+    single, document = analyze(inputs, {"percentiles": [], "bins_per_stop": bins_per_stop, "linear": linear,
+                                        "range": list(range) if range is not None else None, **options}, regions)
     return _results(single, document)
 
 
 def ratio(inputs, regions, ratios=None, quantity="Y", statistic="mean", **options):
     """Radiance ratios between regions with 95 % intervals (`scenelinear ratio`): `ratios`
     as "numerator/denominator" names (default: the first two regions)."""
-    single, document = analyze(inputs, {"regions": region_specs(regions), "percentiles": [], "ratios": list(ratios or []),
-                                        "quantity": quantity, "statistic": statistic, **options})
+    single, document = analyze(inputs, {"percentiles": [], "ratios": list(ratios or []), "quantity": quantity,
+                                        "statistic": statistic, **options}, regions)
     return _results(single, document)

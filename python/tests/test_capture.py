@@ -116,3 +116,45 @@ def test_simulated_capture_closed_loop(tmp_path):
     ratio = sl.ratio(capture.dng, regions=[SKY, "sun=38%,69%,46%,75%"])
     (r,) = ratio.ratios
     assert r.low95 <= 0.12 <= r.high95
+
+
+def test_array_regions_equal_rectangles():
+    rows, cols = slice(31 + 4, 115 - 4), slice(41 + 4, 205 - 4)
+    with sl.open(SUNSET) as img:
+        mask = np.zeros(img.shape[:2], dtype=bool)
+        mask[rows, cols] = True
+        by_mask = sl.stats(img, regions={"sky": mask})["sky"]
+    by_rect = sl.stats(SUNSET, regions={"sky": (35, 45, 111, 201)})["sky"]
+    assert by_mask.pixels == by_rect.pixels == 76 * 156
+    for q in "RGBY":
+        a, b = by_mask.channels[q], by_rect.channels[q]
+        assert a.mean.value == pytest.approx(b.mean.value, rel=1e-12)
+        assert a.mean.standard_uncertainty == pytest.approx(b.mean.standard_uncertainty, rel=1e-9)
+        assert a.median.value == b.median.value
+    weights = sl.stats(SUNSET, regions={"half": np.full((384, 512), 0.5, dtype=np.float32)})["half"]
+    assert weights.Y.weight == pytest.approx(0.5 * 384 * 512)
+    with pytest.raises(sl.UsageError, match="shape"):
+        sl.stats(SUNSET, regions={"bad": np.ones((3, 3), dtype=bool)})
+
+
+def test_fisheye_coordinates_equal_the_command_line(cli, bracket, tmp_path):
+    h5py = pytest.importorskip("h5py")
+    frame = bracket.frames[1]
+    out = str(tmp_path / "e.h5")
+    code, _, err = cli("illuminance", frame, "--projection", "equisolid", "-o", out, "-q")
+    assert code == 0, err
+    with h5py.File(out) as f:
+        theta, azimuth, omega = (f["fisheye/" + k][()] for k in ("theta", "azimuth", "solid_angle"))
+    with sl.open(frame, units="luminance") as img:
+        ds = img.to_xarray(projection="equisolid")
+        t, a, w, lens = img.fisheye("equisolid")
+    assert np.array_equal(t, theta) and np.array_equal(a, azimuth) and np.array_equal(w, omega)
+    assert ds["theta"].dims == ("y", "x") and ds["solid_angle"].attrs["units"] == "sr"
+    assert float(w.astype(np.float64).sum()) == pytest.approx(2 * np.pi, rel=1e-3)
+    assert lens["projection"] == "equisolid" and lens["radius"] == 96
+    # Statistics per steradian: the command line's numbers.
+    r = sl.stats(frame, regions=["all=0,0,192,256"], projection="equisolid", units="luminance")
+    code, stdout, err = cli("stats", frame, "--region", "all=0,0,192,256", "--projection", "equisolid", "--units", "luminance",
+                            "--json")
+    assert code == 0, err
+    assert r.document["regions"] == json.loads(stdout)["files"][0]["regions"]
