@@ -21,19 +21,38 @@ extension Pipeline {
     /// regions carry the correlation (`DeviationLayer`).
     /// - Throws: `StandardDeviationError` when the image has no noise model.
     public static func standardDeviationLayer(of image: SceneLinearImage, path: String) throws -> [Float] {
-        // The model of the image's own channels (its own camera → output matrix), whatever its colour space.
-        guard let model = AnalysisInput.noiseModel(for: image) else { throw StandardDeviationError(path: path) }
-        let kernel = NoiseModel.Kernel(model)
-        let n = image.width * image.height
-        var out = [Float](repeating: 0, count: 3 * n)
-        image.pixels.samples.withUnsafeBufferPointer { px in
-            for i in 0..<n where image.clipMask.map({ $0[i] == 0 }) ?? true {
-                let rgb = SIMD3(Double(px[3 * i]), Double(px[3 * i + 1]), Double(px[3 * i + 2]))
-                let v = kernel.variance(ofOutput: rgb, gain: model.pixelGains.map { Double($0[i]) } ?? 1).rgb
-                for c in 0..<3 { out[3 * i + c] = Float(max(v[c], 0).squareRoot()) }
+        var out = [Float](repeating: 0, count: 3 * image.width * image.height)
+        try image.pixels.samples.withUnsafeBufferPointer { px in
+            try out.withUnsafeMutableBufferPointer { o in
+                if let clip = image.clipMask {
+                    try clip.withUnsafeBufferPointer { try standardDeviationLayer(of: image, values: px, clipMask: $0, path: path, into: o) }
+                } else {
+                    try standardDeviationLayer(of: image, values: px, clipMask: nil, path: path, into: o)
+                }
             }
         }
         return out
+    }
+
+    /// `standardDeviationLayer` of `values` (interleaved RGB, and their clip mask) held
+    /// elsewhere — the image's own pixels need not be in `image`, whose provenance, exposure
+    /// and colour give the noise model — written into `out` (3 floats a pixel).
+    public static func standardDeviationLayer(of image: SceneLinearImage, values px: UnsafeBufferPointer<Float>,
+                                              clipMask: UnsafeBufferPointer<UInt8>?, path: String,
+                                              into out: UnsafeMutableBufferPointer<Float>) throws {
+        // The model of the image's own channels (its own camera → output matrix), whatever its colour space.
+        guard let model = AnalysisInput.noiseModel(for: image) else { throw StandardDeviationError(path: path) }
+        let kernel = NoiseModel.Kernel(model)
+        let n = px.count / 3
+        for i in 0..<n {
+            guard clipMask.map({ $0[i] == 0 }) ?? true else {
+                for c in 0..<3 { out[3 * i + c] = 0 }
+                continue
+            }
+            let rgb = SIMD3(Double(px[3 * i]), Double(px[3 * i + 1]), Double(px[3 * i + 2]))
+            let v = kernel.variance(ofOutput: rgb, gain: model.pixelGains.map { Double($0[i]) } ?? 1).rgb
+            for c in 0..<3 { out[3 * i + c] = Float(max(v[c], 0).squareRoot()) }
+        }
     }
 
     /// The provenance items a file with a standard deviation layer records: where the layer

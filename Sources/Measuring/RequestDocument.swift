@@ -128,7 +128,11 @@ public struct RequestDocument: Sendable {
         if units == .relative, calibration != nil {
             throw RequestError("calibration gives an absolute scale: use it with units luminance or radiance")
         }
-        try options.setUnits(units, exposure: try choice("exposure", ExposureMode.self) ?? .none,
+        let exposure = try choice("exposure", ExposureMode.self) ?? .none
+        guard !exposure.isAbsolute else {
+            throw RequestError("option 'exposure': use none, baseline or normalized (absolute units are the option 'units')")
+        }
+        try options.setUnits(units, exposure: exposure,
                              calibration: try calibration.map(CameraCalibration.read),
                              allowOtherCamera: try bool("allow_other_camera") ?? false,
                              settingsUncertainty: try number("settings_uncertainty", in: 0...999.999).map { $0 / 100 })

@@ -7,19 +7,37 @@ import SceneLinearKit
 /// What a handle holds: the image as read, its standard deviation layer when the file has
 /// one, its path, and for a merged bracket the frames each pixel used and the merge's report
 /// (JSON). Immutable once made.
+/// A handle from `sl_develop` holds no pixels (they went to the caller): its size, clipped
+/// pixel count and semantic masks are given separately.
 final class ImageHandle: Sendable {
     let path: String
     let image: SceneLinearImage
     let deviation: [Float]?
     let frames: [UInt8]?
     let mergeReport: String?
+    let width: Int, height: Int
+    let clippedPixels: Int
+    let masks: [SemanticMaskLayer]
+    /// Whether the pixels are in `image` (not only in the caller's memory).
+    let holdsPixels: Bool
 
-    init(path: String, image: SceneLinearImage, deviation: [Float]?, frames: [UInt8]? = nil, mergeReport: String? = nil) {
+    init(path: String, image: SceneLinearImage, deviation: [Float]?, frames: [UInt8]? = nil, mergeReport: String? = nil,
+         outputSize: (width: Int, height: Int)? = nil, clippedPixels: Int? = nil, masks: [SemanticMaskLayer]? = nil) {
         self.path = path
         self.image = image
         self.deviation = deviation
         self.frames = frames
         self.mergeReport = mergeReport
+        holdsPixels = outputSize == nil
+        width = outputSize?.width ?? image.width
+        height = outputSize?.height ?? image.height
+        self.clippedPixels = clippedPixels ?? image.clippedPixelCount
+        self.masks = masks ?? image.masks
+    }
+
+    /// Throws unless the pixels are here.
+    func requirePixels() throws {
+        guard holdsPixels else { throw InterfaceError(reason: "\(path): the pixels were developed into the caller's memory") }
     }
 
     static func from(_ p: OpaquePointer?) -> ImageHandle? {
@@ -134,9 +152,9 @@ public func sl_image_shape(_ image: OpaquePointer?, _ height: UnsafeMutablePoint
                            _ channels: UnsafeMutablePointer<Int64>?) -> Int32 {
     status(nil, 0) {
         let h = try handle(image)
-        height?.pointee = Int64(h.image.height)
-        width?.pointee = Int64(h.image.width)
-        channels?.pointee = Int64(h.image.pixels.channels)
+        height?.pointee = Int64(h.height)
+        width?.pointee = Int64(h.width)
+        channels?.pointee = 3
     }
 }
 
@@ -145,6 +163,7 @@ public func sl_image_read(_ image: OpaquePointer?, _ dst: UnsafeMutablePointer<F
                           _ err: UnsafeMutablePointer<CChar>?, _ errlen: UInt) -> Int32 {
     status(err, errlen) {
         let h = try handle(image)
+        try h.requirePixels()
         try checkCount(dst, count, expected: h.image.pixels.samples.count, "pixel")
         h.image.pixels.samples.withUnsafeBufferPointer { dst!.update(from: $0.baseAddress!, count: $0.count) }
     }
@@ -155,6 +174,7 @@ public func sl_image_read_std(_ image: OpaquePointer?, _ dst: UnsafeMutablePoint
                               _ err: UnsafeMutablePointer<CChar>?, _ errlen: UInt) -> Int32 {
     status(err, errlen) {
         let h = try handle(image)
+        try h.requirePixels()
         try checkCount(dst, count, expected: h.image.pixels.samples.count, "standard deviation")
         let layer = try h.deviation ?? Pipeline.standardDeviationLayer(of: h.image, path: h.path)
         guard layer.count == Int(count) else { throw InterfaceError(reason: "\(h.path): the standard deviation layer has \(layer.count) values, not \(count)") }
@@ -167,6 +187,7 @@ public func sl_image_read_clip_mask(_ image: OpaquePointer?, _ dst: UnsafeMutabl
                                     _ err: UnsafeMutablePointer<CChar>?, _ errlen: UInt) -> Int32 {
     status(err, errlen) {
         let h = try handle(image)
+        try h.requirePixels()
         let n = h.image.width * h.image.height
         try checkCount(dst, count, expected: n, "clip mask")
         if let mask = h.image.clipMask {
@@ -183,11 +204,11 @@ public func sl_image_read_mask(_ image: OpaquePointer?, _ name: UnsafePointer<CC
     status(err, errlen) {
         let h = try handle(image)
         let wanted = try string(name, "the mask name")
-        guard let layer = h.image.masks.first(where: { $0.name == wanted || $0.semanticName == wanted }) else {
-            let known = h.image.masks.map(\.name)
+        guard let layer = h.masks.first(where: { $0.name == wanted || $0.semanticName == wanted }) else {
+            let known = h.masks.map(\.name)
             throw InterfaceError(reason: "\(h.path): no semantic mask '\(wanted)' (the image has \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
         }
-        try checkCount(dst, count, expected: h.image.width * h.image.height, "mask")
+        try checkCount(dst, count, expected: h.width * h.height, "mask")
         layer.values.samples.withUnsafeBufferPointer { dst!.update(from: $0.baseAddress!, count: $0.count) }
     }
 }

@@ -56,18 +56,18 @@ struct ImageDocument: Encodable {
         mergeReport = h.mergeReport
         let image = h.image
         path = h.path
-        height = image.height
-        width = image.width
-        channels = image.pixels.channels
+        height = h.height
+        width = h.width
+        channels = 3
         colorEncoding = image.encoding.rawValue
         units = image.exposure.mode.unitSymbol.isEmpty ? "relative" : image.exposure.mode.unitSymbol
         exposure = image.exposure
-        hasClipMask = image.clipMask != nil
-        clippedPixels = image.clippedPixelCount
+        hasClipMask = image.clipMask != nil || !h.holdsPixels
+        clippedPixels = h.clippedPixels
         let model = AnalysisInput.noiseModel(for: image) != nil
         hasStandardDeviation = h.deviation != nil || model
         standardDeviationSource = h.deviation != nil ? "layer" : model ? "noise-profile" : nil
-        masks = image.masks.map { Mask(name: $0.name, semanticName: $0.semanticName, instanceID: $0.instanceID) }
+        masks = h.masks.map { Mask(name: $0.name, semanticName: $0.semanticName, instanceID: $0.instanceID) }
         let p = image.provenance
         func dictionary(_ items: [MetadataItem]) -> [String: Plain] {
             Dictionary(items.map { ($0.key, Plain(value: $0.value)) }, uniquingKeysWith: { _, last in last })

@@ -118,6 +118,7 @@ public func sl_image_analyze(_ image: OpaquePointer?, _ options: UnsafePointer<C
     status(err, errlen) {
         json?.pointee = nil
         let h = try handle(image)
+        try h.requirePixels()
         let document = try RequestDocument(json: options.map { try string($0, "the options") },
                                            allowed: RequestDocument.analysisKeys.union(RequestDocument.fisheyeKeys).union(["threads"]))
         let request = try document.analysisRequest()
@@ -184,6 +185,7 @@ public func sl_image_fisheye(_ image: OpaquePointer?, _ options: UnsafePointer<C
     status(err, errlen) {
         lensJSON?.pointee = nil
         let h = try handle(image)
+        try h.requirePixels()
         let document = try RequestDocument(json: options.map { try string($0, "the options") }, allowed: RequestDocument.fisheyeKeys)
         guard let request = try document.fisheyeRequest() else { throw RequestError("a fisheye needs a projection (option 'projection')") }
         let n = h.image.width * h.image.height
@@ -210,6 +212,7 @@ public func sl_image_with_mask(_ image: OpaquePointer?, _ name: UnsafePointer<CC
         guard let out else { throw InterfaceError(reason: "the handle pointer is NULL") }
         out.pointee = nil
         let h = try handle(image)
+        try h.requirePixels()
         let label = try string(name, "the mask name")
         guard !label.isEmpty, label.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else {
             throw InterfaceError(reason: "mask name '\(label)': use letters, digits, _ and -")

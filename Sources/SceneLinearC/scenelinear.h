@@ -45,6 +45,24 @@ typedef struct sl_image sl_image;
  * source, masks, digest, max_memory, max_pixels, threads) and stores a handle in `*out`. */
 int32_t sl_image_open(const char *path, const char *options_json, sl_image **out, char *err, size_t errlen);
 
+/* Called by sl_develop once, with the output size, before any pixel (possibly on another
+ * thread than the caller's): returns 0 after setting `*pixels` (height × width × 3 floats)
+ * and `*clip` (height × width bytes), or nonzero to stop the development (status 64). */
+typedef int32_t (*sl_allocate_fn)(void *context, int64_t height, int64_t width, float **pixels, uint8_t **clip);
+
+/* Develops the DNG `path` (the options of sl_image_open) straight into the caller's memory:
+ * `allocate` says where; the pixels (R, G, B interleaved) and the clip mask (1 where a camera
+ * channel reached white: lower bounds) are written there as the conversion makes them, and
+ * no image-sized buffer of the library's own is kept. `*out` receives a handle without
+ * pixels: metadata, semantic masks, and the noise model for sl_image_std_of. */
+int32_t sl_develop(const char *path, const char *options_json, sl_allocate_fn allocate, void *context, sl_image **out,
+                   char *err, size_t errlen);
+
+/* The standard deviations of pixels developed by sl_develop (`pixels`, `clip` as it wrote
+ * them), from the handle's noise model, into `dst` (height × width × 3 floats). */
+int32_t sl_image_std_of(const sl_image *image, const float *pixels, const uint8_t *clip, float *dst, size_t count,
+                        char *err, size_t errlen);
+
 /* Releases a handle (NULL is ignored). */
 void sl_image_release(sl_image *image);
 

@@ -25,6 +25,7 @@ c_void_p = ctypes.c_void_p
 _float_p = ctypes.POINTER(ctypes.c_float)
 _uint8_p = ctypes.POINTER(ctypes.c_uint8)
 _str_out = ctypes.POINTER(ctypes.c_void_p)
+ALLOCATE = ctypes.CFUNCTYPE(c_int32, c_void_p, c_int64, c_int64, ctypes.POINTER(_float_p), ctypes.POINTER(_uint8_p))
 
 # name: (restype, argtypes), as scenelinear.h declares them.
 SIGNATURES = {
@@ -48,6 +49,8 @@ SIGNATURES = {
     "sl_simulate": (c_int32, [c_char_p, _str_out, c_char_p, c_size_t]),
     "sl_image_fisheye": (c_int32, [c_void_p, c_char_p, _float_p, _float_p, _float_p, c_size_t, _str_out, c_char_p, c_size_t]),
     "sl_image_with_mask": (c_int32, [c_void_p, c_char_p, _float_p, c_size_t, ctypes.POINTER(c_void_p), c_char_p, c_size_t]),
+    "sl_develop": (c_int32, [c_char_p, c_char_p, ALLOCATE, c_void_p, ctypes.POINTER(c_void_p), c_char_p, c_size_t]),
+    "sl_image_std_of": (c_int32, [c_void_p, _float_p, _uint8_p, _float_p, c_size_t, c_char_p, c_size_t]),
     "sl_string_free": (None, [c_void_p]),
 }
 

@@ -46,6 +46,36 @@ def _open_handle(path, options):
     return handle
 
 
+def _is_dng(path):
+    return not path.lower().endswith((".exr", ".h5", ".hdf5"))
+
+
+def _develop(path, options):
+    """A DNG developed straight into numpy arrays (sl_develop): the handle (no pixels), the
+    pixels and the clip mask (0/1)."""
+    arrays = {}
+
+    def allocate(_context, height, width, pixels, clip):
+        try:
+            arrays["pixels"] = np.empty((height, width, 3), dtype=np.float32)
+            arrays["clip"] = np.empty((height, width), dtype=np.uint8)
+            pixels[0] = arrays["pixels"].ctypes.data_as(_native._float_p)
+            clip[0] = arrays["clip"].ctypes.data_as(_native._uint8_p)
+            return 0
+        except BaseException:  # noqa: BLE001 - nothing may escape into the library's thread
+            return 1
+
+    callback = _native.ALLOCATE(allocate)
+    handle = ctypes.c_void_p()
+    _native.call("sl_develop", os.fsencode(path), _native.options_json(options), callback, None, ctypes.byref(handle))
+    return handle, arrays["pixels"], arrays["clip"]
+
+
+def _read_only(a):
+    a.flags.writeable = False
+    return a
+
+
 class Image:
     """An image in memory. Use as a context manager, or call `close()`; the memory is also
     released when the object is collected."""
@@ -55,7 +85,12 @@ class Image:
         self.options = develop_options(options)
         #: "file" (opened from a path), "merge" (a merged bracket) or "array" (from numpy arrays).
         self.kind = "file"
-        self._adopt(_open_handle(self.path, self.options))
+        if _is_dng(self.path):
+            handle, pixels, clip = _develop(self.path, self.options)
+            self._adopt(handle)
+            self._pixels, self._clip = _read_only(pixels), _read_only(clip.view(bool))
+        else:
+            self._adopt(_open_handle(self.path, self.options))
 
     @classmethod
     def _from_handle(cls, handle, path, kind, options=None):
@@ -71,11 +106,13 @@ class Image:
         _native.lib().sl_image_shape(self._handle, ctypes.byref(h), ctypes.byref(w), ctypes.byref(c))
         self.shape = (h.value, w.value, c.value)
         self._metadata = None
+        self._pixels = self._clip = self._std = None
 
     # -- lifetime --
     def close(self):
-        """Releases the image (a second call does nothing)."""
+        """Releases the image (a second call does nothing); arrays already returned stay valid."""
         self._release()
+        self._pixels = self._clip = self._std = None
 
     @property
     def closed(self):
@@ -99,31 +136,58 @@ class Image:
     # -- pixels --
     def image(self, **options):
         """The pixels, float32 (height, width, 3), in the units and colour asked for when the
-        image was opened; options given here (units, color, exposure, demosaic, ...) develop
-        the file again with them."""
+        image was opened: the same read-only array at every call (`.copy()` it to modify).
+        Options given here (units, color, exposure, demosaic, ...) develop the file again with
+        them into a new array."""
         if options and develop_options(options) != self.options:
             if self.kind != "file":
                 raise errors.UsageError(f"{self.path}: a {self.kind} image in memory cannot be developed again with other options", 64)
             with Image(self.path, **{**self.options, **options}) as other:
                 return other.image()
-        out = np.empty(self.shape, dtype=np.float32)
-        _native.call("sl_image_read", self._live(), out.ctypes.data_as(_native._float_p), out.size)
-        return out
+        self._live()
+        if self._pixels is None:
+            out = np.empty(self.shape, dtype=np.float32)
+            _native.call("sl_image_read", self._handle, out.ctypes.data_as(_native._float_p), out.size)
+            self._pixels = _read_only(out)
+        return self._pixels
 
     def std(self):
-        """Each pixel's standard deviation of R, G and B, float32 (height, width, 3): the
-        file's own layer (merge, convert --std), else the NoiseProfile's model at the pixel's
-        value; 0 where the pixel is clipped. Raises UnsupportedError when there is neither."""
-        out = np.empty(self.shape, dtype=np.float32)
-        _native.call("sl_image_read_std", self._live(), out.ctypes.data_as(_native._float_p), out.size)
-        return out
+        """Each pixel's standard deviation of R, G and B, float32 (height, width, 3), read-only:
+        the file's own layer (merge, convert --std), else the NoiseProfile's model at the
+        pixel's value; 0 where the pixel is clipped. Raises UnsupportedError when there is
+        neither."""
+        self._live()
+        if self._std is None:
+            out = np.empty(self.shape, dtype=np.float32)
+            if self.kind == "file" and _is_dng(self.path):
+                pixels, clip = self.image(), self.clip_mask.view(np.uint8)
+                _native.call("sl_image_std_of", self._handle, pixels.ctypes.data_as(_native._float_p),
+                             clip.ctypes.data_as(_native._uint8_p), out.ctypes.data_as(_native._float_p), out.size)
+            else:
+                _native.call("sl_image_read_std", self._handle, out.ctypes.data_as(_native._float_p), out.size)
+            self._std = _read_only(out)
+        return self._std
 
     @property
     def clip_mask(self):
-        """bool (height, width): True where a camera channel reached white (the pixel's values are lower bounds)."""
-        out = np.empty(self.shape[:2], dtype=np.uint8)
-        _native.call("sl_image_read_clip_mask", self._live(), out.ctypes.data_as(_native._uint8_p), out.size)
-        return out.view(bool)
+        """bool (height, width), read-only: True where a camera channel reached white (the
+        pixel's values are lower bounds)."""
+        self._live()
+        if self._clip is None:
+            out = np.empty(self.shape[:2], dtype=np.uint8)
+            _native.call("sl_image_read_clip_mask", self._handle, out.ctypes.data_as(_native._uint8_p), out.size)
+            self._clip = _read_only(out != 0)
+        return self._clip
+
+    def _pixel_handle(self):
+        """A handle whose image holds the pixels, for what the library runs on them (a fisheye
+        circle found in the image, mask regions): this one, or — a DNG developed into numpy
+        arrays — the file developed again into the library's memory (the caller releases it)."""
+        if not (self.kind == "file" and _is_dng(self.path)):
+            return self._live(), None
+        self._live()
+        handle = _open_handle(self.path, self.options)
+        return handle, handle
 
     @property
     def frames(self):
@@ -165,27 +229,38 @@ class Image:
         if isinstance(circle, (tuple, list)):
             circle = ",".join(repr(float(v)) for v in circle)
         arrays = [np.empty(self.shape[:2], dtype=np.float32) for _ in range(3)]
-        text = _native.call_for_string("sl_image_fisheye", self._live(),
-                                       _native.options_json({"projection": projection, "fov": fov, "circle": circle}),
-                                       *[a.ctypes.data_as(_native._float_p) for a in arrays], arrays[0].size)
+        handle, temporary = self._pixel_handle()
+        try:
+            text = _native.call_for_string("sl_image_fisheye", handle,
+                                           _native.options_json({"projection": projection, "fov": fov, "circle": circle}),
+                                           *[a.ctypes.data_as(_native._float_p) for a in arrays], arrays[0].size)
+        finally:
+            if temporary is not None:
+                _native.lib().sl_image_release(temporary)
         return (*arrays, json.loads(text))
 
     def with_masks(self, masks):
         """A new Image: this one with extra mask layers (a dict of name → (height, width)
         array: booleans, or weights 0…1), which regions name as "mask:<name>"."""
-        handle = self._live()
+        shapes = {name: np.shape(values) for name, values in masks.items()}
+        for name, shape in shapes.items():
+            if shape != self.shape[:2]:
+                raise errors.UsageError(f"mask {name!r} has shape {shape}; the image is {self.shape[:2]}", 64)
+        handle, temporary = self._pixel_handle()
         made = None
-        for name, values in masks.items():
-            w = np.ascontiguousarray(values, dtype=np.float32)
-            if w.shape != self.shape[:2]:
-                raise errors.UsageError(f"mask {name!r} has shape {w.shape}; the image is {self.shape[:2]}", 64)
-            out = ctypes.c_void_p()
-            _native.call("sl_image_with_mask", handle, str(name).encode(), w.ctypes.data_as(_native._float_p), w.size,
-                         ctypes.byref(out))
-            if made is not None:
-                made.close()
-            made = Image._from_handle(out, self.path, self.kind if self.kind != "file" else "masked", self.options)
-            handle = made._handle
+        try:
+            for name, values in masks.items():
+                w = np.ascontiguousarray(values, dtype=np.float32)
+                out = ctypes.c_void_p()
+                _native.call("sl_image_with_mask", handle, str(name).encode(), w.ctypes.data_as(_native._float_p), w.size,
+                             ctypes.byref(out))
+                if made is not None:
+                    made.close()
+                made = Image._from_handle(out, self.path, self.kind if self.kind != "file" else "masked", self.options)
+                handle = made._handle
+        finally:
+            if temporary is not None:
+                _native.lib().sl_image_release(temporary)
         return made if made is not None else self
 
     def to_xarray(self, projection=None, fov=None, circle=None):

@@ -21,7 +21,7 @@ def test_header_matches_exports_and_bindings():
     out = subprocess.run(["nm", "-D", "--defined-only", _native.library_path()], capture_output=True, text=True, check=True).stdout
     exported = {line.split()[-1] for line in out.splitlines() if re.search(r" T sl_\w+$", line)}
     declared = header_functions()
-    assert len(declared) == 20
+    assert len(declared) == 22
     assert exported == declared
     assert set(_native.SIGNATURES) == declared
 
@@ -57,13 +57,33 @@ def test_null_and_wrong_arguments_return_usage_status():
 
 
 def test_buffer_of_the_wrong_size_is_refused():
-    with scenelinear.open(SUNSET) as img:
-        lib = _native.lib()
+    from scenelinear.image import _open_handle
+    lib = _native.lib()
+    handle = _open_handle(SUNSET, {})
+    try:
         err = ctypes.create_string_buffer(256)
         small = (ctypes.c_float * 10)()
-        assert lib.sl_image_read(img._handle, small, 10, err, 256) == 64
+        assert lib.sl_image_read(handle, small, 10, err, 256) == 64
         assert b"holds 10 elements; the image needs 589824" in err.value
-        assert lib.sl_image_read(img._handle, None, 589824, err, 256) == 64
+        assert lib.sl_image_read(handle, None, 589824, err, 256) == 64
+    finally:
+        lib.sl_image_release(handle)
+
+
+def test_develop_into_caller_memory():
+    lib = _native.lib()
+    err = ctypes.create_string_buffer(256)
+    handle = ctypes.c_void_p()
+    refuse = _native.ALLOCATE(lambda *_: 1)
+    assert lib.sl_develop(SUNSET.encode(), None, refuse, None, ctypes.byref(handle), err, 256) == 64
+    assert "did not provide buffers for 384 × 512 pixels" in err.value.decode() and not handle.value
+    assert lib.sl_develop(SUNSET.encode(), None, ctypes.cast(None, _native.ALLOCATE), None, ctypes.byref(handle), err, 256) == 64
+    with scenelinear.open(SUNSET) as img:
+        a = img.image()
+        assert a is img.image() and not a.flags.writeable
+        # The handle holds no pixels: they are in numpy's buffer only.
+        assert lib.sl_image_read(img._handle, a.ctypes.data_as(_native._float_p), a.size, err, 256) == 64
+        assert b"developed into the caller's memory" in err.value
 
 
 def test_error_message_is_cut_at_a_character_boundary():

@@ -106,3 +106,8 @@ def test_damaged_files_never_crash_the_interpreter(tmp_path):
     ok, failed = map(int, r.stdout.split())
     assert ok + failed == len(files) == 96
     assert failed > 30  # most of the damage is found and reported
+
+
+def test_exposure_takes_relative_scalings_only():
+    with pytest.raises(sl.UsageError, match="absolute units are the option 'units'"):
+        sl.open(SUNSET, exposure="luminance")
