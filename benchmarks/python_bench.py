@@ -11,8 +11,9 @@ interleaved over `--runs` rounds, each in a fresh interpreter or process:
 - `sl.open(f).image()`: the call's wall time (after `import scenelinear` and the library's
   loading) and the peak resident memory it adds to the interpreter's;
 - `rawpy.imread(f).postprocess(gamma=(1, 1), no_auto_bright=True, output_bps=16)`: the same;
-- two files in one Python thread against two Python threads (`ThreadPoolExecutor`), each
-  call with the library's own threads set to 1 and, separately, left at every core;
+- two files, each developed 3 times, in one Python thread against two Python threads
+  (`ThreadPoolExecutor`, one file each), each call with the library's own threads set to 1
+  and, separately, left at every core;
 - `import scenelinear` in a fresh interpreter.
 
 Prints a Markdown report with the medians and the ratios the targets name.
@@ -57,9 +58,11 @@ import scenelinear as sl
 sl.library_version()
 threads = None if sys.argv[1] == "all" else int(sys.argv[1])
 paths = sys.argv[2:]
+REPEATS = 3
 def run(p):
-    with sl.open(p, threads=threads) as img:
-        return img.image().shape
+    for _ in range(REPEATS):
+        with sl.open(p, threads=threads) as img:
+            img.image()
 run(paths[0])  # warm the page cache and the library
 t = time.perf_counter()
 for p in paths:
@@ -140,9 +143,9 @@ def main():
           f"({m['sl_mb'] / float_mb:.2f}× the float32 image) | {m['sl_s'] / m['convert_s']:.2f}× convert |")
     print(f"| `rawpy … postprocess(16-bit linear)` (the call) | {m['rawpy_s']:.3f} s | +{m['rawpy_mb']:.0f} MB | "
           f"{m['rawpy_s'] / m['sl_s']:.1f}× `sl.open().image()` |")
-    print(f"| two files, one Python thread → two threads, library threads = 1 | {m['one1']:.3f} → {m['two1']:.3f} s | | "
+    print(f"| 2 files × 3, one Python thread → two threads, library threads = 1 | {m['one1']:.3f} → {m['two1']:.3f} s | | "
           f"{m['one1'] / m['two1']:.2f}× throughput |")
-    print(f"| two files, one Python thread → two threads, library threads = all | {m['oneN']:.3f} → {m['twoN']:.3f} s | | "
+    print(f"| 2 files × 3, one Python thread → two threads, library threads = all | {m['oneN']:.3f} → {m['twoN']:.3f} s | | "
           f"{m['oneN'] / m['twoN']:.2f}× throughput |")
     print(f"| `import scenelinear` (fresh interpreter) | {1000 * m['import_s']:.0f} ms | | |")
 
