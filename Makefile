@@ -1,5 +1,6 @@
 # SceneLinear — the two commands a user needs:
-#   make demo   installs what is missing, builds, converts the bundled sample DNG, shows what it wrote
+#   make demo   installs what is missing, builds, converts the bundled sample DNG, shows what it wrote,
+#               installs the Python package into .venv and runs the README's Python example
 #   make test   installs what is missing, builds and runs every test (unit, end-to-end, external readers),
 #               then the batch recipes on a private one-node Slurm cluster and with GNU parallel
 #               (make test-slurm, docs/batch.md), the decoders under AddressSanitizer and a short
@@ -107,6 +108,10 @@ demo: release
 	@echo
 	$(RELEASE_BIN) ratio datasets/sim/sunset.dng $(SUNSET_REGIONS)
 	$(RELEASE_BIN) report datasets/sim/sunset.dng $(SUNSET_REGIONS) -o $(DEMO_OUT)/sunset-report.html
+	@echo
+	@echo "The Python package (import scenelinear), installed into .venv; the README's example:"
+	@$(MAKE) --no-print-directory python
+	$(PYTHON) scripts/run_readme_example.py
 
 clean:
 	rm -rf .build .build-asan Fuzz/.build-fuzz $(DEMO_OUT)
