@@ -60,6 +60,12 @@ test-python: bootstrap
 python: bootstrap
 	$(PYTHON) -m pip install -q --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps ./python
 
+# A wheel of the Python package with the Swift runtime bundled, in dist/, checked in a new
+# virtual environment that cannot reach the toolchain (scripts/check-wheel.sh; docs/python.md).
+wheel: release
+	@command -v patchelf >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends patchelf
+	scripts/check-wheel.sh
+
 # The batch recipes of docs/batch.md (job arrays, a cancel and resubmit, reruns of single indices,
 # refused array shapes, GNU parallel) on a private one-node Slurm cluster started in a temporary
 # directory and stopped at the end; about 80 s. SLURM_RUNS=20 repeats the job arrays 20 times (7 min).

@@ -5,6 +5,11 @@ then lets setuptools make the wheel.
 config_settings (pip install --config-settings KEY=VALUE):
   swift-build-config  release (default) or debug: the SwiftPM configuration to build.
   library             a library already built, to copy instead of building.
+  bundle-runtime      true: copy the Swift runtime libraries the library needs (those under
+                      the toolchain's directory, found by ldd) beside it and make every copy
+                      find the others by RUNPATH $ORIGIN alone (patchelf), so the wheel runs
+                      where no Swift toolchain is installed (`make wheel`). The system
+                      libraries (libtiff, HDF5, OpenEXR, libjxl, ... from Debian) are not bundled.
 """
 import os
 import shutil
@@ -40,6 +45,35 @@ def _native_library(config_settings):
     os.makedirs(lib_dir, exist_ok=True)
     shutil.copy2(given, os.path.join(lib_dir, "libSceneLinearC.so"))
     shutil.copy2(os.path.join(REPO, "Sources", "SceneLinearC", "scenelinear.h"), os.path.join(HERE, "scenelinear", "scenelinear.h"))
+    for stale in os.listdir(lib_dir):
+        if stale != "libSceneLinearC.so":
+            os.remove(os.path.join(lib_dir, stale))
+    if _setting(config_settings, "bundle-runtime", "false") == "true":
+        _bundle_runtime(lib_dir)
+
+
+def _bundle_runtime(lib_dir):
+    """The Swift runtime libraries beside libSceneLinearC.so, every RUNPATH set to $ORIGIN."""
+    patchelf = shutil.which("patchelf")
+    if patchelf is None:
+        raise RuntimeError("bundle-runtime needs patchelf (Debian package patchelf)")
+    ours = os.path.join(lib_dir, "libSceneLinearC.so")
+    toolchain = os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("swift") or "/")))
+    listing = subprocess.run(["ldd", ours], check=True, capture_output=True, text=True).stdout
+    copied = []
+    for line in listing.splitlines():
+        parts = line.split("=>")
+        if len(parts) != 2:
+            continue
+        path = parts[1].split("(")[0].strip()
+        if path.startswith(toolchain + os.sep):
+            target = os.path.join(lib_dir, os.path.basename(path))
+            shutil.copy2(path, target)
+            copied.append(target)
+    if not copied:
+        raise RuntimeError(f"no Swift runtime library under {toolchain} in `ldd {ours}`")
+    for library in [ours] + copied:
+        subprocess.run([patchelf, "--set-rpath", "$ORIGIN", library], check=True)
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
