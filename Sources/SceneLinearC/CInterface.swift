@@ -135,7 +135,14 @@ public func sl_image_open(_ path: UnsafePointer<CChar>?, _ options: UnsafePointe
         let file = try string(path, "the path")
         let document = try RequestDocument(json: options.map { try string($0, "the options") }, allowed: RequestDocument.developKeys)
         let develop = try document.developOptions()
-        let (image, deviation) = try withThreads(document) { try AnalysisInput.read(file, options: develop) }
+        let (image, deviation) = try withThreads(document) { () throws -> (SceneLinearImage, [Float]?) in
+            // A Radiance picture this tool wrote (radiance, its scale and lower bounds); the rest as the measurements read them.
+            if ["hdr", "pic"].contains(URL(fileURLWithPath: file).pathExtension.lowercased()) {
+                return (try RadianceFile.readSceneLinear(file, limits: ReadLimits(maxPixels: develop.limits.maxPixels,
+                                                                                   maxBytes: Pipeline.memoryLimit(develop))), nil)
+            }
+            return try AnalysisInput.read(file, options: develop)
+        }
         let h = ImageHandle(path: file, image: image, deviation: deviation)
         out.pointee = OpaquePointer(Unmanaged.passRetained(h).toOpaque())
     }

@@ -230,3 +230,64 @@ public func sl_image_with_mask(_ image: OpaquePointer?, _ name: UnsafePointer<CC
         out.pointee = OpaquePointer(Unmanaged.passRetained(made).toOpaque())
     }
 }
+
+/// One reference of `sl_calibrate`: a photo and either a region with its known luminance
+/// (cd/m², a spot meter's or a grey card's ρ·E/π) or, for a fisheye photo, the vertical
+/// illuminance at its lens (lux); the reading's relative standard uncertainty (fraction).
+struct ReferenceDocument: Decodable {
+    var photo: String
+    var region: String?
+    var luminance: Double?
+    var illuminanceVertical: Double?
+    var relativeUncertainty: Double?
+    var method: String?
+
+    enum CodingKeys: String, CodingKey {
+        case photo, region, luminance, illuminanceVertical = "illuminance_vertical", relativeUncertainty = "relative_uncertainty", method
+    }
+
+    func reference(fisheye: FisheyeSpec?) throws -> CalibrationReference {
+        let u = relativeUncertainty ?? 0.01
+        guard u.isFinite, u >= 0, u < 10 else { throw RequestError("reference \(photo): relative_uncertainty must be a fraction from 0 to 10") }
+        if let lux = illuminanceVertical {
+            guard region == nil, luminance == nil else {
+                throw RequestError("reference \(photo): illuminance_vertical makes the image circle the reference: no region or luminance")
+            }
+            guard let fisheye else { throw RequestError("reference \(photo): illuminance_vertical needs the fisheye's projection and circle") }
+            guard lux > 0, lux.isFinite else { throw RequestError("reference \(photo): illuminance_vertical must be positive") }
+            return CalibrationReference(photo: photo, region: Region.wholeImage(), luminance: lux / Double.pi, relativeUncertainty: u,
+                                        method: method ?? String(format: "vertical illuminance E_v = %.6g lx at the lens (L = E_v/π against Σ L cos θ ω/π)", lux),
+                                        fisheye: fisheye)
+        }
+        guard let region, let luminance else { throw RequestError("reference \(photo): give region and luminance, or illuminance_vertical") }
+        guard luminance > 0, luminance.isFinite else { throw RequestError("reference \(photo): luminance must be positive") }
+        let parsed: Region
+        do { parsed = try Region.parse(region) } catch let e as AnalysisError { throw RequestError(e.reason) }
+        return CalibrationReference(photo: photo, region: parsed, luminance: luminance, relativeUncertainty: u, method: method ?? "spot meter")
+    }
+}
+
+@_cdecl("sl_calibrate")
+public func sl_calibrate(_ referencesJSON: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
+                         _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ err: UnsafeMutablePointer<CChar>?,
+                         _ errlen: UInt) -> Int32 {
+    status(err, errlen) {
+        json?.pointee = nil
+        let text = try string(referencesJSON, "the references")
+        let list: [ReferenceDocument]
+        do { list = try JSONDecoder().decode([ReferenceDocument].self, from: Data(text.utf8)) } catch {
+            throw RequestError("the references are not a JSON list of {photo, region, luminance, relative_uncertainty} or {photo, illuminance_vertical, ...}: \(error)")
+        }
+        guard !list.isEmpty else { throw RequestError("give at least one reference") }
+        let document = try RequestDocument(json: options.map { try string($0, "the options") },
+                                           allowed: ["demosaic", "digest", "max_memory", "max_pixels", "threads", "meter_uncertainty"]
+                                            .reduce(into: RequestDocument.fisheyeKeys) { $0.insert($1) })
+        let lens = try document.fisheyeRequest()
+        if lens?.circle == .detected { throw RequestError("calibrate takes the circle as \"x,y,r\" (or the inscribed one), not auto") }
+        let references = try list.map { try $0.reference(fisheye: lens?.spec) }
+        let develop = try document.developOptions()
+        let meter = try document.number("meter_uncertainty", in: 0...100).map { $0 / 100 } ?? 0.029
+        let calibration = try withThreads(document) { try Pipeline.calibrate(references, develop: develop, meterRelativeUncertainty: meter) }
+        try allocated(String(decoding: try calibration.json(), as: UTF8.self), into: json)
+    }
+}

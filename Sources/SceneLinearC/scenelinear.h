@@ -36,8 +36,8 @@ int32_t sl_abi_version(void);
  * when it does not fit. */
 int32_t sl_version(char *buffer, size_t length);
 
-/* An image in memory: a DNG developed to scene-linear light, or an EXR/HDF5 file this tool
- * wrote, with its clip mask, semantic masks, standard deviations and metadata. */
+/* An image in memory: a DNG developed to scene-linear light, or an EXR, HDF5 or Radiance .hdr
+ * file this tool wrote, with its clip mask, semantic masks, standard deviations and metadata. */
 typedef struct sl_image sl_image;
 
 /* Opens `path` (UTF-8) with the develop options in `options_json` (units, exposure,
@@ -143,6 +143,14 @@ int32_t sl_image_fisheye(const sl_image *image, const char *options_json, float 
  * regions then name as "name=mask:<name>". */
 int32_t sl_image_with_mask(const sl_image *image, const char *name, const float *values, size_t count, sl_image **out,
                            char *err, size_t errlen);
+
+/* Fits a camera's luminance calibration, as `scenelinear calibrate`: `references_json` a JSON
+ * list of {"photo", "region" (a region spec), "luminance" (cd/m²), "relative_uncertainty"
+ * (fraction, default 0.01), "method"} or, for fisheye photos, {"photo",
+ * "illuminance_vertical" (lux), ...}; options demosaic, meter_uncertainty (percent, default
+ * 2.9), projection, fov, circle, threads. The document is the calibration file's
+ * (schema scenelinear.calibration/1). */
+int32_t sl_calibrate(const char *references_json, const char *options_json, char **json, char *err, size_t errlen);
 
 /* Releases a string the library returned (NULL is ignored). */
 void sl_string_free(char *s);

@@ -106,3 +106,52 @@ def simulate(scene="grey-ramp", output=".", seed=None, size=(1024, 768), layout=
     record_path = document["files"].get("record")
     record = json.load(open(record_path)) if record_path and os.path.exists(record_path) else {}
     return SimulatedCapture(tuple(document["frames"]), document["files"], record)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A camera's luminance calibration: K (`constant`, cd/m² per linear value at unit
+    exposure) with its relative standard uncertainty (the fit's, inflated by the Birge ratio
+    when the references scatter, and the meter's), the camera it was made with, and each
+    reference. `document` is the calibration file's content (schema scenelinear.calibration/1);
+    `write(path)` saves it for `calibration=` of the other functions."""
+    constant: float
+    relative_uncertainty: float
+    fit_relative_uncertainty: float
+    meter_relative_uncertainty: float
+    birge_ratio: Optional[float]
+    camera: dict
+    references: tuple
+    document: dict = field(repr=False, compare=False)
+    text: str = field(repr=False, compare=False, default="")
+
+    def write(self, path):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.text)
+
+
+def calibrate(references, meter_uncertainty=2.9, projection=None, fov=None, circle=None, demosaic=None, threads=None):
+    """Fits a camera's calibration constant K to reference luminances (`scenelinear
+    calibrate`). `references`: dicts with `photo` and either `region` (a spec string or a
+    (top, left, bottom, right) tuple) and `luminance` (cd/m², a spot meter's, or a grey
+    card's ρ·E/π), or `illuminance_vertical` (lux at a fisheye's lens, with `projection`);
+    `relative_uncertainty` (fraction, default 0.01) and `method` optional.
+    `meter_uncertainty`: the meter's shared calibration uncertainty, percent."""
+    from .measure import region_specs
+    items = []
+    for r in references:
+        item = {k: (os.fspath(v) if k == "photo" else v) for k, v in r.items()}
+        if isinstance(item.get("region"), (tuple, list)):
+            item["region"] = region_specs({"reference": item["region"]})[0]
+        elif isinstance(item.get("region"), str) and "=" not in item["region"]:
+            item["region"] = "reference=" + item["region"]
+        items.append(item)
+    if isinstance(circle, (tuple, list)):
+        circle = ",".join(repr(float(v)) for v in circle)
+    options = {"meter_uncertainty": meter_uncertainty, "projection": projection, "fov": fov, "circle": circle,
+               "demosaic": demosaic, "threads": threads}
+    text = _native.call_for_string("sl_calibrate", json.dumps(items).encode(), _native.options_json(options))
+    d = json.loads(text)
+    return Calibration(constant=d["constant"], relative_uncertainty=d["relativeUncertainty"],
+                       fit_relative_uncertainty=d["fitRelativeUncertainty"], meter_relative_uncertainty=d["meterRelativeUncertainty"],
+                       birge_ratio=d.get("birgeRatio"), camera=d["camera"], references=tuple(d["references"]), document=d, text=text)

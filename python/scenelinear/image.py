@@ -47,7 +47,7 @@ def _open_handle(path, options):
 
 
 def _is_dng(path):
-    return not path.lower().endswith((".exr", ".h5", ".hdf5"))
+    return not path.lower().endswith((".exr", ".h5", ".hdf5", ".hdr", ".pic"))
 
 
 def _develop(path, options):
@@ -304,6 +304,6 @@ def from_array(pixels, clip_mask=None, std=None, units="relative", color="rec202
 
 def open(path, **options):  # noqa: A001 - the package's entry point mirrors the built-in
     """Opens a DNG (developed with `options`: units, exposure, calibration, color, demosaic,
-    crop, orientation, source, masks, threads, max_memory, ...) or an EXR/HDF5 file written by
-    scenelinear."""
+    crop, orientation, source, masks, threads, max_memory, ...), or an EXR, HDF5 or Radiance
+    .hdr file written by scenelinear."""
     return Image(path, **options)

@@ -158,3 +158,34 @@ def test_fisheye_coordinates_equal_the_command_line(cli, bracket, tmp_path):
                             "--json")
     assert code == 0, err
     assert r.document["regions"] == json.loads(stdout)["files"][0]["regions"]
+
+
+def test_calibrate_equals_the_command_line(cli, tmp_path):
+    out = str(tmp_path / "camera.json")
+    code, stdout, err = cli("calibrate", SUNSET, "--region", SKY, "--luminance", "34.5", "-o", out, "--json")
+    assert code == 0, err
+    want = json.loads(stdout)
+    got = sl.calibrate([{"photo": SUNSET, "region": SKY, "luminance": 34.5}])
+    assert got.document == want
+    assert got.constant == want["constant"] and got.relative_uncertainty == want["relativeUncertainty"]
+    got.write(tmp_path / "mine.json")
+    with sl.open(SUNSET, units="luminance", calibration=tmp_path / "mine.json") as img:
+        assert img.metadata["exposure"]["source"].startswith("calibration")
+    with pytest.raises(sl.UsageError, match="luminance must be positive"):
+        sl.calibrate([{"photo": SUNSET, "region": SKY, "luminance": -1}])
+    with pytest.raises(sl.UsageError, match="illuminance_vertical needs"):
+        sl.calibrate([{"photo": SUNSET, "illuminance_vertical": 5000}])
+
+
+def test_radiance_picture_with_its_lower_bounds(cli, bracket, tmp_path):
+    frame = bracket.frames[2]  # the longest exposure: the sun clipped
+    out = str(tmp_path / "f.hdr")
+    code, _, err = cli("convert", frame, "-o", out, "--units", "luminance", "-q")
+    assert code == 0, err
+    with sl.open(frame, units="luminance") as dng, sl.open(out) as hdr:
+        assert hdr.metadata["exposure"]["mode"] == "radiance"
+        # Radiance's units: luminance = 179 × Y; RGBE keeps 3 significant digits or so.
+        y = lambda a: a.astype(np.float64) @ np.array([0.2627, 0.6780, 0.0593])
+        np.testing.assert_allclose(179 * y(hdr.image()).mean(), y(dng.image()).mean(), rtol=0.01)
+        assert hdr.clip_mask.sum() == dng.clip_mask.sum() > 0
+        assert np.array_equal(hdr.clip_mask, dng.clip_mask)
