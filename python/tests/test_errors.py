@@ -8,7 +8,7 @@ import pytest
 
 import scenelinear as sl
 
-from conftest import CHART, REPO, SUNSET, shared_dataset_dir
+from conftest import CHART, GREY_RAMP, SUNSET, shared_dataset_dir
 
 
 def test_missing_file(tmp_path):
@@ -76,18 +76,18 @@ print(ok, failed)
 
 
 def damaged_copies(directory, seed=7):
-    """Truncations and seeded byte flips of the bundled DNGs and the fuzz seed corpus."""
+    """Truncations and seeded byte flips of the repository's DNGs (the bundled sample and the
+    simulated captures: LinearRaw and CFA-free ProRAW-style files with lossless JPEG tiles)."""
     rng = random.Random(seed)
-    sources = [SUNSET, CHART] + [os.path.join(REPO, "Fuzz", "corpus", "container", n)
-                                 for n in sorted(os.listdir(os.path.join(REPO, "Fuzz", "corpus", "container")))]
+    sources = [SUNSET, CHART, GREY_RAMP]
     out = []
     for s, source in enumerate(sources):
         data = open(source, "rb").read()
-        for k in range(6):
+        for k in range(10):
             cut = directory / f"{s}-cut{k}.dng"
             cut.write_bytes(data[: rng.randrange(8, len(data))])
             out.append(str(cut))
-        for k in range(10):
+        for k in range(22):
             b = bytearray(data)
             # Damage the structure near the start (header, IFDs, tables) and anywhere.
             for _ in range(rng.randrange(1, 8)):
