@@ -9,7 +9,9 @@ interleaved over `--runs` rounds, each in a fresh interpreter or process:
 - `scenelinear convert f.dng -o f.exr` (half-float ZIP EXR with its clip mask, the default):
   the whole process, wall time and peak resident memory;
 - `sl.open(f).image()`: the call's wall time (after `import scenelinear` and the library's
-  loading) and the peak resident memory it adds to the interpreter's;
+  loading) and the peak resident memory it adds to the interpreter's, as the first call of
+  the process and after a call on the small bundled sample (a later call: the code it runs
+  already resident);
 - `rawpy.imread(f).postprocess(gamma=(1, 1), no_auto_bright=True, output_bps=16)`: the same;
 - two files, each developed 3 times, in one Python thread against two Python threads
   (`ThreadPoolExecutor`, one file each), each call with the library's own threads set to 1
@@ -31,7 +33,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 
 CALL = r"""
 import json, resource, sys, time
-what, paths = sys.argv[1], sys.argv[2:]
+what, warm, paths = sys.argv[1], sys.argv[2], sys.argv[3:]
 if what == "scenelinear":
     import scenelinear as sl
     sl.library_version()  # loads the library
@@ -43,6 +45,8 @@ else:
     def run(p):
         with rawpy.imread(p) as raw:
             return raw.postprocess(gamma=(1, 1), no_auto_bright=True, output_bps=16)
+if warm != "-":
+    run(warm)  # a small file first: the code the call runs is then resident, as for every later call
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t = time.perf_counter()
 a = run(paths[0])
@@ -112,17 +116,22 @@ def main():
             subprocess.run([a.bin, "simulate", "--scene", "sky-sun", "--size", a.size, "--seed", str(seed), "-o",
                             os.path.dirname(f), "-q"], check=True)
     out = os.path.join(inputs, "out.exr")
-    rows = {k: [] for k in ("convert_s", "convert_mb", "sl_s", "sl_mb", "rawpy_s", "rawpy_mb", "one1", "two1", "oneN", "twoN", "import_s")}
+    rows = {k: [] for k in ("convert_s", "convert_mb", "sl_s", "sl_mb", "sl_warm_s", "sl_warm_mb", "rawpy_s", "rawpy_mb", "one1", "two1",
+                            "oneN", "twoN", "import_s")}
+    sample = os.path.join(REPO, "datasets", "sim", "sunset.dng")
     shape = None
     for _ in range(a.runs):
         s, mb = process([a.bin, "convert", files[0], "-o", out, "--overwrite", "-q"])
         rows["convert_s"].append(s)
         rows["convert_mb"].append(mb)
-        r = python(CALL, "scenelinear", files[0])
+        r = python(CALL, "scenelinear", "-", files[0])
         rows["sl_s"].append(r["seconds"])
         rows["sl_mb"].append(r["added_mb"])
         shape = r["shape"]
-        r = python(CALL, "rawpy", files[0])
+        r = python(CALL, "scenelinear", sample, files[0])
+        rows["sl_warm_s"].append(r["seconds"])
+        rows["sl_warm_mb"].append(r["added_mb"])
+        r = python(CALL, "rawpy", "-", files[0])
         rows["rawpy_s"].append(r["seconds"])
         rows["rawpy_mb"].append(r["added_mb"])
         r = python(THREADS, "1", *files)
@@ -138,10 +147,12 @@ def main():
     print(f"{os.cpu_count()} CPUs; float32 image {float_mb:.0f} MiB.\n")
     print("| | wall time | peak memory | ratio |")
     print("|---|---|---|---|")
-    print(f"| `scenelinear convert` → half EXR (whole process) | {m['convert_s']:.3f} s | {m['convert_mb']:.0f} MB | 1 |")
-    print(f"| `sl.open(p).image()` (the call) | {m['sl_s']:.3f} s | +{m['sl_mb']:.0f} MB "
+    print(f"| `scenelinear convert` → half EXR (whole process) | {m['convert_s']:.3f} s | {m['convert_mb']:.0f} MiB | 1 |")
+    print(f"| `sl.open(p).image()`, the process's first call | {m['sl_s']:.3f} s | +{m['sl_mb']:.0f} MiB "
           f"({m['sl_mb'] / float_mb:.2f}× the float32 image) | {m['sl_s'] / m['convert_s']:.2f}× convert |")
-    print(f"| `rawpy … postprocess(16-bit linear)` (the call) | {m['rawpy_s']:.3f} s | +{m['rawpy_mb']:.0f} MB | "
+    print(f"| `sl.open(p).image()`, a later call | {m['sl_warm_s']:.3f} s | +{m['sl_warm_mb']:.0f} MiB "
+          f"({m['sl_warm_mb'] / float_mb:.2f}× the float32 image) | {m['sl_warm_s'] / m['convert_s']:.2f}× convert |")
+    print(f"| `rawpy … postprocess(16-bit linear)` (the call) | {m['rawpy_s']:.3f} s | +{m['rawpy_mb']:.0f} MiB | "
           f"{m['rawpy_s'] / m['sl_s']:.1f}× `sl.open().image()` |")
     print(f"| 2 files × 3, one Python thread → two threads, library threads = 1 | {m['one1']:.3f} → {m['two1']:.3f} s | | "
           f"{m['one1'] / m['two1']:.2f}× throughput |")

@@ -254,6 +254,11 @@ def _inputs(inputs):
     return single, paths, options or {}
 
 
+def _is_radiance(path):
+    """A Radiance picture: measured in memory (the command line's measurements read DNG, EXR and HDF5)."""
+    return path.lower().endswith((".hdr", ".pic"))
+
+
 def _mask_regions(regions):
     """Regions given as arrays (boolean or weights), split from those given as specs."""
     if not isinstance(regions, dict):
@@ -270,6 +275,13 @@ def analyze(inputs, options, regions=None):
     options = {"regions": region_specs(specs), **options}
     if isinstance(inputs, Image) and inputs.kind != "file" or hasattr(inputs, "__array__"):
         return True, _analyze_in_memory(inputs, options)
+    if isinstance(inputs, Image) and _is_radiance(inputs.path):
+        return True, _analyze_in_memory(inputs, options, allow_file=True)
+    if isinstance(inputs, (str, os.PathLike)) and _is_radiance(os.fspath(inputs)):
+        develop = {k: v for k, v in options.items() if k in DEVELOP_OPTIONS}
+        with Image(inputs, **develop) as image:
+            return True, _analyze_in_memory(image, {k: v for k, v in options.items() if k not in DEVELOP_OPTIONS},
+                                            allow_file=True)
     single, paths, image_options = _inputs(inputs)
     merged = dict(image_options)
     develop = {k: v for k, v in options.items() if k in DEVELOP_OPTIONS}

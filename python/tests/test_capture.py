@@ -189,3 +189,15 @@ def test_radiance_picture_with_its_lower_bounds(cli, bracket, tmp_path):
         np.testing.assert_allclose(179 * y(hdr.image()).mean(), y(dng.image()).mean(), rtol=0.01)
         assert hdr.clip_mask.sum() == dng.clip_mask.sum() > 0
         assert np.array_equal(hdr.clip_mask, dng.clip_mask)
+
+
+def test_radiance_picture_measured(cli, tmp_path):
+    out = str(tmp_path / "s.hdr")
+    code, _, err = cli("convert", SUNSET, "-o", out, "--units", "luminance", "-q")
+    assert code == 0, err
+    by_hdr = sl.stats(out, regions=[SKY])["sky"].Y.mean
+    by_dng = sl.stats(SUNSET, regions=[SKY], units="luminance")["sky"].Y.mean
+    # Radiance's units (W·sr⁻¹·m⁻²: luminance ÷ 179), RGBE's 8-bit mantissas.
+    assert 179 * by_hdr.value == pytest.approx(by_dng.value, rel=0.005)
+    with sl.open(out) as img:
+        assert sl.stats(img, regions=[SKY])["sky"].Y.mean.value == by_hdr.value
