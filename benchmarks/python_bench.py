@@ -27,7 +27,6 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 

@@ -1,6 +1,5 @@
 """Images as xarray Datasets, and the `scenelinear` xarray engine."""
 import json
-import os
 
 import numpy as np
 
