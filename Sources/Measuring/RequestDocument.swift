@@ -121,11 +121,13 @@ public struct RequestDocument: Sendable {
 
     /// Develop options: units and calibration, colour, demosaicing, crop, orientation,
     /// image source, semantic masks, digest policy and limits.
-    public func developOptions() throws -> DevelopOptions {
+    /// - Parameter absoluteByDefault: a measurement whose values must be absolute
+    ///   (illuminance): relative units, given or by default, are luminance.
+    public func developOptions(absoluteByDefault: Bool = false) throws -> DevelopOptions {
         var options = DevelopOptions()
         let units = try choice("units", ValueUnits.self) ?? .relative
         let calibration = try string("calibration")
-        if units == .relative, calibration != nil {
+        if units == .relative, !absoluteByDefault, calibration != nil {
             throw RequestError("calibration gives an absolute scale: use it with units luminance or radiance")
         }
         let exposure = try choice("exposure", ExposureMode.self) ?? .none
@@ -135,7 +137,8 @@ public struct RequestDocument: Sendable {
         try options.setUnits(units, exposure: exposure,
                              calibration: try calibration.map(CameraCalibration.read),
                              allowOtherCamera: try bool("allow_other_camera") ?? false,
-                             settingsUncertainty: try number("settings_uncertainty", in: 0...999.999).map { $0 / 100 })
+                             settingsUncertainty: try number("settings_uncertainty", in: 0...999.999).map { $0 / 100 },
+                             absoluteByDefault: absoluteByDefault)
         if let color = try choice("color", ColorChoice.self) { options.encoding = color.encoding }
         if let demosaic = try choice("demosaic", DemosaicMethod.self) { options.demosaic = demosaic }
         if let crop = try choice("crop", CropMode.self) { options.crop = crop }

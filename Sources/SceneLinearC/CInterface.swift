@@ -87,6 +87,18 @@ func string(_ p: UnsafePointer<CChar>?, _ name: String) throws -> String {
     return String(decoding: UnsafeRawBufferPointer(start: p, count: strlen(p)), as: UTF8.self)
 }
 
+/// The caller's handle pointer, cleared: a failure leaves it NULL.
+func handleSlot(_ out: UnsafeMutablePointer<OpaquePointer?>?) throws -> UnsafeMutablePointer<OpaquePointer?> {
+    guard let out else { throw InterfaceError(reason: "the handle pointer is NULL") }
+    out.pointee = nil
+    return out
+}
+
+/// Hands `h` to the caller (+1: released by sl_image_release).
+func hand(_ h: ImageHandle, to out: UnsafeMutablePointer<OpaquePointer?>) {
+    out.pointee = OpaquePointer(Unmanaged.passRetained(h).toOpaque())
+}
+
 func handle(_ p: OpaquePointer?) throws -> ImageHandle {
     guard let h = ImageHandle.from(p) else { throw InterfaceError(reason: "the image handle is NULL") }
     return h
@@ -130,8 +142,7 @@ public func sl_version(_ buffer: UnsafeMutablePointer<CChar>?, _ length: UInt) -
 public func sl_image_open(_ path: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
                           _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: UnsafeMutablePointer<CChar>?, _ errlen: UInt) -> Int32 {
     status(err, errlen) {
-        guard let out else { throw InterfaceError(reason: "the handle pointer is NULL") }
-        out.pointee = nil
+        let out = try handleSlot(out)
         let file = try string(path, "the path")
         let document = try RequestDocument(json: options.map { try string($0, "the options") }, allowed: RequestDocument.developKeys)
         let develop = try document.developOptions()
@@ -143,8 +154,7 @@ public func sl_image_open(_ path: UnsafePointer<CChar>?, _ options: UnsafePointe
             }
             return try AnalysisInput.read(file, options: develop)
         }
-        let h = ImageHandle(path: file, image: image, deviation: deviation)
-        out.pointee = OpaquePointer(Unmanaged.passRetained(h).toOpaque())
+        hand(ImageHandle(path: file, image: image, deviation: deviation), to: out)
     }
 }
 
@@ -235,10 +245,7 @@ public func sl_analyze(_ paths: UnsafePointer<CChar>?, _ options: UnsafePointer<
                        _ errlen: UInt) -> Int32 {
     status(err, errlen) {
         json?.pointee = nil
-        let list = try string(paths, "the paths")
-        guard let files = try? JSONDecoder().decode([String].self, from: Data(list.utf8)), !files.isEmpty else {
-            throw InterfaceError(reason: "the paths are not a non-empty JSON list of strings: \(list.prefix(200))")
-        }
+        let files = try pathList(paths)
         let document = try RequestDocument(json: options.map { try string($0, "the options") },
                                            allowed: RequestDocument.developKeys.union(RequestDocument.analysisKeys).union(RequestDocument.fisheyeKeys))
         let request = try document.analysisRequest()

@@ -48,8 +48,7 @@ public func sl_develop(_ path: UnsafePointer<CChar>?, _ options: UnsafePointer<C
     // The caller's context, handed back to its own function (as an address: a plain value).
     let contextAddress = Int(bitPattern: context)
     return status(err, errlen) {
-        guard let out else { throw InterfaceError(reason: "the handle pointer is NULL") }
-        out.pointee = nil
+        let out = try handleSlot(out)
         guard let allocate else { throw InterfaceError(reason: "the allocation function is NULL") }
         let file = try string(path, "the path")
         let document = try RequestDocument(json: options.map { try string($0, "the options") }, allowed: RequestDocument.developKeys)
@@ -70,9 +69,8 @@ public func sl_develop(_ path: UnsafePointer<CChar>?, _ options: UnsafePointer<C
         let (_, _, width, height) = destination.target.withLock { $0 }
         var image = developed.image
         image.masks = []
-        let h = ImageHandle(path: file, image: image, deviation: nil, outputSize: (width, height),
-                            clippedPixels: destination.clipped.value, masks: destination.masks.withLock { $0 })
-        out.pointee = OpaquePointer(Unmanaged.passRetained(h).toOpaque())
+        hand(ImageHandle(path: file, image: image, deviation: nil, outputSize: (width, height),
+                         clippedPixels: destination.clipped.value, masks: destination.masks.withLock { $0 }), to: out)
     }
 }
 

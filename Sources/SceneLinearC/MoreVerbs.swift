@@ -24,7 +24,8 @@ func mergeOptions(_ d: RequestDocument, frames: Int) throws -> MergeOptions {
 
 let mergeKeys: Set<String> = ["reference", "ratio_tolerance", "saturation", "unchecked_ratios", "align", "align_range", "max_disagreement"]
 
-func paths(_ p: UnsafePointer<CChar>?) throws -> [String] {
+/// A JSON list of paths (at least one).
+func pathList(_ p: UnsafePointer<CChar>?) throws -> [String] {
     let list = try string(p, "the paths")
     guard let files = try? JSONDecoder().decode([String].self, from: Data(list.utf8)), !files.isEmpty else {
         throw InterfaceError(reason: "the paths are not a non-empty JSON list of strings: \(list.prefix(200))")
@@ -36,17 +37,15 @@ func paths(_ p: UnsafePointer<CChar>?) throws -> [String] {
 public func sl_merge(_ framesJSON: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?,
                      _ err: UnsafeMutablePointer<CChar>?, _ errlen: UInt) -> Int32 {
     status(err, errlen) {
-        guard let out else { throw InterfaceError(reason: "the handle pointer is NULL") }
-        out.pointee = nil
-        let frames = try paths(framesJSON)
+        let out = try handleSlot(out)
+        let frames = try pathList(framesJSON)
         let document = try RequestDocument(json: options.map { try string($0, "the options") },
                                            allowed: RequestDocument.developKeys.union(mergeKeys))
         let merge = try mergeOptions(document, frames: frames.count)
         let merged = try withThreads(document) { try Pipeline.merge(paths: frames, options: merge) }
         let report = try ReportJSON.encode(merged.report)
-        let h = ImageHandle(path: frames[merged.report.reference], image: merged.image, deviation: merged.standardDeviation.samples,
-                            frames: merged.frames, mergeReport: report)
-        out.pointee = OpaquePointer(Unmanaged.passRetained(h).toOpaque())
+        hand(ImageHandle(path: frames[merged.report.reference], image: merged.image, deviation: merged.standardDeviation.samples,
+                         frames: merged.frames, mergeReport: report), to: out)
     }
 }
 
@@ -67,17 +66,12 @@ public func sl_illuminance(_ files: UnsafePointer<CChar>?, _ options: UnsafePoin
                            _ errlen: UInt) -> Int32 {
     status(err, errlen) {
         json?.pointee = nil
-        let list = try paths(files)
+        let list = try pathList(files)
         let document = try RequestDocument(json: options.map { try string($0, "the options") },
                                            allowed: RequestDocument.developKeys.union(RequestDocument.fisheyeKeys))
         guard let lens = try document.fisheyeRequest() else { throw RequestError("illuminance needs a fisheye projection (option 'projection')") }
-        var develop = try document.developOptions()
-        // Absolute units by default, as the command line's illuminance.
-        if try document.string("units") == nil {
-            try develop.setUnits(.luminance, exposure: .none, calibration: try document.string("calibration").map(CameraCalibration.read),
-                                 allowOtherCamera: try document.bool("allow_other_camera") ?? false,
-                                 settingsUncertainty: try document.number("settings_uncertainty", in: 0...999.999).map { $0 / 100 })
-        }
+        // Absolute units, relative ones taken as luminance, as the command line's illuminance.
+        var develop = try document.developOptions(absoluteByDefault: true)
         develop.includeMasks = false
         let measured = try withThreads(document) { try Pipeline.illuminance(list, lens: lens, options: develop) }
         try allocated(try ReportJSON.encode(IlluminanceDocument(results: measured.results, output: nil, lowerBounds: nil)), into: json)
@@ -89,8 +83,7 @@ public func sl_image_from_array(_ pixels: UnsafePointer<Float>?, _ height: Int64
                                 _ std: UnsafePointer<Float>?, _ options: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?,
                                 _ err: UnsafeMutablePointer<CChar>?, _ errlen: UInt) -> Int32 {
     status(err, errlen) {
-        guard let out else { throw InterfaceError(reason: "the handle pointer is NULL") }
-        out.pointee = nil
+        let out = try handleSlot(out)
         guard let pixels else { throw InterfaceError(reason: "the pixel buffer is NULL") }
         guard height > 0, width > 0, height <= 1 << 20, width <= 1 << 20, height * width <= 1 << 32 else {
             throw InterfaceError(reason: "an image of \(height) × \(width) pixels: each side must be 1…1048576 and the whole at most 2³² pixels")
@@ -106,8 +99,7 @@ public func sl_image_from_array(_ pixels: UnsafePointer<Float>?, _ height: Int64
                                      clipMask: clip.map { Array(UnsafeBufferPointer(start: $0, count: n)) }, encoding: encoding,
                                      exposure: ExposureScaling(mode: mode, factor: 1, source: "given with the array"),
                                      provenance: .synthetic(name))
-        let h = ImageHandle(path: name, image: image, deviation: std.map { Array(UnsafeBufferPointer(start: $0, count: 3 * n)) })
-        out.pointee = OpaquePointer(Unmanaged.passRetained(h).toOpaque())
+        hand(ImageHandle(path: name, image: image, deviation: std.map { Array(UnsafeBufferPointer(start: $0, count: 3 * n)) }), to: out)
     }
 }
 
@@ -209,8 +201,7 @@ public func sl_image_fisheye(_ image: OpaquePointer?, _ options: UnsafePointer<C
 public func sl_image_with_mask(_ image: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ values: UnsafePointer<Float>?, _ count: UInt,
                                _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: UnsafeMutablePointer<CChar>?, _ errlen: UInt) -> Int32 {
     status(err, errlen) {
-        guard let out else { throw InterfaceError(reason: "the handle pointer is NULL") }
-        out.pointee = nil
+        let out = try handleSlot(out)
         let h = try handle(image)
         try h.requirePixels()
         let label = try string(name, "the mask name")
@@ -226,8 +217,7 @@ public func sl_image_with_mask(_ image: OpaquePointer?, _ name: UnsafePointer<CC
         image.masks.removeAll { $0.name == label }
         image.masks.append(SemanticMaskLayer(name: label, semanticName: label, sourceIFD: "given",
                                              values: ImageBuffer(width: image.width, height: image.height, channels: 1, samples: weights)))
-        let made = ImageHandle(path: h.path, image: image, deviation: h.deviation, frames: h.frames, mergeReport: h.mergeReport)
-        out.pointee = OpaquePointer(Unmanaged.passRetained(made).toOpaque())
+        hand(ImageHandle(path: h.path, image: image, deviation: h.deviation, frames: h.frames, mergeReport: h.mergeReport), to: out)
     }
 }
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import _native, errors
-from .image import DEVELOP_OPTIONS, Image, develop_options
+from .image import DEVELOP_OPTIONS, Image, circle_spec, develop_options
 
 MERGE_OPTIONS = ("reference", "ratio_tolerance", "saturation", "unchecked_ratios", "align", "align_range", "max_disagreement")
 
@@ -61,13 +61,12 @@ def _illuminance(r):
 def illuminance(inputs, projection, fov=None, circle=None, **options):
     """E_v = Σ L · cos θ · ω over a circular fisheye image (`scenelinear illuminance`), in lux:
     `projection` (equidistant, equisolid, orthographic, stereographic), `fov` (degrees,
-    default 180), `circle` ("x,y,r", (x, y, r) or "auto"); DNGs are developed in cd/m² unless
-    `units` says otherwise. One Illuminance, or a list for a list of inputs."""
+    default 180), `circle` ("x,y,r", (x, y, r) or "auto"); DNGs are developed in cd/m² (relative
+    units are taken as luminance, as on the command line) or with `units="radiance"`. One
+    Illuminance, or a list for a list of inputs."""
     single = isinstance(inputs, (str, os.PathLike))
     paths = [os.fspath(inputs)] if single else [os.fspath(p) for p in inputs]
-    if isinstance(circle, (tuple, list)):
-        circle = ",".join(repr(float(v)) for v in circle)
-    request = {**develop_options(options), "projection": projection, "fov": fov, "circle": circle}
+    request = {**develop_options(options), "projection": projection, "fov": fov, "circle": circle_spec(circle)}
     text = _native.call_for_string("sl_illuminance", json.dumps(paths).encode(), _native.options_json(request))
     results = [_illuminance(r) for r in json.loads(text)["results"]]
     return results[0] if single else results
@@ -146,9 +145,7 @@ def calibrate(references, meter_uncertainty=2.9, projection=None, fov=None, circ
         elif isinstance(item.get("region"), str) and "=" not in item["region"]:
             item["region"] = "reference=" + item["region"]
         items.append(item)
-    if isinstance(circle, (tuple, list)):
-        circle = ",".join(repr(float(v)) for v in circle)
-    options = {"meter_uncertainty": meter_uncertainty, "projection": projection, "fov": fov, "circle": circle,
+    options = {"meter_uncertainty": meter_uncertainty, "projection": projection, "fov": fov, "circle": circle_spec(circle),
                "demosaic": demosaic, "threads": threads}
     text = _native.call_for_string("sl_calibrate", json.dumps(items).encode(), _native.options_json(options))
     d = json.loads(text)

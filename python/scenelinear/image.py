@@ -40,6 +40,14 @@ def develop_options(options):
     return {k: v for k, v in merged.items() if v is not None}
 
 
+def circle_spec(circle):
+    """A fisheye's image circle as the library reads it: "x,y,r" from an (x, y, r) tuple; a
+    string ("x,y,r" or "auto") or None as given."""
+    if isinstance(circle, (tuple, list)):
+        return ",".join(repr(float(v)) for v in circle)
+    return circle
+
+
 def _open_handle(path, options):
     handle = ctypes.c_void_p()
     _native.call("sl_image_open", os.fsencode(path), _native.options_json(options), ctypes.byref(handle))
@@ -226,8 +234,7 @@ class Image:
         pixel's angle from the optical axis and azimuth (radians) and solid angle (sr),
         float32 (height, width), 0 outside the image circle; `lens` the lens found (a dict).
         `circle`: "x,y,r" or (x, y, r) in pixels, "auto" to find it, None for the inscribed one."""
-        if isinstance(circle, (tuple, list)):
-            circle = ",".join(repr(float(v)) for v in circle)
+        circle = circle_spec(circle)
         arrays = [np.empty(self.shape[:2], dtype=np.float32) for _ in range(3)]
         handle, temporary = self._pixel_handle()
         try:

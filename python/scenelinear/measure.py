@@ -254,6 +254,12 @@ def _inputs(inputs):
     return single, paths, options or {}
 
 
+def _split_develop(options):
+    """The develop options, and the rest (the measurement's)."""
+    develop = {k: v for k, v in options.items() if k in DEVELOP_OPTIONS}
+    return develop, {k: v for k, v in options.items() if k not in DEVELOP_OPTIONS}
+
+
 def _is_radiance(path):
     """A Radiance picture: measured in memory (the command line's measurements read DNG, EXR and HDF5)."""
     return path.lower().endswith((".hdr", ".pic"))
@@ -278,15 +284,14 @@ def analyze(inputs, options, regions=None):
     if isinstance(inputs, Image) and _is_radiance(inputs.path):
         return True, _analyze_in_memory(inputs, options, allow_file=True)
     if isinstance(inputs, (str, os.PathLike)) and _is_radiance(os.fspath(inputs)):
-        develop = {k: v for k, v in options.items() if k in DEVELOP_OPTIONS}
+        develop, rest = _split_develop(options)
         with Image(inputs, **develop) as image:
-            return True, _analyze_in_memory(image, {k: v for k, v in options.items() if k not in DEVELOP_OPTIONS},
-                                            allow_file=True)
+            return True, _analyze_in_memory(image, rest, allow_file=True)
     single, paths, image_options = _inputs(inputs)
     merged = dict(image_options)
-    develop = {k: v for k, v in options.items() if k in DEVELOP_OPTIONS}
+    develop, rest = _split_develop(options)
     merged.update(develop_options(develop))
-    merged.update({k: v for k, v in options.items() if k not in DEVELOP_OPTIONS and v is not None})
+    merged.update({k: v for k, v in rest.items() if v is not None})
     out = ctypes.c_void_p()
     err = ctypes.create_string_buffer(4096)
     status = _native.lib().sl_analyze(json.dumps(paths).encode(), _native.options_json(merged), ctypes.byref(out), err, 4096)
@@ -299,8 +304,7 @@ def analyze(inputs, options, regions=None):
 def _analyze_with_masks(inputs, specs, arrays, options):
     """Regions given as arrays: the image (opened here from a path) with them as mask
     layers, measured in memory (its developed pixels)."""
-    develop = {k: v for k, v in options.items() if k in DEVELOP_OPTIONS}
-    rest = {k: v for k, v in options.items() if k not in DEVELOP_OPTIONS}
+    develop, rest = _split_develop(options)
     if isinstance(inputs, (str, os.PathLike)):
         with Image(inputs, **develop) as image:
             return _analyze_with_masks(image, specs, arrays, rest)
