@@ -85,6 +85,8 @@ def test_illuminance_equals_the_command_line(cli, bracket):
     assert (got.value, got.kind, got.low95) == (want["illuminance"], want["kind"], want.get("low95"))
     with pytest.raises(sl.UsageError, match="fisheye"):
         sl.illuminance(frame, projection="fisheye")
+    # Relative units are taken as luminance, as on the command line.
+    assert sl.illuminance(frame, projection="equisolid", units="relative").document == want
 
 
 def test_arrays_measured_with_their_std():
