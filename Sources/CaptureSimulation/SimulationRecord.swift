@@ -113,13 +113,18 @@ public struct BracketFrameRecord: Codable, Sendable, Equatable {
     public var seed: UInt64
     /// Decoded output of this frame = radiance × this.
     public var radianceToOutput: Double
+    /// The transmittance of the filter in front of the lens for this frame (nil: none); the
+    /// frame's `ev` and `exposureTime` are its camera's, without the filter.
+    public var filterTransmittance: Double?
 
-    public init(file: String, ev: Double, exposureTime: Double, seed: UInt64, radianceToOutput: Double) {
+    public init(file: String, ev: Double, exposureTime: Double, seed: UInt64, radianceToOutput: Double,
+                filterTransmittance: Double? = nil) {
         self.file = file
         self.ev = ev
         self.exposureTime = exposureTime
         self.seed = seed
         self.radianceToOutput = radianceToOutput
+        self.filterTransmittance = filterTransmittance
     }
 }
 

@@ -58,6 +58,11 @@ public struct DevelopOptions: Sendable {
     public var calibration: CameraCalibration?
     public var allowOtherCamera = false
     public var settingsUncertainty = Photometry.defaultSettingsUncertainty
+    /// A filter the capture was taken through (an ND filter): values in scene-proportional
+    /// units (`.normalized`, `.luminance`, `.radiance`) are divided by its transmittance and
+    /// its uncertainty joins the scale's (item `filter`). Refused with the sensor-referred
+    /// modes (`.none`, `.baseline`), whose 1.0 is the sensor's white.
+    public var filter: FilterFactor?
     /// A measurement whose charts (a report, an EV map) are drawn beside its passes: its
     /// memory estimate counts them (`DevelopRoute.measurementWithCharts`).
     public var measurementDrawsCharts = false
@@ -211,6 +216,17 @@ public enum Pipeline {
     ///   f-number or ISO; `PhotometryError` when absolute units cannot be worked out.
     public static func exposureScaling(_ mode: ExposureMode, metadata: DNGMetadata, path: String = "",
                                        options: DevelopOptions = DevelopOptions()) throws -> ExposureScaling {
+        let scale = try unfilteredScaling(mode, metadata: metadata, path: path, options: options)
+        guard let filter = options.filter else { return scale }
+        guard mode == .normalized || mode.isAbsolute else {
+            throw PhotometryError(path: path, reason: "a filter factor (\(filter.text)) scales the values to the scene's: use absolute units (luminance, radiance) or exposure-normalised values, not \(mode.rawValue) (1.0 = the sensor's white)",
+                                  category: .usage)
+        }
+        return scale.through(filter)
+    }
+
+    static func unfilteredScaling(_ mode: ExposureMode, metadata: DNGMetadata, path: String,
+                                  options: DevelopOptions) throws -> ExposureScaling {
         switch mode {
         case .luminance, .radiance:
             var scale = try Photometry.luminanceScale(metadata, path: path, calibration: options.calibration,

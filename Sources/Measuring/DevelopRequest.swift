@@ -39,18 +39,23 @@ public struct RequestError: SceneLinearFailure, Equatable {
 
 extension DevelopOptions {
     /// Sets the exposure mode and calibration from the units asked for and the relative
-    /// scaling `exposure` (`--units`, `--exposure`, `--calibration` and what goes with them).
+    /// scaling `exposure` (`--units`, `--exposure`, `--calibration`, `--filter-factor` and what
+    /// goes with them).
     /// - Parameter absoluteByDefault: a measurement whose values must be absolute
     ///   (`illuminance`): relative units are luminance.
     /// - Throws: `RequestError` for absolute units with an exposure scaling or a calibration
     ///   with relative units.
     public mutating func setUnits(_ asked: ValueUnits, exposure: ExposureMode, calibration: CameraCalibration?,
                                   allowOtherCamera: Bool = false, settingsUncertainty: Double? = nil,
-                                  absoluteByDefault: Bool = false) throws {
+                                  filter: FilterFactor? = nil, absoluteByDefault: Bool = false) throws {
         let units = asked == .relative && absoluteByDefault ? .luminance : asked
+        self.filter = filter
         guard units != .relative else {
             if calibration != nil {
                 throw RequestError("--calibration gives an absolute scale: use it with --units luminance or --units radiance")
+            }
+            if let filter, exposure != .normalized {
+                throw RequestError("--filter-factor \(filter.text) scales the values to the scene's: use it with --units luminance or radiance, or --exposure normalized (relative values are 1.0 at the sensor's white)")
             }
             self.exposure = exposure
             return

@@ -9,7 +9,7 @@ import Foundation
 public struct RequestDocument: Sendable {
     /// The options that shape how an image is developed or read.
     public static let developKeys: Set<String> = [
-        "units", "exposure", "calibration", "allow_other_camera", "settings_uncertainty", "color", "demosaic", "crop",
+        "units", "exposure", "calibration", "allow_other_camera", "settings_uncertainty", "filter_factor", "color", "demosaic", "crop",
         "orientation", "source", "masks", "digest", "max_memory", "max_pixels", "threads",
     ]
     /// A circular fisheye lens: `projection`, `fov` (degrees) and `circle` ("x,y,r" in output
@@ -138,7 +138,7 @@ public struct RequestDocument: Sendable {
                              calibration: try calibration.map(CameraCalibration.read),
                              allowOtherCamera: try bool("allow_other_camera") ?? false,
                              settingsUncertainty: try number("settings_uncertainty", in: 0...999.999).map { $0 / 100 },
-                             absoluteByDefault: absoluteByDefault)
+                             filter: try filterFactor(), absoluteByDefault: absoluteByDefault)
         if let color = try choice("color", ColorChoice.self) { options.encoding = color.encoding }
         if let demosaic = try choice("demosaic", DemosaicMethod.self) { options.demosaic = demosaic }
         if let crop = try choice("crop", CropMode.self) { options.crop = crop }
@@ -149,6 +149,17 @@ public struct RequestDocument: Sendable {
         if let bytes = try integer("max_memory", in: 1...Int(Int64.max / 2)) { options.maxMemoryBytes = bytes }
         if let pixels = try integer("max_pixels", in: 1...(1 << 40)) { options.limits.maxPixels = pixels }
         return options
+    }
+
+    /// The filter asked for (`filter_factor`: a transmittance as a number, or text as the
+    /// command line's `--filter-factor`).
+    func filterFactor() throws -> FilterFactor? {
+        guard let value = values["filter_factor"] else { return nil }
+        let text: String
+        if let n = value as? Double { text = String(n) } else if let s = value as? String { text = s } else {
+            throw RequestError("option 'filter_factor': expected a transmittance (a number, or text such as \"0.001±3%\" or \"ND3\")")
+        }
+        do { return try FilterFactor.parse(text) } catch { throw RequestError("option 'filter_factor': \(error)") }
     }
 
     /// The fisheye lens asked for (`projection`, `fov`, `circle`), nil without a projection.

@@ -33,8 +33,25 @@ public struct MergeOptions: Sendable {
     /// (Frames of one simulated scene: 0 %, aligned hand-held ones under 2 %; the same moved
     /// frames unaligned 21 %; frames of two sky scenes 16–28 %, of a sky and a chart 75 %.)
     public var maxDisagreement = 0.1
+    /// Frames taken through a filter (an ND filter in front of the lens), by index: their
+    /// exposure is the metadata's times the filter's transmittance. A frame next in exposure
+    /// to one behind another filter (or none) is merged at the measured ratio when that is
+    /// better known than the filters' transmittances (reported "measured, filter"), else at
+    /// the metadata's times the transmittance, whose uncertainty then joins the merged image's
+    /// scale (docs/lens.md). Frames given the same filter text are behind the same filter.
+    /// A filter in front of every frame is `develop.filter` instead.
+    public var frameFilters: [Int: FilterFactor] = [:]
 
     public init() {}
+
+    /// The relative uncertainty of the ratio between frames `a` and `b` that their filters
+    /// bring (in quadrature), or nil when both are behind the same filter (by its text) or none.
+    func linkFilterUncertainty(_ a: Int, _ b: Int) -> Double? {
+        let fa = frameFilters[a], fb = frameFilters[b]
+        guard fa?.text != fb?.text else { return nil }
+        return ((fa?.relativeUncertainty ?? 0) * (fa?.relativeUncertainty ?? 0)
+                + (fb?.relativeUncertainty ?? 0) * (fb?.relativeUncertainty ?? 0)).squareRoot()
+    }
 }
 
 /// One frame of a merge, as reported.
@@ -44,8 +61,13 @@ public struct MergeFrameReport: Codable, Sendable, Equatable {
     public var fNumber: Double
     public var iso: Double
     public var baselineExposure: Double
-    /// The frame's exposure relative to the reference, from its metadata (t · S / (N² · 2^BE)).
+    /// The frame's exposure relative to the reference, from its metadata (t · S / (N² · 2^BE))
+    /// and its filter's transmittance.
     public var nominalExposure: Double
+    /// The transmittance of the filter the frame was taken through (`MergeOptions.frameFilters`).
+    public var filterTransmittance: Double?
+    /// Its relative standard uncertainty.
+    public var filterRelativeUncertainty: Double?
     /// The same measured on the pixels (chained through the frames between), nil for the reference.
     public var measuredExposure: Double?
     /// Standard uncertainty of ln(measuredExposure).
@@ -60,7 +82,9 @@ public struct MergeFrameReport: Codable, Sendable, Equatable {
     /// The exposure the merge used.
     public var exposure: Double
     /// "reference", "metadata", "measured" (the metadata's ratio was off by more than the
-    /// tolerance) or "metadata, unchecked" (too few pixels valid in it and its neighbour).
+    /// tolerance), "measured, filter" (a filtered frame's ratio within the tolerance, merged
+    /// at the measured one) or "metadata, unchecked" (too few pixels valid in it and its
+    /// neighbour).
     public var exposureSource: String
     /// The share of the samples valid in it and its neighbour that differ beyond their noise.
     public var disagreeingShare: Double?
@@ -149,10 +173,16 @@ extension Pipeline {
         try refuseMismatchedFrames(files, raws: raws)
         let settings = try files.map { try Photometry.Settings.of($0.metadata, path: $0.path) }
         let noise = try zip(files, raws).map { file, raw in try planeNoise(raw, path: file.path) }
-        // Exposure ∝ t · S / (N² · 2^BE): the inverse of the photometric exposure factor.
-        let exposures = settings.map { 1 / $0.exposureFactor }
+        try checkFrameFilters(options.frameFilters, paths: paths)
+        // Exposure ∝ T · t · S / (N² · 2^BE): the inverse of the photometric exposure factor,
+        // times the transmittance of the frame's filter.
+        let exposures = settings.indices.map { i in (options.frameFilters[i]?.transmittance ?? 1) / settings[i].exposureFactor }
         let byExposure = paths.indices.sorted { exposures[$0] < exposures[$1] }
-        let reference = options.reference ?? byExposure[(byExposure.count - 1) / 2]
+        // The frame of middle exposure, among the frames without a filter when there are any
+        // (the result's scale then does not rest on a filter's transmittance).
+        let unfiltered = byExposure.filter { options.frameFilters[$0] == nil }
+        let candidates = unfiltered.isEmpty ? byExposure : unfiltered
+        let reference = options.reference ?? candidates[(candidates.count - 1) / 2]
         guard paths.indices.contains(reference) else {
             throw MergeError(path: "", reason: "reference frame \(reference + 1) is not one of the \(paths.count) frames")
         }
@@ -196,7 +226,8 @@ extension Pipeline {
         var reports = paths.indices.map { i in
             MergeFrameReport(file: paths[i], exposureTime: settings[i].exposureTime, fNumber: settings[i].fNumber, iso: settings[i].iso,
                              baselineExposure: settings[i].baselineExposure, nominalExposure: samples[i].exposure,
-                             offset: offsets[i], exposure: samples[i].exposure,
+                             filterTransmittance: options.frameFilters[i]?.transmittance,
+                             filterRelativeUncertainty: options.frameFilters[i]?.relativeUncertainty, offset: offsets[i], exposure: samples[i].exposure,
                              exposureSource: i == reference ? "reference" : "metadata", digest: digests[i])
         }
         try chainExposureRatios(&samples, reports: &reports, byExposure: byExposure, reference: reference, nominal: exposures,
@@ -223,9 +254,14 @@ extension Pipeline {
         let noClip = [UInt8](repeating: 0, count: width * height)
         var develop = options.develop
         develop.includeMasks = false
+        // The reference frame's filter and the uncertainty of the others' (scene-proportional units only).
+        var developValues = options.develop
+        let sceneUnits = developValues.exposure == .normalized || developValues.exposure.isAbsolute
+        developValues.filter = sceneUnits ? mergedFilter(reports, reference: reference, options: options) : nil
+        develop.filter = developValues.filter
         let developed = try Pipeline.develop(files[reference],
                                              replacing: Stage2Replacement(image: stage2(merged.values, clip: merged.lowerBound), matrix: .color),
-                                             options: options.develop, hash: true)
+                                             options: developValues, hash: true)
         var image = developed.image
         merged.values = []
         // The variances from the half-float standard deviations only now, once the values are
@@ -340,6 +376,42 @@ extension Pipeline {
     }
     }
 
+    /// Refuses a filter given for a frame the merge does not have.
+    static func checkFrameFilters(_ filters: [Int: FilterFactor], paths: [String]) throws {
+        if let bad = filters.keys.sorted().first(where: { !paths.indices.contains($0) }) {
+            throw MergeError(path: "", reason: "a filter is given for frame \(bad + 1), and the merge has \(paths.count) frames",
+                             category: .usage)
+        }
+    }
+
+    /// The filter the merged image's scale goes through: the reference frame's own (its
+    /// transmittance divides the values, as for one frame) and any filter in front of every
+    /// frame (`develop.filter`), with the uncertainty of every filter whose transmittance set
+    /// a ratio the merge used: a link between frames behind different filters merged at the
+    /// metadata's ratio (counted for the whole image, an upper bound for the pixels those
+    /// frames did not give). Frames given the same filter text are taken to be behind the
+    /// same filter. Nil when no filter is involved.
+    static func mergedFilter(_ reports: [MergeFrameReport], reference: Int, options: MergeOptions) -> FilterFactor? {
+        var t = options.develop.filter?.transmittance ?? 1
+        var used: [FilterFactor] = options.develop.filter.map { [$0] } ?? []
+        if let own = options.frameFilters[reference] {
+            t *= own.transmittance
+            used.append(own)
+        }
+        for (i, report) in reports.enumerated() where i != reference && report.exposureSource.hasPrefix("metadata") {
+            guard let previous = report.measuredAgainst, options.linkFilterUncertainty(i, previous) != nil else { continue }
+            used += [options.frameFilters[i], options.frameFilters[previous]].compactMap { $0 }
+        }
+        var seen = Set<String>(), variance = 0.0, texts: [String] = []
+        for filter in used where seen.insert(filter.text).inserted {
+            variance += filter.relativeUncertainty * filter.relativeUncertainty
+            texts.append(filter.text)
+        }
+        guard !texts.isEmpty else { return nil }
+        return FilterFactor(transmittance: t, relativeUncertainty: variance.squareRoot(), stated: used.allSatisfy(\.stated),
+                            text: texts.joined(separator: ", "))
+    }
+
     /// Measures each frame's exposure against its neighbour towards the reference and chains
     /// the ratios (docs/merge.md): a frame whose metadata is off by more than the tolerance
     /// (and three standard uncertainties) is merged at the measured exposure; `samples` get
@@ -357,8 +429,11 @@ extension Pipeline {
             var measuredChain = 1.0, usedChain = 1.0, logVariance = 0.0
             for i in order {
                 // The frame's own metadata, relative to the reference: a misstated frame before it
-                // in the chain does not make this one look misstated.
-                let nominal = exposures[i] / exposures[reference]
+                // in the chain does not make this one look misstated. Behind the same filter as
+                // the frame before it, the metadata's ratio to that frame as the merge uses it: a
+                // correction the pixels made to the filter's transmittance holds for both.
+                let sameFilter = options.frameFilters[i] != nil && options.frameFilters[i]?.text == options.frameFilters[previous]?.text
+                let nominal = sameFilter ? usedChain * exposures[i] / exposures[previous] : exposures[i] / exposures[reference]
                 guard let fit = ExposureRatioFit.fit(samples[i], samples[previous], width: width, height: height, planes: planes,
                                                      step: mosaic ? 2 : 1, saturation: options.saturation,
                                                      colours: colours) else {
@@ -385,15 +460,19 @@ extension Pipeline {
                 let measuredHere = usedChain * fit.ratio
                 let off = abs(log(measuredHere / nominal))
                 let misstated = off > log(1 + options.ratioTolerance) && off > 3 * fit.logUncertainty
+                // A link between frames behind different filters (or one behind none): the
+                // measured ratio when it is better known than the filters' transmittances.
+                let filterU = options.linkFilterUncertainty(i, previous)
+                let filtered = filterU.map { fit.logUncertainty < $0 } ?? false
                 measuredChain *= fit.ratio
                 logVariance += fit.logUncertainty * fit.logUncertainty
-                usedChain = misstated ? measuredHere : nominal
+                usedChain = misstated || filtered ? measuredHere : nominal
                 reports[i].measuredExposure = measuredChain
                 reports[i].measuredLogUncertainty = logVariance.squareRoot()
                 reports[i].measuredAgainst = previous
                 reports[i].ratioSamples = fit.samples
                 reports[i].exposure = usedChain
-                if misstated { reports[i].exposureSource = "measured" }
+                if misstated { reports[i].exposureSource = "measured" } else if filtered { reports[i].exposureSource = "measured, filter" }
                 samples[i].exposure = usedChain
                 previous = i
             }

@@ -99,6 +99,13 @@ extension Pipeline {
         options.develop.demosaic = .superpixel
         options.reference = stops.firstIndex(of: 0)
         options.align = align
+        // Frames photographed through a filter: merged with its exact transmittance.
+        for (i, path) in frames.enumerated() {
+            let name = URL(fileURLWithPath: path).lastPathComponent
+            if let t = bracket.first(where: { $0.file == name })?.filterTransmittance {
+                options.frameFilters[i] = FilterFactor(transmittance: t, relativeUncertainty: 0, stated: true, text: String(t))
+            }
+        }
         let merged = try merge(paths: frames, options: options)
         let image = merged.image
         let width = image.width, height = image.height

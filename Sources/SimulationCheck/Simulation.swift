@@ -127,10 +127,16 @@ extension Pipeline {
     /// and DSNU, are drawn from that seed too). Writes `<name>_1.dng` … in the order given,
     /// and one ground truth in the units of the 0 EV exposure: `<name>.truth.exr`,
     /// `<name>.truth.h5` and `<name>.truth.json` (its `bracket` lists the frames).
+    /// - Parameter filters: frames (by index) photographed through a filter of this
+    ///   transmittance (0 < T ≤ 1): the light reaching the sensor × T, the DNG's metadata
+    ///   unchanged (a camera does not know its filter).
     public static func simulateBracket(scene: RenderedScene, camera: CameraModel, stops: [Double], name: String,
-                                       directory: String) throws -> BracketSimulationOutput {
+                                       directory: String, filters: [Int: Double] = [:]) throws -> BracketSimulationOutput {
         guard !stops.isEmpty, stops.allSatisfy({ $0.isFinite && abs($0) <= 30 }) else {
             throw SceneError(reason: "a bracket needs exposure offsets of at most ±30 stops, got \(stops)")
+        }
+        for (i, t) in filters where !stops.indices.contains(i) || !(t > 0 && t <= 1) {
+            throw SceneError(reason: "a filter of transmittance \(t) for frame \(i + 1): give a frame of the \(stops.count) and a transmittance in (0, 1]")
         }
         var base = camera
         try base.validate()
@@ -141,12 +147,13 @@ extension Pipeline {
             var c = base
             c.exposureTime = base.exposureTime * pow(2, stop)
             c.seed = base.seed &+ UInt64(i) &* 1_000_003
+            if let t = filters[i] { c.quantumScale = base.effectiveQuantumScale * t }
             let capture = try Simulator.capture(scene, camera: c)
             let file = "\(name)_\(i + 1).dng"
             try DNGWriter.write(capture.dng, to: dir + "/" + file)
             frames.append(dir + "/" + file)
             records.append(BracketFrameRecord(file: file, ev: stop, exposureTime: c.exposureTime, seed: c.seed,
-                                              radianceToOutput: capture.radianceToOutput))
+                                              radianceToOutput: capture.radianceToOutput, filterTransmittance: filters[i]))
         }
         // The truth in the units of the 0 EV exposure (without noise: only its factor and
         // geometry are used).

@@ -61,6 +61,12 @@ struct ReportFormatChoice: ExpressibleByArgument {
     var defaultValueDescription: String { format.rawValue }
 }
 
+/// A frame (index from 0) taken through a filter.
+struct FrameFilter {
+    var frame: Int
+    var filter: FilterFactor
+}
+
 /// The parsers of the values given as text, each throwing what is expected of the value.
 enum ArgumentValue {
     /// `--white-balance`: as-shot (or asshot), d50, d55, d65, or a chromaticity x,y.
@@ -77,6 +83,20 @@ enum ArgumentValue {
             }
             return .chromaticity(SIMD2(parts[0], parts[1]))
         }
+    }
+
+    /// `--filter-factor`: a transmittance or an optical density, with an optional ±u.
+    static func filterFactor(_ text: String) throws -> FilterFactor {
+        do { return try FilterFactor.parse(text) } catch { throw ValidationError(error.reason) }
+    }
+
+    /// `--frame-filter`: N=T[±u], a frame numbered from 1 and its filter's transmittance.
+    static func frameFilter(_ text: String) throws -> FrameFilter {
+        let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let frame = Int(parts[0].trimmingCharacters(in: .whitespaces)), frame >= 1 else {
+            throw ValidationError("give N=T: a frame number from 1 and the transmittance of its filter (e.g. 1=0.001±3% or 1=ND3)")
+        }
+        return FrameFilter(frame: frame - 1, filter: try filterFactor(parts[1]))
     }
 
     /// `--circle`: x,y,r (pixels, r > 0) or auto.

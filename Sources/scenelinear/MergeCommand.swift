@@ -76,6 +76,9 @@ extension SceneLinearCommand {
         @Option(help: "With --align: the largest shift searched, pixels each way (default 64).")
         var alignRange: Int = 64
 
+        @Option(help: ArgumentHelp("A frame taken through a filter (an ND filter to catch the sun): N=T[±u], the frame's number from 1 in the order given and the filter's transmittance as for --filter-factor (0.001, 0.001±3%, ND3, ND3.0±0.02). Repeat for more frames. The frame's exposure is its metadata's times T; it is merged at its measured ratio when one can be measured (a ratio off by more than --ratio-tolerance is reported as measured: a wrong factor), else at T with T's uncertainty added to the merged scale (budget item 'filter'). A filter in front of every frame is --filter-factor.", valueName: "N=T[±u]"), transform: ArgumentValue.frameFilter)
+        var frameFilter: [FrameFilter] = []
+
         @OptionGroup var develop: DevelopOptionGroup
 
         @OptionGroup var unitOptions: UnitOptions
@@ -111,6 +114,12 @@ extension SceneLinearCommand {
             if let reference, !(1...max(frames.count, 1)).contains(reference) {
                 throw ValidationError("--reference must be 1...\(frames.count) (a frame number in the order given)")
             }
+            for f in frameFilter where f.frame >= frames.count {
+                throw ValidationError("--frame-filter \(f.frame + 1)=…: there are \(frames.count) frames")
+            }
+            if Set(frameFilter.map(\.frame)).count != frameFilter.count {
+                throw ValidationError("--frame-filter gives a frame twice")
+            }
             guard let format else { throw ValidationError("--output must end in .exr, .h5 or .hdr") }
             try fisheye.requireProjectionForLensOptions()
             if fisheye.projection != nil && format == .exr {
@@ -131,6 +140,7 @@ extension SceneLinearCommand {
             options.align = align
             options.maxShift = alignRange
             options.maxDisagreement = maxDisagreement / 100
+            options.frameFilters = Dictionary(uniqueKeysWithValues: frameFilter.map { ($0.frame, $0.filter) })
             return options
         }
 
@@ -222,12 +232,16 @@ extension SceneLinearCommand {
             for (i, f) in r.frames.enumerated() {
                 let name = URL(fileURLWithPath: f.file).lastPathComponent
                 var line = String(format: "  %d %@  %.6g s f/%.3g ISO %.0f  exposure %.6g", i + 1, name, f.exposureTime, f.fNumber, f.iso, f.exposure)
+                if let t = f.filterTransmittance {
+                    line += String(format: "  filter T = %.6g ± %.2g %%", t, 100 * (f.filterRelativeUncertainty ?? 0))
+                }
                 if let o = f.offset, i != r.reference { line += "  shift (\(o[0]), \(o[1])) px" }
                 if f.exposureSource == "metadata, unchecked" {
                     line += " (metadata, NOT CHECKED: too few pixels valid in it and its neighbour)"
                 } else if let m = f.measuredExposure, let u = f.measuredLogUncertainty {
                     line += String(format: " (metadata %.6g, measured %.6g ± %.2g %%, %@)", f.nominalExposure, m, 100 * u,
-                                   f.exposureSource == "measured" ? "MEASURED USED: the metadata is off" : "agree")
+                                   f.exposureSource == "measured" ? "MEASURED USED: the metadata is off"
+                                       : f.exposureSource == "measured, filter" ? "agree; the measured ratio used, better known than the filter's" : "agree")
                 } else {
                     line += " (reference)"
                 }

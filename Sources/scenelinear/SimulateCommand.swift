@@ -72,6 +72,20 @@ extension SceneLinearCommand {
                 transform: ArgumentValue.bracketStops)
         var bracket: BracketStops?
 
+        @Option(help: ArgumentHelp("With --bracket: frame N (from 1, in the order of --bracket) is photographed through a filter of transmittance T (0.001, or an optical density ND3): the light on the sensor × T, the DNG's metadata unchanged; the record keeps T. Repeat for more frames.", valueName: "N=T"),
+                transform: ArgumentValue.frameFilter)
+        var frameFilter: [FrameFilter] = []
+
+        func validate() throws {
+            guard let stops = bracket?.stops else {
+                if !frameFilter.isEmpty { throw ValidationError("--frame-filter needs --bracket") }
+                return
+            }
+            for f in frameFilter where f.frame >= stops.count {
+                throw ValidationError("--frame-filter \(f.frame + 1)=…: the bracket has \(stops.count) frames")
+            }
+        }
+
         /// The camera file with the options' overrides.
         func cameraModel() throws -> CameraModel {
             var model = try camera.map(CameraModel.read) ?? CameraModel()
@@ -99,7 +113,9 @@ extension SceneLinearCommand {
                 let quiet = quietOption.quiet
                 if let stops = bracket?.stops {
                     let result = try Pipeline.simulateBracket(scene: rendered, camera: model, stops: stops,
-                                                              name: name ?? rendered.description.name, directory: output)
+                                                              name: name ?? rendered.description.name, directory: output,
+                                                              filters: Dictionary(frameFilter.map { ($0.frame, $0.filter.transmittance) },
+                                                                                  uniquingKeysWith: { $1 }))
                     if quiet { return }
                     print("simulated a bracket of \(stops.count) frames of \(rendered.description.name) \(rendered.radiance.width)×\(rendered.radiance.height), \(model.layout), \(model.noise ? "noise" : "no noise"); truth in 0 EV units (radiance × \(String(format: "%.6g", result.record.radianceToOutput)))")
                     for (frame, stop) in zip(result.frames, stops) { print("wrote \(frame) (\(String(format: "%+g", stop)) EV)") }

@@ -16,6 +16,9 @@ struct UnitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Relative standard uncertainty (percent) added to a calibration applied at other settings (exposure time, f-number, ISO) than its references', for nominal against actual aperture and shutter (default 6.7).", valueName: "percent"))
     var settingsUncertainty: Double?
 
+    @Option(help: ArgumentHelp("The capture was taken through a filter (an ND filter) of this transmittance T, the share of the light it passes: 0.001, 0.001±3% or 0.001±0.00003, or an optical density ND3, ND3.0±0.02 (T = 10^-D). The values are divided by T and its uncertainty joins the scale's (budget item 'filter'; without ±, a nominal ±20 %). With --units luminance or radiance, or --exposure normalized; recorded in every output.", valueName: "T[±u]"), transform: ArgumentValue.filterFactor)
+    var filterFactor: FilterFactor?
+
     func validate() throws {
         if let u = settingsUncertainty, !(u >= 0 && u < 1000) {
             throw ValidationError("--settings-uncertainty must be a percentage from 0 to 1000")
@@ -36,7 +39,7 @@ struct UnitOptions: ParsableArguments {
         do {
             try options.setUnits(units ?? .relative, exposure: exposure, calibration: try calibration.map(CameraCalibration.read),
                                  allowOtherCamera: allowOtherCamera, settingsUncertainty: settingsUncertainty.map { $0 / 100 },
-                                 absoluteByDefault: absoluteByDefault)
+                                 filter: filterFactor, absoluteByDefault: absoluteByDefault)
         } catch let e as RequestError {
             throw ValidationError(e.reason)
         }
