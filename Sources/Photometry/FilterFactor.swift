@@ -81,6 +81,16 @@ public struct FilterFactor: Sendable, Codable, Equatable {
         return FilterFactor(transmittance: t, relativeUncertainty: relative, stated: true, text: trimmed)
     }
 
+    /// Reads a frame's filter, `N=T[±u]` (N the frame's number from 1): the frame's index
+    /// (from 0) and the filter.
+    public static func parseFrame(_ text: String) throws(ParseError) -> (frame: Int, filter: FilterFactor) {
+        let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let n = Int(parts[0].trimmingCharacters(in: .whitespaces)), n >= 1 else {
+            throw ParseError(text: text, reason: "give N=T: a frame number from 1 and the transmittance of its filter (e.g. 1=0.001±3% or 1=ND3)")
+        }
+        return (n - 1, try parse(parts[1]))
+    }
+
     /// The budget item of a scale that divides by this transmittance.
     public var uncertaintyPart: ExposureScaling.UncertaintyPart {
         let how = stated ? "as stated" : "a nominal transmittance: ±\(Int(100 * Self.nominalRelativeUncertainty)) % (a label, not a measurement; docs/lens.md)"

@@ -8,7 +8,8 @@ import ExchangeCore
 
 /// The merge options of a request document: the develop options and reference (numbered
 /// from 1), ratio_tolerance and max_disagreement (percent), saturation (fraction of white),
-/// unchecked_ratios, align and align_range (pixels), as `scenelinear merge` takes them.
+/// unchecked_ratios, align and align_range (pixels), frame_filters (a list of "N=T[±u]"), as
+/// `scenelinear merge` takes them.
 func mergeOptions(_ d: RequestDocument, frames: Int) throws -> MergeOptions {
     var options = MergeOptions()
     options.develop = try d.developOptions()
@@ -19,10 +20,18 @@ func mergeOptions(_ d: RequestDocument, frames: Int) throws -> MergeOptions {
     if let a = try d.bool("align") { options.align = a }
     if let r = try d.integer("align_range", in: 1...4096) { options.maxShift = r }
     if let m = try d.number("max_disagreement", in: 0...100) { options.maxDisagreement = m / 100 }
+    for text in try d.strings("frame_filters") ?? [] {
+        let (frame, filter): (Int, FilterFactor)
+        do { (frame, filter) = try FilterFactor.parseFrame(text) } catch { throw RequestError("option 'frame_filters': \(error)") }
+        guard frame < frames else { throw RequestError("option 'frame_filters': frame \(frame + 1) of \(frames)") }
+        guard options.frameFilters[frame] == nil else { throw RequestError("option 'frame_filters': frame \(frame + 1) given twice") }
+        options.frameFilters[frame] = filter
+    }
     return options
 }
 
-let mergeKeys: Set<String> = ["reference", "ratio_tolerance", "saturation", "unchecked_ratios", "align", "align_range", "max_disagreement"]
+let mergeKeys: Set<String> = ["reference", "ratio_tolerance", "saturation", "unchecked_ratios", "align", "align_range", "max_disagreement",
+                               "frame_filters"]
 
 /// A JSON list of paths (at least one).
 func pathList(_ p: UnsafePointer<CChar>?) throws -> [String] {
@@ -127,7 +136,7 @@ public func sl_simulate(_ options: UnsafePointer<CChar>?, _ json: UnsafeMutableP
         json?.pointee = nil
         let document = try RequestDocument(json: options.map { try string($0, "the options") },
                                            allowed: ["scene", "output", "name", "width", "height", "layout", "seed", "noise", "exposure_time",
-                                                     "iso", "bracket", "capture_time", "threads"])
+                                                     "iso", "bracket", "frame_filters", "capture_time", "threads"])
         var camera = CameraModel()
         if let layout = try document.string("layout") {
             guard ["linear-raw", "cfa"].contains(layout) else { throw RequestError("option 'layout': use linear-raw or cfa") }
@@ -151,7 +160,14 @@ public func sl_simulate(_ options: UnsafePointer<CChar>?, _ json: UnsafeMutableP
             try Pipeline.prepareSimulationDirectory(output)
             let name = try document.string("name") ?? rendered.description.name
             if let stops = try document.numbers("bracket") {
-                let r = try Pipeline.simulateBracket(scene: rendered, camera: camera, stops: stops, name: name, directory: output)
+                var filters: [Int: Double] = [:]
+                for text in try document.strings("frame_filters") ?? [] {
+                    do { let f = try FilterFactor.parseFrame(text); filters[f.frame] = f.filter.transmittance } catch {
+                        throw RequestError("option 'frame_filters': \(error)")
+                    }
+                }
+                let r = try Pipeline.simulateBracket(scene: rendered, camera: camera, stops: stops, name: name, directory: output,
+                                                     filters: filters)
                 return SimulationDocument(frames: r.frames, files: r.files)
             }
             let r = try Pipeline.simulate(scene: rendered, camera: camera, name: name, directory: output)

@@ -92,11 +92,12 @@ enum ArgumentValue {
 
     /// `--frame-filter`: N=T[±u], a frame numbered from 1 and its filter's transmittance.
     static func frameFilter(_ text: String) throws -> FrameFilter {
-        let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
-        guard parts.count == 2, let frame = Int(parts[0].trimmingCharacters(in: .whitespaces)), frame >= 1 else {
-            throw ValidationError("give N=T: a frame number from 1 and the transmittance of its filter (e.g. 1=0.001±3% or 1=ND3)")
+        do {
+            let (frame, filter) = try FilterFactor.parseFrame(text)
+            return FrameFilter(frame: frame, filter: filter)
+        } catch {
+            throw ValidationError(error.reason)
         }
-        return FrameFilter(frame: frame - 1, filter: try filterFactor(parts[1]))
     }
 
     /// `--circle`: x,y,r (pixels, r > 0) or auto.

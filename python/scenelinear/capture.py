@@ -8,7 +8,8 @@ from typing import Optional
 from . import _native, errors
 from .image import DEVELOP_OPTIONS, Image, circle_spec, develop_options
 
-MERGE_OPTIONS = ("reference", "ratio_tolerance", "saturation", "unchecked_ratios", "align", "align_range", "max_disagreement")
+MERGE_OPTIONS = ("reference", "ratio_tolerance", "saturation", "unchecked_ratios", "align", "align_range", "max_disagreement",
+                 "frame_filters")
 
 
 def merge(frames, **options):
@@ -18,8 +19,13 @@ def merge(frames, **options):
     pixel's standard deviation, its `clip_mask` the pixels clipped in every frame (lower
     bounds), `frames` the frames each pixel used and `merge_report` the report. Options: the
     develop options and reference (numbered from 1), ratio_tolerance (percent), saturation,
-    unchecked_ratios, align, align_range, max_disagreement (percent)."""
+    unchecked_ratios, align, align_range, max_disagreement (percent), frame_filters (frames
+    behind a filter: {frame number from 1: transmittance}, e.g. {1: "ND3±0.02"}, or the
+    command line's "N=T" texts) and filter_factor (a filter in front of every frame)."""
     paths = [os.fspath(f) for f in frames]
+    filters = options.get("frame_filters")
+    if isinstance(filters, dict):
+        options["frame_filters"] = [f"{int(n)}={t}" for n, t in filters.items()]
     unknown = sorted(set(options) - set(DEVELOP_OPTIONS) - set(MERGE_OPTIONS))
     if unknown:
         raise errors.UsageError(f"unknown option {unknown[0]!r}", 64)
@@ -92,15 +98,18 @@ class SimulatedCapture:
 
 
 def simulate(scene="grey-ramp", output=".", seed=None, size=(1024, 768), layout=None, noise=None, exposure_time=None,
-             iso=None, bracket=None, name=None, capture_time=None):
+             iso=None, bracket=None, name=None, capture_time=None, frame_filters=None):
     """Simulates a capture of `scene` (a built-in name, a scene .json, or a radiance map) with
     the project's camera model (`scenelinear simulate`), written into `output`: a DNG (or a
-    bracket, `bracket` = stops) and its truth. Returns a SimulatedCapture."""
+    bracket, `bracket` = stops, with `frame_filters` {frame number from 1: transmittance}
+    photographed through a filter) and its truth. Returns a SimulatedCapture."""
     width, height = size
+    if isinstance(frame_filters, dict):
+        frame_filters = [f"{int(n)}={t}" for n, t in frame_filters.items()]
     request = {"scene": os.fspath(scene), "output": os.fspath(output), "seed": seed, "width": width, "height": height,
                "layout": layout, "noise": noise, "exposure_time": exposure_time, "iso": iso,
                "bracket": list(bracket) if bracket is not None else None, "name": name,
-               "capture_time": capture_time}
+               "capture_time": capture_time, "frame_filters": frame_filters}
     document = json.loads(_native.call_for_string("sl_simulate", _native.options_json(request)))
     record_path = document["files"].get("record")
     record = json.load(open(record_path)) if record_path and os.path.exists(record_path) else {}

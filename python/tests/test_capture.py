@@ -203,3 +203,29 @@ def test_radiance_picture_measured(cli, tmp_path):
     assert 179 * by_hdr.value == pytest.approx(by_dng.value, rel=0.005)
     with sl.open(out) as img:
         assert sl.stats(img, regions=[SKY])["sky"].Y.mean.value == by_hdr.value
+
+
+def test_frames_behind_a_filter_equal_the_command_line(cli, tmp_path):
+    """A bracket whose two short frames were photographed through a 10-stop ND filter: the
+    merge told so equals the command line's, the filtered frames are reported with their
+    transmittance, and a transmittance twice the true one is reported as misstated."""
+    nd10 = 2.0 ** -10
+    sim = sl.simulate("sky-sun", output=tmp_path, seed=5, size=(256, 192), bracket=[-8, -2, -6, 0],
+                      frame_filters={1: nd10, 2: nd10})
+    assert [f.get("filterTransmittance") for f in sim.record["bracket"]] == [nd10, nd10, None, None]
+    out = str(tmp_path / "m.exr")
+    code, stdout, err = cli("merge", *sim.frames, "-o", out, "--json", "--units", "luminance", "--unchecked-ratios",
+                            "--frame-filter", f"1={nd10}±3%", "--frame-filter", f"2={nd10}±3%")
+    assert code == 0, err
+    report = json.loads(stdout)["report"]
+    with sl.merge(sim.frames, units="luminance", unchecked_ratios=True,
+                  frame_filters={1: f"{nd10}±3%", 2: f"{nd10}±3%"}) as m:
+        assert m.merge_report == report
+        assert np.array_equal(m.image(), np.stack([exr_channels(out)[c] for c in "RGB"], axis=-1))
+    assert report["frames"][0]["filterTransmittance"] == nd10 and report["reference"] == 2
+    with sl.merge(sim.frames, units="luminance", unchecked_ratios=True, frame_filters=[f"1={2 * nd10}", f"2={2 * nd10}"]) as m:
+        assert m.merge_report["frames"][1]["exposureSource"] == "measured"
+    with pytest.raises(sl.UsageError, match="frame_filters"):
+        sl.merge(sim.frames, frame_filters={7: 0.01})
+    with pytest.raises(sl.UsageError, match="transmittance"):
+        sl.open(sim.frames[2], units="luminance", filter_factor=1000)
