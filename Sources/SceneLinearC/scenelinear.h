@@ -41,8 +41,9 @@ int32_t sl_version(char *buffer, size_t length);
 typedef struct sl_image sl_image;
 
 /* Opens `path` (UTF-8) with the develop options in `options_json` (units, exposure,
- * calibration, allow_other_camera, settings_uncertainty, color, demosaic, crop, orientation,
- * source, masks, digest, max_memory, max_pixels, threads) and stores a handle in `*out`. */
+ * calibration, allow_other_camera, settings_uncertainty, filter_factor, color, demosaic, crop,
+ * orientation, source, masks, digest, max_memory, max_pixels, threads) and stores a handle in
+ * `*out`. */
 int32_t sl_image_open(const char *path, const char *options_json, sl_image **out, char *err, size_t errlen);
 
 /* Called by sl_develop once, with the output size, before any pixel (possibly on another
@@ -112,7 +113,8 @@ int32_t sl_image_from_array(const float *pixels, int64_t height, int64_t width, 
 
 /* Merges the raw frames in `frames_json` (a JSON list of DNG paths) into an image in memory,
  * as `scenelinear merge` does (options: the develop options and reference, ratio_tolerance,
- * saturation, unchecked_ratios, align, align_range, max_disagreement): its pixels, per-pixel
+ * saturation, unchecked_ratios, align, align_range, max_disagreement, frame_filters: a list of
+ * "N=T[±u]" texts): its pixels, per-pixel
  * standard deviations (sl_image_read_std), lower-bound mask (sl_image_read_clip_mask), frames
  * used (sl_image_read_frames) and the merge's report (key "merge" of sl_image_metadata). */
 int32_t sl_merge(const char *frames_json, const char *options_json, sl_image **out, char *err, size_t errlen);
@@ -128,8 +130,8 @@ int32_t sl_illuminance(const char *paths_json, const char *options_json, char **
 
 /* Simulates a capture (or a bracket) with known truth, as `scenelinear simulate`: options
  * scene, output (directory, required), name, width, height, layout, seed, noise,
- * exposure_time, iso, bracket (list of stops). The document lists the DNG frames and the
- * truth files by role (schema scenelinear.simulation/1). */
+ * exposure_time, iso, bracket (list of stops), frame_filters (a list of "N=T"). The
+ * document lists the DNG frames and the truth files by role (schema scenelinear.simulation/1). */
 int32_t sl_simulate(const char *options_json, char **json, char *err, size_t errlen);
 
 /* A fisheye lens on the image (options projection, fov, circle — "auto" finds it in this
