@@ -33,6 +33,7 @@ import TestSupport
         "--calibration": units,
         "--allow-other-camera": units,
         "--settings-uncertainty": units,
+        "--filter-factor": units,
         "--projection": fisheye,
         "--fov": fisheye,
         "--circle": fisheye,
@@ -56,7 +57,7 @@ import TestSupport
 
     /// Options several commands take with a meaning (or default) of each command's own.
     static let perCommand: Set<String> = ["--output", "--format", "--plot", "--percentiles", "--exr-type", "--exr-layout",
-                                          "--hdf5-type", "--help", "--version"]
+                                          "--hdf5-type", "--help", "--version", "--frame-filter"]
 
     /// The help of `arguments`, wrapped at a fixed width.
     static func help(_ arguments: [String]) throws -> String {
