@@ -63,6 +63,9 @@ public struct DevelopOptions: Sendable {
     /// its uncertainty joins the scale's (item `filter`). Refused with the sensor-referred
     /// modes (`.none`, `.baseline`), whose 1.0 is the sensor's white.
     public var filter: FilterFactor?
+    /// For `.luminance` and `.radiance`: the spectral-mismatch item (a stated uncertainty, or
+    /// the calibration's factor for a light source); nil: not in the budget, which says so.
+    public var spectral: SpectralTerm?
     /// A measurement whose charts (a report, an EV map) are drawn beside its passes: its
     /// memory estimate counts them (`DevelopRoute.measurementWithCharts`).
     public var measurementDrawsCharts = false
@@ -232,6 +235,7 @@ public enum Pipeline {
             var scale = try Photometry.luminanceScale(metadata, path: path, calibration: options.calibration,
                                                       allowOtherCamera: options.allowOtherCamera,
                                                       settingsUncertainty: options.settingsUncertainty)
+            if let term = options.spectral { scale = try scale.with(term, calibration: options.calibration, path: path) }
             if mode == .radiance {
                 scale.mode = .radiance
                 scale.factor /= Photometric.radianceEfficacy

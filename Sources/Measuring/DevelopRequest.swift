@@ -47,12 +47,16 @@ extension DevelopOptions {
     ///   with relative units.
     public mutating func setUnits(_ asked: ValueUnits, exposure: ExposureMode, calibration: CameraCalibration?,
                                   allowOtherCamera: Bool = false, settingsUncertainty: Double? = nil,
-                                  filter: FilterFactor? = nil, absoluteByDefault: Bool = false) throws {
+                                  filter: FilterFactor? = nil, spectral: SpectralTerm? = nil,
+                                  absoluteByDefault: Bool = false) throws {
         let units = asked == .relative && absoluteByDefault ? .luminance : asked
         self.filter = filter
         guard units != .relative else {
             if calibration != nil {
                 throw RequestError("--calibration gives an absolute scale: use it with --units luminance or --units radiance")
+            }
+            if spectral != nil {
+                throw RequestError("--spectral-uncertainty and --light-source belong to absolute units: use them with --units luminance or --units radiance")
             }
             if let filter, exposure != .normalized {
                 throw RequestError("--filter-factor \(filter.text) scales the values to the scene's: use it with --units luminance or radiance, or --exposure normalized (relative values are 1.0 at the sensor's white)")
@@ -65,6 +69,10 @@ extension DevelopOptions {
         }
         self.exposure = units == .luminance ? .luminance : .radiance
         self.calibration = calibration
+        self.spectral = spectral
+        if case .lightSource = spectral, calibration == nil {
+            throw RequestError("--light-source picks a spectral factor of a calibration file: give --calibration")
+        }
         self.allowOtherCamera = allowOtherCamera
         if let u = settingsUncertainty { self.settingsUncertainty = u }
     }

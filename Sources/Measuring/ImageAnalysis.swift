@@ -119,6 +119,9 @@ public struct UncertaintyBudget: Sendable, Codable, Equatable {
         }
         if let parts = exposure.uncertaintyParts, !parts.isEmpty {
             items += parts.map { Item(name: $0.name, relative: $0.relative, note: $0.note) }
+            if exposure.mode.isAbsolute && !parts.contains(where: { $0.name == "spectral mismatch" }) {
+                notIncluded.append("spectral mismatch: not stated (--spectral-uncertainty, or --light-source with a calibration's factors); the interval holds for light of the kind the scale was made under")
+            }
         } else {
             items.append(Item(name: "scale", relative: scale, note: scaleSource))
         }

@@ -9,7 +9,8 @@ import Foundation
 public struct RequestDocument: Sendable {
     /// The options that shape how an image is developed or read.
     public static let developKeys: Set<String> = [
-        "units", "exposure", "calibration", "allow_other_camera", "settings_uncertainty", "filter_factor", "color", "demosaic", "crop",
+        "units", "exposure", "calibration", "allow_other_camera", "settings_uncertainty", "filter_factor", "spectral_uncertainty",
+        "light_source", "color", "demosaic", "crop",
         "orientation", "source", "masks", "digest", "max_memory", "max_pixels", "threads",
     ]
     /// A circular fisheye lens: `projection`, `fov` (degrees) and `circle` ("x,y,r" in output
@@ -63,6 +64,13 @@ public struct RequestDocument: Sendable {
             }
         }
     }
+
+    /// The document without `keys` (options a verb reads itself before the shared ones).
+    public func removing(_ keys: Set<String>) -> RequestDocument {
+        RequestDocument(values: values.filter { !keys.contains($0.key) })
+    }
+
+    private init(values: [String: any Sendable]) { self.values = values }
 
     // MARK: Typed values
 
@@ -138,7 +146,7 @@ public struct RequestDocument: Sendable {
                              calibration: try calibration.map(CameraCalibration.read),
                              allowOtherCamera: try bool("allow_other_camera") ?? false,
                              settingsUncertainty: try number("settings_uncertainty", in: 0...999.999).map { $0 / 100 },
-                             filter: try filterFactor(), absoluteByDefault: absoluteByDefault)
+                             filter: try filterFactor(), spectral: try spectralTerm(), absoluteByDefault: absoluteByDefault)
         if let color = try choice("color", ColorChoice.self) { options.encoding = color.encoding }
         if let demosaic = try choice("demosaic", DemosaicMethod.self) { options.demosaic = demosaic }
         if let crop = try choice("crop", CropMode.self) { options.crop = crop }
@@ -160,6 +168,13 @@ public struct RequestDocument: Sendable {
             throw RequestError("option 'filter_factor': expected a transmittance (a number, or text such as \"0.001±3%\" or \"ND3\")")
         }
         do { return try FilterFactor.parse(text) } catch { throw RequestError("option 'filter_factor': \(error)") }
+    }
+
+    /// The spectral term asked for (`spectral_uncertainty` in percent, or `light_source`).
+    func spectralTerm() throws -> SpectralTerm? {
+        let u = try number("spectral_uncertainty", in: 0...99.999), source = try string("light_source")
+        if u != nil && source != nil { throw RequestError("spectral_uncertainty and light_source both give the spectral term: give one") }
+        return u.map { .stated($0 / 100) } ?? source.map { .lightSource($0) }
     }
 
     /// The fisheye lens asked for (`projection`, `fov`, `circle`), nil without a projection.

@@ -114,6 +114,52 @@ public enum Photometry {
     }
 }
 
+/// The camera's departure from V(λ) under the scene's light (docs/lens.md): a stated
+/// relative uncertainty, or a factor of the calibration for a named kind of light.
+public enum SpectralTerm: Sendable, Equatable {
+    /// A relative standard uncertainty (k = 1) for the spectral mismatch.
+    case stated(Double)
+    /// The calibration's factor for this light source (`CameraCalibration.spectralFactors`).
+    case lightSource(String)
+}
+
+extension ExposureScaling {
+    /// The scale with the spectral-mismatch item (`spectral mismatch`): `.stated(u)` adds u;
+    /// `.lightSource(name)` multiplies by the calibration's factor for that light and adds its
+    /// uncertainty.
+    /// - Throws: `PhotometryError` (usage) for a light source without a calibration, or one
+    ///   the calibration has no factor for.
+    public func with(_ term: SpectralTerm, calibration: CameraCalibration?, path: String) throws -> ExposureScaling {
+        var s = self, part: UncertaintyPart
+        switch term {
+        case .stated(let u):
+            part = .init(name: "spectral mismatch", relative: u,
+                         note: "the camera's departure from V(λ) under the scene's light, as stated (--spectral-uncertainty)")
+        case .lightSource(let name):
+            guard let calibration else {
+                throw PhotometryError(path: path, reason: "--light-source \(name) picks a factor of a calibration file: give --calibration", category: .usage)
+            }
+            let known = (calibration.spectralFactors ?? [:]).keys.sorted()
+            guard let f = calibration.spectralFactors?[name] else {
+                throw PhotometryError(path: path, reason: "the calibration \(calibration.name) has no spectral factor for '\(name)'"
+                                      + (known.isEmpty ? " (it has none)" : " (it has: \(known.joined(separator: ", ")))"), category: .usage)
+            }
+            s.factor *= f.factor
+            part = .init(name: "spectral mismatch",
+                         relative: f.relativeUncertainty,
+                         note: String(format: "the calibration's factor %.6g for %@ (made under %@)%@", f.factor, name,
+                                      calibration.lightSource ?? "an unstated light", f.source.map { "; " + $0 } ?? ""))
+            s.source = (source.map { $0 + "; " } ?? "") + String(format: "× %.6g for %@ light", f.factor, name)
+        }
+        let u = relativeUncertainty ?? 0
+        s.relativeUncertainty = (u * u + part.relative * part.relative).squareRoot()
+        var parts = uncertaintyParts ?? []
+        if parts.isEmpty, u > 0 { parts.append(.init(name: "scale", relative: u, note: source ?? "not recorded")) }
+        s.uncertaintyParts = parts + [part]
+        return s
+    }
+}
+
 /// Absolute units that cannot be worked out for a file.
 public struct PhotometryError: SceneLinearFailure, Equatable {
     public let path: String

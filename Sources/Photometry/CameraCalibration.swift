@@ -68,6 +68,42 @@ public struct CameraCalibration: Codable, Sendable, Equatable {
     /// √(χ² / (n − 1)) of the references about the fit (nil for one reference).
     public var birgeRatio: Double?
     public var references: [Reference]
+    /// The kind of light the references were lit by ("daylight", "LED", ...), when stated.
+    public var lightSource: String?
+    /// Correction factors for other kinds of light, by name: the constant under that light is
+    /// `constant × factor` (the camera's departure from V(λ) differs between spectra), each
+    /// with its relative standard uncertainty (`--light-source` picks one; docs/lens.md).
+    public var spectralFactors: [String: SpectralFactor]?
+
+    /// A factor of `spectralFactors`.
+    public struct SpectralFactor: Codable, Sendable, Equatable {
+        public var factor: Double
+        public var relativeUncertainty: Double
+        /// Where it came from (a measured spectrum and the CIE formula, a second calibration, ...).
+        public var source: String?
+
+        public init(factor: Double, relativeUncertainty: Double, source: String? = nil) {
+            self.factor = factor
+            self.relativeUncertainty = relativeUncertainty
+            self.source = source
+        }
+
+        /// Reads `NAME=F` or `NAME=F±u%` (u in percent, 0 when not given): the light's name
+        /// and its factor; nil when the text is not of that form.
+        public static func parse(named text: String) -> (name: String, factor: SpectralFactor)? {
+            let parts = text.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2, !parts[0].isEmpty else { return nil }
+            var value = parts[1], u = 0.0
+            if let range = value.range(of: "±") ?? value.range(of: "+-") {
+                let spread = value[range.upperBound...].trimmingCharacters(in: .whitespaces)
+                guard spread.hasSuffix("%"), let p = Double(spread.dropLast()), p >= 0, p < 100 else { return nil }
+                u = p / 100
+                value = String(value[..<range.lowerBound]).trimmingCharacters(in: .whitespaces)
+            }
+            guard let f = Double(value), f > 0, f.isFinite else { return nil }
+            return (parts[0], SpectralFactor(factor: f, relativeUncertainty: u))
+        }
+    }
 
     public struct Reference: Codable, Sendable, Equatable {
         /// The photo and the region measured in it.
@@ -106,7 +142,7 @@ public struct CameraCalibration: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case schema, software, created, camera, constant, relativeUncertainty, fitRelativeUncertainty, meterRelativeUncertainty
-        case birgeRatio, references
+        case birgeRatio, references, lightSource, spectralFactors
     }
 
     /// Fits K to `references` on the log scale, each weighted by 1 / (u_rel(L)² +
@@ -169,6 +205,9 @@ public struct CameraCalibration: Codable, Sendable, Equatable {
         }
         guard c.constant > 0, c.constant.isFinite, c.relativeUncertainty >= 0, c.relativeUncertainty.isFinite else {
             throw PhotometryError(path: path, reason: "constant \(c.constant) and relative uncertainty \(c.relativeUncertainty) must be positive and finite", category: .corruptData)
+        }
+        for (name, f) in c.spectralFactors ?? [:] where !(f.factor > 0 && f.factor.isFinite && f.relativeUncertainty >= 0 && f.relativeUncertainty < 1) {
+            throw PhotometryError(path: path, reason: "spectral factor '\(name)': factor \(f.factor) must be positive and its relative uncertainty \(f.relativeUncertainty) in [0, 1)", category: .corruptData)
         }
         c.name = path
         return c

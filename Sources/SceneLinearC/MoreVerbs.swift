@@ -286,14 +286,23 @@ public func sl_calibrate(_ referencesJSON: UnsafePointer<CChar>?, _ options: Uns
         }
         guard !list.isEmpty else { throw RequestError("give at least one reference") }
         let document = try RequestDocument(json: options.map { try string($0, "the options") },
-                                           allowed: ["demosaic", "digest", "max_memory", "max_pixels", "threads", "meter_uncertainty"]
+                                           allowed: ["demosaic", "digest", "max_memory", "max_pixels", "threads", "meter_uncertainty",
+                                                     "light_source", "spectral_factors"]
                                             .reduce(into: RequestDocument.fisheyeKeys) { $0.insert($1) })
         let lens = try document.fisheyeRequest()
         if lens?.circle == .detected { throw RequestError("calibrate takes the circle as \"x,y,r\" (or the inscribed one), not auto") }
         let references = try list.map { try $0.reference(fisheye: lens?.spec) }
-        let develop = try document.developOptions()
+        // light_source: what the references were lit by (not the scene's light of the develop options).
+        let develop = try document.removing(["light_source"]).developOptions()
         let meter = try document.number("meter_uncertainty", in: 0...100).map { $0 / 100 } ?? 0.029
-        let calibration = try withThreads(document) { try Pipeline.calibrate(references, develop: develop, meterRelativeUncertainty: meter) }
+        var calibration = try withThreads(document) { try Pipeline.calibrate(references, develop: develop, meterRelativeUncertainty: meter) }
+        calibration.lightSource = try document.string("light_source")
+        for text in try document.strings("spectral_factors") ?? [] {
+            guard let (name, factor) = CameraCalibration.SpectralFactor.parse(named: text) else {
+                throw RequestError("option 'spectral_factors': '\(text)' is not NAME=F or NAME=F±u% with F > 0")
+            }
+            calibration.spectralFactors = (calibration.spectralFactors ?? [:]).merging([name: factor]) { $1 }
+        }
         try allocated(String(decoding: try calibration.json(), as: UTF8.self), into: json)
     }
 }

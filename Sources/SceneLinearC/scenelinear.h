@@ -41,8 +41,8 @@ int32_t sl_version(char *buffer, size_t length);
 typedef struct sl_image sl_image;
 
 /* Opens `path` (UTF-8) with the develop options in `options_json` (units, exposure,
- * calibration, allow_other_camera, settings_uncertainty, filter_factor, color, demosaic, crop,
- * orientation, source, masks, digest, max_memory, max_pixels, threads) and stores a handle in
+ * calibration, allow_other_camera, settings_uncertainty, filter_factor, spectral_uncertainty,
+ * light_source, color, demosaic, crop, orientation, source, masks, digest, max_memory, max_pixels, threads) and stores a handle in
  * `*out`. */
 int32_t sl_image_open(const char *path, const char *options_json, sl_image **out, char *err, size_t errlen);
 
@@ -150,7 +150,8 @@ int32_t sl_image_with_mask(const sl_image *image, const char *name, const float 
  * list of {"photo", "region" (a region spec), "luminance" (cd/m²), "relative_uncertainty"
  * (fraction, default 0.01), "method"} or, for fisheye photos, {"photo",
  * "illuminance_vertical" (lux), ...}; options demosaic, meter_uncertainty (percent, default
- * 2.9), projection, fov, circle, threads. The document is the calibration file's
+ * 2.9), projection, fov, circle, threads, light_source (what the references were lit by),
+ * spectral_factors (a list of "NAME=F[±u%]"). The document is the calibration file's
  * (schema scenelinear.calibration/1). */
 int32_t sl_calibrate(const char *references_json, const char *options_json, char **json, char *err, size_t errlen);
 

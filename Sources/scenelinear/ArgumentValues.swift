@@ -67,6 +67,12 @@ struct FrameFilter {
     var filter: FilterFactor
 }
 
+/// A light source's spectral factor (`calibrate --spectral-factor`).
+struct NamedSpectralFactor {
+    var name: String
+    var factor: CameraCalibration.SpectralFactor
+}
+
 /// The parsers of the values given as text, each throwing what is expected of the value.
 enum ArgumentValue {
     /// `--white-balance`: as-shot (or asshot), d50, d55, d65, or a chromaticity x,y.
@@ -98,6 +104,14 @@ enum ArgumentValue {
         } catch {
             throw ValidationError(error.reason)
         }
+    }
+
+    /// `--spectral-factor`: NAME=F[±u%] (u in percent; 0 when not given).
+    static func spectralFactor(_ text: String) throws -> NamedSpectralFactor {
+        guard let (name, factor) = CameraCalibration.SpectralFactor.parse(named: text) else {
+            throw ValidationError("give NAME=F or NAME=F±u% (e.g. LED=0.93±2%): a light source's name and the positive factor K is multiplied by under it")
+        }
+        return NamedSpectralFactor(name: name, factor: factor)
     }
 
     /// `--circle`: x,y,r (pixels, r > 0) or auto.

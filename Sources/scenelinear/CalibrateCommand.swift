@@ -75,6 +75,13 @@ extension SceneLinearCommand {
         @Option(name: .shortAndLong, help: "The calibration file to write (JSON).")
         var output: String
 
+        @Option(help: ArgumentHelp("The kind of light the references were lit by (e.g. daylight, LED), recorded in the calibration.", valueName: "name"))
+        var lightSource: String?
+
+        @Option(help: ArgumentHelp("A correction factor for another kind of light, recorded in the calibration: NAME=F[±u%] (the constant under that light is K × F, e.g. from the CIE spectral-mismatch formula with measured spectra, or from a second calibration under that light: F = K_that / K). Repeatable; measurements pick one with --light-source NAME.", valueName: "NAME=F[±u%]"),
+                transform: ArgumentValue.spectralFactor)
+        var spectralFactor: [NamedSpectralFactor] = []
+
         @OptionGroup var demosaicOption: DemosaicOption
 
         @OptionGroup var style: OutputStyleOptions
@@ -159,7 +166,11 @@ extension SceneLinearCommand {
                 var develop = DevelopOptions()
                 demosaicOption.apply(to: &develop)
                 limits.apply(to: &develop)
-                let calibration = try Pipeline.calibrate(try references(), develop: develop, meterRelativeUncertainty: meterUncertainty)
+                var calibration = try Pipeline.calibrate(try references(), develop: develop, meterRelativeUncertainty: meterUncertainty)
+                calibration.lightSource = lightSource
+                if !spectralFactor.isEmpty {
+                    calibration.spectralFactors = Dictionary(spectralFactor.map { ($0.name, $0.factor) }, uniquingKeysWith: { $1 })
+                }
                 let data = try calibration.write(to: output)
                 if style.json {
                     print(String(decoding: data, as: UTF8.self))

@@ -19,7 +19,19 @@ struct UnitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The capture was taken through a filter (an ND filter) of this transmittance T, the share of the light it passes: 0.001, 0.001±3% or 0.001±0.00003, or an optical density ND3, ND3.0±0.02 (T = 10^-D). The values are divided by T and its uncertainty joins the scale's (budget item 'filter'; without ±, a nominal ±20 %). With --units luminance or radiance, or --exposure normalized; recorded in every output.", valueName: "T[±u]"), transform: ArgumentValue.filterFactor)
     var filterFactor: FilterFactor?
 
+    @Option(help: ArgumentHelp("Relative standard uncertainty (percent) for the camera's departure from V(λ) under the scene's light (budget item 'spectral mismatch'): published calibration factors of one camera differ by up to 3.2× between LED, fluorescent, halogen and daylight. Without it (or --light-source) the budget lists the item as not included. Absolute units only.", valueName: "percent"))
+    var spectralUncertainty: Double?
+
+    @Option(help: ArgumentHelp("The kind of light of the scene (e.g. LED, daylight): the scale is multiplied by --calibration's spectral factor for it, whose uncertainty is the budget item 'spectral mismatch' (calibrate --spectral-factor records them). Absolute units only.", valueName: "name"))
+    var lightSource: String?
+
     func validate() throws {
+        if let u = spectralUncertainty, !(u >= 0 && u < 100) {
+            throw ValidationError("--spectral-uncertainty must be a percentage from 0 to 100")
+        }
+        if spectralUncertainty != nil && lightSource != nil {
+            throw ValidationError("--spectral-uncertainty and --light-source both give the spectral term: give one")
+        }
         if let u = settingsUncertainty, !(u >= 0 && u < 1000) {
             throw ValidationError("--settings-uncertainty must be a percentage from 0 to 1000")
         }
@@ -39,7 +51,9 @@ struct UnitOptions: ParsableArguments {
         do {
             try options.setUnits(units ?? .relative, exposure: exposure, calibration: try calibration.map(CameraCalibration.read),
                                  allowOtherCamera: allowOtherCamera, settingsUncertainty: settingsUncertainty.map { $0 / 100 },
-                                 filter: filterFactor, absoluteByDefault: absoluteByDefault)
+                                 filter: filterFactor,
+                                 spectral: spectralUncertainty.map { .stated($0 / 100) } ?? lightSource.map { .lightSource($0) },
+                                 absoluteByDefault: absoluteByDefault)
         } catch let e as RequestError {
             throw ValidationError(e.reason)
         }

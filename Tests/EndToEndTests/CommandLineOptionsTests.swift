@@ -34,6 +34,8 @@ import TestSupport
         "--allow-other-camera": units,
         "--settings-uncertainty": units,
         "--filter-factor": units,
+        "--spectral-uncertainty": units,
+        "--light-source": units,
         "--projection": fisheye,
         "--fov": fisheye,
         "--circle": fisheye,
@@ -53,7 +55,7 @@ import TestSupport
 
     /// Options of one command that share a name with a shared option but mean something of
     /// their own there.
-    static let ownMeaning: [String: Set<String>] = ["validate": ["--ratio", "--calibration"]]
+    static let ownMeaning: [String: Set<String>] = ["validate": ["--ratio", "--calibration"], "calibrate": ["--light-source"]]
 
     /// Options several commands take with a meaning (or default) of each command's own.
     static let perCommand: Set<String> = ["--output", "--format", "--plot", "--percentiles", "--exr-type", "--exr-layout",

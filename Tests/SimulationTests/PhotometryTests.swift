@@ -220,4 +220,52 @@ import TestSupport
         #expect(throws: PhotometryError.self) { try CameraCalibration.read(path) }
         #expect(throws: PhotometryError.self) { try CameraCalibration.read(dir.appendingPathComponent("none.json").path) }
     }
+
+    /// The spectral term (docs/lens.md): a calibration's factor for a named light multiplies
+    /// the scale and adds its uncertainty as the item "spectral mismatch"; a stated uncertainty
+    /// adds the item alone; without either, absolute budgets say the item is not included. The
+    /// factors survive the calibration file; an unknown light, or a light without a
+    /// calibration, is refused.
+    @Test func spectralTerm() throws {
+        let dir = TestData.temporaryDirectory("photometry-spectral")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let output = try Self.simulate(seed: 3, in: dir)
+        let truth = try #require(output.record.photometry)
+        let grey = output.record.patches.filter { $0.name.hasPrefix("grey/") }
+        let reference = try #require(grey.first { $0.name == "grey/12" })
+        var calibration = try Pipeline.calibrate(
+            [CalibrationReference(photo: output.files["dng"]!, region: try Self.region(reference),
+                                  luminance: truth.patchLuminance[reference.name]!, relativeUncertainty: 0, method: "truth")],
+            develop: DevelopOptions(), meterRelativeUncertainty: 0.02)
+        calibration.lightSource = "daylight"
+        calibration.spectralFactors = ["LED": .init(factor: 0.9, relativeUncertainty: 0.03, source: "test")]
+        let file = dir.appendingPathComponent("cal.json").path
+        try calibration.write(to: file)
+        let read = try CameraCalibration.read(file)
+        #expect(read.spectralFactors == calibration.spectralFactors && read.lightSource == "daylight")
+
+        func mean(_ spectral: SpectralTerm?) throws -> UncertaintyBudget {
+            var request = AnalysisRequest()
+            request.regions = [try Self.region(try #require(grey.first { $0.name == "grey/13" }))]
+            request.percentiles = []
+            request.develop.exposure = .luminance
+            request.develop.calibration = read
+            request.develop.spectral = spectral
+            return try #require(try Pipeline.analyze(output.files["dng"]!, request: request).regions.first?.budgets?.first)
+        }
+        let plain = try mean(nil)
+        #expect(plain.notIncluded.contains { $0.hasPrefix("spectral mismatch") } && !plain.items.contains { $0.name == "spectral mismatch" })
+        let led = try mean(.lightSource("LED"))
+        #expect(abs(led.value / plain.value - 0.9) < 1e-6, "\(led.value) against \(plain.value)")
+        let item = try #require(led.items.first { $0.name == "spectral mismatch" })
+        #expect(item.relative == 0.03 && led.notIncluded.allSatisfy { !$0.hasPrefix("spectral") })
+        #expect(abs(led.relativeStandardUncertainty - (plain.relativeStandardUncertainty * plain.relativeStandardUncertainty + 0.0009).squareRoot()) < 1e-9)
+        let stated = try mean(.stated(0.05))
+        #expect(stated.value == plain.value && stated.items.contains { $0.name == "spectral mismatch" && $0.relative == 0.05 })
+        #expect(throws: PhotometryError.self) { try mean(.lightSource("sodium")) }
+        var noCalibration = DevelopOptions()
+        noCalibration.exposure = .luminance
+        noCalibration.spectral = .lightSource("LED")
+        #expect(throws: PhotometryError.self) { try Pipeline.develop(path: output.files["dng"]!, options: noCalibration) }
+    }
 }

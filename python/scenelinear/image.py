@@ -10,8 +10,9 @@ import numpy as np
 from . import _native, errors
 
 #: The develop options `open` and `Image.image` take (the command line's long options).
-DEVELOP_OPTIONS = ("units", "exposure", "calibration", "allow_other_camera", "settings_uncertainty", "filter_factor", "color",
-                   "demosaic", "crop", "orientation", "source", "masks", "digest", "max_memory", "max_pixels", "threads")
+DEVELOP_OPTIONS = ("units", "exposure", "calibration", "allow_other_camera", "settings_uncertainty", "filter_factor",
+                   "spectral_uncertainty", "light_source", "color", "demosaic", "crop", "orientation", "source", "masks", "digest",
+                   "max_memory", "max_pixels", "threads")
 
 _defaults = {}
 

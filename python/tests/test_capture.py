@@ -229,3 +229,32 @@ def test_frames_behind_a_filter_equal_the_command_line(cli, tmp_path):
         sl.merge(sim.frames, frame_filters={7: 0.01})
     with pytest.raises(sl.UsageError, match="transmittance"):
         sl.open(sim.frames[2], units="luminance", filter_factor=1000)
+
+
+def test_light_source_factors_equal_the_command_line(cli, tmp_path):
+    """A calibration recording the light of its references and a factor for LED light; a
+    measurement under LED light picks the factor: the same numbers as the command line's,
+    the value 0.9 × the daylight one, the item "spectral mismatch" in the budget."""
+    out = str(tmp_path / "camera.json")
+    code, stdout, err = cli("calibrate", SUNSET, "--region", SKY, "--luminance", "34.5", "-o", out, "--json",
+                            "--light-source", "daylight", "--spectral-factor", "LED=0.9±3%")
+    assert code == 0, err
+    want = json.loads(stdout)
+    got = sl.calibrate([{"photo": SUNSET, "region": SKY, "luminance": 34.5}], light_source="daylight",
+                       spectral_factors={"LED": (0.9, 0.03)})
+    assert got.document == want
+    assert want["lightSource"] == "daylight" and want["spectralFactors"]["LED"] == {"factor": 0.9, "relativeUncertainty": 0.03}
+    code, stdout, err = cli("stats", SUNSET, "--region", SKY, "--units", "luminance", "--calibration", out,
+                            "--light-source", "LED", "--json")
+    assert code == 0, err
+    cli_doc = json.loads(stdout)["files"][0]
+    led = sl.stats(SUNSET, regions=[SKY], units="luminance", calibration=out, light_source="LED")
+    assert led.document["regions"] == cli_doc["regions"]
+    daylight = sl.stats(SUNSET, regions=[SKY], units="luminance", calibration=out)
+    budget = led.document["regions"][0]["budgets"][0]
+    assert any(i["name"] == "spectral mismatch" and i["relative"] == 0.03 for i in budget["items"])
+    plain = daylight.document["regions"][0]["budgets"][0]
+    assert abs(budget["value"] / plain["value"] - 0.9) < 1e-6  # the pixels are float32
+    assert any(s.startswith("spectral mismatch") for s in plain["notIncluded"])
+    with pytest.raises(sl.UsageError, match="no spectral factor for 'sodium'"):
+        sl.stats(SUNSET, regions=[SKY], units="luminance", calibration=out, light_source="sodium")
