@@ -63,6 +63,9 @@ public struct CameraModel: Codable, Sendable, Equatable {
     /// Lens shading: fraction of light lost in the image corners (0 ≤ k < 1), undone by a
     /// GainMap in OpcodeList2; `nil` for none.
     public var lensShading: Double?
+    /// Vignetting the DNG does not record (a real lens's fall-off, per camera channel): the
+    /// light of each channel × V_c(r) at the pixel's centre (docs/lens.md). Nil: none.
+    public var vignetting: RadialFalloff?
 
     /// "lossless-jpeg" or "uncompressed".
     public var storage = "lossless-jpeg"
@@ -77,7 +80,7 @@ public struct CameraModel: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case layout, cfaPattern, exposureTime, fNumber, iso, baseISO, sensitivityOffset, quantumScale, fullWell, readNoise, darkCurrent
-        case prnu, dsnu, adcBits, blackLevel, companding, cameraMatrix, lensShading, storage, seed, noise, captureTime
+        case prnu, dsnu, adcBits, blackLevel, companding, cameraMatrix, lensShading, vignetting, storage, seed, noise, captureTime
     }
 
     /// Decodes a camera; every field is optional and missing ones keep their defaults.
@@ -105,6 +108,7 @@ public struct CameraModel: Codable, Sendable, Equatable {
         }
         cameraMatrix = try c.decodeIfPresent([Double].self, forKey: .cameraMatrix)
         lensShading = try c.decodeIfPresent(Double.self, forKey: .lensShading)
+        vignetting = try c.decodeIfPresent(RadialFalloff.self, forKey: .vignetting)
         storage = try c.decodeIfPresent(String.self, forKey: .storage) ?? d.storage
         seed = try c.decodeIfPresent(UInt64.self, forKey: .seed) ?? d.seed
         noise = try c.decodeIfPresent(Bool.self, forKey: .noise) ?? d.noise
@@ -132,6 +136,7 @@ public struct CameraModel: Codable, Sendable, Equatable {
         try c.encode(companding, forKey: .companding)
         try c.encode(cameraMatrix, forKey: .cameraMatrix)
         try c.encode(lensShading, forKey: .lensShading)
+        try c.encodeIfPresent(vignetting, forKey: .vignetting)
         try c.encode(storage, forKey: .storage)
         try c.encode(seed, forKey: .seed)
         try c.encode(noise, forKey: .noise)
@@ -203,6 +208,7 @@ public struct CameraModel: Codable, Sendable, Equatable {
         try require(cameraFromRec2020.inverse != nil, "cameraMatrix must be invertible")
         try require((quantumScale ?? 1) > 0, "quantumScale must be positive")
         try require(lensShading.map { $0 >= 0 && $0 < 0.95 } ?? true, "lensShading must be 0 ≤ k < 0.95")
+        if let why = vignetting?.problem { throw SceneError(reason: "vignetting: \(why)") }
         // Physical ranges, so that no product of the parameters overflows or loses its meaning.
         try require(exposureTime <= 3600 && (0.5...1024).contains(fNumber) && iso <= 1e7 && baseISO <= 1e7,
                     "exposureTime must be at most 3600 s, fNumber 0.5...1024, iso and baseISO at most 1e7")

@@ -128,7 +128,10 @@ public enum Simulator {
                         let c = m * l
                         for p in 0..<spp {
                             let channel = cfa.map { Int($0[(y % 2) * 2 + x % 2]) } ?? p
-                            let vignetting = pixelGains.map { 1 / Double($0[y * w + x]) } ?? 1
+                            var vignetting = pixelGains.map { 1 / Double($0[y * w + x]) } ?? 1
+                            if let falloff = camera.vignetting {
+                                vignetting *= falloff.transmission(channel: channel, r: falloff.radius(x: x, y: y, width: w, height: h))
+                            }
                             var mean = max(0, c[channel]) * electronsPerUnit * vignetting + dark
                             var electrons: Double
                             if camera.noise {

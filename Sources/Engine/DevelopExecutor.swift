@@ -78,6 +78,7 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
         color = try ColorTransform.make(metadata: dng.metadata, encoding: options.encoding, whiteBalance: options.whiteBalance,
                                         path: path)
         exposure = try Pipeline.exposureScaling(options.exposure, metadata: dng.metadata, path: path, options: options)
+            .withLens(options.lens, raw: raw)
         // The colour matrix with the exposure factor, or what a replaced Stage 2's planes take.
         let matrix = ColorConversion.floatMatrix(color, exposure: exposure)
         let sinkMatrix: [Float] = switch replacement?.matrix {
@@ -350,7 +351,8 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
     func finishCollectedStage3() throws {
         guard var image = stage3.take() else { return }  // (taken, so that OpcodeList3 writes the planes in place)
         if plan.list3 == .whole {
-            trims[3] = try Pipeline.applyOpcodeList3(dng: dng, raw: raw, to: &image, clipping: options.opcodeClipping, notes: &processing)
+            trims[3] = try Pipeline.applyOpcodeList3(dng: dng, raw: raw, to: &image, clipping: options.opcodeClipping, notes: &processing,
+                                                     parsed: list3)
         }
         let planes = image
         let geometry = try geometry(width: planes.width, height: planes.height)

@@ -97,12 +97,13 @@ extension Pipeline {
     ///   cannot run.
     @discardableResult
     static func applyOpcodeList(_ number: Int, dng: DNGFile, raw: ImageIFD, to image: inout LinearImage,
-                                clipping: ClippingPolicy, notes: inout [MetadataItem]) throws -> PixelRect? {
-        guard let bytes = try dng.opcodeListBytes(number, of: raw) else { return nil }
+                                clipping: ClippingPolicy, notes: inout [MetadataItem], parsed: OpcodeList? = nil) throws -> PixelRect? {
+        let bytes = parsed == nil ? try dng.opcodeListBytes(number, of: raw) : nil
+        guard parsed != nil || bytes != nil else { return nil }
         let list: OpcodeList
         let report: OpcodeReport
         do {
-            list = try OpcodeList.parse(bytes, list: number == 2 ? .list2 : .list3)
+            if let parsed { list = parsed } else { list = try OpcodeList.parse(bytes!, list: number == 2 ? .list2 : .list3) }
             let phase = image.planes == 1 ? activeAreaBayerPhase(raw) : nil
             let context = OpcodeContext(wholeImage: image.values, clipping: clipping, bayerPhase: phase)
             var values = image.values
@@ -125,13 +126,15 @@ extension Pipeline {
 
     /// OpcodeList3 on a collected Stage 3 image (see `applyOpcodeList`).
     @discardableResult
+    /// `parsed`: the list as the executor holds it (with a lens correction appended), instead
+    /// of the file's.
     static func applyOpcodeList3(dng: DNGFile, raw: ImageIFD, to image: inout Stage3Image, clipping: ClippingPolicy,
-                                 notes: inout [MetadataItem]) throws -> PixelRect? {
+                                 notes: inout [MetadataItem], parsed: OpcodeList? = nil) throws -> PixelRect? {
         var stage = image.stage
         // Release `image`'s reference, so that the list writes the planes in place.
         image = Stage3Image(planes: LinearImage(ifd: stage.ifd, values: ImageBuffer(width: 0, height: 0, channels: 3, samples: []),
                                                 clipMask: [], mapping: stage.mapping))
-        let trim = try applyOpcodeList(3, dng: dng, raw: raw, to: &stage, clipping: clipping, notes: &notes)
+        let trim = try applyOpcodeList(3, dng: dng, raw: raw, to: &stage, clipping: clipping, notes: &notes, parsed: parsed)
         image = Stage3Image(planes: stage)
         return trim
     }

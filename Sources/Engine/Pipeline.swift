@@ -66,6 +66,11 @@ public struct DevelopOptions: Sendable {
     /// For `.luminance` and `.radiance`: the spectral-mismatch item (a stated uncertainty, or
     /// the calibration's factor for a light source); nil: not in the budget, which says so.
     public var spectral: SpectralTerm?
+    /// A lens calibration whose vignetting is divided out in camera RGB (an OpcodeList3
+    /// GainMap, `Pipeline.lensCorrected`); refused for another camera, lens or aperture unless
+    /// `allowOtherLens`.
+    public var lens: LensCalibration?
+    public var allowOtherLens = false
     /// A measurement whose charts (a report, an EV map) are drawn beside its passes: its
     /// memory estimate counts them (`DevelopRoute.measurementWithCharts`).
     public var measurementDrawsCharts = false

@@ -299,7 +299,7 @@ extension Pipeline {
         output target: StreamingOutput?, replacing replacement: Stage2Replacement?,
         masksReady: (([SemanticMaskLayer]) throws -> Void)?
     ) throws -> Streamed<E> {
-        let (raw, main, notes) = try selectImage(dng, options: options)
+        var (raw, main, notes) = try selectImage(dng, options: options)
         // Over the pixel limit: refused before anything else (the memory estimate, which needs the plan, below).
         try checkPixelLimit(raw, path: dng.path, options: options)
         // The raw-data digest, computed as the blocks are decoded (once, on whichever route).
@@ -312,7 +312,9 @@ extension Pipeline {
         }
         let request = DevelopRequest(output: output, observed: observer != nil, replacesStage2: replacement != nil,
                                      digest: options.digest, drawsCharts: options.measurementDrawsCharts)
-        let list2 = try parseOpcodeList(2, dng: dng, raw: raw), list3 = try parseOpcodeList(3, dng: dng, raw: raw)
+        let list2 = try parseOpcodeList(2, dng: dng, raw: raw)
+        let list3 = try lensCorrected(try parseOpcodeList(3, dng: dng, raw: raw), list2: list2, dng: dng, raw: raw, options: options,
+                                      notes: &notes)
         let plan = DevelopPlan(layout: try SourceLayout.of(dng, raw: raw, limits: options.limits, list2: list2, list3: list3),
                                request: request)
         let run = try DevelopRun(dng, options: options, plan: plan, raw: raw, main: main, lists: (list2, list3), notes: notes,

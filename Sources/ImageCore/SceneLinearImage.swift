@@ -120,6 +120,18 @@ public struct ExposureScaling: Sendable, Codable, Equatable {
     }
 
     public static let none = ExposureScaling(mode: .none, factor: 1)
+
+    /// The scaling with one more independent part of its uncertainty (in quadrature; the
+    /// parts listed so far, or the whole as "scale" when none are, kept before it).
+    public func appending(_ part: UncertaintyPart) -> ExposureScaling {
+        var s = self
+        let u = relativeUncertainty ?? 0
+        s.relativeUncertainty = (u * u + part.relative * part.relative).squareRoot()
+        var parts = uncertaintyParts ?? []
+        if parts.isEmpty, u > 0 { parts.append(.init(name: "scale", relative: u, note: source ?? "not recorded")) }
+        s.uncertaintyParts = parts + [part]
+        return s
+    }
 }
 
 /// CIE 1931 xy chromaticities of linear Rec.2020 (ITU-R BT.2020) with a D65 white.

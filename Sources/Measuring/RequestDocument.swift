@@ -10,7 +10,7 @@ public struct RequestDocument: Sendable {
     /// The options that shape how an image is developed or read.
     public static let developKeys: Set<String> = [
         "units", "exposure", "calibration", "allow_other_camera", "settings_uncertainty", "filter_factor", "spectral_uncertainty",
-        "light_source", "color", "demosaic", "crop",
+        "light_source", "lens", "allow_other_lens", "color", "demosaic", "crop",
         "orientation", "source", "masks", "digest", "max_memory", "max_pixels", "threads",
     ]
     /// A circular fisheye lens: `projection`, `fov` (degrees) and `circle` ("x,y,r" in output
@@ -147,6 +147,8 @@ public struct RequestDocument: Sendable {
                              allowOtherCamera: try bool("allow_other_camera") ?? false,
                              settingsUncertainty: try number("settings_uncertainty", in: 0...999.999).map { $0 / 100 },
                              filter: try filterFactor(), spectral: try spectralTerm(), absoluteByDefault: absoluteByDefault)
+        options.lens = try string("lens").map(LensCalibration.read)
+        options.allowOtherLens = try bool("allow_other_lens") ?? false
         if let color = try choice("color", ColorChoice.self) { options.encoding = color.encoding }
         if let demosaic = try choice("demosaic", DemosaicMethod.self) { options.demosaic = demosaic }
         if let crop = try choice("crop", CropMode.self) { options.crop = crop }

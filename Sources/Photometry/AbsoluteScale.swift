@@ -151,12 +151,7 @@ extension ExposureScaling {
                                       calibration.lightSource ?? "an unstated light", f.source.map { "; " + $0 } ?? ""))
             s.source = (source.map { $0 + "; " } ?? "") + String(format: "× %.6g for %@ light", f.factor, name)
         }
-        let u = relativeUncertainty ?? 0
-        s.relativeUncertainty = (u * u + part.relative * part.relative).squareRoot()
-        var parts = uncertaintyParts ?? []
-        if parts.isEmpty, u > 0 { parts.append(.init(name: "scale", relative: u, note: source ?? "not recorded")) }
-        s.uncertaintyParts = parts + [part]
-        return s
+        return s.appending(part)
     }
 }
 

@@ -103,16 +103,8 @@ extension ExposureScaling {
     /// The scaling of values captured through `filter`: the factor divided by its
     /// transmittance, its uncertainty in quadrature with the scale's (item `filter`).
     public func through(_ filter: FilterFactor) -> ExposureScaling {
-        var s = self
+        var s = appending(filter.uncertaintyPart)
         s.factor /= filter.transmittance
-        let u = relativeUncertainty ?? 0
-        s.relativeUncertainty = (u * u + filter.relativeUncertainty * filter.relativeUncertainty).squareRoot()
-        var parts = uncertaintyParts ?? []
-        if parts.isEmpty, let r = relativeUncertainty, r > 0 {
-            parts.append(.init(name: "scale", relative: r, note: source ?? "not recorded"))
-        }
-        parts.append(filter.uncertaintyPart)
-        s.uncertaintyParts = parts
         s.source = (source.map { $0 + "; " } ?? "") + String(format: "divided by the filter's transmittance %.6g (%@)", filter.transmittance, filter.text)
         return s
     }

@@ -16,16 +16,19 @@ protocol WritesFiles {
 }
 
 extension SceneLinearCommand.Convert: WritesFiles {
-    var inputPaths: [String] { files + ((try? listedFiles()) ?? []) + [filesFrom, unitOptions.calibration].compactMap { $0 } }
+    var inputPaths: [String] { files + ((try? listedFiles()) ?? []) + [filesFrom, unitOptions.calibration, unitOptions.lens].compactMap { $0 } }
 }
 extension SceneLinearCommand.Merge: WritesFiles {
-    var inputPaths: [String] { frames + [unitOptions.calibration].compactMap { $0 } }
+    var inputPaths: [String] { frames + [unitOptions.calibration, unitOptions.lens].compactMap { $0 } }
 }
 extension SceneLinearCommand.Illuminance: WritesFiles {
-    var inputPaths: [String] { files + [unitOptions.calibration].compactMap { $0 } }
+    var inputPaths: [String] { files + [unitOptions.calibration, unitOptions.lens].compactMap { $0 } }
 }
 extension SceneLinearCommand.Calibrate: WritesFiles {
     var inputPaths: [String] { photos }
+}
+extension SceneLinearCommand.CalibrateLens: WritesFiles {
+    var inputPaths: [String] { flats }
 }
 extension SceneLinearCommand.Manifest: WritesFiles {
     var inputPaths: [String] { paths }

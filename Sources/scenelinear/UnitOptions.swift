@@ -25,6 +25,12 @@ struct UnitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The kind of light of the scene (e.g. LED, daylight): the scale is multiplied by --calibration's spectral factor for it, whose uncertainty is the budget item 'spectral mismatch' (calibrate --spectral-factor records them). Absolute units only.", valueName: "name"))
     var lightSource: String?
 
+    @Option(help: ArgumentHelp("A lens calibration written by `scenelinear calibrate-lens` (JSON): its vignetting is divided out in camera RGB before the colour matrix, and, in absolute units, the budgets gain the item 'vignetting'. Refused for another camera, lens or aperture unless --allow-other-lens.", valueName: "lens.json"))
+    var lens: String?
+
+    @Flag(help: "Apply --lens to another camera, lens or aperture than it was made with, or to a file whose own lens-shading opcodes differ from its captures'.")
+    var allowOtherLens = false
+
     func validate() throws {
         if let u = spectralUncertainty, !(u >= 0 && u < 100) {
             throw ValidationError("--spectral-uncertainty must be a percentage from 0 to 100")
@@ -49,6 +55,8 @@ struct UnitOptions: ParsableArguments {
             throw ValidationError("--calibration gives an absolute scale: use it with --units luminance or --units radiance")
         }
         do {
+            options.lens = try lens.map(LensCalibration.read)
+            options.allowOtherLens = allowOtherLens
             try options.setUnits(units ?? .relative, exposure: exposure, calibration: try calibration.map(CameraCalibration.read),
                                  allowOtherCamera: allowOtherCamera, settingsUncertainty: settingsUncertainty.map { $0 / 100 },
                                  filter: filterFactor,

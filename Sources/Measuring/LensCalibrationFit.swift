@@ -1,0 +1,240 @@
+import Engine
+import Foundation
+
+/// How `Pipeline.calibrateLens` fits a lens's vignetting.
+public struct LensFitOptions: Sendable {
+    /// Cells across the image's width (their height the same in pixels): each cell's mean is
+    /// one point of the fit.
+    public var cellsAcross = 48
+    /// Largest RMS relative residual of a capture's cells about the radial model before the
+    /// capture is refused as not a uniform flat field.
+    public var maxResidual = 0.02
+    /// The centre, relative to the image (default: its middle).
+    public var centerX = 0.5, centerY = 0.5
+    /// Decoding limits, threads, digest policy.
+    public var develop = DevelopOptions()
+
+    public init() {}
+}
+
+extension Pipeline {
+    /// Fits the vignetting of the lens that took `flats` — captures of a uniform source filling
+    /// the field (an integrating sphere's port, a light box, an overcast sky through a
+    /// diffuser) — per camera channel: V_c(r) = 1 + a₁r² + a₂r⁴ + a₃r⁶, r the radius relative to
+    /// the half-diagonal (docs/lens.md). Each capture is developed in camera RGB (no crop, the
+    /// sensor's orientation, 2×2 superpixels for CFA) and cut into cells; each channel's cell
+    /// means are fitted by least squares as A · V(r), the covariance of (a₁, a₂, a₃) from the
+    /// residuals' scatter (so a model that does not fit widens it); several captures are
+    /// combined with inverse-covariance weights.
+    /// - Throws: `PhotometryError` for captures of different cameras, lenses or apertures, a
+    ///   capture that is not a uniform flat field (residuals above `maxResidual`), or one with
+    ///   too few unclipped cells; the decoders' errors.
+    public static func calibrateLens(flats: [String], options: LensFitOptions = LensFitOptions()) throws -> LensCalibration {
+        guard !flats.isEmpty else { throw PhotometryError(path: "", reason: "a lens calibration needs at least one flat-field capture", category: .usage) }
+        var develop = options.develop
+        develop.encoding = .cameraNative
+        develop.crop = .none
+        develop.applyOrientation = false
+        develop.exposure = .none
+        develop.includeMasks = false
+        develop.demosaic = .superpixel
+        develop.lens = nil
+        develop.filter = nil
+        develop.spectral = nil
+        var first: (camera: CameraIdentity, fNumber: Double, focal: Double?)?
+        var fits: [[(a: SIMD3<Double>, covariance: [Double])]] = [[], [], []]
+        var ringResiduals: [[[Double]]] = [[], [], []]
+        let reach = RadialFalloff(family: .evenPolynomial, coefficients: [[0, 0, 0]], centerX: options.centerX, centerY: options.centerY).reach
+        var rms = [0.0, 0.0, 0.0], worst = [0.0, 0.0, 0.0], cells = 0, shading = false
+        for path in flats {
+            let developed = try Pipeline.develop(path: path, options: develop)
+            let capture = developed.dng.metadata.capture
+            let identity = CameraIdentity(developed.dng.metadata)
+            guard let n = capture.fNumber, n > 0 else {
+                throw PhotometryError(path: path, reason: "a lens calibration needs the f-number (vignetting depends on it), and the file records none")
+            }
+            if let first {
+                if let why = first.camera.mismatch(identity) ?? (first.camera.lens != identity.lens ? "another lens (\(identity.lens ?? "none"))" : nil) {
+                    throw PhotometryError(path: path, reason: "all captures of a lens calibration must come from one camera and lens: \(why)", category: .calibrationMismatch)
+                }
+                if abs(2 * log2(n / first.fNumber)) > 1.0 / 6 {
+                    throw PhotometryError(path: path, reason: String(format: "taken at f/%.3g, the first capture at f/%.3g: calibrate each aperture on its own", n, first.fNumber),
+                                          category: .calibrationMismatch)
+                }
+            } else {
+                first = (identity, n, capture.focalLength)
+            }
+            shading = try shading || Pipeline.carriesLensShading(developed.dng, options: develop)
+            let image = developed.image
+            let grid = LensCells(image: image, across: options.cellsAcross, centerX: options.centerX, centerY: options.centerY)
+            for c in 0..<3 {
+                let fit = try grid.fit(channel: c, path: path, maxResidual: options.maxResidual, reach: reach)
+                fits[c].append((fit.a, fit.covariance))
+                ringResiduals[c].append(fit.rings)
+                rms[c] = max(rms[c], fit.rms)
+                worst[c] = max(worst[c], fit.worst)
+            }
+            cells += grid.count
+        }
+        var coefficients: [[Double]] = [], covariances: [[Double]] = [], profile: [[Double]] = []
+        for c in 0..<3 {
+            let (a, cov) = LensCells.combine(fits[c])
+            coefficients.append([a.x, a.y, a.z])
+            covariances.append(cov)
+            // Each ring's residual averaged over the captures (rings without cells: 0).
+            profile.append((0..<LensCells.rings).map { k in
+                let values = ringResiduals[c].map { $0[k] }.filter { !$0.isNaN }
+                return values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count)
+            })
+        }
+        let falloff = RadialFalloff(family: .evenPolynomial, coefficients: coefficients, centerX: options.centerX, centerY: options.centerY)
+        if let why = falloff.problem { throw PhotometryError(path: flats[0], reason: "the fitted fall-off cannot be used: \(why)", category: .calibrationMismatch) }
+        return LensCalibration(created: ISO8601DateFormatter().string(from: Date()), camera: first!.camera, focalLength: first!.focal,
+                               fNumber: first!.fNumber, method: "flat field", captures: flats.map { URL(fileURLWithPath: $0).lastPathComponent },
+                               falloff: falloff, covariance: covariances, residualRMS: rms, residualMax: worst, cells: cells,
+                               lensShadingOpcodes: shading,
+                               ringRadii: (0..<LensCells.rings).map { (Double($0) + 0.5) / Double(LensCells.rings) * reach },
+                               ringResiduals: profile)
+    }
+}
+
+/// A flat-field capture cut into square cells: each cell's mean per channel (unclipped,
+/// finite pixels only) and the mean of the basis (r², r⁴, r⁶) over its pixels.
+struct LensCells {
+    var means: [SIMD3<Double>] = []
+    var basis: [SIMD3<Double>] = []
+    var count: Int { means.count }
+
+    init(image: SceneLinearImage, across: Int, centerX: Double, centerY: Double) {
+        let w = image.width, h = image.height
+        let side = max(2, w / max(1, across))
+        let geometry = RadialFalloff(family: .evenPolynomial, coefficients: [[0, 0, 0]], centerX: centerX, centerY: centerY)
+        let clip = image.clipMask
+        let px = image.pixels.samples
+        for top in stride(from: 0, to: h - side + 1, by: side) {
+            for left in stride(from: 0, to: w - side + 1, by: side) {
+                var sum = SIMD3<Double>(), b = SIMD3<Double>(), n = 0, bad = false
+                for y in top..<(top + side) {
+                    for x in left..<(left + side) {
+                        let i = y * w + x
+                        let v = SIMD3(Double(px[3 * i]), Double(px[3 * i + 1]), Double(px[3 * i + 2]))
+                        if let clip, clip[i] != 0 { bad = true }
+                        if !(v.x.isFinite && v.y.isFinite && v.z.isFinite) { bad = true }
+                        sum += v
+                        b += RadialFalloff.basis(geometry.radius(x: x, y: y, width: w, height: h))
+                        n += 1
+                    }
+                }
+                guard !bad, n > 0 else { continue }
+                means.append(sum / Double(n))
+                basis.append(b / Double(n))
+            }
+        }
+    }
+
+    /// Rings the relative residuals are averaged over, from the centre to `reach`.
+    static let rings = 20
+
+    /// Channel `c`'s least-squares fit of m = A · (1 + a·b): the coefficients a, their
+    /// covariance (row-major 3×3), the RMS and largest relative residual, and the mean
+    /// relative residual of each of `rings` rings out to `reach` (NaN for a ring without cells).
+    func fit(channel c: Int, path: String, maxResidual: Double,
+             reach: Double) throws -> (a: SIMD3<Double>, covariance: [Double], rms: Double, worst: Double, rings: [Double]) {
+        let n = count
+        guard n >= 12 else {
+            throw PhotometryError(path: path, reason: "only \(n) cells of the image are unclipped: a flat field must fill the frame below white", category: .calibrationMismatch)
+        }
+        // Normal equations for β = (A, A·a₁, A·a₂, A·a₃).
+        var xtx = [Double](repeating: 0, count: 16), xty = [Double](repeating: 0, count: 4)
+        for k in 0..<n {
+            let row = [1, basis[k].x, basis[k].y, basis[k].z], y = means[k][c]
+            for i in 0..<4 {
+                xty[i] += row[i] * y
+                for j in 0..<4 { xtx[4 * i + j] += row[i] * row[j] }
+            }
+        }
+        guard let inverse = Self.invert4(xtx) else {
+            throw PhotometryError(path: path, reason: "the cells do not span enough radii to fit the fall-off", category: .calibrationMismatch)
+        }
+        var beta = [Double](repeating: 0, count: 4)
+        for i in 0..<4 { for j in 0..<4 { beta[i] += inverse[4 * i + j] * xty[j] } }
+        guard beta[0] > 0 else {
+            throw PhotometryError(path: path, reason: "channel \(c) has no positive level on the axis: not a flat field", category: .calibrationMismatch)
+        }
+        var rss = 0.0, worst = 0.0
+        var ringSum = [Double](repeating: 0, count: Self.rings), ringCount = [Int](repeating: 0, count: Self.rings)
+        for k in 0..<n {
+            let model = beta[0] + beta[1] * basis[k].x + beta[2] * basis[k].y + beta[3] * basis[k].z
+            let residual = means[k][c] - model
+            rss += residual * residual
+            worst = max(worst, abs(residual / model))
+            let ring = min(Self.rings - 1, Int(basis[k].x.squareRoot() / reach * Double(Self.rings)))
+            ringSum[ring] += residual / model
+            ringCount[ring] += 1
+        }
+        let rings = zip(ringSum, ringCount).map { $1 > 0 ? $0 / Double($1) : Double.nan }
+        let s2 = rss / Double(n - 4)
+        let rms = (rss / Double(n)).squareRoot() / beta[0]
+        if rms > maxResidual {
+            throw PhotometryError(path: path, reason: String(format: "not a uniform flat field: channel %d's cells scatter %.2g %% (RMS) about the radial fall-off, more than %.2g %% (a source that does not fill the field evenly, or something in front of it)", c, 100 * rms, 100 * maxResidual),
+                                  category: .calibrationMismatch)
+        }
+        // a = β[1...3] / β0; its covariance J Σ_β Jᵀ.
+        let a = SIMD3(beta[1], beta[2], beta[3]) / beta[0]
+        var jacobian = [Double](repeating: 0, count: 12)
+        for i in 0..<3 {
+            jacobian[4 * i] = -a[i] / beta[0]
+            jacobian[4 * i + i + 1] = 1 / beta[0]
+        }
+        var covariance = [Double](repeating: 0, count: 9)
+        for i in 0..<3 {
+            for j in 0..<3 {
+                var s = 0.0
+                for p in 0..<4 { for q in 0..<4 { s += jacobian[4 * i + p] * s2 * inverse[4 * p + q] * jacobian[4 * j + q] } }
+                covariance[3 * i + j] = s
+            }
+        }
+        return (a, covariance, rms, worst, rings)
+    }
+
+    /// Inverse-covariance weighted mean of several fits of one channel (one fit: itself).
+    static func combine(_ fits: [(a: SIMD3<Double>, covariance: [Double])]) -> (SIMD3<Double>, [Double]) {
+        guard fits.count > 1 else { return (fits[0].a, fits[0].covariance) }
+        var information = [Double](repeating: 0, count: 9), weighted = SIMD3<Double>()
+        for f in fits {
+            guard let w = invert3(f.covariance) else { continue }
+            for i in 0..<9 { information[i] += w[i] }
+            for i in 0..<3 { for j in 0..<3 { weighted[i] += w[3 * i + j] * f.a[j] } }
+        }
+        guard let covariance = invert3(information) else { return (fits[0].a, fits[0].covariance) }
+        var a = SIMD3<Double>()
+        for i in 0..<3 { for j in 0..<3 { a[i] += covariance[3 * i + j] * weighted[j] } }
+        return (a, covariance)
+    }
+
+    /// The inverse of a row-major n×n matrix by Gauss–Jordan elimination with partial
+    /// pivoting, or nil when it is singular.
+    static func invert(_ m: [Double], n: Int) -> [Double]? {
+        var a = m, inv = [Double](repeating: 0, count: n * n)
+        for i in 0..<n { inv[n * i + i] = 1 }
+        let scale = m.map(abs).max() ?? 0
+        for col in 0..<n {
+            let pivot = (col..<n).max { abs(a[n * $0 + col]) < abs(a[n * $1 + col]) }!
+            guard abs(a[n * pivot + col]) > 1e-14 * max(scale, 1e-300) else { return nil }
+            if pivot != col {
+                for k in 0..<n { a.swapAt(n * pivot + k, n * col + k); inv.swapAt(n * pivot + k, n * col + k) }
+            }
+            let p = a[n * col + col]
+            for k in 0..<n { a[n * col + k] /= p; inv[n * col + k] /= p }
+            for row in 0..<n where row != col {
+                let f = a[n * row + col]
+                guard f != 0 else { continue }
+                for k in 0..<n { a[n * row + k] -= f * a[n * col + k]; inv[n * row + k] -= f * inv[n * col + k] }
+            }
+        }
+        return inv
+    }
+
+    static func invert4(_ m: [Double]) -> [Double]? { invert(m, n: 4) }
+    static func invert3(_ m: [Double]) -> [Double]? { invert(m, n: 3) }
+}

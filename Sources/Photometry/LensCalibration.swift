@@ -1,0 +1,190 @@
+import DNGContainer
+import Foundation
+import ImageCore
+
+/// A lens's vignetting as measured (`scenelinear calibrate-lens`, schema
+/// `scenelinear.lens/1`, docs/lens.md): per camera channel, V_c(r) = 1 + a₁r² + a₂r⁴ + a₃r⁶
+/// in the image radius r (normalised to the half-diagonal, V = 1 on the axis), the
+/// coefficients' covariance from the fit, its residuals, and the camera, lens and aperture it
+/// belongs to.
+public struct LensCalibration: Codable, Sendable, Equatable {
+    public var schema = "scenelinear.lens/1"
+    public var software = SceneLinearVersion.software
+    public var created: String
+    /// The file's name when read; not stored.
+    public var name: String = ""
+    /// The camera body and its lens (LensModel).
+    public var camera: CameraIdentity
+    /// The focal length (mm) and f-number of the captures it was made from.
+    public var focalLength: Double?
+    public var fNumber: Double
+    /// How it was made: "flat field".
+    public var method: String
+    /// The captures it was fitted to.
+    public var captures: [String]
+    /// The model (family even-polynomial; coefficients a₁, a₂, a₃ per channel R, G, B of the
+    /// camera; the centre relative to the image).
+    public var falloff: RadialFalloff
+    /// Per channel, the 3×3 covariance of (a₁, a₂, a₃), row-major.
+    public var covariance: [[Double]]
+    /// Per channel, the RMS and the largest relative residual of the fit's cells.
+    public var residualRMS: [Double]
+    public var residualMax: [Double]
+    /// Cells of the image fitted per channel (summed over the captures).
+    public var cells: Int
+    /// Whether its captures carried lens-shading opcodes of their own (GainMap,
+    /// FixVignetteRadial), applied before the fit: the calibration is then of what they left.
+    public var lensShadingOpcodes: Bool
+    /// The fit's mean relative residual (data / model − 1) in rings about the centre, per
+    /// channel, at the rings' middle radii: what the model does not follow (another family's
+    /// shape, a lens's own departure from it). Its magnitude at r joins the uncertainty of V(r)
+    /// as the model's.
+    public var ringRadii: [Double]
+    public var ringResiduals: [[Double]]
+
+    enum CodingKeys: String, CodingKey {
+        case schema, software, created, camera, focalLength, fNumber, method, captures, falloff, covariance, residualRMS, residualMax, cells
+        case lensShadingOpcodes, ringRadii, ringResiduals
+    }
+
+    public init(created: String, camera: CameraIdentity, focalLength: Double?, fNumber: Double, method: String, captures: [String],
+                falloff: RadialFalloff, covariance: [[Double]], residualRMS: [Double], residualMax: [Double], cells: Int,
+                lensShadingOpcodes: Bool, ringRadii: [Double], ringResiduals: [[Double]]) {
+        self.created = created
+        self.camera = camera
+        self.focalLength = focalLength
+        self.fNumber = fNumber
+        self.method = method
+        self.captures = captures
+        self.falloff = falloff
+        self.covariance = covariance
+        self.residualRMS = residualRMS
+        self.residualMax = residualMax
+        self.cells = cells
+        self.lensShadingOpcodes = lensShadingOpcodes
+        self.ringRadii = ringRadii
+        self.ringResiduals = ringResiduals
+    }
+
+    /// V_c at r and its relative standard uncertainty σ_V / V: the coefficients' covariance
+    /// and the model's departure there (`modelResidual`), in quadrature.
+    public func transmission(channel c: Int, r: Double) -> (value: Double, relativeUncertainty: Double) {
+        let v = falloff.transmission(channel: c, r: r)
+        let b = RadialFalloff.basis(r), m = covariance[c]
+        var variance = 0.0
+        for i in 0..<3 { for j in 0..<3 { variance += b[i] * m[3 * i + j] * b[j] } }
+        let model = modelResidual(channel: c, r: r)
+        return (v, (max(variance, 0) / (v * v) + model * model).squareRoot())
+    }
+
+    /// The model's departure at r: |the ring residual at r − the innermost ring's| (V is a
+    /// ratio to the axis, so a residual the axis shares cancels), interpolated linearly between
+    /// the rings' middles and extrapolated beyond the last one by the last two rings' slope (the
+    /// corners lie beyond the cells' centres); 0 on the axis, where V = 1 by definition.
+    public func modelResidual(channel c: Int, r: Double) -> Double {
+        let radii = ringRadii, ring = ringResiduals[c]
+        guard r > 0, !radii.isEmpty, radii.count == ring.count else { return 0 }
+        let values = ring.map { abs($0 - ring[0]) }
+        if r <= radii[0] { return 0 }
+        for k in 1..<radii.count where r <= radii[k] {
+            let t = (r - radii[k - 1]) / (radii[k] - radii[k - 1])
+            return values[k - 1] + t * (values[k] - values[k - 1])
+        }
+        let n = values.count
+        guard n >= 2 else { return values[0] }
+        let slope = abs(values[n - 1] - values[n - 2]) / (radii[n - 1] - radii[n - 2])
+        return values[n - 1] + (r - radii[n - 1]) * slope
+    }
+
+    /// The largest relative standard uncertainty of the correction 1/V_c anywhere in a
+    /// `width` × `height` image (out to its farthest corner from the centre), over the three
+    /// channels: what the budgets carry as the item `vignetting`, an upper bound for any region
+    /// (one fit error moves a whole region alike, and no region's average exceeds its worst
+    /// pixel's).
+    public func largestRelativeUncertainty(width: Int, height: Int) -> Double {
+        let corners = [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0)]
+        let reach = corners.map { falloff.radius(u: $0.0, v: $0.1, width: width, height: height) }.max() ?? 1
+        var worst = 0.0
+        for i in 0...200 {
+            let r = reach * Double(i) / 200
+            for c in 0..<3 { worst = max(worst, transmission(channel: c, r: r).relativeUncertainty) }
+        }
+        return worst
+    }
+
+    /// The budget item of the correction (`largestRelativeUncertainty`).
+    public func uncertaintyPart(width: Int, height: Int) -> ExposureScaling.UncertaintyPart {
+        .init(name: "vignetting", relative: largestRelativeUncertainty(width: width, height: height),
+              note: "the fit of \(name)'s fall-off (\(method)): the largest relative uncertainty of its correction anywhere in the image, an upper bound for every region")
+    }
+
+    /// Refuses a capture of another camera, lens or aperture (more than ⅙ stop from the
+    /// calibration's f-number: vignetting changes with it), unless allowed.
+    public func check(_ metadata: DNGMetadata, path: String, allowOther: Bool) throws {
+        guard !allowOther else { return }
+        let other = CameraIdentity(metadata)
+        if let why = camera.mismatch(other) {
+            throw PhotometryError(path: path, reason: "the lens calibration \(name) belongs to another camera: \(why) (--allow-other-lens applies it anyway)",
+                                  category: .calibrationMismatch)
+        }
+        func norm(_ s: String?) -> String? { s.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } }
+        if let a = norm(camera.lens), let b = norm(other.lens), a != b {
+            throw PhotometryError(path: path, reason: "the lens calibration \(name) was made with the lens '\(camera.lens!)', not '\(other.lens!)' (--allow-other-lens applies it anyway)",
+                                  category: .calibrationMismatch)
+        }
+        guard let n = metadata.capture.fNumber, n > 0 else {
+            throw PhotometryError(path: path, reason: "the file records no f-number, and the lens calibration \(name) holds for f/\(String(format: "%.3g", fNumber)) only (--allow-other-lens applies it anyway)",
+                                  category: .calibrationMismatch)
+        }
+        if abs(2 * log2(n / fNumber)) > 1.0 / 6 {
+            throw PhotometryError(path: path, reason: String(format: "taken at f/%.3g, and the lens calibration %@ holds for f/%.3g: vignetting changes with the aperture (--allow-other-lens applies it anyway)", n, name, fNumber),
+                                  category: .calibrationMismatch)
+        }
+    }
+
+    /// Reads a lens calibration file.
+    /// - Throws: `PhotometryError` naming the file and what is wrong.
+    public static func read(_ path: String) throws -> LensCalibration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw PhotometryError(path: path, reason: "cannot read the lens calibration file", category: .inputUnreadable)
+        }
+        var c: LensCalibration
+        do {
+            c = try JSONDecoder().decode(LensCalibration.self, from: data)
+        } catch {
+            throw PhotometryError(path: path, reason: "not a lens calibration file (scenelinear.lens/1): \(error)", category: .corruptData)
+        }
+        guard c.schema == "scenelinear.lens/1" else {
+            throw PhotometryError(path: path, reason: "schema \(c.schema), not scenelinear.lens/1", category: .unsupportedVersion)
+        }
+        if c.falloff.family != .evenPolynomial { throw PhotometryError(path: path, reason: "the falloff must be even-polynomial", category: .corruptData) }
+        if let why = c.falloff.problem { throw PhotometryError(path: path, reason: why, category: .corruptData) }
+        guard c.covariance.count == 3, c.covariance.allSatisfy({ $0.count == 9 && $0.allSatisfy(\.isFinite) }), c.fNumber > 0,
+              c.ringResiduals.count == 3, c.ringResiduals.allSatisfy({ $0.count == c.ringRadii.count && $0.allSatisfy(\.isFinite) }),
+              zip(c.ringRadii, c.ringRadii.dropFirst()).allSatisfy({ $0 < $1 }) else {
+            throw PhotometryError(path: path, reason: "covariance must be 3 lists of 9 numbers, ringResiduals 3 lists as long as the increasing ringRadii, and fNumber positive",
+                                  category: .corruptData)
+        }
+        c.name = path
+        return c
+    }
+
+    /// The calibration as pretty-printed JSON.
+    public func json() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+
+    /// Writes the file atomically; returns what was written.
+    @discardableResult
+    public func write(to path: String) throws -> Data {
+        let data = try json()
+        try AtomicFile.write(to: path) { temporary in
+            do { try data.write(to: URL(fileURLWithPath: temporary)) } catch {
+                throw PhotometryError(path: path, reason: "cannot write the lens calibration: \(error.localizedDescription)", category: .outputFailure)
+            }
+        }
+        return data
+    }
+}
