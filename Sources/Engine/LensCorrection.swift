@@ -22,9 +22,13 @@ extension Pipeline {
     /// - Throws: `PhotometryError` for a calibration of another camera, lens or aperture, or
     ///   one made on captures that did (or did not) carry lens-shading opcodes of their own
     ///   when this file does not (or does), unless `options.allowOtherLens`.
+    /// - Parameter matrix: for a replaced Stage 2, what its planes are: values (1 / V), variances
+    ///   (1 / V², so that a merge's standard deviations are corrected as its values) or counts
+    ///   (no correction).
     static func lensCorrected(_ list3: OpcodeList?, list2: OpcodeList?, dng: DNGFile, raw: ImageIFD,
-                              options: DevelopOptions, notes: inout [MetadataItem]) throws -> OpcodeList? {
-        guard let lens = options.lens else { return list3 }
+                              options: DevelopOptions, matrix: Stage2Replacement.Matrix?, notes: inout [MetadataItem]) throws -> OpcodeList? {
+        guard let lens = options.lens, matrix != .identity else { return list3 }
+        let power = matrix == .squared ? 2.0 : 1.0
         try lens.check(dng.metadata, path: dng.path, allowOther: options.allowOtherLens)
         let own = hasLensShading(list2) || hasLensShading(list3)
         if own != lens.lensShadingOpcodes && !options.allowOtherLens {
@@ -39,7 +43,7 @@ extension Pipeline {
         for v in 0..<pv {
             for h in 0..<ph {
                 let r = lens.falloff.radius(u: Double(h) / Double(ph - 1), v: Double(v) / Double(pv - 1), width: area.width, height: area.height)
-                for c in 0..<3 { gains[(v * ph + h) * 3 + c] = Float(1 / lens.falloff.transmission(channel: c, r: r)) }
+                for c in 0..<3 { gains[(v * ph + h) * 3 + c] = Float(pow(lens.falloff.transmission(channel: c, r: r), -power)) }
             }
         }
         let map = GainMap(area: OpcodeArea(top: 0, left: 0, bottom: 0, right: 0, plane: 0, planes: 3, rowPitch: 1, colPitch: 1),

@@ -314,7 +314,7 @@ extension Pipeline {
                                      digest: options.digest, drawsCharts: options.measurementDrawsCharts)
         let list2 = try parseOpcodeList(2, dng: dng, raw: raw)
         let list3 = try lensCorrected(try parseOpcodeList(3, dng: dng, raw: raw), list2: list2, dng: dng, raw: raw, options: options,
-                                      notes: &notes)
+                                      matrix: replacement?.matrix, notes: &notes)
         let plan = DevelopPlan(layout: try SourceLayout.of(dng, raw: raw, limits: options.limits, list2: list2, list3: list3),
                                request: request)
         let run = try DevelopRun(dng, options: options, plan: plan, raw: raw, main: main, lists: (list2, list3), notes: notes,

@@ -8,11 +8,13 @@ import TestSupport
 @Suite struct CommandLineOptionsTests {
     /// The subcommands, in the order the root help lists them.
     static let commands = ["info", "convert", "merge", "illuminance", "stats", "histogram", "ratio", "report", "calibrate",
-                           "simulate", "validate", "manifest", "testchart"]
+                           "calibrate-lens", "simulate", "validate", "manifest", "testchart"]
 
     static let analysis: Set<String> = ["stats", "histogram", "ratio", "report"]
     /// The commands that decode DNGs within limits (`LimitOptions`).
     static let decoding: Set<String> = analysis.union(["convert", "merge", "illuminance", "calibrate"])
+    /// Those and calibrate-lens (which develops with its own demosaicing: superpixels).
+    static let limited: Set<String> = decoding.union(["calibrate-lens"])
     /// The commands with absolute units (`UnitOptions`).
     static let units: Set<String> = analysis.union(["convert", "merge", "illuminance"])
     static let fisheye: Set<String> = analysis.union(["merge", "illuminance", "calibrate"])
@@ -20,7 +22,7 @@ import TestSupport
     /// Each shared option and the commands that list it.
     static let shared: [String: Set<String>] = [
         "--quiet": Set(commands),
-        "--json": ["info", "convert", "merge", "illuminance", "stats", "histogram", "ratio", "calibrate", "validate"],
+        "--json": ["info", "convert", "merge", "illuminance", "stats", "histogram", "ratio", "calibrate", "calibrate-lens", "validate"],
         "--timings": ["convert", "merge"],
         "--overwrite": Set(commands).subtracting(["info"]),
         "--demosaic": decoding,
@@ -36,14 +38,16 @@ import TestSupport
         "--filter-factor": units,
         "--spectral-uncertainty": units,
         "--light-source": units,
+        "--lens": units,
+        "--allow-other-lens": units,
         "--projection": fisheye,
         "--fov": fisheye,
         "--circle": fisheye,
-        "--max-pixels": decoding.union(["info"]),
-        "--max-memory": decoding.union(["info"]),
-        "--ignore-digest": decoding,
-        "--skip-digest": decoding,
-        "--threads": decoding,
+        "--max-pixels": limited.union(["info"]),
+        "--max-memory": limited.union(["info"]),
+        "--ignore-digest": limited,
+        "--skip-digest": limited,
+        "--threads": limited,
         "--region": analysis.union(["convert", "calibrate"]),
         "--ratio": ["ratio", "report"],
         "--quantity": ["ratio", "report"],
