@@ -306,3 +306,27 @@ public func sl_calibrate(_ referencesJSON: UnsafePointer<CChar>?, _ options: Uns
         try allocated(String(decoding: try calibration.json(), as: UTF8.self), into: json)
     }
 }
+
+@_cdecl("sl_calibrate_lens")
+public func sl_calibrate_lens(_ flatsJSON: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
+                              _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ err: UnsafeMutablePointer<CChar>?,
+                              _ errlen: UInt) -> Int32 {
+    status(err, errlen) {
+        json?.pointee = nil
+        let flats = try pathList(flatsJSON)
+        let document = try RequestDocument(json: options.map { try string($0, "the options") },
+                                           allowed: ["cells", "max_residual", "center", "digest", "max_memory", "max_pixels", "threads"])
+        var fit = LensFitOptions()
+        fit.develop = try document.developOptions()
+        if let cells = try document.integer("cells", in: 4...1024) { fit.cellsAcross = cells }
+        if let r = try document.number("max_residual", in: 0...100) { fit.maxResidual = r / 100 }
+        if let center = try document.numbers("center") {
+            guard center.count == 2, center.allSatisfy({ (0...1).contains($0) }) else {
+                throw RequestError("option 'center': give [x, y], each from 0 to 1 (relative to the image)")
+            }
+            (fit.centerX, fit.centerY) = (center[0], center[1])
+        }
+        let lens = try withThreads(document) { try Pipeline.calibrateLens(flats: flats, options: fit) }
+        try allocated(String(decoding: try lens.json(), as: UTF8.self), into: json)
+    }
+}

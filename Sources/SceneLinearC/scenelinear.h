@@ -155,6 +155,12 @@ int32_t sl_image_with_mask(const sl_image *image, const char *name, const float 
  * (schema scenelinear.calibration/1). */
 int32_t sl_calibrate(const char *references_json, const char *options_json, char **json, char *err, size_t errlen);
 
+/* Fits a lens's vignetting from flat-field captures, as `scenelinear calibrate-lens`:
+ * `flats_json` a JSON list of DNG paths; options cells, max_residual (percent), center ([x, y]
+ * relative to the image), digest, max_memory, max_pixels, threads. The document is the lens
+ * calibration file's (schema scenelinear.lens/1). */
+int32_t sl_calibrate_lens(const char *flats_json, const char *options_json, char **json, char *err, size_t errlen);
+
 /* Releases a string the library returned (NULL is ignored). */
 void sl_string_free(char *s);
 

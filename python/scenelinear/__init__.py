@@ -11,7 +11,8 @@ line — in-process, through the library's C interface. See docs/python.md.
 from .errors import (BracketMismatchError, CalibrationMismatchError, CorruptDataError, InputUnreadableError,  # noqa: F401
                      InternalError, LimitExceededError, NotDNGError, OutputError, SceneLinearError,
                      TemporaryFailureError, TruncatedError, UnsupportedError, UnsupportedVersionError, UsageError)
-from .capture import Calibration, Illuminance, SimulatedCapture, calibrate, illuminance, merge, simulate  # noqa: F401
+from .capture import (Calibration, Illuminance, LensCalibration, SimulatedCapture, calibrate, calibrate_lens,  # noqa: F401
+                      illuminance, merge, simulate)
 from .image import Image, from_array, open, set_memory_limit, set_threads  # noqa: F401
 from .measure import (BudgetItem, ChannelStatistics, Estimate, FileResult, Histogram, Ratio, RegionResult,  # noqa: F401
                       histogram, ratio, stats)

@@ -52,6 +52,7 @@ SIGNATURES = {
     "sl_develop": (c_int32, [c_char_p, c_char_p, ALLOCATE, c_void_p, ctypes.POINTER(c_void_p), c_char_p, c_size_t]),
     "sl_image_std_of": (c_int32, [c_void_p, _float_p, _uint8_p, _float_p, c_size_t, c_char_p, c_size_t]),
     "sl_calibrate": (c_int32, [c_char_p, c_char_p, _str_out, c_char_p, c_size_t]),
+    "sl_calibrate_lens": (c_int32, [c_char_p, c_char_p, _str_out, c_char_p, c_size_t]),
     "sl_string_free": (None, [c_void_p]),
 }
 

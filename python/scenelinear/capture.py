@@ -138,6 +138,47 @@ class Calibration:
             f.write(self.text)
 
 
+@dataclass(frozen=True)
+class LensCalibration:
+    """A lens's vignetting per camera channel (`scenelinear calibrate-lens`): V_c(r) = 1 + a1 r²
+    + a2 r⁴ + a3 r⁶ in the image radius r (relative to the half-diagonal). `coefficients` per
+    channel R, G, B, `covariance` (3×3 each), `residual_rms`, `f_number`, `camera`; `document`
+    is the file's content (schema scenelinear.lens/1); `transmission(r)` gives V of each
+    channel; `write(path)` saves it for `lens=` of the other functions."""
+    coefficients: tuple
+    covariance: tuple
+    residual_rms: tuple
+    f_number: float
+    camera: dict
+    document: dict
+    text: str
+
+    def transmission(self, r):
+        """V_c(r) for each channel, at r (a number or an array): an array (..., 3)."""
+        import numpy as np
+        r2 = np.asarray(r, dtype=np.float64)[..., None] ** 2
+        a = np.asarray(self.coefficients)
+        return 1 + r2 * (a[:, 0] + r2 * (a[:, 1] + r2 * a[:, 2]))
+
+    def write(self, path):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.text)
+
+
+def calibrate_lens(flats, cells=None, max_residual=None, center=None, threads=None):
+    """Fits the vignetting of the lens that took `flats` (flat-field DNGs), as `scenelinear
+    calibrate-lens` (docs/lens.md). `max_residual` in percent; `center` (x, y) relative to the
+    image. Returns a LensCalibration."""
+    options = {"cells": cells, "max_residual": max_residual, "center": list(center) if center is not None else None,
+               "threads": threads}
+    text = _native.call_for_string("sl_calibrate_lens", json.dumps([os.fspath(f) for f in flats]).encode(),
+                                   _native.options_json(options))
+    d = json.loads(text)
+    return LensCalibration(coefficients=tuple(tuple(c) for c in d["falloff"]["coefficients"]),
+                           covariance=tuple(tuple(c) for c in d["covariance"]), residual_rms=tuple(d["residualRMS"]),
+                           f_number=d["fNumber"], camera=d["camera"], document=d, text=text)
+
+
 def calibrate(references, meter_uncertainty=2.9, projection=None, fov=None, circle=None, demosaic=None, threads=None,
               light_source=None, spectral_factors=None):
     """Fits a camera's calibration constant K to reference luminances (`scenelinear

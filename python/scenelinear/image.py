@@ -11,7 +11,7 @@ from . import _native, errors
 
 #: The develop options `open` and `Image.image` take (the command line's long options).
 DEVELOP_OPTIONS = ("units", "exposure", "calibration", "allow_other_camera", "settings_uncertainty", "filter_factor",
-                   "spectral_uncertainty", "light_source", "color", "demosaic", "crop", "orientation", "source", "masks", "digest",
+                   "spectral_uncertainty", "light_source", "lens", "allow_other_lens", "color", "demosaic", "crop", "orientation", "source", "masks", "digest",
                    "max_memory", "max_pixels", "threads")
 
 _defaults = {}
@@ -37,7 +37,7 @@ def develop_options(options):
     if unknown:
         raise errors.UsageError(f"unknown option {unknown[0]!r} (known: {', '.join(DEVELOP_OPTIONS)})", 64)
     merged = dict(_defaults)
-    merged.update({k: (os.fspath(v) if k == "calibration" and v is not None else v) for k, v in options.items()})
+    merged.update({k: (os.fspath(v) if k in ("calibration", "lens") and v is not None else v) for k, v in options.items()})
     return {k: v for k, v in merged.items() if v is not None}
 
 
