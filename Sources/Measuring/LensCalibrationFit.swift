@@ -162,7 +162,7 @@ struct LensCells {
             throw PhotometryError(path: path, reason: "channel \(c) has no positive level on the axis: not a flat field", category: .calibrationMismatch)
         }
         var rss = 0.0, worst = 0.0
-        var ringSum = [Double](repeating: 0, count: Self.rings), ringCount = [Int](repeating: 0, count: Self.rings)
+        var ringSum = [Double](repeating: 0, count: Self.rings), ringSquares = ringSum, ringCount = [Int](repeating: 0, count: Self.rings)
         for k in 0..<n {
             let model = beta[0] + beta[1] * basis[k].x + beta[2] * basis[k].y + beta[3] * basis[k].z
             let residual = means[k][c] - model
@@ -170,9 +170,19 @@ struct LensCells {
             worst = max(worst, abs(residual / model))
             let ring = min(Self.rings - 1, Int(basis[k].x.squareRoot() / reach * Double(Self.rings)))
             ringSum[ring] += residual / model
+            ringSquares[ring] += (residual / model) * (residual / model)
             ringCount[ring] += 1
         }
-        let rings = zip(ringSum, ringCount).map { $1 > 0 ? $0 / Double($1) : Double.nan }
+        // Each ring's mean residual beyond what its cells' scatter explains (the mean's
+        // standard error taken off in quadrature): the model's departure, not the noise the
+        // covariance already holds.
+        let rings = (0..<Self.rings).map { k -> Double in
+            let n = Double(ringCount[k])
+            guard n > 0 else { return .nan }
+            let mean = ringSum[k] / n
+            let standardError = n > 1 ? (max(ringSquares[k] / n - mean * mean, 0) / (n - 1)).squareRoot() : abs(mean)
+            return (mean < 0 ? -1 : 1) * max(mean * mean - standardError * standardError, 0).squareRoot()
+        }
         let s2 = rss / Double(n - 4)
         let rms = (rss / Double(n)).squareRoot() / beta[0]
         if rms > maxResidual {

@@ -80,20 +80,21 @@ public struct LensCalibration: Codable, Sendable, Equatable {
     /// The model's departure at r: |the ring residual at r − the innermost ring's| (V is a
     /// ratio to the axis, so a residual the axis shares cancels), interpolated linearly between
     /// the rings' middles and extrapolated beyond the last one by the last two rings' slope (the
-    /// corners lie beyond the cells' centres); 0 on the axis, where V = 1 by definition.
+    /// corners lie beyond the cells' centres), and never below the departures' RMS over the
+    /// rings (a shape error crosses zero between rings); 0 inside the innermost ring's middle,
+    /// where V = 1 by definition at the axis.
     public func modelResidual(channel c: Int, r: Double) -> Double {
         let radii = ringRadii, ring = ringResiduals[c]
-        guard r > 0, !radii.isEmpty, radii.count == ring.count else { return 0 }
+        guard r > 0, radii.count >= 2, radii.count == ring.count, r > radii[0] else { return 0 }
         let values = ring.map { abs($0 - ring[0]) }
-        if r <= radii[0] { return 0 }
+        let typical = (values.dropFirst().map { $0 * $0 }.reduce(0, +) / Double(values.count - 1)).squareRoot()
         for k in 1..<radii.count where r <= radii[k] {
             let t = (r - radii[k - 1]) / (radii[k] - radii[k - 1])
-            return values[k - 1] + t * (values[k] - values[k - 1])
+            return max(typical, values[k - 1] + t * (values[k] - values[k - 1]))
         }
         let n = values.count
-        guard n >= 2 else { return values[0] }
         let slope = abs(values[n - 1] - values[n - 2]) / (radii[n - 1] - radii[n - 2])
-        return values[n - 1] + (r - radii[n - 1]) * slope
+        return max(typical, values[n - 1] + (r - radii[n - 1]) * slope)
     }
 
     /// The largest relative standard uncertainty of the correction 1/V_c anywhere in a
