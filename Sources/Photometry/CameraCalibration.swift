@@ -191,18 +191,7 @@ public struct CameraCalibration: Codable, Sendable, Equatable {
     /// Reads a calibration file.
     /// - Throws: `PhotometryError` naming the file and what is wrong.
     public static func read(_ path: String) throws -> CameraCalibration {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw PhotometryError(path: path, reason: "cannot read the calibration file", category: .inputUnreadable)
-        }
-        var c: CameraCalibration
-        do {
-            c = try JSONDecoder().decode(CameraCalibration.self, from: data)
-        } catch {
-            throw PhotometryError(path: path, reason: "not a calibration file (scenelinear.calibration/1): \(error)", category: .corruptData)
-        }
-        guard c.schema == "scenelinear.calibration/1" else {
-            throw PhotometryError(path: path, reason: "schema \(c.schema), not scenelinear.calibration/1", category: .unsupportedVersion)
-        }
+        var c = try decode(path)
         guard c.constant > 0, c.constant.isFinite, c.relativeUncertainty >= 0, c.relativeUncertainty.isFinite else {
             throw PhotometryError(path: path, reason: "constant \(c.constant) and relative uncertainty \(c.relativeUncertainty) must be positive and finite", category: .corruptData)
         }
@@ -212,25 +201,17 @@ public struct CameraCalibration: Codable, Sendable, Equatable {
         c.name = path
         return c
     }
+}
+
+extension CameraCalibration: CalibrationFile {
+    static var schemaName: String { "scenelinear.calibration/1" }
+    static var kind: String { "calibration" }
 
     /// The calibration as pretty-printed JSON.
-    public func json() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(self)
-    }
+    public func json() throws -> Data { try encodedJSON() }
 
-    /// Writes the calibration file (its `json()`) to `path`, atomically.
-    /// - Returns: what was written.
+    /// Writes the file (its `json()`) to `path`, atomically; returns what was written.
     /// - Throws: `PhotometryError` (output failure) when it cannot be written; `AtomicFile`'s errors.
     @discardableResult
-    public func write(to path: String) throws -> Data {
-        let data = try json()
-        try AtomicFile.write(to: path) { temporary in
-            do { try data.write(to: URL(fileURLWithPath: temporary)) } catch {
-                throw PhotometryError(path: path, reason: "cannot write the calibration: \(error.localizedDescription)", category: .outputFailure)
-            }
-        }
-        return data
-    }
+    public func write(to path: String) throws -> Data { try writeJSON(to: path) }
 }

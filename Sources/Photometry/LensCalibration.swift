@@ -146,18 +146,7 @@ public struct LensCalibration: Codable, Sendable, Equatable {
     /// Reads a lens calibration file.
     /// - Throws: `PhotometryError` naming the file and what is wrong.
     public static func read(_ path: String) throws -> LensCalibration {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw PhotometryError(path: path, reason: "cannot read the lens calibration file", category: .inputUnreadable)
-        }
-        var c: LensCalibration
-        do {
-            c = try JSONDecoder().decode(LensCalibration.self, from: data)
-        } catch {
-            throw PhotometryError(path: path, reason: "not a lens calibration file (scenelinear.lens/1): \(error)", category: .corruptData)
-        }
-        guard c.schema == "scenelinear.lens/1" else {
-            throw PhotometryError(path: path, reason: "schema \(c.schema), not scenelinear.lens/1", category: .unsupportedVersion)
-        }
+        var c = try decode(path)
         if c.falloff.family != .evenPolynomial { throw PhotometryError(path: path, reason: "the falloff must be even-polynomial", category: .corruptData) }
         if let why = c.falloff.problem { throw PhotometryError(path: path, reason: why, category: .corruptData) }
         guard c.covariance.count == 3, c.covariance.allSatisfy({ $0.count == 9 && $0.allSatisfy(\.isFinite) }), c.fNumber > 0,
@@ -169,23 +158,17 @@ public struct LensCalibration: Codable, Sendable, Equatable {
         c.name = path
         return c
     }
+}
 
-    /// The calibration as pretty-printed JSON.
-    public func json() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(self)
-    }
+extension LensCalibration: CalibrationFile {
+    static var schemaName: String { "scenelinear.lens/1" }
+    static var kind: String { "lens calibration" }
 
-    /// Writes the file atomically; returns what was written.
+    /// The lens calibration as pretty-printed JSON.
+    public func json() throws -> Data { try encodedJSON() }
+
+    /// Writes the file (its `json()`) to `path`, atomically; returns what was written.
+    /// - Throws: `PhotometryError` (output failure) when it cannot be written; `AtomicFile`'s errors.
     @discardableResult
-    public func write(to path: String) throws -> Data {
-        let data = try json()
-        try AtomicFile.write(to: path) { temporary in
-            do { try data.write(to: URL(fileURLWithPath: temporary)) } catch {
-                throw PhotometryError(path: path, reason: "cannot write the lens calibration: \(error.localizedDescription)", category: .outputFailure)
-            }
-        }
-        return data
-    }
+    public func write(to path: String) throws -> Data { try writeJSON(to: path) }
 }
