@@ -173,15 +173,27 @@ struct LensCells {
             ringSquares[ring] += (residual / model) * (residual / model)
             ringCount[ring] += 1
         }
-        // Each ring's mean residual beyond what its cells' scatter explains (the mean's
-        // standard error taken off in quadrature): the model's departure, not the noise the
-        // covariance already holds.
-        let rings = (0..<Self.rings).map { k -> Double in
+        // Each ring's mean residual and its standard error. When the means scatter as their
+        // errors say (χ² over the rings within its 95th percentile, about n + 2√(2n)), the model
+        // follows the data and its departure is 0: the noise is in the covariance already.
+        // Otherwise each ring's mean beyond its standard error (taken off in quadrature).
+        var chi2 = 0.0, tested = 0
+        let stats = (0..<Self.rings).map { k -> (mean: Double, error: Double)? in
             let n = Double(ringCount[k])
-            guard n > 0 else { return .nan }
+            guard n > 1 else { return n > 0 ? (ringSum[k], abs(ringSum[k])) : nil }
             let mean = ringSum[k] / n
-            let standardError = n > 1 ? (max(ringSquares[k] / n - mean * mean, 0) / (n - 1)).squareRoot() : abs(mean)
-            return (mean < 0 ? -1 : 1) * max(mean * mean - standardError * standardError, 0).squareRoot()
+            let error = (max(ringSquares[k] / n - mean * mean, 0) / (n - 1)).squareRoot()
+            if error > 0 {
+                chi2 += (mean / error) * (mean / error)
+                tested += 1
+            }
+            return (mean, error)
+        }
+        let departs = chi2 > Double(tested) + 2 * (2 * Double(tested)).squareRoot()
+        let rings = stats.map { s -> Double in
+            guard let s else { return .nan }
+            guard departs else { return 0 }
+            return (s.mean < 0 ? -1 : 1) * max(s.mean * s.mean - s.error * s.error, 0).squareRoot()
         }
         let s2 = rss / Double(n - 4)
         let rms = (rss / Double(n)).squareRoot() / beta[0]
