@@ -43,8 +43,9 @@ extension DevelopOptions {
     /// goes with them).
     /// - Parameter absoluteByDefault: a measurement whose values must be absolute
     ///   (`illuminance`): relative units are luminance.
-    /// - Throws: `RequestError` for absolute units with an exposure scaling or a calibration
-    ///   with relative units.
+    /// - Throws: `RequestError` for absolute units with an exposure scaling; a calibration,
+    ///   spectral term or (unless normalised) filter with relative units; a light source
+    ///   without a calibration.
     public mutating func setUnits(_ asked: ValueUnits, exposure: ExposureMode, calibration: CameraCalibration?,
                                   allowOtherCamera: Bool = false, settingsUncertainty: Double? = nil,
                                   filter: FilterFactor? = nil, spectral: SpectralTerm? = nil,
