@@ -287,7 +287,7 @@ public func sl_calibrate(_ referencesJSON: UnsafePointer<CChar>?, _ options: Uns
         guard !list.isEmpty else { throw RequestError("give at least one reference") }
         let document = try RequestDocument(json: options.map { try string($0, "the options") },
                                            allowed: ["demosaic", "digest", "max_memory", "max_pixels", "threads", "meter_uncertainty",
-                                                     "light_source", "spectral_factors"]
+                                                     "light_source", "spectral_factors", "lens", "allow_other_lens"]
                                             .reduce(into: RequestDocument.fisheyeKeys) { $0.insert($1) })
         let lens = try document.fisheyeRequest()
         if lens?.circle == .detected { throw RequestError("calibrate takes the circle as \"x,y,r\" (or the inscribed one), not auto") }

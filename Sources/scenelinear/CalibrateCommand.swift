@@ -84,6 +84,8 @@ extension SceneLinearCommand {
 
         @OptionGroup var demosaicOption: DemosaicOption
 
+        @OptionGroup var lensOptions: LensOptions
+
         @OptionGroup var style: OutputStyleOptions
 
         @OptionGroup var limits: LimitOptions
@@ -166,6 +168,7 @@ extension SceneLinearCommand {
                 var develop = DevelopOptions()
                 demosaicOption.apply(to: &develop)
                 limits.apply(to: &develop)
+                try lensOptions.apply(to: &develop)
                 var calibration = try Pipeline.calibrate(try references(), develop: develop, meterRelativeUncertainty: meterUncertainty)
                 calibration.lightSource = lightSource
                 if !spectralFactor.isEmpty {

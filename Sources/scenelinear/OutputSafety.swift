@@ -25,7 +25,7 @@ extension SceneLinearCommand.Illuminance: WritesFiles {
     var inputPaths: [String] { files + [unitOptions.calibration, unitOptions.lens].compactMap { $0 } }
 }
 extension SceneLinearCommand.Calibrate: WritesFiles {
-    var inputPaths: [String] { photos }
+    var inputPaths: [String] { photos + [lensOptions.lens].compactMap { $0 } }
 }
 extension SceneLinearCommand.CalibrateLens: WritesFiles {
     var inputPaths: [String] { flats }

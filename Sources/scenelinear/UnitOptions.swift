@@ -25,11 +25,9 @@ struct UnitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The kind of light of the scene (e.g. LED, daylight): the scale is multiplied by --calibration's spectral factor for it, whose uncertainty is the budget item 'spectral mismatch' (calibrate --spectral-factor records them). Absolute units only.", valueName: "name"))
     var lightSource: String?
 
-    @Option(help: ArgumentHelp("A lens calibration written by `scenelinear calibrate-lens` (JSON): its vignetting is divided out in camera RGB before the colour matrix, and, in absolute units, the budgets gain the item 'vignetting'. Refused for another camera, lens or aperture unless --allow-other-lens.", valueName: "lens.json"))
-    var lens: String?
+    @OptionGroup var lensOptions: LensOptions
 
-    @Flag(help: "Apply --lens to another camera, lens or aperture than it was made with, or to a file whose own lens-shading opcodes differ from its captures'.")
-    var allowOtherLens = false
+    var lens: String? { lensOptions.lens }
 
     func validate() throws {
         if let u = spectralUncertainty, !(u >= 0 && u < 100) {
@@ -55,8 +53,7 @@ struct UnitOptions: ParsableArguments {
             throw ValidationError("--calibration gives an absolute scale: use it with --units luminance or --units radiance")
         }
         do {
-            options.lens = try lens.map(LensCalibration.read)
-            options.allowOtherLens = allowOtherLens
+            try lensOptions.apply(to: &options)
             try options.setUnits(units ?? .relative, exposure: exposure, calibration: try calibration.map(CameraCalibration.read),
                                  allowOtherCamera: allowOtherCamera, settingsUncertainty: settingsUncertainty.map { $0 / 100 },
                                  filter: filterFactor,
@@ -65,5 +62,22 @@ struct UnitOptions: ParsableArguments {
         } catch let e as RequestError {
             throw ValidationError(e.reason)
         }
+    }
+}
+
+/// `--lens` and `--allow-other-lens`: a lens calibration's vignetting divided out (the unit
+/// commands, and `calibrate`, whose references it corrects).
+struct LensOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("A lens calibration written by `scenelinear calibrate-lens` (JSON): its vignetting is divided out in camera RGB before the colour matrix, and, in absolute units, the budgets gain the item 'vignetting'. Refused for another camera, lens or aperture unless --allow-other-lens.", valueName: "lens.json"))
+    var lens: String?
+
+    @Flag(help: "Apply --lens to another camera, lens or aperture than it was made with, or to a file whose own lens-shading opcodes differ from its captures'.")
+    var allowOtherLens = false
+
+    /// Sets `options`' lens calibration.
+    /// - Throws: the calibration file's `PhotometryError`.
+    func apply(to options: inout DevelopOptions) throws {
+        options.lens = try lens.map(LensCalibration.read)
+        options.allowOtherLens = allowOtherLens
     }
 }

@@ -180,7 +180,7 @@ def calibrate_lens(flats, cells=None, max_residual=None, center=None, threads=No
 
 
 def calibrate(references, meter_uncertainty=2.9, projection=None, fov=None, circle=None, demosaic=None, threads=None,
-              light_source=None, spectral_factors=None):
+              light_source=None, spectral_factors=None, lens=None, allow_other_lens=None):
     """Fits a camera's calibration constant K to reference luminances (`scenelinear
     calibrate`). `references`: dicts with `photo` and either `region` (a spec string or a
     (top, left, bottom, right) tuple) and `luminance` (cd/m², a spot meter's, or a grey
@@ -189,7 +189,8 @@ def calibrate(references, meter_uncertainty=2.9, projection=None, fov=None, circ
     `meter_uncertainty`: the meter's shared calibration uncertainty, percent. `light_source`:
     what the references were lit by; `spectral_factors`: factors for other kinds of light,
     {name: factor} or {name: (factor, relative uncertainty)} or the command line's
-    "NAME=F±u%" texts (measurements pick one with light_source=)."""
+    "NAME=F±u%" texts (measurements pick one with light_source=). `lens`: a lens calibration
+    whose vignetting is divided out of the references first (as measurements take it)."""
     if isinstance(spectral_factors, dict):
         spectral_factors = [f"{name}={v[0]}±{100 * v[1]}%" if isinstance(v, (tuple, list)) else f"{name}={v}"
                             for name, v in spectral_factors.items()]
@@ -203,7 +204,8 @@ def calibrate(references, meter_uncertainty=2.9, projection=None, fov=None, circ
             item["region"] = "reference=" + item["region"]
         items.append(item)
     options = {"meter_uncertainty": meter_uncertainty, "projection": projection, "fov": fov, "circle": circle_spec(circle),
-               "demosaic": demosaic, "threads": threads, "light_source": light_source, "spectral_factors": spectral_factors}
+               "demosaic": demosaic, "threads": threads, "light_source": light_source, "spectral_factors": spectral_factors,
+               "lens": os.fspath(lens) if lens is not None else None, "allow_other_lens": allow_other_lens}
     text = _native.call_for_string("sl_calibrate", json.dumps(items).encode(), _native.options_json(options))
     d = json.loads(text)
     return Calibration(constant=d["constant"], relative_uncertainty=d["relativeUncertainty"],

@@ -289,5 +289,11 @@ def test_lens_calibration_equals_the_command_line(cli, tmp_path):
     # Corrected, the flat is flat: the corners within 1 % of the centre.
     centre, corner = corrected[110:130, 150:170].mean(), corrected[:8, :8].mean()
     assert abs(corner / centre - 1) < 0.01, (corner, centre)
+    # K from a corner of the flat field: the lens's correction brings it to the centre's.
+    corner = {"photo": flat, "region": (0, 0, 16, 16), "luminance": 100.0}
+    centre = {"photo": flat, "region": (112, 152, 128, 168), "luminance": 100.0}
+    k_corner = sl.calibrate([corner], lens=out).constant
+    k_centre = sl.calibrate([centre], lens=out).constant
+    assert abs(k_corner / k_centre - 1) < 0.01 and sl.calibrate([corner]).constant > 1.5 * k_centre
     with pytest.raises(sl.CalibrationMismatchError, match="not a uniform flat field"):
         sl.calibrate_lens([SUNSET])
