@@ -98,7 +98,7 @@ extension Pipeline {
         }
         let e = m.sum * toLuminance, bound = sums.clippedSum * toLuminance
         let variance = m.noiseVariance.map { $0 * toLuminance * toLuminance }
-        let scaleU = image.exposure.relativeUncertainty ?? 0
+        let scaleU = Self.scaleUncertainty(m)
         let noiseU = variance.map { $0.squareRoot() }
         let samplingU = m.sampling.map { $0 * toLuminance }
         let random = (noiseU ?? 0) * (noiseU ?? 0) + (samplingU ?? 0) * (samplingU ?? 0)
@@ -116,6 +116,18 @@ extension Pipeline {
                                  solidAngle: sums.solidAngle, expectedSolidAngle: 2 * .pi * (1 - cos(lens.maximumAngle)),
                                  pixels: sums.pixels, lowerBoundPixels: sums.clippedPixels, lowerBoundShare: e > 0 ? bound / e : 0,
                                  nonFinitePixels: sums.nonFinitePixels)
+    }
+
+    /// The relative uncertainty of E_v's scale: the image's, with a lens calibration's bound
+    /// for the whole image (the item `vignetting`) replaced by E_v's own term — each pixel's
+    /// correction weighted by its share of E_v (`LensSums`).
+    static func scaleUncertainty(_ m: IlluminanceMeasurement) -> Double {
+        let exposure = m.image.exposure
+        let u = exposure.relativeUncertainty ?? 0
+        guard let lens = m.vignetting, let bound = exposure.uncertaintyParts?.first(where: { $0.name == "vignetting" })?.relative,
+              let own = m.sums.lens.relativeUncertainty(cameraToOutput: m.image.provenance.cameraToOutput, lens: lens, total: m.sums.sum)
+        else { return u }
+        return (max(u * u - bound * bound, 0) + own * own).squareRoot()
     }
 
     /// The picture Radiance's tools read for a fisheye image: the square around the image

@@ -26,6 +26,8 @@ struct IlluminanceSums: Sendable, Equatable {
     var squares = SIMD3<Double>()
     /// Σ w · (R, G, B, 1) by position in a 2×2 cell: a CFA image's raw-site sums (`SiteLayout`).
     var parity = ParitySums()
+    /// With a lens calibration (`LensSums`): what E_v's vignetting term needs.
+    var lens = LensSums()
 
     static func += (a: inout IlluminanceSums, b: IlluminanceSums) {
         a.sum += b.sum
@@ -39,6 +41,7 @@ struct IlluminanceSums: Sendable, Equatable {
         a.weightedGains += b.weightedGains
         a.squares += b.squares
         for k in 0..<4 { a.parity.sums[k] += b.parity.sums[k] }
+        a.lens += b.lens
     }
 
     /// What the sums of a patch read besides its values: the geometry of the image, and per
@@ -48,6 +51,8 @@ struct IlluminanceSums: Sendable, Equatable {
         let geometry: FisheyeGeometry
         var gains: [Float]?
         var deviation: [Float]?
+        /// The lens calibration whose correction the image carries (a DNG developed with it).
+        var vignetting: LensCalibration?
 
         /// The sums over the pixels of `patch` that lie in the image circle; nil when none can.
         func sums(_ patch: ImagePatch) -> IlluminanceSums? {
@@ -96,6 +101,7 @@ struct IlluminanceSums: Sendable, Equatable {
                     s.clippedPixels += 1
                     s.clippedSum += luminance * weight
                 }
+                if let vignetting { s.lens.add(rgb * weight, x: left + k, y: y, width: width, height: geometry.height, lens: vignetting) }
             }
             s.parity.sums[(y & 1) * 2] += even
             s.parity.sums[(y & 1) * 2 + 1] += odd
@@ -128,6 +134,8 @@ struct IlluminanceSums: Sendable, Equatable {
 struct IlluminanceSource {
     var passes: ImageScan
     var known: Pipeline.KnownImage
+    /// A DNG developed with a lens calibration: E_v's vignetting term is computed (`LensSums`).
+    var vignetting: LensCalibration?
     /// Per-pixel gains of the noise sums (`NoiseModel.pixelGains`), row-major over the image.
     var gains: [Float]?
     var deviation: DeviationLayer?
@@ -153,8 +161,14 @@ struct IlluminanceSource {
     /// (`--circle auto`'s): on 48 MP captures that pass took no longer decoding again, and
     /// kept blocks cost 96 MB (CFA) to 288 MB (LinearRaw) beside the luminance planes.
     static func of(_ path: String, options: DevelopOptions) throws -> IlluminanceSource {
-        if let streamed = try Pipeline.streamedSource(path, develop: options, keepBlocks: false) { return IlluminanceSource(streamed) }
-        return IlluminanceSource(try AnalysisInput.load(path, options: options))
+        var source: IlluminanceSource
+        if let streamed = try Pipeline.streamedSource(path, develop: options, keepBlocks: false) {
+            source = IlluminanceSource(streamed)
+        } else {
+            source = IlluminanceSource(try AnalysisInput.load(path, options: options))
+        }
+        source.vignetting = options.lens
+        return source
     }
 }
 
@@ -174,6 +188,8 @@ struct IlluminanceMeasurement {
     /// The CFA's sampling of sources smaller than its pattern (same units as `sum`,
     /// `SiteLayout.samplingUncertainty`); nil off a CFA grid.
     let sampling: Double?
+    /// The lens calibration the image was corrected with, when its sums hold the vignetting term.
+    var vignetting: LensCalibration?
     /// Whether every pixel of the circle came with a clip mask.
     var clippingKnown: Bool { sums.unmaskedPixels == 0 }
 
@@ -232,12 +248,15 @@ extension Pipeline {
         try source.passes.pass({ width, height in
             let made = try geometry(width, height)
             if let problem = made.lens.problem { throw AnalysisError(reason: "\(path): \(problem)", category: .usage) }
-            pass.prepare(IlluminanceSums.Reader(geometry: made, gains: gains, deviation: deviation))
+            pass.prepare(IlluminanceSums.Reader(geometry: made, gains: gains, deviation: deviation, vignetting: source.vignetting))
         }, { pass.add($0) })
         let (reader, sums) = pass.result()
         // The image is known once its first pass is over (a DNG's provenance).
         guard let reader, let image = source.known.image else { throw AnalysisError(reason: "\(path): no pass over the image was made") }
-        return IlluminanceMeasurement(geometry: reader.geometry, image: image, sums: sums, noise: source.known.noise, deviation: source.deviation)
+        var measurement = IlluminanceMeasurement(geometry: reader.geometry, image: image, sums: sums, noise: source.known.noise,
+                                                 deviation: source.deviation)
+        measurement.vignetting = reader.vignetting
+        return measurement
     }
 }
 
@@ -254,4 +273,58 @@ final class IlluminancePass: Sendable {
     }
 
     func result() -> (reader: IlluminanceSums.Reader?, sums: IlluminanceSums) { (reader.withLock { $0 }, collector.total) }
+}
+
+/// The sums E_v's vignetting term is made of (docs/lens.md): per output channel q and camera
+/// channel c, Σ w · value_q · (r², r⁴, r⁶) / V_c(r) and Σ w · value_q · d_c(r) (d the model's
+/// departure), r the pixel's radius. Once the colour matrix is known they give each camera
+/// channel's share of E_v weighted by the correction's sensitivity to its coefficients.
+struct LensSums: Sendable, Equatable {
+    var gradient = [SIMD3<Double>](repeating: .zero, count: 9)
+    var departure = [Double](repeating: 0, count: 9)
+
+    static func += (a: inout LensSums, b: LensSums) {
+        for k in 0..<9 {
+            a.gradient[k] += b.gradient[k]
+            a.departure[k] += b.departure[k]
+        }
+    }
+
+    /// Adds a pixel's weighted values `weighted` (w · R, G, B) at (x, y) of a `width` × `height`
+    /// image (the output taken as Stage 3's grid: exact without a crop, for any orientation of a
+    /// centred fall-off).
+    mutating func add(_ weighted: SIMD3<Double>, x: Int, y: Int, width: Int, height: Int, lens: LensCalibration) {
+        let r = lens.falloff.radius(x: x, y: y, width: width, height: height)
+        let basis = RadialFalloff.basis(r)
+        for c in 0..<3 {
+            let g = basis / lens.falloff.transmission(channel: c, r: r), d = lens.modelResidual(channel: c, r: r)
+            for q in 0..<3 {
+                gradient[3 * q + c] += g * weighted[q]
+                departure[3 * q + c] += d * weighted[q]
+            }
+        }
+    }
+
+    /// The relative standard uncertainty of E_v = `total` (Σ w · Y) from the correction:
+    /// each camera channel's luminance y_c = (wᵀM)_c · (M⁻¹ · RGB)_c, M the camera → output
+    /// matrix; the fit's covariance (channels independent) and the model's departure (taken
+    /// as one error of every pixel's sign: linear).
+    func relativeUncertainty(cameraToOutput m: [Double], lens: LensCalibration, total: Double) -> Double? {
+        guard m.count == 9, total > 0, let inverse = LensCells.invert3(m) else { return nil }
+        let w = Rec2020.luminanceWeights
+        var variance = 0.0, correlated = 0.0
+        for c in 0..<3 {
+            let luma = w.x * m[c] + w.y * m[3 + c] + w.z * m[6 + c]
+            var s = SIMD3<Double>(), d = 0.0
+            for q in 0..<3 {
+                let a = luma * inverse[3 * c + q]
+                s += gradient[3 * q + c] * a
+                d += departure[3 * q + c] * a
+            }
+            let cov = lens.covariance[c]
+            for i in 0..<3 { for j in 0..<3 { variance += s[i] * cov[3 * i + j] * s[j] } }
+            correlated += d
+        }
+        return (max(variance, 0) + correlated * correlated).squareRoot() / total
+    }
 }

@@ -102,7 +102,10 @@ import TestSupport
         let e = try #require(truth.illuminance)
         #expect(abs(with.illuminance / e - 1) < 0.005, "\(with.illuminance) lx against \(e) lx")
         #expect(with.low95! <= e && e <= with.high95!, "\(with)")
-        #expect(with.scaleRelativeUncertainty > 0.002)
+        // E_v's own vignetting term, not the image-wide bound: above K's 0.2 %, below K ⊕ bound.
+        let bound = lens.largestRelativeUncertainty(width: 512, height: 512)
+        #expect(with.scaleRelativeUncertainty > 0.002 && with.scaleRelativeUncertainty < (0.002 * 0.002 + bound * bound).squareRoot(),
+                "\(with.scaleRelativeUncertainty) against the bound \(bound)")
         #expect(without.illuminance < 0.97 * e && without.high95! < e, "\(without)")
         var request = AnalysisRequest()
         request.develop = options
