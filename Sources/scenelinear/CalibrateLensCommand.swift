@@ -15,13 +15,14 @@ extension SceneLinearCommand {
                 CFA), cut into square cells, and each channel's cell means fitted by least \
                 squares as A · V(r), V(r) = 1 + a1·r² + a2·r⁴ + a3·r⁶ with r the distance from the \
                 centre over the image's half-diagonal (V = 1 on the axis). The coefficients' \
-                covariance comes from the residuals' scatter; several captures are combined with \
-                inverse-covariance weights. A capture whose cells scatter more than \
+                covariance comes from the residuals' scatter, and where the rings' mean residuals \
+                exceed their noise (the model does not follow the lens) their size widens V's \
+                uncertainty; several captures are combined with inverse-covariance weights. A capture whose cells scatter more than \
                 --max-residual about the model is refused as not a uniform flat field (exit 18).
 
                 The JSON (schema scenelinear.lens/1) records the camera, lens (LensModel), focal \
                 length and f-number, the model, its covariance and residuals; `--lens lens.json` \
-                applies it in convert, merge, illuminance and the analysis commands (docs/lens.md).
+                applies it in convert, merge, illuminance, calibrate and the analysis commands (docs/lens.md).
                 """)
 
         @Argument(help: "The flat-field captures (DNG).")
@@ -32,7 +33,7 @@ extension SceneLinearCommand {
         @Option(name: .shortAndLong, help: "The lens calibration file to write (JSON).")
         var output: String
 
-        @Option(help: "Cells across the image's width; each cell's mean is one point of the fit (default 48).")
+        @Option(help: "Cells across the image's width; each cell's mean is one point of the fit.")
         var cells = 48
 
         @Option(help: ArgumentHelp("Largest RMS scatter of a capture's cells about the model, percent, before it is refused as not a uniform flat field (default 2).", valueName: "percent"),
