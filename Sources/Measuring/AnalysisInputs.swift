@@ -43,8 +43,12 @@ public struct AnalysisInput: Sendable {
     public static func read(_ path: String, options: DevelopOptions = DevelopOptions()) throws -> (image: SceneLinearImage, deviation: [Float]?) {
         let limits = readLimits(options)
         switch URL(fileURLWithPath: path).pathExtension.lowercased() {
-        case "exr": return try EXRFile.readSceneLinearWithDeviation(path, limits: limits)
-        case "h5", "hdf5": return try HDF5File.readSceneLinearWithDeviation(path, limits: limits)
+        case "exr":
+            try refuseDevelopOnly(options, path: path)
+            return try EXRFile.readSceneLinearWithDeviation(path, limits: limits)
+        case "h5", "hdf5":
+            try refuseDevelopOnly(options, path: path)
+            return try HDF5File.readSceneLinearWithDeviation(path, limits: limits)
         default: return (try Pipeline.develop(path: path, options: options).image, nil)
         }
     }
@@ -60,6 +64,19 @@ public struct AnalysisInput: Sendable {
     static func checkUnits(of exposure: ExposureScaling, path: String, asked: ExposureMode) throws {
         guard asked.isAbsolute, exposure.mode != asked else { return }
         throw PhotometryError(path: path, reason: "the file holds values in \(exposure.mode.isAbsolute ? exposure.mode.rawValue : "relative") units (exposure \(exposure.mode.rawValue)), not \(asked.rawValue): --units applies to DNG inputs; convert the DNG with --units \(asked.rawValue), or measure this file without --units")
+    }
+
+    /// Refuses, for a file this tool wrote, what applies only when a DNG is developed (a lens
+    /// calibration, a filter, the spectral term): the file was developed already, and would be
+    /// measured without them, silently.
+    static func refuseDevelopOnly(_ options: DevelopOptions, path: String) throws {
+        var given: [String] = []
+        if options.lens != nil { given.append("--lens") }
+        if options.filter != nil { given.append("--filter-factor") }
+        if options.spectral != nil { given.append("--spectral-uncertainty or --light-source") }
+        guard !given.isEmpty else { return }
+        throw PhotometryError(path: path, reason: "\(given.joined(separator: ", ")) \(given.count == 1 ? "applies" : "apply") when a DNG is developed, and this file was written already (its processing notes say what it was developed with): develop the DNG with \(given.count == 1 ? "it" : "them") instead",
+                              category: .usage)
     }
 
     /// The limits an EXR or HDF5 input is read under: the same as for a DNG (--max-pixels,

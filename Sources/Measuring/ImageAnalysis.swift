@@ -244,6 +244,7 @@ extension Pipeline {
         let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
         switch ext {
         case "exr", "h5", "hdf5":
+            try AnalysisInput.refuseDevelopOnly(develop, path: path)
             let limits = AnalysisInput.readLimits(develop)
             let stored = ext == "exr" ? try EXRFile.readStored(path, limits: limits) : try HDF5File.readStored(path, limits: limits)
             try AnalysisInput.checkUnits(of: stored.image.exposure, path: path, asked: develop.exposure)

@@ -140,5 +140,14 @@ import TestSupport
         #expect(throws: PhotometryError.self) { try Pipeline.develop(path: withOpcodes, options: options) }
         options.allowOtherLens = true
         #expect(try Pipeline.develop(path: withOpcodes, options: options).image.width == 640)
+        // A file written already is not developed again: a lens asked for it is refused, not ignored.
+        let exr = dir.appendingPathComponent("written.exr").path
+        try EXRFile.write(try Pipeline.develop(path: wide).image, to: exr)
+        var request = AnalysisRequest()
+        request.develop.lens = lens
+        #expect { try Pipeline.analyze(exr, request: request) } throws: { error in
+            guard let e = error as? PhotometryError else { return false }
+            return e.category == .usage && e.description.contains("--lens applies when a DNG is developed")
+        }
     }
 }
