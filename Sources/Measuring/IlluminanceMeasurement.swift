@@ -52,7 +52,17 @@ struct IlluminanceSums: Sendable, Equatable {
         var gains: [Float]?
         var deviation: [Float]?
         /// The lens calibration whose correction the image carries (a DNG developed with it).
-        var vignetting: LensCalibration?
+        let vignetting: LensCalibration?
+        /// Its model departure per channel, worked out once for the pixels' radii.
+        private let departures: [LensCalibration.ModelDeparture]
+
+        init(geometry: FisheyeGeometry, gains: [Float]?, deviation: [Float]?, vignetting: LensCalibration?) {
+            self.geometry = geometry
+            self.gains = gains
+            self.deviation = deviation
+            self.vignetting = vignetting
+            departures = vignetting.map { lens in (0..<3).map { lens.departure(channel: $0) } } ?? []
+        }
 
         /// The sums over the pixels of `patch` that lie in the image circle; nil when none can.
         func sums(_ patch: ImagePatch) -> IlluminanceSums? {
@@ -101,7 +111,9 @@ struct IlluminanceSums: Sendable, Equatable {
                     s.clippedPixels += 1
                     s.clippedSum += luminance * weight
                 }
-                if let vignetting { s.lens.add(rgb * weight, x: left + k, y: y, width: width, height: geometry.height, lens: vignetting) }
+                if let vignetting {
+                    s.lens.add(rgb * weight, x: left + k, y: y, width: width, height: geometry.height, lens: vignetting, departures: departures)
+                }
             }
             s.parity.sums[(y & 1) * 2] += even
             s.parity.sums[(y & 1) * 2 + 1] += odd
@@ -293,11 +305,12 @@ struct LensSums: Sendable, Equatable {
     /// Adds a pixel's weighted values `weighted` (w · R, G, B) at (x, y) of a `width` × `height`
     /// image (the output taken as Stage 3's grid: exact without a crop, for any orientation of a
     /// centred fall-off).
-    mutating func add(_ weighted: SIMD3<Double>, x: Int, y: Int, width: Int, height: Int, lens: LensCalibration) {
+    mutating func add(_ weighted: SIMD3<Double>, x: Int, y: Int, width: Int, height: Int, lens: LensCalibration,
+                      departures: [LensCalibration.ModelDeparture]) {
         let r = lens.falloff.radius(x: x, y: y, width: width, height: height)
         let basis = RadialFalloff.basis(r)
         for c in 0..<3 {
-            let g = basis / lens.falloff.transmission(channel: c, r: r), d = lens.modelResidual(channel: c, r: r)
+            let g = basis / lens.falloff.transmission(channel: c, r: r), d = departures[c].at(r)
             for q in 0..<3 {
                 gradient[3 * q + c] += g * weighted[q]
                 departure[3 * q + c] += d * weighted[q]
@@ -310,7 +323,7 @@ struct LensSums: Sendable, Equatable {
     /// matrix; the fit's covariance (channels independent) and the model's departure (taken
     /// as one error of every pixel's sign: linear).
     func relativeUncertainty(cameraToOutput m: [Double], lens: LensCalibration, total: Double) -> Double? {
-        guard m.count == 9, total > 0, let inverse = LensCells.invert3(m) else { return nil }
+        guard m.count == 9, total > 0, let inverse = Matrix3(m).inverse?.e else { return nil }
         let w = Rec2020.luminanceWeights
         var variance = 0.0, correlated = 0.0
         for c in 0..<3 {

@@ -153,7 +153,7 @@ struct LensCells {
                 for j in 0..<4 { xtx[4 * i + j] += row[i] * row[j] }
             }
         }
-        guard let inverse = Self.invert4(xtx) else {
+        guard let inverse = Self.invert(xtx, n: 4) else {
             throw PhotometryError(path: path, reason: "the cells do not span enough radii to fit the fall-off", category: .calibrationMismatch)
         }
         var beta = [Double](repeating: 0, count: 4)
@@ -224,11 +224,11 @@ struct LensCells {
         guard fits.count > 1 else { return (fits[0].a, fits[0].covariance) }
         var information = [Double](repeating: 0, count: 9), weighted = SIMD3<Double>()
         for f in fits {
-            guard let w = invert3(f.covariance) else { continue }
+            guard let w = Matrix3(f.covariance).inverse?.e else { continue }
             for i in 0..<9 { information[i] += w[i] }
             for i in 0..<3 { for j in 0..<3 { weighted[i] += w[3 * i + j] * f.a[j] } }
         }
-        guard let covariance = invert3(information) else { return (fits[0].a, fits[0].covariance) }
+        guard let covariance = Matrix3(information).inverse?.e else { return (fits[0].a, fits[0].covariance) }
         var a = SIMD3<Double>()
         for i in 0..<3 { for j in 0..<3 { a[i] += covariance[3 * i + j] * weighted[j] } }
         return (a, covariance)
@@ -257,6 +257,4 @@ struct LensCells {
         return inv
     }
 
-    static func invert4(_ m: [Double]) -> [Double]? { invert(m, n: 4) }
-    static func invert3(_ m: [Double]) -> [Double]? { invert(m, n: 3) }
 }

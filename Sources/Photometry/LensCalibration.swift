@@ -83,18 +83,37 @@ public struct LensCalibration: Codable, Sendable, Equatable {
     /// corners lie beyond the cells' centres), and never below the departures' RMS over the
     /// rings (a shape error crosses zero between rings); 0 inside the innermost ring's middle,
     /// where V = 1 by definition at the axis.
-    public func modelResidual(channel c: Int, r: Double) -> Double {
-        let radii = ringRadii, ring = ringResiduals[c]
-        guard r > 0, radii.count >= 2, radii.count == ring.count, r > radii[0] else { return 0 }
-        let values = ring.map { abs($0 - ring[0]) }
-        let typical = (values.dropFirst().map { $0 * $0 }.reduce(0, +) / Double(values.count - 1)).squareRoot()
-        for k in 1..<radii.count where r <= radii[k] {
-            let t = (r - radii[k - 1]) / (radii[k] - radii[k - 1])
-            return max(typical, values[k - 1] + t * (values[k] - values[k - 1]))
+    public func modelResidual(channel c: Int, r: Double) -> Double { departure(channel: c).at(r) }
+
+    /// Channel `c`'s model departure as a function of r (`modelResidual`), its ring values
+    /// and floor worked out once, for a caller that evaluates it at many radii.
+    public func departure(channel c: Int) -> ModelDeparture { ModelDeparture(radii: ringRadii, ring: ringResiduals[c]) }
+
+    /// The model's departure of one channel (see `modelResidual`).
+    public struct ModelDeparture: Sendable {
+        let radii: [Double]
+        /// |ring residual − the innermost ring's|, per ring.
+        let values: [Double]
+        /// Their RMS over the rings after the first: the floor.
+        let typical: Double
+
+        init(radii: [Double], ring: [Double]) {
+            self.radii = radii
+            values = ring.map { abs($0 - (ring.first ?? 0)) }
+            typical = values.count >= 2 ? (values.dropFirst().map { $0 * $0 }.reduce(0, +) / Double(values.count - 1)).squareRoot() : 0
         }
-        let n = values.count
-        let slope = abs(values[n - 1] - values[n - 2]) / (radii[n - 1] - radii[n - 2])
-        return max(typical, values[n - 1] + (r - radii[n - 1]) * slope)
+
+        /// The departure at r.
+        public func at(_ r: Double) -> Double {
+            guard r > 0, radii.count >= 2, radii.count == values.count, r > radii[0] else { return 0 }
+            for k in 1..<radii.count where r <= radii[k] {
+                let t = (r - radii[k - 1]) / (radii[k] - radii[k - 1])
+                return max(typical, values[k - 1] + t * (values[k] - values[k - 1]))
+            }
+            let n = values.count
+            let slope = abs(values[n - 1] - values[n - 2]) / (radii[n - 1] - radii[n - 2])
+            return max(typical, values[n - 1] + (r - radii[n - 1]) * slope)
+        }
     }
 
     /// The largest relative standard uncertainty of the correction 1/V_c anywhere in a
