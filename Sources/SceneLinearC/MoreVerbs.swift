@@ -20,14 +20,22 @@ func mergeOptions(_ d: RequestDocument, frames: Int) throws -> MergeOptions {
     if let a = try d.bool("align") { options.align = a }
     if let r = try d.integer("align_range", in: 1...4096) { options.maxShift = r }
     if let m = try d.number("max_disagreement", in: 0...100) { options.maxDisagreement = m / 100 }
+    options.frameFilters = try frameFilters(d, frames: frames)
+    return options
+}
+
+/// The frames behind a filter (`frame_filters`: a list of "N=T[±u]", N from 1), by index; a
+/// frame outside the `frames` or given twice is refused.
+func frameFilters(_ d: RequestDocument, frames: Int) throws -> [Int: FilterFactor] {
+    var filters: [Int: FilterFactor] = [:]
     for text in try d.strings("frame_filters") ?? [] {
         let (frame, filter): (Int, FilterFactor)
         do { (frame, filter) = try FilterFactor.parseFrame(text) } catch { throw RequestError("option 'frame_filters': \(error)") }
         guard frame < frames else { throw RequestError("option 'frame_filters': frame \(frame + 1) of \(frames)") }
-        guard options.frameFilters[frame] == nil else { throw RequestError("option 'frame_filters': frame \(frame + 1) given twice") }
-        options.frameFilters[frame] = filter
+        guard filters[frame] == nil else { throw RequestError("option 'frame_filters': frame \(frame + 1) given twice") }
+        filters[frame] = filter
     }
-    return options
+    return filters
 }
 
 let mergeKeys: Set<String> = ["reference", "ratio_tolerance", "saturation", "unchecked_ratios", "align", "align_range", "max_disagreement",
@@ -160,12 +168,7 @@ public func sl_simulate(_ options: UnsafePointer<CChar>?, _ json: UnsafeMutableP
             try Pipeline.prepareSimulationDirectory(output)
             let name = try document.string("name") ?? rendered.description.name
             if let stops = try document.numbers("bracket") {
-                var filters: [Int: Double] = [:]
-                for text in try document.strings("frame_filters") ?? [] {
-                    do { let f = try FilterFactor.parseFrame(text); filters[f.frame] = f.filter.transmittance } catch {
-                        throw RequestError("option 'frame_filters': \(error)")
-                    }
-                }
+                let filters = try frameFilters(document, frames: stops.count).mapValues(\.transmittance)
                 let r = try Pipeline.simulateBracket(scene: rendered, camera: camera, stops: stops, name: name, directory: output,
                                                      filters: filters)
                 return SimulationDocument(frames: r.frames, files: r.files)
