@@ -3,11 +3,20 @@ import Foundation
 
 /// How `Pipeline.calibrateLens` fits a lens's vignetting.
 public struct LensFitOptions: Sendable {
+    /// What the captures are.
+    public enum Method: String, Sendable {
+        /// Each capture is of a uniform source filling the frame.
+        case flatField = "flat field"
+        /// Each capture is of one small bright target (a lamp, a lit patch) on a dark ground,
+        /// moved across the field between captures (the rotation method).
+        case sweep
+    }
+    public var method = Method.flatField
     /// Cells across the image's width (their height the same in pixels): each cell's mean is
-    /// one point of the fit.
+    /// one point of the fit (flat fields).
     public var cellsAcross = 48
-    /// Largest RMS relative residual of a capture's cells about the radial model before the
-    /// capture is refused as not a uniform flat field.
+    /// Largest RMS relative residual about the radial model: of a flat field's cells before it
+    /// is refused as not uniform; of a sweep's targets before the sweep is refused as unsteady.
     public var maxResidual = 0.02
     /// The centre, relative to the image (default: its middle).
     public var centerX = 0.5, centerY = 0.5
@@ -18,19 +27,26 @@ public struct LensFitOptions: Sendable {
 }
 
 extension Pipeline {
-    /// Fits the vignetting of the lens that took `flats` — captures of a uniform source filling
-    /// the field (an integrating sphere's port, a light box, an overcast sky through a
-    /// diffuser) — per camera channel: V_c(r) = 1 + a₁r² + a₂r⁴ + a₃r⁶, r the radius relative to
-    /// the half-diagonal (docs/lens.md). Each capture is developed in camera RGB (no crop, the
-    /// sensor's orientation, 2×2 superpixels for CFA) and cut into cells; each channel's cell
-    /// means are fitted by least squares as A · V(r), the covariance of (a₁, a₂, a₃) from the
-    /// residuals' scatter (so a model that does not fit widens it); several captures are
-    /// combined with inverse-covariance weights.
+    /// Fits the vignetting of the lens that took `captures`, per camera channel: V_c(r) = 1 +
+    /// a₁r² + a₂r⁴ + a₃r⁶, r the radius relative to the half-diagonal (docs/lens.md). Each
+    /// capture is developed in camera RGB (no crop, the sensor's orientation, 2×2 superpixels
+    /// for CFA). Flat fields (a uniform source filling the field) are cut into cells, each
+    /// channel's cell means fitted by least squares as A · V(r), several captures combined with
+    /// inverse-covariance weights. A sweep (one small target moved across the field) gives one
+    /// point per capture — the target's summed signal above the ground — fitted the same way.
+    /// The covariance of (a₁, a₂, a₃) comes from the residuals' scatter, so a model that does
+    /// not fit widens it.
     /// - Throws: `PhotometryError` for captures of different cameras, lenses or apertures, a
-    ///   capture that is not a uniform flat field (residuals above `maxResidual`), or one with
-    ///   too few unclipped cells; the decoders' errors.
-    public static func calibrateLens(flats: [String], options: LensFitOptions = LensFitOptions()) throws -> LensCalibration {
-        guard !flats.isEmpty else { throw PhotometryError(path: "", reason: "a lens calibration needs at least one flat-field capture", category: .usage) }
+    ///   capture that is not a uniform flat field (residuals above `maxResidual`) or holds no
+    ///   single target, too few cells or sweep positions; the decoders' errors.
+    public static func calibrateLens(captures: [String], options: LensFitOptions = LensFitOptions()) throws -> LensCalibration {
+        guard !captures.isEmpty else {
+            throw PhotometryError(path: "", reason: "a lens calibration needs at least one capture", category: .usage)
+        }
+        if options.method == .sweep, captures.count < LensSweep.minimumPositions {
+            throw PhotometryError(path: captures[0], reason: "a sweep needs at least \(LensSweep.minimumPositions) positions of the target (4 for the model and 3 to measure its scatter); \(captures.count) given",
+                                  category: .calibrationMismatch)
+        }
         var develop = options.develop
         develop.encoding = .cameraNative
         develop.crop = .none
@@ -42,59 +58,137 @@ extension Pipeline {
         develop.filter = nil
         develop.spectral = nil
         var first: (camera: CameraIdentity, fNumber: Double, focal: Double?)?
-        var fits: [[(a: SIMD3<Double>, covariance: [Double])]] = [[], [], []]
-        var ringResiduals: [[[Double]]] = [[], [], []]
-        let reach = RadialFalloff(family: .evenPolynomial, coefficients: [[0, 0, 0]], centerX: options.centerX, centerY: options.centerY).reach
-        var rms = [0.0, 0.0, 0.0], worst = [0.0, 0.0, 0.0], cells = 0, shading = false
-        for path in flats {
+        var shading = false
+        var flat = FlatFieldFits(), sweep = LensSweep()
+        let geometry = RadialFalloff(family: .evenPolynomial, coefficients: [[0, 0, 0]], centerX: options.centerX, centerY: options.centerY)
+        for path in captures {
             let developed = try Pipeline.develop(path: path, options: develop)
-            let capture = developed.dng.metadata.capture
             let identity = CameraIdentity(developed.dng.metadata)
-            guard let n = capture.fNumber, n > 0 else {
-                throw PhotometryError(path: path, reason: "a lens calibration needs the f-number (vignetting depends on it), and the file records none")
-            }
-            if let first {
-                if let why = first.camera.mismatch(identity) ?? (first.camera.lens != identity.lens ? "another lens (\(identity.lens ?? "none"))" : nil) {
-                    throw PhotometryError(path: path, reason: "all captures of a lens calibration must come from one camera and lens: \(why)", category: .calibrationMismatch)
-                }
-                if abs(2 * log2(n / first.fNumber)) > 1.0 / 6 {
-                    throw PhotometryError(path: path, reason: String(format: "taken at f/%.3g, the first capture at f/%.3g: calibrate each aperture on its own", n, first.fNumber),
-                                          category: .calibrationMismatch)
-                }
-            } else {
-                first = (identity, n, capture.focalLength)
-            }
+            let n = try Self.lensCaptureAperture(developed.dng.metadata, identity: identity, path: path, first: first)
+            if first == nil { first = (identity, n, developed.dng.metadata.capture.focalLength) }
             shading = try shading || Pipeline.carriesLensShading(developed.dng, options: develop)
-            let image = developed.image
-            let grid = LensCells(image: image, across: options.cellsAcross, centerX: options.centerX, centerY: options.centerY)
-            for c in 0..<3 {
-                let fit = try grid.fit(channel: c, path: path, maxResidual: options.maxResidual, reach: reach)
-                fits[c].append((fit.a, fit.covariance))
-                ringResiduals[c].append(fit.rings)
-                rms[c] = max(rms[c], fit.rms)
-                worst[c] = max(worst[c], fit.worst)
+            switch options.method {
+            case .flatField: try flat.add(developed.image, path: path, options: options, reach: geometry.reach)
+            case .sweep: try sweep.add(developed.image, path: path, geometry: geometry)
             }
-            cells += grid.count
         }
-        var coefficients: [[Double]] = [], covariances: [[Double]] = [], profile: [[Double]] = []
+        let fit = options.method == .flatField ? flat.result(reach: geometry.reach) : try sweep.fit(path: captures[0], maxResidual: options.maxResidual, reach: geometry.reach)
+        let falloff = RadialFalloff(family: .evenPolynomial, coefficients: fit.coefficients, centerX: options.centerX, centerY: options.centerY)
+        if let why = falloff.problem { throw PhotometryError(path: captures[0], reason: "the fitted fall-off cannot be used: \(why)", category: .calibrationMismatch) }
+        return LensCalibration(created: ISO8601DateFormatter().string(from: Date()), camera: first!.camera, focalLength: first!.focal,
+                               fNumber: first!.fNumber, method: options.method.rawValue, captures: captures.map { URL(fileURLWithPath: $0).lastPathComponent },
+                               falloff: falloff, covariance: fit.covariances, residualRMS: fit.rms, residualMax: fit.worst, cells: fit.points,
+                               lensShadingOpcodes: shading, ringRadii: fit.ringRadii, ringResiduals: fit.ringResiduals)
+    }
+
+    /// A lens capture's f-number, after checking that it comes from the first capture's camera
+    /// and lens at its aperture (within ⅙ stop).
+    private static func lensCaptureAperture(_ metadata: DNGMetadata, identity: CameraIdentity, path: String,
+                                            first: (camera: CameraIdentity, fNumber: Double, focal: Double?)?) throws -> Double {
+        guard let n = metadata.capture.fNumber, n > 0 else {
+            throw PhotometryError(path: path, reason: "a lens calibration needs the f-number (vignetting depends on it), and the file records none")
+        }
+        guard let first else { return n }
+        if let why = first.camera.mismatch(identity) ?? (first.camera.lens != identity.lens ? "another lens (\(identity.lens ?? "none"))" : nil) {
+            throw PhotometryError(path: path, reason: "all captures of a lens calibration must come from one camera and lens: \(why)", category: .calibrationMismatch)
+        }
+        if abs(2 * log2(n / first.fNumber)) > 1.0 / 6 {
+            throw PhotometryError(path: path, reason: String(format: "taken at f/%.3g, the first capture at f/%.3g: calibrate each aperture on its own", n, first.fNumber),
+                                  category: .calibrationMismatch)
+        }
+        return n
+    }
+}
+
+/// What a fit of the three channels gives the calibration file.
+struct LensFitResult {
+    var coefficients: [[Double]] = [], covariances: [[Double]] = []
+    var rms = [0.0, 0.0, 0.0], worst = [0.0, 0.0, 0.0]
+    var points = 0
+    var ringRadii: [Double] = [], ringResiduals: [[Double]] = [[], [], []]
+}
+
+/// The flat-field captures' fits, channel by channel, combined at the end.
+struct FlatFieldFits {
+    var fits: [[(a: SIMD3<Double>, covariance: [Double])]] = [[], [], []]
+    var ringResiduals: [[[Double]]] = [[], [], []]
+    var rms = [0.0, 0.0, 0.0], worst = [0.0, 0.0, 0.0], cells = 0
+
+    mutating func add(_ image: SceneLinearImage, path: String, options: LensFitOptions, reach: Double) throws {
+        let grid = LensCells(image: image, across: options.cellsAcross, centerX: options.centerX, centerY: options.centerY)
+        for c in 0..<3 {
+            let fit = try grid.fit(channel: c, path: path, maxResidual: options.maxResidual, reach: reach)
+            fits[c].append((fit.a, fit.covariance))
+            ringResiduals[c].append(fit.rings)
+            rms[c] = max(rms[c], fit.rms)
+            worst[c] = max(worst[c], fit.worst)
+        }
+        cells += grid.count
+    }
+
+    /// The captures combined by inverse-covariance weighting; each ring's residual averaged over
+    /// them (rings without cells: 0).
+    func result(reach: Double) -> LensFitResult {
+        var out = LensFitResult(rms: rms, worst: worst, points: cells)
+        out.ringRadii = (0..<LensCells.rings).map { (Double($0) + 0.5) / Double(LensCells.rings) * reach }
+        out.ringResiduals = []
         for c in 0..<3 {
             let (a, cov) = LensCells.combine(fits[c])
-            coefficients.append([a.x, a.y, a.z])
-            covariances.append(cov)
-            // Each ring's residual averaged over the captures (rings without cells: 0).
-            profile.append((0..<LensCells.rings).map { k in
+            out.coefficients.append([a.x, a.y, a.z])
+            out.covariances.append(cov)
+            out.ringResiduals.append((0..<LensCells.rings).map { k in
                 let values = ringResiduals[c].map { $0[k] }.filter { !$0.isNaN }
                 return values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count)
             })
         }
-        let falloff = RadialFalloff(family: .evenPolynomial, coefficients: coefficients, centerX: options.centerX, centerY: options.centerY)
-        if let why = falloff.problem { throw PhotometryError(path: flats[0], reason: "the fitted fall-off cannot be used: \(why)", category: .calibrationMismatch) }
-        return LensCalibration(created: ISO8601DateFormatter().string(from: Date()), camera: first!.camera, focalLength: first!.focal,
-                               fNumber: first!.fNumber, method: "flat field", captures: flats.map { URL(fileURLWithPath: $0).lastPathComponent },
-                               falloff: falloff, covariance: covariances, residualRMS: rms, residualMax: worst, cells: cells,
-                               lensShadingOpcodes: shading,
-                               ringRadii: (0..<LensCells.rings).map { (Double($0) + 0.5) / Double(LensCells.rings) * reach },
-                               ringResiduals: profile)
+        return out
+    }
+}
+
+/// Least squares of m = A · (1 + a·b) for the radial model, b = (r², r⁴, r⁶): the normal
+/// equations for β = (A, A·a₁, A·a₂, A·a₃) and the covariance of a through a = β[1...3] / A.
+enum RadialLeastSquares {
+    /// β, (XᵀWX)⁻¹ and the weighted residual sum of squares; nil when the points do not span
+    /// enough radii.
+    static func solve(_ values: [Double], basis: [SIMD3<Double>], weights: [Double]? = nil) -> (beta: [Double], inverse: [Double], rss: Double)? {
+        var xtx = [Double](repeating: 0, count: 16), xty = [Double](repeating: 0, count: 4)
+        for k in values.indices {
+            let row = [1, basis[k].x, basis[k].y, basis[k].z], w = weights?[k] ?? 1
+            for i in 0..<4 {
+                xty[i] += w * row[i] * values[k]
+                for j in 0..<4 { xtx[4 * i + j] += w * row[i] * row[j] }
+            }
+        }
+        guard let inverse = LensCells.invert(xtx, n: 4) else { return nil }
+        var beta = [Double](repeating: 0, count: 4)
+        for i in 0..<4 { for j in 0..<4 { beta[i] += inverse[4 * i + j] * xty[j] } }
+        var rss = 0.0
+        for k in values.indices {
+            let residual = values[k] - model(beta, basis[k])
+            rss += (weights?[k] ?? 1) * residual * residual
+        }
+        return (beta, inverse, rss)
+    }
+
+    static func model(_ beta: [Double], _ b: SIMD3<Double>) -> Double { beta[0] + beta[1] * b.x + beta[2] * b.y + beta[3] * b.z }
+
+    /// a = β[1...3] / β₀ and its covariance J (s² (XᵀWX)⁻¹) Jᵀ (row-major 3×3).
+    static func coefficients(beta: [Double], inverse: [Double], variance s2: Double) -> (a: SIMD3<Double>, covariance: [Double]) {
+        let a = SIMD3(beta[1], beta[2], beta[3]) / beta[0]
+        var jacobian = [Double](repeating: 0, count: 12)
+        for i in 0..<3 {
+            jacobian[4 * i] = -a[i] / beta[0]
+            jacobian[4 * i + i + 1] = 1 / beta[0]
+        }
+        var covariance = [Double](repeating: 0, count: 9)
+        for i in 0..<3 {
+            for j in 0..<3 {
+                var s = 0.0
+                for p in 0..<4 { for q in 0..<4 { s += jacobian[4 * i + p] * s2 * inverse[4 * p + q] * jacobian[4 * j + q] } }
+                covariance[3 * i + j] = s
+            }
+        }
+        return (a, covariance)
     }
 }
 
@@ -144,29 +238,18 @@ struct LensCells {
         guard n >= 12 else {
             throw PhotometryError(path: path, reason: "only \(n) cells of the image are unclipped: a flat field must fill the frame below white", category: .calibrationMismatch)
         }
-        // Normal equations for β = (A, A·a₁, A·a₂, A·a₃).
-        var xtx = [Double](repeating: 0, count: 16), xty = [Double](repeating: 0, count: 4)
-        for k in 0..<n {
-            let row = [1, basis[k].x, basis[k].y, basis[k].z], y = means[k][c]
-            for i in 0..<4 {
-                xty[i] += row[i] * y
-                for j in 0..<4 { xtx[4 * i + j] += row[i] * row[j] }
-            }
-        }
-        guard let inverse = Self.invert(xtx, n: 4) else {
+        let values = means.map { $0[c] }
+        guard let (beta, inverse, rss) = RadialLeastSquares.solve(values, basis: basis) else {
             throw PhotometryError(path: path, reason: "the cells do not span enough radii to fit the fall-off", category: .calibrationMismatch)
         }
-        var beta = [Double](repeating: 0, count: 4)
-        for i in 0..<4 { for j in 0..<4 { beta[i] += inverse[4 * i + j] * xty[j] } }
         guard beta[0] > 0 else {
             throw PhotometryError(path: path, reason: "channel \(c) has no positive level on the axis: not a flat field", category: .calibrationMismatch)
         }
-        var rss = 0.0, worst = 0.0
+        var worst = 0.0
         var ringSum = [Double](repeating: 0, count: Self.rings), ringSquares = ringSum, ringCount = [Int](repeating: 0, count: Self.rings)
         for k in 0..<n {
-            let model = beta[0] + beta[1] * basis[k].x + beta[2] * basis[k].y + beta[3] * basis[k].z
-            let residual = means[k][c] - model
-            rss += residual * residual
+            let model = RadialLeastSquares.model(beta, basis[k])
+            let residual = values[k] - model
             worst = max(worst, abs(residual / model))
             let ring = min(Self.rings - 1, Int(basis[k].x.squareRoot() / reach * Double(Self.rings)))
             ringSum[ring] += residual / model
@@ -201,21 +284,7 @@ struct LensCells {
             throw PhotometryError(path: path, reason: String(format: "not a uniform flat field: channel %d's cells scatter %.2g %% (RMS) about the radial fall-off, more than %.2g %% (a source that does not fill the field evenly, or something in front of it)", c, 100 * rms, 100 * maxResidual),
                                   category: .calibrationMismatch)
         }
-        // a = β[1...3] / β0; its covariance J Σ_β Jᵀ.
-        let a = SIMD3(beta[1], beta[2], beta[3]) / beta[0]
-        var jacobian = [Double](repeating: 0, count: 12)
-        for i in 0..<3 {
-            jacobian[4 * i] = -a[i] / beta[0]
-            jacobian[4 * i + i + 1] = 1 / beta[0]
-        }
-        var covariance = [Double](repeating: 0, count: 9)
-        for i in 0..<3 {
-            for j in 0..<3 {
-                var s = 0.0
-                for p in 0..<4 { for q in 0..<4 { s += jacobian[4 * i + p] * s2 * inverse[4 * p + q] * jacobian[4 * j + q] } }
-                covariance[3 * i + j] = s
-            }
-        }
+        let (a, covariance) = RadialLeastSquares.coefficients(beta: beta, inverse: inverse, variance: s2)
         return (a, covariance, rms, worst, rings)
     }
 

@@ -318,8 +318,12 @@ public func sl_calibrate_lens(_ flatsJSON: UnsafePointer<CChar>?, _ options: Uns
         json?.pointee = nil
         let flats = try pathList(flatsJSON)
         let document = try RequestDocument(json: options.map { try string($0, "the options") },
-                                           allowed: ["cells", "max_residual", "center", "digest", "max_memory", "max_pixels", "threads"])
+                                           allowed: ["method", "cells", "max_residual", "center", "digest", "max_memory", "max_pixels", "threads"])
         var fit = LensFitOptions()
+        if let method = try document.string("method") {
+            guard let m = LensFitOptions.Method(rawValue: method) else { throw RequestError("option 'method': '\(method)' is not 'flat field' or 'sweep'") }
+            fit.method = m
+        }
         fit.develop = try document.developOptions()
         if let cells = try document.integer("cells", in: 4...1024) { fit.cellsAcross = cells }
         if let r = try document.number("max_residual", in: 0...100) { fit.maxResidual = r / 100 }
@@ -329,7 +333,7 @@ public func sl_calibrate_lens(_ flatsJSON: UnsafePointer<CChar>?, _ options: Uns
             }
             (fit.centerX, fit.centerY) = (center[0], center[1])
         }
-        let lens = try withThreads(document) { try Pipeline.calibrateLens(flats: flats, options: fit) }
+        let lens = try withThreads(document) { try Pipeline.calibrateLens(captures: flats, options: fit) }
         try allocated(String(decoding: try lens.json(), as: UTF8.self), into: json)
     }
 }

@@ -165,12 +165,13 @@ class LensCalibration:
             f.write(self.text)
 
 
-def calibrate_lens(flats, cells=None, max_residual=None, center=None, threads=None):
-    """Fits the vignetting of the lens that took `flats` (flat-field DNGs), as `scenelinear
-    calibrate-lens` (docs/lens.md). `max_residual` in percent; `center` (x, y) relative to the
-    image. Returns a LensCalibration."""
+def calibrate_lens(flats, cells=None, max_residual=None, center=None, threads=None, sweep=False):
+    """Fits the vignetting of the lens that took `flats` (flat-field DNGs; with `sweep=True`,
+    captures of one small target at several positions across the field), as `scenelinear
+    calibrate-lens [--sweep]` (docs/lens.md). `max_residual` in percent; `center` (x, y)
+    relative to the image. Returns a LensCalibration."""
     options = {"cells": cells, "max_residual": max_residual, "center": list(center) if center is not None else None,
-               "threads": threads}
+               "threads": threads, "method": "sweep" if sweep else None}
     text = _native.call_for_string("sl_calibrate_lens", json.dumps([os.fspath(f) for f in flats]).encode(),
                                    _native.options_json(options))
     d = json.loads(text)

@@ -1,6 +1,7 @@
 """Merging, illuminance, arrays and simulation: the same numbers as the command line, and the
 simulator's truth inside the intervals."""
 import json
+import math
 import os
 
 import numpy as np
@@ -297,3 +298,34 @@ def test_lens_calibration_equals_the_command_line(cli, tmp_path):
     assert abs(k_corner / k_centre - 1) < 0.01 and sl.calibrate([corner]).constant > 1.5 * k_centre
     with pytest.raises(sl.CalibrationMismatchError, match="not a uniform flat field"):
         sl.calibrate_lens([SUNSET])
+
+
+def test_lens_sweep_equals_the_command_line(cli, tmp_path):
+    """A sweep of a small disc over seven positions through the same lens: sl.calibrate_lens(...,
+    sweep=True) gives `calibrate-lens --sweep`'s file (but its time) and V(0.6) near the
+    truth; six positions are refused as too few."""
+    cam = tmp_path / "cam.json"
+    cam.write_text(json.dumps({"vignetting": {"family": "even-polynomial", "centerX": 0.5, "centerY": 0.5,
+                                              "coefficients": [[-0.5, 0, 0.05], [-0.45, 0, 0.05], [-0.3, -0.1, 0.05]]}}))
+    dngs = []
+    for k, (r, angle) in enumerate([(0, 0), (0.15, 0), (0.3, 90), (0.45, 180), (0.6, 0), (0.7, 36.87), (0.8, 216.87)]):
+        d, a = 400 * r, math.radians(angle)
+        scene = tmp_path / f"s{k}.json"
+        scene.write_text(json.dumps({"name": "sweep", "width": 320, "height": 240, "background": [0.002] * 3, "elements": [
+            {"type": "disk", "name": "lamp", "center": [(320 + d * math.cos(a)) / 640, (240 + d * math.sin(a)) / 480],
+             "radius": 0.025, "rgb": [0.7, 0.7, 0.7]}]}))
+        code, _, err = cli("simulate", "--scene", str(scene), "--camera", str(cam), "-o", str(tmp_path), "--name", f"s{k}",
+                           "--seed", str(k + 1), "-q")
+        assert code == 0, err
+        dngs.append(str(tmp_path / f"s{k}.dng"))
+    code, stdout, err = cli("calibrate-lens", "--sweep", *dngs, "-o", str(tmp_path / "lens.json"), "--json")
+    assert code == 0, err
+    want = json.loads(stdout)
+    got = sl.calibrate_lens(dngs, sweep=True)
+    assert {k: v for k, v in got.document.items() if k != "created"} == {k: v for k, v in want.items() if k != "created"}
+    assert got.document["method"] == "sweep" and got.document["cells"] == 7
+    v = got.transmission([0.6])
+    assert np.allclose(v[0], [1 - 0.5 * 0.36 + 0.05 * 0.6 ** 6, 1 - 0.45 * 0.36 + 0.05 * 0.6 ** 6,
+                              1 - 0.3 * 0.36 - 0.1 * 0.6 ** 4 + 0.05 * 0.6 ** 6], atol=0.01), v
+    with pytest.raises(sl.CalibrationMismatchError, match="at least 7 positions"):
+        sl.calibrate_lens(dngs[:6], sweep=True)
