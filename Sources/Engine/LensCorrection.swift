@@ -20,9 +20,11 @@ extension Pipeline {
     /// 3 image, a map plane per camera channel holding 1 / V_c at each map point (docs/lens.md),
     /// so every route — region by region or whole — divides the fall-off out in camera RGB,
     /// before the colour matrix. The file's list unchanged without a lens calibration.
-    /// - Throws: `PhotometryError` for a calibration of another camera, lens or aperture, or
-    ///   one made on captures that did (or did not) carry lens-shading opcodes of their own
-    ///   when this file does not (or does), unless `options.allowOtherLens`.
+    /// `options.lens` is the calibration for this capture already (`forCapture`: its camera,
+    /// lens and aperture checked).
+    /// - Throws: `PhotometryError` for a calibration made on captures that did (or did not)
+    ///   carry lens-shading opcodes of their own when this file does not (or does), unless
+    ///   `options.allowOtherLens`.
     /// - Parameter matrix: for a replaced Stage 2, what its planes are: values (1 / V), variances
     ///   (1 / V², so that a merge's standard deviations are corrected as its values) or counts
     ///   (no correction).
@@ -30,7 +32,6 @@ extension Pipeline {
                               options: DevelopOptions, matrix: Stage2Replacement.Matrix?, notes: inout [MetadataItem]) throws -> OpcodeList? {
         guard let lens = options.lens, matrix != .identity else { return list3 }
         let power = matrix == .squared ? 2.0 : 1.0
-        try lens.check(dng.metadata, path: dng.path, allowOther: options.allowOtherLens)
         let own = hasLensShading(list2) || hasLensShading(list3)
         if own != lens.lensShadingOpcodes && !options.allowOtherLens {
             throw PhotometryError(path: dng.path, reason: own

@@ -299,6 +299,9 @@ extension Pipeline {
         output target: StreamingOutput?, replacing replacement: Stage2Replacement?,
         masksReady: (([SemanticMaskLayer]) throws -> Void)?
     ) throws -> Streamed<E> {
+        // The lens calibration for this capture's aperture (one of several, or interpolated).
+        var options = options
+        options.lens = try options.lens?.forCapture(dng.metadata, path: dng.path, allowOther: options.allowOtherLens)
         var (raw, main, notes) = try selectImage(dng, options: options)
         // Over the pixel limit: refused before anything else (the memory estimate, which needs the plan, below).
         try checkPixelLimit(raw, path: dng.path, options: options)

@@ -179,7 +179,11 @@ struct IlluminanceSource {
         } else {
             source = IlluminanceSource(try AnalysisInput.load(path, options: options))
         }
-        source.vignetting = options.lens
+        if let lens = options.lens, !lens.otherApertures.isEmpty {
+            source.vignetting = try lens.forCapture(try DNGFile.open(path: path).metadata, path: path, allowOther: options.allowOtherLens)
+        } else {
+            source.vignetting = options.lens
+        }
         return source
     }
 }

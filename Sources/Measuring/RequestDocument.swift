@@ -147,7 +147,10 @@ public struct RequestDocument: Sendable {
                              allowOtherCamera: try bool("allow_other_camera") ?? false,
                              settingsUncertainty: try number("settings_uncertainty", in: 0...999.999).map { $0 / 100 },
                              filter: try filterFactor(), spectral: try spectralTerm(), absoluteByDefault: absoluteByDefault)
-        options.lens = try string("lens").map(LensCalibration.read)
+        // One calibration file, or several of one lens at different apertures.
+        if let files = try (try? strings("lens")) ?? string("lens").map({ [$0] }), !files.isEmpty {
+            options.lens = try LensCalibration.apertureSet(files.map(LensCalibration.read))
+        }
         options.allowOtherLens = try bool("allow_other_lens") ?? false
         if let color = try choice("color", ColorChoice.self) { options.encoding = color.encoding }
         if let demosaic = try choice("demosaic", DemosaicMethod.self) { options.demosaic = demosaic }

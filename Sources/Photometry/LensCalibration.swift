@@ -41,6 +41,10 @@ public struct LensCalibration: Codable, Sendable, Equatable {
     /// as the model's.
     public var ringRadii: [Double]
     public var ringResiduals: [[Double]]
+    /// Calibrations of the same lens at other apertures, given with this one (`--lens` more
+    /// than once): a capture takes the one at its f-number, or the interpolation between the
+    /// two about it (`forCapture`). Not stored.
+    public var otherApertures: [LensCalibration] = []
 
     enum CodingKeys: String, CodingKey {
         case schema, software, created, camera, focalLength, fNumber, method, captures, falloff, covariance, residualRMS, residualMax, cells
@@ -138,28 +142,97 @@ public struct LensCalibration: Codable, Sendable, Equatable {
               note: "the fit of \(name)'s fall-off (\(method)): the largest relative uncertainty of its correction anywhere in the image, an upper bound for every region")
     }
 
-    /// Refuses a capture of another camera, lens or aperture (more than ⅙ stop from the
-    /// calibration's f-number: vignetting changes with it), unless allowed.
-    public func check(_ metadata: DNGMetadata, path: String, allowOther: Bool) throws {
-        guard !allowOther else { return }
+    /// The calibration for a capture: this one, or of the apertures given with it the one
+    /// within ⅙ stop of the capture's f-number, or else the interpolation between the two
+    /// calibrated apertures about it (`interpolated`). Refuses a capture of another camera or
+    /// lens, without an f-number, or at an aperture outside the calibrated ones, unless allowed
+    /// (then the nearest aperture's).
+    public func forCapture(_ metadata: DNGMetadata, path: String, allowOther: Bool) throws -> LensCalibration {
+        let all = ([self] + otherApertures).sorted { $0.fNumber < $1.fNumber }
+        guard !allowOther || all.count > 1 else { return self }
         let other = CameraIdentity(metadata)
-        if let why = camera.mismatch(other) {
+        if !allowOther, let why = camera.mismatch(other) {
             throw PhotometryError(path: path, reason: "the lens calibration \(name) belongs to another camera: \(why) (--allow-other-lens applies it anyway)",
                                   category: .calibrationMismatch)
         }
         func norm(_ s: String?) -> String? { s.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } }
-        if let a = norm(camera.lens), let b = norm(other.lens), a != b {
+        if !allowOther, let a = norm(camera.lens), let b = norm(other.lens), a != b {
             throw PhotometryError(path: path, reason: "the lens calibration \(name) was made with the lens '\(camera.lens!)', not '\(other.lens!)' (--allow-other-lens applies it anyway)",
                                   category: .calibrationMismatch)
         }
+        let held = all.map { String(format: "f/%.3g", $0.fNumber) }.joined(separator: ", ")
         guard let n = metadata.capture.fNumber, n > 0 else {
-            throw PhotometryError(path: path, reason: "the file records no f-number, and the lens calibration \(name) holds for f/\(String(format: "%.3g", fNumber)) only (--allow-other-lens applies it anyway)",
+            if allowOther { return self }
+            throw PhotometryError(path: path, reason: "the file records no f-number, and the lens calibration \(name) holds for \(held) only (--allow-other-lens applies it anyway)",
                                   category: .calibrationMismatch)
         }
-        if abs(2 * log2(n / fNumber)) > 1.0 / 6 {
-            throw PhotometryError(path: path, reason: String(format: "taken at f/%.3g, and the lens calibration %@ holds for f/%.3g: vignetting changes with the aperture (--allow-other-lens applies it anyway)", n, name, fNumber),
-                                  category: .calibrationMismatch)
+        let stops = { (f: Double) in 2 * log2(f) }
+        let nearest = all.min { abs(stops($0.fNumber) - stops(n)) < abs(stops($1.fNumber) - stops(n)) }!
+        if abs(stops(nearest.fNumber) - stops(n)) <= 1.0 / 6 { return nearest }
+        if let hi = all.firstIndex(where: { $0.fNumber > n }), hi > 0 {
+            return all[hi - 1].interpolated(to: all[hi], at: n)
         }
+        if allowOther { return nearest }
+        throw PhotometryError(path: path, reason: String(format: "taken at f/%.3g, and the lens calibration %@ holds for %@: vignetting changes with the aperture, and f/%.3g lies outside the calibrated ones (--allow-other-lens takes the nearest)", n, name, held, n),
+                              category: .calibrationMismatch)
+    }
+
+    /// The calibration at f-number `n` between this one's aperture and `other`'s (wider and
+    /// narrower): V linear in stops between the two, i.e. each coefficient a = (1 − t) a₁ +
+    /// t a₂ with t = (log₂ n² − log₂ n₁²) / (log₂ n₂² − log₂ n₁²), the covariance (1 − t)² Σ₁ +
+    /// t² Σ₂. The interpolation's own uncertainty at r, relative: min(t, 1 − t) · |V₂(r) −
+    /// V₁(r)| / (√3 · V(r)) — the truth anywhere within the distance to the nearer calibration
+    /// of the line, evenly — joins the model departures ((1 − t) d₁, t d₂) in quadrature, as
+    /// the ring residuals of the result (docs/lens.md).
+    public func interpolated(to other: LensCalibration, at n: Double) -> LensCalibration {
+        let t = (2 * log2(n) - 2 * log2(fNumber)) / (2 * log2(other.fNumber) - 2 * log2(fNumber))
+        var out = self
+        out.otherApertures = []
+        out.fNumber = n
+        out.method = String(format: "interpolated between f/%.3g (%@) and f/%.3g (%@)", fNumber, method, other.fNumber, other.method)
+        out.name = "\(name) and \(other.name) at f/\(String(format: "%.3g", n))"
+        out.captures = captures + other.captures
+        out.cells = cells + other.cells
+        out.residualRMS = zip(residualRMS, other.residualRMS).map { max($0, $1) }
+        out.residualMax = zip(residualMax, other.residualMax).map { max($0, $1) }
+        out.falloff.coefficients = (0..<3).map { c in (0..<3).map { (1 - t) * falloff.coefficients[c][$0] + t * other.falloff.coefficients[c][$0] } }
+        out.covariance = (0..<3).map { c in (0..<9).map { (1 - t) * (1 - t) * covariance[c][$0] + t * t * other.covariance[c][$0] } }
+        let reach = falloff.reach, rings = 20
+        out.ringRadii = (0..<rings).map { (Double($0) + 0.5) / Double(rings) * reach }
+        out.ringResiduals = (0..<3).map { c in
+            let d1 = departure(channel: c), d2 = other.departure(channel: c)
+            return out.ringRadii.map { r in
+                let v1 = falloff.transmission(channel: c, r: r), v2 = other.falloff.transmission(channel: c, r: r)
+                let v = out.falloff.transmission(channel: c, r: r)
+                let spread = min(t, 1 - t) * abs(v2 - v1) / (3.0.squareRoot() * v)
+                let a = (1 - t) * d1.at(r), b = t * d2.at(r)
+                return (a * a + b * b + spread * spread).squareRoot()
+            }
+        }
+        return out
+    }
+
+    /// Several calibrations of one lens at different apertures as one: the first, the others
+    /// in `otherApertures`.
+    /// - Throws: `PhotometryError` when they belong to different cameras or lenses, centres,
+    ///   lens-shading opcodes, or two lie within ⅙ stop of each other.
+    public static func apertureSet(_ calibrations: [LensCalibration]) throws -> LensCalibration {
+        guard var first = calibrations.first else { throw PhotometryError(path: "", reason: "no lens calibration given", category: .usage) }
+        for other in calibrations.dropFirst() {
+            let why = first.camera.mismatch(other.camera) ?? (first.camera.lens != other.camera.lens ? "another lens (\(other.camera.lens ?? "none"))" : nil)
+                ?? (first.falloff.centerX != other.falloff.centerX || first.falloff.centerY != other.falloff.centerY ? "another centre" : nil)
+                ?? (first.lensShadingOpcodes != other.lensShadingOpcodes ? "captures with and without lens-shading opcodes of their own" : nil)
+            if let why {
+                throw PhotometryError(path: other.name, reason: "lens calibrations given together must be of one camera and lens at different apertures, and \(first.name) and this one differ: \(why)",
+                                      category: .calibrationMismatch)
+            }
+            if let twin = ([first] + first.otherApertures).first(where: { abs(2 * log2(other.fNumber / $0.fNumber)) <= 1.0 / 6 }) {
+                throw PhotometryError(path: other.name, reason: String(format: "this lens calibration and %@ are both for f/%.3g: give one calibration per aperture", twin.name, other.fNumber),
+                                      category: .usage)
+            }
+            first.otherApertures.append(other)
+        }
+        return first
     }
 
     /// Reads a lens calibration file.

@@ -16,16 +16,16 @@ protocol WritesFiles {
 }
 
 extension SceneLinearCommand.Convert: WritesFiles {
-    var inputPaths: [String] { files + ((try? listedFiles()) ?? []) + [filesFrom, unitOptions.calibration, unitOptions.lens].compactMap { $0 } }
+    var inputPaths: [String] { files + ((try? listedFiles()) ?? []) + [filesFrom, unitOptions.calibration].compactMap { $0 } + unitOptions.lens }
 }
 extension SceneLinearCommand.Merge: WritesFiles {
-    var inputPaths: [String] { frames + [unitOptions.calibration, unitOptions.lens].compactMap { $0 } }
+    var inputPaths: [String] { frames + [unitOptions.calibration].compactMap { $0 } + unitOptions.lens }
 }
 extension SceneLinearCommand.Illuminance: WritesFiles {
-    var inputPaths: [String] { files + [unitOptions.calibration, unitOptions.lens].compactMap { $0 } }
+    var inputPaths: [String] { files + [unitOptions.calibration].compactMap { $0 } + unitOptions.lens }
 }
 extension SceneLinearCommand.Calibrate: WritesFiles {
-    var inputPaths: [String] { photos + [lensOptions.lens].compactMap { $0 } }
+    var inputPaths: [String] { photos + lensOptions.lens }
 }
 extension SceneLinearCommand.CalibrateLens: WritesFiles {
     var inputPaths: [String] { flats }

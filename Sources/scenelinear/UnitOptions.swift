@@ -27,7 +27,7 @@ struct UnitOptions: ParsableArguments {
 
     @OptionGroup var lensOptions: LensOptions
 
-    var lens: String? { lensOptions.lens }
+    var lens: [String] { lensOptions.lens }
 
     func validate() throws {
         if let u = spectralUncertainty, !(u >= 0 && u < 100) {
@@ -68,8 +68,8 @@ struct UnitOptions: ParsableArguments {
 /// `--lens` and `--allow-other-lens`: a lens calibration's vignetting divided out (the unit
 /// commands, and `calibrate`, whose references it corrects).
 struct LensOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("A lens calibration written by `scenelinear calibrate-lens` (JSON): its vignetting is divided out in camera RGB before the colour matrix, and, in absolute units, the budgets gain the item 'vignetting'. Refused for another camera, lens or aperture unless --allow-other-lens.", valueName: "lens.json"))
-    var lens: String?
+    @Option(help: ArgumentHelp("A lens calibration written by `scenelinear calibrate-lens` (JSON): its vignetting is divided out in camera RGB before the colour matrix, and, in absolute units, the budgets gain the item 'vignetting'. Repeat for calibrations of the lens at other apertures: a capture takes the one at its f-number, or the interpolation between the two about it, with the interpolation's uncertainty. Refused for another camera or lens, or an aperture outside the calibrated ones, unless --allow-other-lens.", valueName: "lens.json"))
+    var lens: [String] = []
 
     @Flag(help: "Apply --lens to another camera, lens or aperture than it was made with, or to a file whose own lens-shading opcodes differ from its captures'.")
     var allowOtherLens = false
@@ -77,7 +77,7 @@ struct LensOptions: ParsableArguments {
     /// Sets `options`' lens calibration.
     /// - Throws: the calibration file's `PhotometryError`.
     func apply(to options: inout DevelopOptions) throws {
-        options.lens = try lens.map(LensCalibration.read)
+        options.lens = lens.isEmpty ? nil : try LensCalibration.apertureSet(lens.map(LensCalibration.read))
         options.allowOtherLens = allowOtherLens
     }
 }

@@ -120,6 +120,53 @@ import TestSupport
         }
     }
 
+    /// Calibrations at f/2.8 (the lens losing 45/40/35 %) and f/5.6 (about half that), and a
+    /// capture at f/4 whose true fall-off lies 40 % of the way between them (not on the
+    /// interpolation's line, t = 0.51): the interpolated V holds the truth within 1.96 of its
+    /// uncertainty at every r and channel; f/2.8 takes its own calibration; f/8, outside the
+    /// two, is refused; two calibrations of one aperture are refused.
+    @Test func aperturesInterpolate() throws {
+        let dir = TestData.temporaryDirectory("lens-apertures")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let wide = Self.falloff
+        let narrow = RadialFalloff(family: .evenPolynomial, coefficients: wide.coefficients.map { $0.map { $0 * 0.45 } })
+        let middle = RadialFalloff(family: .evenPolynomial, coefficients: (0..<3).map { c in
+            (0..<3).map { 0.6 * wide.coefficients[c][$0] + 0.4 * narrow.coefficients[c][$0] }
+        })
+        func capture(_ falloff: RadialFalloff, _ n: Double, _ name: String) throws -> String {
+            var camera = Self.camera(falloff, seed: UInt64(n * 10))
+            camera.fNumber = n
+            return try Self.flats(dir.appendingPathComponent(name), camera: camera, count: 1)[0]
+        }
+        var l28 = try Pipeline.calibrateLens(captures: [try capture(wide, 2.8, "f28")])
+        l28.name = "f28.json"
+        var l56 = try Pipeline.calibrateLens(captures: [try capture(narrow, 5.6, "f56")])
+        l56.name = "f56.json"
+        let set = try LensCalibration.apertureSet([l56, l28])
+        let f4 = try capture(middle, 4, "f4")
+        let lens = try set.forCapture(try DNGFile.open(path: f4).metadata, path: f4, allowOther: false)
+        #expect(lens.fNumber == 4 && lens.method.hasPrefix("interpolated between f/2.8") && lens.ringRadii.count == 20)
+        for c in 0..<3 {
+            for i in 1...10 {
+                let r = Double(i) / 10, truth = middle.transmission(channel: c, r: r)
+                let (v, u) = lens.transmission(channel: c, r: r)
+                #expect(abs(v / truth - 1) <= 1.96 * u && u < 0.12, "channel \(c) r \(r): \(v) against \(truth) ± \(u * v)")
+            }
+        }
+        let f28 = try capture(wide, 2.8, "f28b")
+        #expect(try set.forCapture(try DNGFile.open(path: f28).metadata, path: f28, allowOther: false) == l28)
+        var options = DevelopOptions()
+        options.lens = set
+        let corrected = try Pipeline.develop(path: f4, options: options)
+        #expect(corrected.image.provenance.processing.contains { $0.value.description.contains("interpolated between f/2.8") })
+        let f8 = try capture(narrow, 8, "f8")
+        #expect { try Pipeline.develop(path: f8, options: options) } throws: { error in
+            guard let e = error as? PhotometryError else { return false }
+            return e.category == .calibrationMismatch && e.description.contains("outside the calibrated ones") && e.description.contains(f8)
+        }
+        #expect(throws: PhotometryError.self) { try LensCalibration.apertureSet([l28, l28]) }
+    }
+
     /// A capture of a fall-off of the other family (cos⁴ of the field angle, k = 0.85, 0.8,
     /// 0.75): the even polynomial fits it with residuals well above the noise's, and the
     /// stated uncertainty, which the residuals widen, still covers the truth within 3 σ at

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import _native, errors
-from .image import DEVELOP_OPTIONS, Image, circle_spec, develop_options
+from .image import DEVELOP_OPTIONS, Image, _path_option, circle_spec, develop_options
 
 MERGE_OPTIONS = ("reference", "ratio_tolerance", "saturation", "unchecked_ratios", "align", "align_range", "max_disagreement",
                  "frame_filters")
@@ -206,7 +206,7 @@ def calibrate(references, meter_uncertainty=2.9, projection=None, fov=None, circ
         items.append(item)
     options = {"meter_uncertainty": meter_uncertainty, "projection": projection, "fov": fov, "circle": circle_spec(circle),
                "demosaic": demosaic, "threads": threads, "light_source": light_source, "spectral_factors": spectral_factors,
-               "lens": os.fspath(lens) if lens is not None else None, "allow_other_lens": allow_other_lens}
+               "lens": _path_option("lens", lens) if lens is not None else None, "allow_other_lens": allow_other_lens}
     text = _native.call_for_string("sl_calibrate", json.dumps(items).encode(), _native.options_json(options))
     d = json.loads(text)
     return Calibration(constant=d["constant"], relative_uncertainty=d["relativeUncertainty"],

@@ -37,8 +37,18 @@ def develop_options(options):
     if unknown:
         raise errors.UsageError(f"unknown option {unknown[0]!r} (known: {', '.join(DEVELOP_OPTIONS)})", 64)
     merged = dict(_defaults)
-    merged.update({k: (os.fspath(v) if k in ("calibration", "lens") and v is not None else v) for k, v in options.items()})
+    merged.update({k: (_path_option(k, v) if v is not None else v) for k, v in options.items()})
     return {k: v for k, v in merged.items() if v is not None}
+
+
+def _path_option(key, value):
+    """A file option as the library reads it: `calibration` a path; `lens` a path, or a list
+    of paths (calibrations of one lens at several apertures)."""
+    if key == "calibration":
+        return os.fspath(value)
+    if key == "lens":
+        return [os.fspath(p) for p in value] if isinstance(value, (list, tuple)) else os.fspath(value)
+    return value
 
 
 def circle_spec(circle):

@@ -287,6 +287,8 @@ def test_lens_calibration_equals_the_command_line(cli, tmp_path):
     with sl.open(flat, lens=out) as img:
         assert np.array_equal(img.image(), np.stack([exr_channels(exr)[c] for c in "RGB"], axis=-1))
         corrected = img.image()
+    with sl.open(flat, lens=[out]) as img:  # a list of one calibration: the same
+        assert np.array_equal(img.image(), corrected)
     # Corrected, the flat is flat: the corners within 1 % of the centre.
     centre, corner = corrected[110:130, 150:170].mean(), corrected[:8, :8].mean()
     assert abs(corner / centre - 1) < 0.01, (corner, centre)
