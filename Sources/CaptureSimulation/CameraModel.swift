@@ -66,6 +66,9 @@ public struct CameraModel: Codable, Sendable, Equatable {
     /// Vignetting the DNG does not record (a real lens's fall-off, per camera channel): the
     /// light of each channel × V_c(r) at the pixel's centre (docs/lens.md). Nil: none.
     public var vignetting: RadialFalloff?
+    /// Stray light (veiling glare): a share of every pixel's light spread evenly about it by
+    /// the lens (docs/lens.md#stray-light). Nil: none.
+    public var strayLight: SimulatedStrayLight?
 
     /// "lossless-jpeg" or "uncompressed".
     public var storage = "lossless-jpeg"
@@ -80,7 +83,7 @@ public struct CameraModel: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case layout, cfaPattern, exposureTime, fNumber, iso, baseISO, sensitivityOffset, quantumScale, fullWell, readNoise, darkCurrent
-        case prnu, dsnu, adcBits, blackLevel, companding, cameraMatrix, lensShading, vignetting, storage, seed, noise, captureTime
+        case prnu, dsnu, adcBits, blackLevel, companding, cameraMatrix, lensShading, vignetting, strayLight, storage, seed, noise, captureTime
     }
 
     /// Decodes a camera; every field is optional and missing ones keep their defaults.
@@ -109,6 +112,7 @@ public struct CameraModel: Codable, Sendable, Equatable {
         cameraMatrix = try c.decodeIfPresent([Double].self, forKey: .cameraMatrix)
         lensShading = try c.decodeIfPresent(Double.self, forKey: .lensShading)
         vignetting = try c.decodeIfPresent(RadialFalloff.self, forKey: .vignetting)
+        strayLight = try c.decodeIfPresent(SimulatedStrayLight.self, forKey: .strayLight)
         storage = try c.decodeIfPresent(String.self, forKey: .storage) ?? d.storage
         seed = try c.decodeIfPresent(UInt64.self, forKey: .seed) ?? d.seed
         noise = try c.decodeIfPresent(Bool.self, forKey: .noise) ?? d.noise
@@ -137,6 +141,7 @@ public struct CameraModel: Codable, Sendable, Equatable {
         try c.encode(cameraMatrix, forKey: .cameraMatrix)
         try c.encode(lensShading, forKey: .lensShading)
         try c.encodeIfPresent(vignetting, forKey: .vignetting)
+        try c.encodeIfPresent(strayLight, forKey: .strayLight)
         try c.encode(storage, forKey: .storage)
         try c.encode(seed, forKey: .seed)
         try c.encode(noise, forKey: .noise)
@@ -209,6 +214,9 @@ public struct CameraModel: Codable, Sendable, Equatable {
         try require((quantumScale ?? 1) > 0, "quantumScale must be positive")
         try require(lensShading.map { $0 >= 0 && $0 < 0.95 } ?? true, "lensShading must be 0 ≤ k < 0.95")
         if let why = vignetting?.problem { throw SceneError(reason: "vignetting: \(why)") }
+        if let s = strayLight, !(s.fraction >= 0 && s.fraction < 1 && s.radius > 0 && s.radius <= 1) {
+            throw SceneError(reason: "strayLight: fraction must be 0 ≤ f < 1 and radius 0 < r ≤ 1 (of the image's height)")
+        }
         // Physical ranges, so that no product of the parameters overflows or loses its meaning.
         try require(exposureTime <= 3600 && (0.5...1024).contains(fNumber) && iso <= 1e7 && baseISO <= 1e7,
                     "exposureTime must be at most 3600 s, fNumber 0.5...1024, iso and baseISO at most 1e7")

@@ -113,7 +113,7 @@ public enum Simulator {
         let gain = camera.gain, black = camera.blackLevel, adcMax = camera.adcMax
         let table = camera.companding.map { CompandingCurve(codeBits: $0, maximum: Int(camera.whiteLevel)).table }
         var samples = [UInt16](repeating: 0, count: w * h * spp)
-        let radiance = scene.radiance
+        let radiance = camera.strayLight.map { $0.spread(scene.radiance) } ?? scene.radiance
         let shading = camera.lensShading.map(LensShading.init(strength:))
         let pixelGains = try shading?.gains(width: w, height: h)
         samples.withUnsafeMutableBufferPointer { outAll in

@@ -1,3 +1,4 @@
+import Analysis
 import Engine
 import Foundation
 
@@ -14,60 +15,82 @@ struct LensSweep {
     /// fit's level to the axis.
     static let axisReach = 0.25
 
-    var signals: [SIMD3<Double>] = []
-    var basis: [SIMD3<Double>] = []
-    var radii: [Double] = []
+    var targets: [SweepTarget] = []
     var paths: [String] = []
 
     mutating func add(_ image: SceneLinearImage, path: String, geometry: RadialFalloff) throws {
-        let target = try SweepTarget(image: image, path: path, geometry: geometry)
-        signals.append(target.signal)
-        basis.append(target.basis)
-        radii.append(target.radius)
+        targets.append(try SweepTarget(image: image, path: path, geometry: geometry, noise: AnalysisInput.noiseModel(for: image)))
         paths.append(path)
     }
 
-    /// The fit of each channel's sums by weighted least squares (weights 1/m², the scatter
-    /// taken as relative). The covariance is s² (XᵀWX)⁻¹ with s² the weighted residuals'
-    /// variance over n − 4 degrees of freedom, times (t₀.₉₇₅(n − 4) / 1.96)²: with so few points
-    /// s² is itself uncertain, and the factor makes ±1.96 standard uncertainties the Student
-    /// interval of 95 %.
+    /// The fit of each channel's sums by weighted least squares (docs/lens.md). With every
+    /// capture's noise known (its NoiseProfile): weights 1/σ², the covariance (XᵀWX)⁻¹, and when
+    /// the residuals exceed that noise (χ² beyond about its 95th percentile, n + 2√(2n) for n − 4
+    /// degrees of freedom) the covariance × χ²/(n − 4) and each position's residual beyond its
+    /// noise kept as the model's departure. Without: weights 1/m² (the scatter taken as
+    /// relative), the covariance s² (XᵀWX)⁻¹ from the residuals × (t₀.₉₇₅(n − 4) / 1.96)², so
+    /// that ±1.96 standard uncertainties is the Student interval of 95 %.
     func fit(path: String, maxResidual: Double, reach: Double) throws -> LensFitResult {
-        let n = signals.count
+        let n = targets.count
         guard n >= Self.minimumPositions else {
             throw PhotometryError(path: path, reason: "a sweep needs at least \(Self.minimumPositions) positions of the target; \(n) given", category: .calibrationMismatch)
         }
-        guard let innermost = radii.min(), innermost <= Self.axisReach * reach else {
-            throw PhotometryError(path: path, reason: String(format: "the sweep's innermost target lies at r = %.2f: one position must be near the axis (r ≤ %.2f) to fix the level V = 1 is relative to", radii.min() ?? 0, Self.axisReach * reach),
+        guard let innermost = targets.map(\.radius).min(), innermost <= Self.axisReach * reach else {
+            throw PhotometryError(path: path, reason: String(format: "the sweep's innermost target lies at r = %.2f: one position must be near the axis (r ≤ %.2f) to fix the level V = 1 is relative to", targets.map(\.radius).min() ?? 0, Self.axisReach * reach),
                                   category: .calibrationMismatch)
         }
-        let dof = Double(n - 4), widen = pow(Self.studentT975(dof) / 1.96, 2)
+        let variances = targets.compactMap(\.variance)
+        let noiseKnown = variances.count == n && variances.allSatisfy { $0.x > 0 && $0.y > 0 && $0.z > 0 }
+        let basis = targets.map(\.basis), dof = Double(n - 4)
+        // The positions by radius, those at one radius together: the departure's abscissae.
+        let order = (0..<n).sorted { targets[$0].radius < targets[$1].radius }
         var out = LensFitResult(points: n)
+        var departures: [[Double]] = []
         for c in 0..<3 {
-            let values = signals.map { $0[c] }
-            let weights = values.map { 1 / max($0 * $0, 1e-300) }
+            let values = targets.map { $0.signal[c] }
+            let weights = noiseKnown ? variances.map { 1 / $0[c] } : values.map { 1 / max($0 * $0, 1e-300) }
             guard let (beta, inverse, rss) = RadialLeastSquares.solve(values, basis: basis, weights: weights), beta[0] > 0 else {
                 throw PhotometryError(path: path, reason: "the sweep's targets do not span enough radii to fit the fall-off (they must lie at 4 or more distinct distances from the centre)",
                                       category: .calibrationMismatch)
             }
-            var worst = 0.0, worstPath = paths[0]
-            for k in 0..<n {
-                let relative = abs(values[k] / RadialLeastSquares.model(beta, basis[k]) - 1)
-                if relative > worst { (worst, worstPath) = (relative, paths[k]) }
-            }
-            let rms = (rss / Double(n)).squareRoot()
+            let models = basis.map { RadialLeastSquares.model(beta, $0) }
+            let relative = (0..<n).map { values[$0] / models[$0] - 1 }
+            let worstIndex = (0..<n).max { abs(relative[$0]) < abs(relative[$1]) }!
+            let rms = (relative.map { $0 * $0 }.reduce(0, +) / Double(n)).squareRoot()
             if rms > maxResidual {
-                throw PhotometryError(path: worstPath, reason: String(format: "the sweep's targets scatter %.2g %% (RMS, channel %d) about a radial fall-off, more than %.2g %%; this capture departs most (%.2g %%): a source that changed between captures, a target partly hidden, or light from elsewhere",
-                                                                    100 * rms, c, 100 * maxResidual, 100 * worst),
+                throw PhotometryError(path: paths[worstIndex], reason: String(format: "the sweep's targets scatter %.2g %% (RMS, channel %d) about a radial fall-off, more than %.2g %%; this capture departs most (%.2g %%): a source that changed between captures, a target partly hidden, or light from elsewhere",
+                                                                            100 * rms, c, 100 * maxResidual, 100 * abs(relative[worstIndex])),
                                       category: .calibrationMismatch)
             }
-            let (a, covariance) = RadialLeastSquares.coefficients(beta: beta, inverse: inverse, variance: rss / dof * widen)
+            let departs = noiseKnown && rss > dof + 2 * (2 * dof).squareRoot()
+            let variance = noiseKnown ? (departs ? rss / dof : 1) : rss / dof * pow(Self.studentT975(dof), 2) / (1.959964 * 1.959964)
+            let (a, covariance) = RadialLeastSquares.coefficients(beta: beta, inverse: inverse, variance: variance)
             out.coefficients.append([a.x, a.y, a.z])
             out.covariances.append(covariance)
             out.rms[c] = rms
-            out.worst[c] = worst
+            out.worst[c] = abs(relative[worstIndex])
+            // Each position's residual beyond its noise (taken off in quadrature), when it departs.
+            departures.append(order.map { k in
+                guard departs else { return 0 }
+                let e = relative[k], noise = variances[k][c].squareRoot() / models[k]
+                return (e < 0 ? -1 : 1) * max(e * e - noise * noise, 0).squareRoot()
+            })
+        }
+        if departures.contains(where: { $0.contains { $0 != 0 } }) {
+            (out.ringRadii, out.ringResiduals) = Self.byRadius(order.map { targets[$0].radius }, departures)
         }
         return out
+    }
+
+    /// Values at increasing radii with those at one radius (within 10⁻⁴) averaged, so that the
+    /// radii increase strictly.
+    static func byRadius(_ radii: [Double], _ values: [[Double]]) -> ([Double], [[Double]]) {
+        var groups: [[Int]] = []
+        for k in radii.indices {
+            if let last = groups.last?.last, radii[k] - radii[last] < 1e-4 { groups[groups.count - 1].append(k) } else { groups.append([k]) }
+        }
+        let r = groups.map { g in g.map { radii[$0] }.reduce(0, +) / Double(g.count) }
+        return (r, values.map { v in groups.map { g in g.map { v[$0] }.reduce(0, +) / Double(g.count) } })
     }
 
     /// The 97.5th percentile of Student's t with `dof` degrees of freedom, by the
@@ -87,8 +110,11 @@ struct SweepTarget {
     var signal: SIMD3<Double>
     var basis: SIMD3<Double>
     var radius: Double
+    /// The noise variance of `signal` from the capture's noise model: the circle's pixels' and
+    /// the ground's mean's, times the circle's pixel count squared. Nil without a model.
+    var variance: SIMD3<Double>?
 
-    init(image: SceneLinearImage, path: String, geometry: RadialFalloff) throws {
+    init(image: SceneLinearImage, path: String, geometry: RadialFalloff, noise: NoiseModel?) throws {
         let w = image.width, h = image.height, px = image.pixels.samples
         func luma(_ i: Int) -> Double { Double(px[3 * i]) + Double(px[3 * i + 1]) + Double(px[3 * i + 2]) }
         // The ground: the median of a sample of the image; its noise from the median absolute deviation.
@@ -121,7 +147,8 @@ struct SweepTarget {
         guard cx - aperture >= 0, cy - aperture >= 0, cx + aperture < Double(w - 1), cy + aperture < Double(h - 1) else {
             throw PhotometryError(path: path, reason: String(format: "the target at pixel (%.0f, %.0f) is too close to the image's edge to be measured whole", cx, cy), category: .calibrationMismatch)
         }
-        var ringSum = SIMD3<Double>(), ringCount = 0
+        let kernel = noise.map { NoiseModel.Kernel($0) }
+        var ringSum = SIMD3<Double>(), ringCount = 0, ringVariance = SIMD3<Double>(), circleVariance = SIMD3<Double>()
         var sum = SIMD3<Double>(), weighted = SIMD3<Double>(), weight = 0.0, clipped = false
         var inside: [Int] = []
         for y in max(0, Int(cy - outer))...min(h - 1, Int(cy + outer) + 1) {
@@ -132,10 +159,12 @@ struct SweepTarget {
                 if d <= aperture {
                     inside.append(i)
                     sum += v
+                    if let kernel { circleVariance += kernel.variance(ofOutput: v).rgb }
                     if let clip = image.clipMask, clip[i] != 0 { clipped = true }
                 } else if d >= inner, d <= outer, v.x.isFinite, v.y.isFinite, v.z.isFinite {
                     ringSum += v
                     ringCount += 1
+                    if let kernel { ringVariance += kernel.variance(ofOutput: v).rgb }
                 }
             }
         }
@@ -145,8 +174,9 @@ struct SweepTarget {
         guard sum.x.isFinite, sum.y.isFinite, sum.z.isFinite, ringCount >= 20 else {
             throw PhotometryError(path: path, reason: "the target or the ground about it holds non-finite values", category: .corruptData)
         }
-        let g = ringSum / Double(ringCount)
-        signal = sum - g * Double(inside.count)
+        let g = ringSum / Double(ringCount), count = Double(inside.count)
+        signal = sum - g * count
+        variance = kernel == nil ? nil : circleVariance + ringVariance * (count * count) / Double(ringCount * ringCount)
         let gLuma = g.x + g.y + g.z
         for i in inside {
             let v = max(0, luma(i) - gLuma)
