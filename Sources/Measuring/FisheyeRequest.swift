@@ -20,11 +20,16 @@ public struct FisheyeLensRequest: Sendable, Equatable {
     /// Degrees across the image circle.
     public var fieldOfView: Double
     public var circle: FisheyeCircle
+    /// The lens's stray light as stated: E_v then flags the pixels about very bright sources
+    /// and widens its interval by the bound (`StrayLightRequest`). Nil: not considered.
+    public var strayLight: StrayLightRequest?
 
-    public init(projection: FisheyeProjection, fieldOfView: Double = 180, circle: FisheyeCircle = .inscribed) {
+    public init(projection: FisheyeProjection, fieldOfView: Double = 180, circle: FisheyeCircle = .inscribed,
+                strayLight: StrayLightRequest? = nil) {
         self.projection = projection
         self.fieldOfView = fieldOfView
         self.circle = circle
+        self.strayLight = strayLight
     }
 
     /// The lens as given: its projection, field of view and circle.

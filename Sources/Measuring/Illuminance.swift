@@ -40,6 +40,9 @@ public struct IlluminanceResult: Codable, Sendable, Equatable {
     /// Pixels of the circle whose value is not a finite number (NaN or infinity, from
     /// another program's file): left out of E_v, which then misses their part.
     public var nonFinitePixels = 0
+    /// With stated stray light (`FisheyeLensRequest.strayLight`): the sources, the pixels
+    /// flagged about them and their parts of E_v, and the bound the interval was widened by.
+    public var strayLight: StrayLightSummary?
     public var isLowerBound: Bool { lowerBoundPixels > 0 }
 }
 
@@ -108,14 +111,28 @@ extension Pipeline {
         let high = logNormal ? e * exp(1.96 * combined / e) : e + 1.96 * combined
         let kind: ResultKind = !m.clippingKnown ? .clippingUnknown
             : sums.clippedPixels == 0 ? .value : ClipDirection.kinds(cameraToOutput: image.provenance.cameraToOutput)["Y"]!
-        return IlluminanceResult(file: path, lens: lens, illuminance: e, standardUncertainty: combined, kind: kind,
-                                 low95: kind == .upperBound || kind == .undetermined ? nil : low,
-                                 high95: kind == .lowerBound || kind == .undetermined ? nil : high,
+        let stray = m.strayLight.map { Self.strayLightSummary($0, sums: sums.stray, total: m.sums.sum, toLuminance: toLuminance) }
+        let widen = stray?.bound ?? 0
+        var result = IlluminanceResult(file: path, lens: lens, illuminance: e, standardUncertainty: combined, kind: kind,
+                                 low95: kind == .upperBound || kind == .undetermined ? nil : low - widen,
+                                 high95: kind == .lowerBound || kind == .undetermined ? nil : high + widen,
                                  intervalKind: logNormal ? "log-normal" : "normal", noiseUncertainty: noiseU, samplingUncertainty: samplingU,
                                  scaleRelativeUncertainty: scaleU, scaleSource: image.exposure.source ?? "unknown",
                                  solidAngle: sums.solidAngle, expectedSolidAngle: 2 * .pi * (1 - cos(lens.maximumAngle)),
                                  pixels: sums.pixels, lowerBoundPixels: sums.clippedPixels, lowerBoundShare: e > 0 ? bound / e : 0,
                                  nonFinitePixels: sums.nonFinitePixels)
+        result.strayLight = stray
+        return result
+    }
+
+    /// What E_v's result says of the stray light stated for it: the bound f · α · Σ L ω, and
+    /// the parts of E_v the sources and the flagged pixels give (of the pixel sum `total`).
+    static func strayLightSummary(_ zone: StrayLightZone, sums: StrayLightSums, total: Double, toLuminance: Double) -> StrayLightSummary {
+        let r = zone.request
+        return StrayLightSummary(fraction: r.fraction, angle: r.angle, threshold: r.threshold, sourceLuminance: zone.threshold * toLuminance,
+                                 sources: zone.sources, zonedSources: zone.zonedSources, sourcePixels: sums.sourcePixels, flaggedPixels: sums.zonePixels,
+                                 sourceShare: total > 0 ? sums.sourceSum / total : 0, flaggedShare: total > 0 ? sums.zoneSum / total : 0,
+                                 bound: r.fraction * (r.angle * .pi / 180) * sums.flux * toLuminance)
     }
 
     /// The relative uncertainty of E_v's scale: the image's, with a lens calibration's bound

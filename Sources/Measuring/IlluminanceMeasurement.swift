@@ -28,6 +28,8 @@ struct IlluminanceSums: Sendable, Equatable {
     var parity = ParitySums()
     /// With a lens calibration (`LensSums`): what E_v's vignetting term needs.
     var lens = LensSums()
+    /// With stated stray light: the sums over its zone.
+    var stray = StrayLightSums()
 
     static func += (a: inout IlluminanceSums, b: IlluminanceSums) {
         a.sum += b.sum
@@ -42,6 +44,7 @@ struct IlluminanceSums: Sendable, Equatable {
         a.squares += b.squares
         for k in 0..<4 { a.parity.sums[k] += b.parity.sums[k] }
         a.lens += b.lens
+        a.stray += b.stray
     }
 
     /// What the sums of a patch read besides its values: the geometry of the image, and per
@@ -55,12 +58,15 @@ struct IlluminanceSums: Sendable, Equatable {
         let vignetting: LensCalibration?
         /// Its model departure per channel, worked out once for the pixels' radii.
         private let departures: [LensCalibration.ModelDeparture]
+        /// The pixels about very bright sources, with stated stray light.
+        let zone: StrayLightZone?
 
-        init(geometry: FisheyeGeometry, gains: [Float]?, deviation: [Float]?, vignetting: LensCalibration?) {
+        init(geometry: FisheyeGeometry, gains: [Float]?, deviation: [Float]?, vignetting: LensCalibration?, zone: StrayLightZone? = nil) {
             self.geometry = geometry
             self.gains = gains
             self.deviation = deviation
             self.vignetting = vignetting
+            self.zone = zone
             departures = vignetting.map { lens in (0..<3).map { lens.departure(channel: $0) } } ?? []
         }
 
@@ -114,6 +120,7 @@ struct IlluminanceSums: Sendable, Equatable {
                 if let vignetting {
                     s.lens.add(rgb * weight, x: left + k, y: y, width: width, height: geometry.height, lens: vignetting, departures: departures)
                 }
+                if let zone { s.stray.add(mark: zone.marks[i], luminance: luminance, weight: weight, omega: omega[k]) }
             }
             s.parity.sums[(y & 1) * 2] += even
             s.parity.sums[(y & 1) * 2 + 1] += odd
@@ -206,6 +213,8 @@ struct IlluminanceMeasurement {
     let sampling: Double?
     /// The lens calibration the image was corrected with, when its sums hold the vignetting term.
     var vignetting: LensCalibration?
+    /// The zone of stated stray light, when its sums were made.
+    var strayLight: StrayLightZone?
     /// Whether every pixel of the circle came with a clip mask.
     var clippingKnown: Bool { sums.unmaskedPixels == 0 }
 
@@ -240,15 +249,22 @@ extension Pipeline {
     /// it in, and a second sums.
     /// - Throws: `AnalysisError` when no circle is found or the lens does not fit; the passes' errors.
     static func measureIlluminance(_ source: IlluminanceSource, path: String, lens request: FisheyeLensRequest) throws -> IlluminanceMeasurement {
-        var found: FisheyeLens?
-        if request.spec == nil {
+        var found: FisheyeLens?, zone: StrayLightZone?
+        if request.spec == nil || request.strayLight != nil {
+            // A first pass gathers the luminance: the circle is found in it, and the sources of
+            // stated stray light.
             let plane = LuminancePlane()
             try source.passes.pass({ width, height in plane.prepare(width: width, height: height) }, { plane.add($0) })
             let (width, height, luminance) = plane.take()
-            found = try request.lens(width: width, height: height, path: path) { luminance }
+            let lens = try request.lens(width: width, height: height, path: path) { luminance }
+            if request.spec == nil { found = lens }
+            if let stray = request.strayLight {
+                if let problem = lens.problem { throw AnalysisError(reason: "\(path): \(problem)", category: .usage) }
+                zone = StrayLightZone(luminance: luminance, width: width, height: height, lens: lens, request: stray)
+            }
         }
         let detected = found
-        return try measureIlluminance(source, path: path) { width, height in
+        return try measureIlluminance(source, path: path, zone: zone) { width, height in
             FisheyeGeometry(lens: detected ?? request.spec!.lens(width: width, height: height), width: width, height: height)
         }
     }
@@ -257,14 +273,17 @@ extension Pipeline {
     /// size (once, before the first patch): each patch's sums on the thread that has it, added
     /// in the order of the patches' positions.
     /// - Throws: `AnalysisError` for a lens that does not fit; the pass's errors.
-    static func measureIlluminance(_ source: IlluminanceSource, path: String,
+    static func measureIlluminance(_ source: IlluminanceSource, path: String, zone: StrayLightZone? = nil,
                                    geometry: @escaping @Sendable (_ width: Int, _ height: Int) throws -> FisheyeGeometry) throws -> IlluminanceMeasurement {
         let pass = IlluminancePass()
         let gains = source.gains, deviation = source.deviation?.deviation
         try source.passes.pass({ width, height in
             let made = try geometry(width, height)
             if let problem = made.lens.problem { throw AnalysisError(reason: "\(path): \(problem)", category: .usage) }
-            pass.prepare(IlluminanceSums.Reader(geometry: made, gains: gains, deviation: deviation, vignetting: source.vignetting))
+            if let zone, zone.marks.count != width * height {
+                throw AnalysisError(reason: "\(path): the image changed size between passes (\(width)×\(height))", category: .corruptData)
+            }
+            pass.prepare(IlluminanceSums.Reader(geometry: made, gains: gains, deviation: deviation, vignetting: source.vignetting, zone: zone))
         }, { pass.add($0) })
         let (reader, sums) = pass.result()
         // The image is known once its first pass is over (a DNG's provenance).
@@ -272,6 +291,7 @@ extension Pipeline {
         var measurement = IlluminanceMeasurement(geometry: reader.geometry, image: image, sums: sums, noise: source.known.noise,
                                                  deviation: source.deviation)
         measurement.vignetting = reader.vignetting
+        measurement.strayLight = reader.zone
         return measurement
     }
 }

@@ -74,6 +74,9 @@ public struct RequestDocument: Sendable {
 
     // MARK: Typed values
 
+    /// Whether the document gives `key`.
+    public func has(_ key: String) -> Bool { values[key] != nil }
+
     public func string(_ key: String) throws -> String? {
         guard let v = values[key] else { return nil }
         guard let s = v as? String else { throw RequestError("option '\(key)' must be a string") }

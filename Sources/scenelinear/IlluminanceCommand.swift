@@ -22,6 +22,14 @@ extension SceneLinearCommand {
                 there are any they are marked in x.clip.hdr, remapped alike, with a warning) or \
                 .h5 (the image with /fisheye/theta, /fisheye/azimuth, /fisheye/solid_angle). \
                 --json prints schema scenelinear.illuminance/1. See docs/fisheye.md.
+
+                --stray-light F states the lens's stray light: a share F (percent) of every \
+                direction's light spread over the directions within --stray-light-angle of it. \
+                Pixels at least --bright-source times the circle's median luminance are very bright \
+                sources; the pixels within the angle of one are flagged, and the result lists the \
+                parts of E_v that the sources and the flagged pixels give. The 95 % interval is \
+                widened on both sides by the most the spread can move E_v, F · α · Σ L ω \
+                (docs/lens.md#stray-light).
                 """)
 
         @Argument(help: "Fisheye images: DNG, or EXR/HDF5 in absolute units.")
@@ -34,6 +42,16 @@ extension SceneLinearCommand {
         @OptionGroup var unitOptions: UnitOptions
 
         @OptionGroup var demosaicOption: DemosaicOption
+
+        @Option(help: ArgumentHelp("The lens's stray light: the share, percent, of every direction's light it spreads within --stray-light-angle (e.g. 2). Flags the pixels about very bright sources and widens the interval by the bound.", valueName: "percent"),
+                transform: ArgumentValue.percentage)
+        var strayLight: Double?
+
+        @Option(help: ArgumentHelp("With --stray-light: how far the spread reaches, and the flagged zone about a source, degrees (default 10).", valueName: "degrees"))
+        var strayLightAngle: Double = StrayLightRequest.defaultAngle
+
+        @Option(help: ArgumentHelp("With --stray-light: a very bright source is at least this many times the image circle's median luminance (default 1000).", valueName: "factor"))
+        var brightSource: Double = StrayLightRequest.defaultThreshold
 
         @Option(name: .shortAndLong, help: "Also write the (first) image with its geometry: .hdr (Radiance, with VIEW=) or .h5 (with /fisheye).")
         var output: String?
@@ -48,11 +66,20 @@ extension SceneLinearCommand {
             if let output, !["hdr", "h5", "hdf5"].contains(URL(fileURLWithPath: output).pathExtension.lowercased()) {
                 throw ValidationError("--output must end in .hdr or .h5")
             }
+            if let problem = strayLightRequest?.problem { throw ValidationError(problem) }
+            if strayLight == nil, strayLightAngle != StrayLightRequest.defaultAngle || brightSource != StrayLightRequest.defaultThreshold {
+                throw ValidationError("--stray-light-angle and --bright-source describe the stray light: they need --stray-light")
+            }
+        }
+
+        var strayLightRequest: StrayLightRequest? {
+            strayLight.map { StrayLightRequest(fraction: $0, angle: strayLightAngle, threshold: brightSource) }
         }
 
         func run() throws {
             try reportingFailures(json: style.json) {
-                guard let lens = fisheye.request else { throw ValidationError("Missing expected argument '--projection <projection>'") }
+                guard var lens = fisheye.request else { throw ValidationError("Missing expected argument '--projection <projection>'") }
+                lens.strayLight = strayLightRequest
                 var options = DevelopOptions()
                 try unitOptions.apply(to: &options, exposure: .none, absoluteByDefault: true)
                 demosaicOption.apply(to: &options)
@@ -92,6 +119,12 @@ extension SceneLinearCommand {
             }
             if r.kind == .clippingUnknown {
                 s += "\n  CLIPPING UNKNOWN: the file has no clip mask, so E_v may be a lower bound"
+            }
+            if let stray = r.strayLight {
+                s += String(format: "\n  stray light (%.3g %% within %.3g°): %d source%@ of ≥ %.4g cd/m² (%d pixels, %.3g %% of E_v); %d pixels flagged about them (%.3g %% of E_v); interval widened by ±%.3g lx",
+                            100 * stray.fraction, stray.angle, stray.sources, stray.sources == 1 ? "" : "s", stray.sourceLuminance, stray.sourcePixels,
+                            100 * stray.sourceShare, stray.flaggedPixels, 100 * stray.flaggedShare, stray.bound)
+                if stray.zonedSources < stray.sources { s += " (zones about the \(stray.zonedSources) brightest sources only)" }
             }
             return s
         }

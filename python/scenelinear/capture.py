@@ -55,24 +55,28 @@ class Illuminance:
     solid_angle: float
     lens: dict
     document: dict = field(repr=False, compare=False)
+    stray_light: Optional[dict] = None
 
 
 def _illuminance(r):
     return Illuminance(file=r["file"], value=r["illuminance"], kind=r["kind"], standard_uncertainty=r.get("standardUncertainty"),
                        low95=r.get("low95"), high95=r.get("high95"), noise_uncertainty=r.get("noiseUncertainty"),
                        scale_relative_uncertainty=r.get("scaleRelativeUncertainty"), lower_bound_share=r.get("lowerBoundShare", 0.0),
-                       pixels=r["pixels"], solid_angle=r["solidAngle"], lens=r["lens"], document=r)
+                       pixels=r["pixels"], solid_angle=r["solidAngle"], lens=r["lens"], document=r, stray_light=r.get("strayLight"))
 
 
-def illuminance(inputs, projection, fov=None, circle=None, **options):
+def illuminance(inputs, projection, fov=None, circle=None, stray_light=None, stray_light_angle=None, bright_source=None, **options):
     """E_v = Σ L · cos θ · ω over a circular fisheye image (`scenelinear illuminance`), in lux:
     `projection` (equidistant, equisolid, orthographic, stereographic), `fov` (degrees,
     default 180), `circle` ("x,y,r", (x, y, r) or "auto"); DNGs are developed in cd/m² (relative
-    units are taken as luminance, as on the command line) or with `units="radiance"`. One
+    units are taken as luminance, as on the command line) or with `units="radiance"`.
+    `stray_light` (percent), `stray_light_angle` (degrees), `bright_source` (× the median): the
+    lens's stated stray light, as `--stray-light` (the result's `stray_light` dict). One
     Illuminance, or a list for a list of inputs."""
     single = isinstance(inputs, (str, os.PathLike))
     paths = [os.fspath(inputs)] if single else [os.fspath(p) for p in inputs]
-    request = {**develop_options(options), "projection": projection, "fov": fov, "circle": circle_spec(circle)}
+    request = {**develop_options(options), "projection": projection, "fov": fov, "circle": circle_spec(circle),
+               "stray_light": stray_light, "stray_light_angle": stray_light_angle, "bright_source": bright_source}
     text = _native.call_for_string("sl_illuminance", json.dumps(paths).encode(), _native.options_json(request))
     results = [_illuminance(r) for r in json.loads(text)["results"]]
     return results[0] if single else results

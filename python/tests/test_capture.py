@@ -331,3 +331,31 @@ def test_lens_sweep_equals_the_command_line(cli, tmp_path):
                               1 - 0.3 * 0.36 - 0.1 * 0.6 ** 4 + 0.05 * 0.6 ** 6], atol=0.01), v
     with pytest.raises(sl.CalibrationMismatchError, match="at least 7 positions"):
         sl.calibrate_lens(dngs[:6], sweep=True)
+
+
+def test_stray_light_equals_the_command_line(cli, tmp_path):
+    """A dim dome with a bright disc through a lens spreading 2 % of its light: sl.illuminance
+    with stray_light= gives `illuminance --stray-light`'s result (the sources, the flagged
+    pixels, the bound, the widened interval); the angle without the share is refused."""
+    cam = tmp_path / "cam.json"
+    cam.write_text(json.dumps({"sensitivityOffset": 0, "strayLight": {"fraction": 0.02, "radius": 0.05}}))
+    scene = tmp_path / "dome.json"
+    scene.write_text(json.dumps({"name": "dome", "width": 256, "height": 256, "background": [0, 0, 0], "elements": [
+        {"type": "sky", "name": "sky", "rgb": [0.0009, 0.001, 0.0012], "projection": "equidistant", "fov": 180,
+         "model": "cie-overcast", "sun": [30, 60, 3], "sunRGB": [0.8, 0.8, 0.75]}]}))
+    code, _, err = cli("simulate", "--scene", str(scene), "--camera", str(cam), "-o", str(tmp_path), "--name", "dome", "-q")
+    assert code == 0, err
+    dng = str(tmp_path / "dome.dng")
+    code, stdout, err = cli("illuminance", dng, "--projection", "equidistant", "--stray-light", "2", "--bright-source", "100", "--json")
+    assert code == 0, err
+    want = json.loads(stdout)["results"][0]
+    got = sl.illuminance(dng, "equidistant", stray_light=2, bright_source=100)
+    assert got.document == want
+    assert got.stray_light["sources"] == 1 and got.stray_light["flaggedPixels"] > 0 and got.stray_light["bound"] > 0
+    plain = sl.illuminance(dng, "equidistant")
+    assert plain.stray_light is None and got.value == plain.value
+    assert abs(got.low95 - (plain.low95 - got.stray_light["bound"])) < 1e-9 * got.value
+    code, _, err = cli("illuminance", dng, "--projection", "equidistant", "--stray-light-angle", "5")
+    assert code == 64 and "--stray-light" in err
+    with pytest.raises(sl.UsageError, match="stray_light"):
+        sl.illuminance(dng, "equidistant", bright_source=100)

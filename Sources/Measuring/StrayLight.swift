@@ -1,0 +1,140 @@
+import Analysis
+import Engine
+import Foundation
+
+/// Stray light as stated for a fisheye measurement (docs/lens.md#stray-light): the lens
+/// spreads a share `fraction` of the light of every direction over the directions within
+/// `angle` of it (its point-spread function, reduced to that). Pixels at least `threshold`
+/// times the image circle's median luminance are very bright sources; the pixels within
+/// `angle` of one are flagged.
+public struct StrayLightRequest: Sendable, Equatable, Codable {
+    /// The share of a direction's light the lens spreads about it (0 ≤ f < 1).
+    public var fraction: Double
+    /// Degrees: how far the spread reaches, and the flagged zone about a source.
+    public var angle: Double
+    /// A source's least luminance, as a multiple of the circle's median luminance.
+    public var threshold: Double
+
+    public static let defaultAngle = 10.0, defaultThreshold = 1000.0
+
+    public init(fraction: Double, angle: Double = Self.defaultAngle, threshold: Double = Self.defaultThreshold) {
+        self.fraction = fraction
+        self.angle = angle
+        self.threshold = threshold
+    }
+
+    /// What is wrong with the values, or nil.
+    public var problem: String? {
+        guard fraction >= 0, fraction < 1 else { return "the stray-light fraction must be 0 ≤ f < 1 (a share of the light, e.g. 0.02 for 2 %)" }
+        guard angle > 0, angle <= 90 else { return "the stray-light angle must be above 0 and at most 90 degrees" }
+        guard threshold > 1, threshold.isFinite else { return "the bright-source threshold must be a finite multiple of the median luminance above 1" }
+        return nil
+    }
+}
+
+/// The pixels of an image circle that are very bright sources (mark 1), and those within the
+/// stated angle of one (mark 2), from the image's luminance.
+struct StrayLightZone: Sendable {
+    let request: StrayLightRequest
+    /// Per pixel, row-major: 0 clear, 1 a source, 2 within the angle of a source.
+    let marks: [UInt8]
+    /// The luminance (the image's units) a source reaches at least.
+    let threshold: Double
+    /// Connected groups of source pixels, and how many of them the zone was drawn about (the
+    /// brightest `maximumSources`).
+    let sources: Int, zonedSources: Int
+
+    static let maximumSources = 64
+
+    init(luminance: [Float], width: Int, height: Int, lens: FisheyeLens, request: StrayLightRequest) {
+        self.request = request
+        // Directions are worked out where needed, not held (24 bytes a pixel).
+        func direction(_ i: Int) -> SIMD3<Double>? { lens.direction(x: Double(i % width) + 0.5, y: Double(i / width) + 0.5) }
+        var inside: [Float] = []
+        for i in 0..<(width * height) where luminance[i].isFinite && direction(i) != nil { inside.append(luminance[i]) }
+        inside.sort()
+        let median = inside.isEmpty ? 0 : Double(inside[inside.count / 2])
+        threshold = request.threshold * max(median, Double.leastNormalMagnitude)
+        let level = threshold
+        var marks = [UInt8](repeating: 0, count: width * height)
+        for i in marks.indices where Double(luminance[i]) >= level && direction(i) != nil { marks[i] = 1 }
+        // Connected groups of sources: their centre's direction, reach (largest angle of a
+        // member from it) and light (Σ luminance, for choosing the brightest).
+        var seen = [Bool](repeating: false, count: width * height)
+        var groups: [(direction: SIMD3<Double>, reach: Double, light: Double)] = []
+        for start in marks.indices where marks[start] == 1 && !seen[start] {
+            seen[start] = true
+            var stack = [start], members: [Int] = []
+            while let i = stack.popLast() {
+                members.append(i)
+                let x = i % width, y = i / width
+                for (nx, ny) in [(x - 1, y), (x + 1, y), (x, y - 1), (x, y + 1)] where nx >= 0 && ny >= 0 && nx < width && ny < height {
+                    let j = ny * width + nx
+                    if marks[j] == 1 && !seen[j] {
+                        seen[j] = true
+                        stack.append(j)
+                    }
+                }
+            }
+            let unit = members.map { direction($0)! }
+            let sum = unit.reduce(SIMD3<Double>(), +)
+            let centre = sum / (sum * sum).sum().squareRoot()
+            let reach = unit.map { acos(min(1, ($0 * centre).sum())) }.max() ?? 0
+            groups.append((centre, reach, members.reduce(0) { $0 + Double(luminance[$1]) }))
+        }
+        sources = groups.count
+        let zoned = groups.sorted { $0.light > $1.light }.prefix(Self.maximumSources)
+        zonedSources = zoned.count
+        let alpha = request.angle * .pi / 180
+        let limits = zoned.map { (direction: $0.direction, cosine: cos(min(.pi, alpha + $0.reach))) }
+        for i in marks.indices where marks[i] == 0 && !limits.isEmpty {
+            guard let d = direction(i) else { continue }
+            if limits.contains(where: { ($0.direction * d).sum() >= $0.cosine }) { marks[i] = 2 }
+        }
+        self.marks = marks
+    }
+}
+
+/// E_v's sums over the zone (`StrayLightZone`): the sources' and the flagged pixels' parts of
+/// Σ Y · w, their pixel counts, and Σ Y · ω over the whole circle (the light the spread moves).
+struct StrayLightSums: Sendable, Equatable {
+    var sourceSum = 0.0, zoneSum = 0.0, flux = 0.0
+    var sourcePixels = 0, zonePixels = 0
+
+    static func += (a: inout StrayLightSums, b: StrayLightSums) {
+        a.sourceSum += b.sourceSum
+        a.zoneSum += b.zoneSum
+        a.flux += b.flux
+        a.sourcePixels += b.sourcePixels
+        a.zonePixels += b.zonePixels
+    }
+
+    @inline(__always)
+    mutating func add(mark: UInt8, luminance: Double, weight: Double, omega: Double) {
+        flux += luminance * omega
+        if mark == 1 {
+            sourceSum += luminance * weight
+            sourcePixels += 1
+        } else if mark == 2 {
+            zoneSum += luminance * weight
+            zonePixels += 1
+        }
+    }
+}
+
+/// What E_v's result says of stray light (docs/lens.md#stray-light).
+public struct StrayLightSummary: Codable, Sendable, Equatable {
+    /// The stated spread: its share, angle (degrees) and the sources' threshold (× the median).
+    public var fraction: Double, angle: Double, threshold: Double
+    /// The sources' least luminance, cd/m².
+    public var sourceLuminance: Double
+    /// Groups of source pixels, and how many the zone was drawn about (the brightest 64).
+    public var sources: Int, zonedSources: Int
+    public var sourcePixels: Int, flaggedPixels: Int
+    /// The parts of E_v that the sources and the flagged pixels about them give.
+    public var sourceShare: Double, flaggedShare: Double
+    /// The most the stated spread can move E_v, lux: f · α · Σ L ω over the circle (light moved
+    /// by at most α changes its cos θ by at most α). The 95 % interval is widened by it on
+    /// both sides.
+    public var bound: Double
+}
