@@ -121,6 +121,17 @@ public struct ExposureScaling: Sendable, Codable, Equatable {
 
     public static let none = ExposureScaling(mode: .none, factor: 1)
 
+    /// The scaling with the part named `name` given another size and note (the others, and
+    /// the combined uncertainty in quadrature, following); itself when it has no such part.
+    public func replacing(_ name: String, relative: Double, note: String) -> ExposureScaling {
+        guard var parts = uncertaintyParts, let k = parts.firstIndex(where: { $0.name == name }) else { return self }
+        var s = self
+        parts[k] = UncertaintyPart(name: name, relative: relative, note: note)
+        s.uncertaintyParts = parts
+        s.relativeUncertainty = parts.map { $0.relative * $0.relative }.reduce(0, +).squareRoot()
+        return s
+    }
+
     /// The scaling with one more independent part of its uncertainty (in quadrature; the
     /// parts listed so far, or the whole as "scale" when none are, kept before it).
     public func appending(_ part: UncertaintyPart) -> ExposureScaling {

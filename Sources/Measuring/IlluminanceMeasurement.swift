@@ -186,11 +186,7 @@ struct IlluminanceSource {
         } else {
             source = IlluminanceSource(try AnalysisInput.load(path, options: options))
         }
-        if let lens = options.lens, !lens.otherApertures.isEmpty {
-            source.vignetting = try lens.forCapture(try DNGFile.open(path: path).metadata, path: path, allowOther: options.allowOtherLens)
-        } else {
-            source.vignetting = options.lens
-        }
+        source.vignetting = try Pipeline.lensForCapture(path, options: options)
         return source
     }
 }
@@ -346,9 +342,11 @@ struct LensSums: Sendable, Equatable {
     /// each camera channel's luminance y_c = (wᵀM)_c · (M⁻¹ · RGB)_c, M the camera → output
     /// matrix; the fit's covariance (channels independent) and the model's departure (taken
     /// as one error of every pixel's sign: linear).
-    func relativeUncertainty(cameraToOutput m: [Double], lens: LensCalibration, total: Double) -> Double? {
+    /// `weights`: the output channels' weights of the quantity (Y: Rec.2020's luminance
+    /// weights; R: (1, 0, 0)), `total` its weighted sum.
+    func relativeUncertainty(cameraToOutput m: [Double], lens: LensCalibration, total: Double,
+                             weights w: SIMD3<Double> = Rec2020.luminanceWeights) -> Double? {
         guard m.count == 9, total > 0, let inverse = Matrix3(m).inverse?.e else { return nil }
-        let w = Rec2020.luminanceWeights
         var variance = 0.0, correlated = 0.0
         for c in 0..<3 {
             let luma = w.x * m[c] + w.y * m[3 + c] + w.z * m[6 + c]

@@ -448,6 +448,21 @@ extension Pipeline {
         return (PixelSelection(width: w, height: selection.height, bounds: b, weights: weights), excluded)
     }
 
+    /// The lens calibration a DNG at `path` was corrected with, for its aperture, when its
+    /// scale carries the item `vignetting`; nil otherwise.
+    static func regionLens(path: String, exposure: ExposureScaling, options: DevelopOptions) throws -> LensCalibration? {
+        guard exposure.uncertaintyParts?.contains(where: { $0.name == "vignetting" }) == true else { return nil }
+        return try lensForCapture(path, options: options)
+    }
+
+    /// The lens calibration of `options` for the DNG at `path`: itself, or of several
+    /// apertures the one for the file's (`LensCalibration.forCapture`); nil without one.
+    static func lensForCapture(_ path: String, options: DevelopOptions) throws -> LensCalibration? {
+        guard let lens = options.lens else { return nil }
+        guard !lens.otherApertures.isEmpty else { return lens }
+        return try lens.forCapture(try DNGFile.open(path: path).metadata, path: path, allowOther: options.allowOtherLens)
+    }
+
     /// The region measured when none is given.
     static func wholeImage(width: Int, height: Int) -> Region {
         Region(name: "image", shape: .rectangle(PixelRect(width: width, height: height)))
@@ -506,21 +521,35 @@ extension Pipeline {
         }()
         let directions = ClipDirection.kinds(cameraToOutput: image.provenance.cameraToOutput)
         let sites = SiteLayout.of(image)
+        let lens = try regionLens(path: path, exposure: exposure, options: request.develop)
+        let regions = request.regions.isEmpty ? [wholeImage(width: width, height: height)] : request.regions
         for (name, measuredRegion, histogram) in measured {
             var m = measuredRegion
             m.assignKinds(directions)
             let fromSites = sites.map { m.useRawSiteMeans($0) } ?? false
             var budgets: [UncertaintyBudget]?
             if exposure.mode.isAbsolute, let y = m.channels["Y"] {
+                // Each quantity's scale with the region's own vignetting term, where it can be made.
+                let own = lens.flatMap { lens in
+                    regions.first { $0.name == name }.flatMap { try? $0.selection(width: width, height: height) }.map { selection in
+                        (lens, RegionVignetting(selection: selection, rgb: SIMD3(m.channels["R"]?.mean ?? 0, m.channels["G"]?.mean ?? 0,
+                                                                                m.channels["B"]?.mean ?? 0), lens: lens))
+                    }
+                }
+                func scale(_ q: String) -> ExposureScaling {
+                    guard let (lens, region) = own, let w = RegionVignetting.weights(q),
+                          let u = region.relativeUncertainty(weights: w, cameraToOutput: image.provenance.cameraToOutput, lens: lens) else { return exposure }
+                    return exposure.replacing("vignetting", relative: u, note: "the fit of \(lens.name)'s fall-off (\(lens.method)) at this region's pixels, its values taken as uniform over it")
+                }
                 // Y's mean and median, then the means of R, G and B.
                 budgets = [UncertaintyBudget.of(quantity: "Y", statistic: "mean", value: y.mean, noise: y.meanStandardError,
-                                                scale: exposure, demosaic: demosaic, kind: y.kind, noiseSource: noiseSource),
+                                                scale: scale("Y"), demosaic: demosaic, kind: y.kind, noiseSource: noiseSource),
                            UncertaintyBudget.of(quantity: "Y", statistic: "median", value: y.median, noise: y.medianStandardError,
-                                                scale: exposure, demosaic: demosaic, kind: y.medianKind, noiseSource: noiseSource)]
+                                                scale: scale("Y"), demosaic: demosaic, kind: y.medianKind, noiseSource: noiseSource)]
                 for q in ["R", "G", "B"] {
                     guard let s = m.channels[q] else { continue }
                     budgets?.append(UncertaintyBudget.of(quantity: q, statistic: "mean", value: s.mean, noise: s.meanStandardError,
-                                                         scale: exposure, demosaic: demosaic, kind: s.kind, noiseSource: noiseSource))
+                                                         scale: scale(q), demosaic: demosaic, kind: s.kind, noiseSource: noiseSource))
                 }
             }
             results.append(RegionAnalysis(name: name, measurement: m, dynamicRange: DynamicRange.of(m.channels["Y"]!, noise: noise),

@@ -26,8 +26,8 @@ struct LensSweep {
     /// The fit of each channel's sums by weighted least squares (docs/lens.md). With every
     /// capture's noise known (its NoiseProfile): weights 1/σ², the covariance (XᵀWX)⁻¹, and when
     /// the residuals exceed that noise (χ² beyond about its 95th percentile, n + 2√(2n) for n − 4
-    /// degrees of freedom) the covariance × χ²/(n − 4) and each position's residual beyond its
-    /// noise kept as the model's departure. Without: weights 1/m² (the scatter taken as
+    /// degrees of freedom) the covariance × χ²/(n − 4) and each position's leave-one-out
+    /// residual beyond its noise kept as the model's departure. Without: weights 1/m² (the scatter taken as
     /// relative), the covariance s² (XᵀWX)⁻¹ from the residuals × (t₀.₉₇₅(n − 4) / 1.96)², so
     /// that ±1.96 standard uncertainties is the Student interval of 95 %.
     func fit(path: String, maxResidual: Double, reach: Double) throws -> LensFitResult {
@@ -69,11 +69,17 @@ struct LensSweep {
             out.covariances.append(covariance)
             out.rms[c] = rms
             out.worst[c] = abs(relative[worstIndex])
-            // Each position's residual beyond its noise (taken off in quadrature), when it departs.
+            // Each position's leave-one-out residual e / (1 − h) beyond its noise (σ² / (1 − h),
+            // taken off in quadrature), when it departs: with so few positions the fit bends to
+            // each one, and its residual there understates the model's error between them.
             departures.append(order.map { k in
                 guard departs else { return 0 }
-                let e = relative[k], noise = variances[k][c].squareRoot() / models[k]
-                return (e < 0 ? -1 : 1) * max(e * e - noise * noise, 0).squareRoot()
+                let x = [1, basis[k].x, basis[k].y, basis[k].z]
+                var h = 0.0
+                for i in 0..<4 { for j in 0..<4 { h += x[i] * inverse[4 * i + j] * x[j] } }
+                let free = max(1 - weights[k] * h, 0.05)
+                let e = relative[k] / free, noise2 = variances[k][c] / (models[k] * models[k]) / free
+                return (e < 0 ? -1 : 1) * max(e * e - noise2, 0).squareRoot()
             })
         }
         if departures.contains(where: { $0.contains { $0 != 0 } }) {

@@ -217,11 +217,19 @@ import TestSupport
         #expect(with.scaleRelativeUncertainty > 0.002 && with.scaleRelativeUncertainty < (0.002 * 0.002 + bound * bound).squareRoot(),
                 "\(with.scaleRelativeUncertainty) against the bound \(bound)")
         #expect(without.illuminance < 0.97 * e && without.high95! < e, "\(without)")
+        // Regions: each its own term, at its pixels — the centre's below the whole image's,
+        // both below the image-wide bound; R's, G's and B's differing from Y's.
         var request = AnalysisRequest()
         request.develop = options
-        let budget = try #require(try Pipeline.analyze(sim.files["dng"]!, request: request).regions.first?.budgets?.first)
-        let item = try #require(budget.items.first { $0.name == "vignetting" })
-        #expect(item.relative == lens.largestRelativeUncertainty(width: 512, height: 512) && item.relative < 0.01)
+        request.regions = [try Region.parse("image=0,0,512,512"), try Region.parse("centre=236,236,276,276")]
+        let regions = try Pipeline.analyze(sim.files["dng"]!, request: request).regions
+        func term(_ region: Int, _ q: String) throws -> Double {
+            let budget = try #require(regions[region].budgets?.first { $0.quantity == q && $0.statistic == "mean" })
+            return try #require(budget.items.first { $0.name == "vignetting" }).relative
+        }
+        let whole = try term(0, "Y"), centre = try term(1, "Y")
+        #expect(centre > 0 && centre < whole && whole < bound, "centre \(centre), image \(whole), bound \(bound)")
+        #expect(try term(0, "R") != whole && term(0, "B") != whole)
     }
 
     /// Refusals: a scene that is not flat (the grey ramp) with exit category 18; a capture at
