@@ -86,11 +86,12 @@ extension Pipeline {
     /// - Throws: the pipeline's errors, or `AnalysisError` when the record does not fit the capture.
     public static func validate(dngPath: String, record: SimulationRecord, ratios: [(String, String)]? = nil,
                                 thresholds: ValidationThresholds = ValidationThresholds(),
-                                calibration: CameraCalibration? = nil) throws -> ValidationReport {
+                                calibration: CameraCalibration? = nil, lens: LensCalibration? = nil) throws -> ValidationReport {
         var options = DevelopOptions()
         options.crop = .none
         options.applyOrientation = false
         options.demosaic = .superpixel
+        options.lens = lens
         let developed = try develop(path: dngPath, options: options)
         let image = developed.image
         // Rebuild the truth from the record: scene → radiance, camera → stored codes.
@@ -100,9 +101,14 @@ extension Pipeline {
         guard capture.dng.samples.count == raw.width * raw.height * raw.samplesPerPixel else {
             throw AnalysisError(reason: "\(dngPath) does not have the size of the simulation in its record")
         }
-        let (exact, exactMask) = capture.decode(cameraToOutput: developed.color.matrix)
+        var (exact, exactMask) = capture.decode(cameraToOutput: developed.color.matrix)
         guard exact.width == image.width, exact.height == image.height else {
             throw AnalysisError(reason: "decoded \(image.width)×\(image.height), the record gives \(exact.width)×\(exact.height)")
+        }
+        // With a lens calibration, the exact decode corrected as the pipeline corrects: in
+        // camera RGB, each channel divided by the calibration's V_c at the pixel.
+        if let resolved = try options.lens?.forCapture(developed.dng.metadata, path: dngPath, allowOther: false) {
+            exact = Self.dividedByFalloff(exact, lens: resolved, cameraToOutput: developed.color.matrix)
         }
         var failures = 0, worstRelative = 0.0, worstAbsolute = 0.0
         for (a, e) in zip(image.pixels.samples, exact.samples) {
@@ -138,7 +144,8 @@ extension Pipeline {
             guard weights.contains(where: { $0 > 0 }) else { continue }
             let m = try RegionStatistics.measure(image, region: Region(name: patch.name, shape: .weights(weights)), noise: noise)
             measurements[patch.name] = m
-            patches.append(validatePatch(patch, m, scale: capture.radianceToOutput, noise: record.camera.noise, thresholds: thresholds))
+            patches.append(validatePatch(patch, m, scale: capture.radianceToOutput, noise: record.camera.noise, thresholds: thresholds,
+                                         checkVariance: lens == nil))
         }
         var ratioReports: [RatioValidation] = []
         let pairs = ratios ?? (measurements["sky"] != nil && measurements["sun"] != nil ? [("sky", "sun")] : [])
@@ -190,8 +197,29 @@ extension Pipeline {
         return weights
     }
 
+    /// `exact` (output RGB, `cameraToOutput` M) with each camera channel divided by the lens's
+    /// V_c at the pixel: M · diag(1 / V(r)) · M⁻¹ · value.
+    static func dividedByFalloff(_ exact: ImageBuffer<Double>, lens: LensCalibration, cameraToOutput m: Matrix3) -> ImageBuffer<Double> {
+        guard let inverse = m.inverse else { return exact }
+        var out = exact
+        for y in 0..<exact.height {
+            for x in 0..<exact.width {
+                let i = 3 * (y * exact.width + x)
+                let r = lens.falloff.radius(x: x, y: y, width: exact.width, height: exact.height)
+                var camera = inverse * SIMD3(exact.samples[i], exact.samples[i + 1], exact.samples[i + 2])
+                for c in 0..<3 { camera[c] /= lens.falloff.transmission(channel: c, r: r) }
+                let value = m * camera
+                for c in 0..<3 { out.samples[i + c] = value[c] }
+            }
+        }
+        return out
+    }
+
+    /// A patch's bias against the truth and its noise against the model. `checkVariance`
+    /// false (a lens correction: its per-channel gains are not in the noise model) reports the
+    /// variance ratio without a verdict.
     static func validatePatch(_ patch: Patch, _ m: RegionMeasurement, scale: Double, noise: Bool,
-                              thresholds: ValidationThresholds) -> PatchValidation {
+                              thresholds: ValidationThresholds, checkVariance: Bool = true) -> PatchValidation {
         let channels = ["R", "G", "B"]
         let truth = patch.rgb.map { $0 * scale }
         let measured = channels.map { m.channels[$0]!.mean }
@@ -214,7 +242,7 @@ extension Pipeline {
             biasPassed = (0..<3).allSatisfy { c in
                 abs(bias[c]) <= thresholds.meanBias || abs(measured[c] - truth[c]) <= thresholds.biasStandardErrors * se[c]
             }
-            if let ratios, m.pixels >= thresholds.varianceMinimumPixels {
+            if let ratios, checkVariance, m.pixels >= thresholds.varianceMinimumPixels {
                 let sampling = thresholds.biasStandardErrors * (2 / max(1, n - 1)).squareRoot()
                 variancePassed = ratios.allSatisfy { abs($0 - 1) <= max(thresholds.varianceRelative, sampling) }
             }

@@ -37,7 +37,7 @@ extension SceneLinearCommand.Simulate: WritesFiles {
     var inputPaths: [String] { [scene, camera].compactMap { $0 } }
 }
 extension SceneLinearCommand.Validate: WritesFiles {
-    var inputPaths: [String] { files + [calibration].compactMap { $0 } }
+    var inputPaths: [String] { files + [calibration].compactMap { $0 } + lensFiles }
 }
 extension SceneLinearCommand.TestChartCommand: WritesFiles {
     var inputPaths: [String] { [] }

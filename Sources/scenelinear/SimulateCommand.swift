@@ -167,6 +167,9 @@ extension SceneLinearCommand {
         @Option(help: ArgumentHelp("A camera calibration (`calibrate`) to check against the simulation's true constant instead of the estimate from the exposure metadata.", valueName: "file.json"))
         var calibration: String?
 
+        @Option(name: .customLong("lens"), help: ArgumentHelp("A lens calibration (`calibrate-lens`; repeat for other apertures): the capture is checked with its vignetting divided out, against the scene (the noise variance is reported, not judged: the correction's per-channel gains are not in the noise model).", valueName: "lens.json"))
+        var lensFiles: [String] = []
+
         @Option(help: ArgumentHelp("Also draw the bias per patch with 95 % intervals (.png, .svg or .pdf); for a noisy capture, the measured/predicted noise variance goes to <name>-noise.<ext>.", valueName: "path"))
         var plot: String?
 
@@ -175,8 +178,8 @@ extension SceneLinearCommand {
                 let ext = URL(fileURLWithPath: plot).pathExtension.lowercased()
                 guard ["png", "svg", "pdf"].contains(ext) else { throw ValidationError("--plot must end in .png, .svg or .pdf") }
             }
-            if files.count > 1 && (plot != nil || !ratio.isEmpty || calibration != nil) {
-                throw ValidationError("--plot, --ratio and --calibration apply to one capture, not to a bracket")
+            if files.count > 1 && (plot != nil || !ratio.isEmpty || calibration != nil || !lensFiles.isEmpty) {
+                throw ValidationError("--plot, --ratio, --calibration and --lens apply to one capture, not to a bracket")
             }
         }
 
@@ -208,7 +211,8 @@ extension SceneLinearCommand {
             let recordPath = truth ?? (URL(fileURLWithPath: file).deletingPathExtension().path + ".truth.json")
             let record = try SimulationRecord.read(recordPath)
             let report = try Pipeline.validate(dngPath: file, record: record, ratios: ratio.isEmpty ? nil : ratio.map(\.pair),
-                                               calibration: try calibration.map(CameraCalibration.read))
+                                               calibration: try calibration.map(CameraCalibration.read),
+                                               lens: lensFiles.isEmpty ? nil : try LensCalibration.apertureSet(lensFiles.map(LensCalibration.read)))
             print(style.json ? try report.json() : report.text)
             if let plot { try ValidationCharts.write(report, to: plot) }
             return report.passed

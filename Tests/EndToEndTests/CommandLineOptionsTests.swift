@@ -59,7 +59,7 @@ import TestSupport
 
     /// Options of one command that share a name with a shared option but mean something of
     /// their own there.
-    static let ownMeaning: [String: Set<String>] = ["validate": ["--ratio", "--calibration"], "calibrate": ["--light-source"]]
+    static let ownMeaning: [String: Set<String>] = ["validate": ["--ratio", "--calibration", "--lens"], "calibrate": ["--light-source"]]
 
     /// Options several commands take with a meaning (or default) of each command's own.
     static let perCommand: Set<String> = ["--output", "--format", "--plot", "--percentiles", "--exr-type", "--exr-layout",
