@@ -97,6 +97,10 @@ public enum AnalysisOutput {
                 lines.append(drText)
                 // (Y's budgets; JSON has R's, G's and B's too.)
                 for b in r.budgets ?? [] where b.quantity == "Y" { lines.append("    " + budgetText(b, unit: f.unitSymbol)) }
+                if let s = r.strayLight, s.sourcePixels + s.flaggedPixels > 0 || s.bound > 0 {
+                    lines.append(String(format: "    stray light: %d source pixels (%.3g %% of the region's Σ L ω), %d flagged within the angle of a source (%.3g %%); veiling light may lift the mean by up to %.3g %%",
+                                        s.sourcePixels, 100 * s.sourceShare, s.flaggedPixels, 100 * s.flaggedShare, 100 * s.bound))
+                }
             }
             for ratio in f.ratios { lines.append("  " + ratioText(ratio)) }
         }

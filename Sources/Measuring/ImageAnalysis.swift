@@ -58,6 +58,9 @@ public struct RegionAnalysis: Sendable, Codable {
     /// The means (and sums) were taken over the CFA image's raw sites (`SiteLayout`), so the
     /// demosaic cannot bias them; the other statistics are of the demosaiced pixels.
     public var meanFromRawSites = false
+    /// With stated stray light (`AnalysisRequest.strayLight`): the region's sources, flagged
+    /// pixels and the bound its budgets' lower ends were lowered by.
+    public var strayLight: RegionStrayLight?
 
     public init(name: String, measurement: RegionMeasurement, dynamicRange: DynamicRange, histogram: Histogram?,
                 budgets: [UncertaintyBudget]?, nonFinitePixels: Int = 0, meanFromRawSites: Bool = false) {
@@ -68,6 +71,23 @@ public struct RegionAnalysis: Sendable, Codable {
         self.budgets = budgets
         self.nonFinitePixels = nonFinitePixels
         self.meanFromRawSites = meanFromRawSites
+    }
+}
+
+extension FileAnalysis {
+    /// Each region's stray light set, and its budgets' 95 % lower ends lowered by the bound
+    /// (the veiling light may have lifted the value by up to that share).
+    mutating func apply(_ stray: [String: RegionStrayLight]) {
+        for k in regions.indices {
+            guard let s = stray[regions[k].name] else { continue }
+            regions[k].strayLight = s
+            guard s.bound > 0, var budgets = regions[k].budgets else { continue }
+            for b in budgets.indices {
+                if let low = budgets[b].low95 { budgets[b].low95 = low - abs(budgets[b].value) * s.bound }
+                budgets[b].notIncluded.append(String(format: "stray light: up to %.3g %% of the value may be veiling light from bright sources within the stated angle (the 95 %% lower end is lowered by it)", 100 * s.bound))
+            }
+            regions[k].budgets = budgets
+        }
     }
 }
 
@@ -162,6 +182,9 @@ public struct AnalysisRequest: Sendable {
     /// A fisheye lens: every region's pixels are then weighted by their solid angle
     /// (statistics per steradian, not per pixel; docs/fisheye.md).
     public var fisheye: FisheyeSpec?
+    /// The lens's stated stray light (needs `fisheye`): each region lists its part
+    /// (`RegionStrayLight`).
+    public var strayLight: StrayLightRequest?
 
     public init() {}
 }
@@ -203,11 +226,15 @@ extension Pipeline {
     /// measurement's passes (so that its chart can be drawn while the later passes run).
     static func analyze(_ path: String, request: AnalysisRequest, picture maxSize: Int?,
                         pictureReady: (@Sendable (AnalysisPicture) -> Void)? = nil) throws -> (analysis: FileAnalysis, picture: AnalysisPicture?) {
-        if let streamed = try analyzeStreaming(path, request: request, picture: maxSize, pictureReady: pictureReady) {
+        if var streamed = try analyzeStreaming(path, request: request, picture: maxSize, pictureReady: pictureReady) {
             // A file with NaN or infinite pixels (another program's) is measured again whole,
             // those pixels left out and counted.
             let finite = streamed.analysis.regions.allSatisfy { $0.measurement.channels.values.allSatisfy { $0.mean.isFinite } }
-            if finite || !["exr", "h5", "hdf5"].contains(URL(fileURLWithPath: path).pathExtension.lowercased()) { return streamed }
+            if finite || !["exr", "h5", "hdf5"].contains(URL(fileURLWithPath: path).pathExtension.lowercased()) {
+                // Stated stray light: a further pass for the luminance the zone is drawn in.
+                if request.strayLight != nil { streamed.analysis.apply(try regionStrayLight(path, request: request)) }
+                return streamed
+            }
         }
         let input = try AnalysisInput.load(path, options: request.develop)
         return (try analyze(input, request: request), maxSize.map { AnalysisPicture(input.image, path: path, maxSize: $0) })
@@ -504,6 +531,7 @@ extension Pipeline {
                                         measured: results.map { ($0.measurement!.region, $0.measurement!, $0.histogram) },
                                         request: request, noiseSource: input.deviation == nil ? .profile : .layer)
         for (i, n) in nonFinite.enumerated() where i < analysis.regions.count { analysis.regions[i].nonFinitePixels = n }
+        if request.strayLight != nil { analysis.apply(try regionStrayLight(image, request: request)) }
         return analysis
     }
 

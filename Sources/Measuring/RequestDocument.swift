@@ -16,9 +16,12 @@ public struct RequestDocument: Sendable {
     /// A circular fisheye lens: `projection`, `fov` (degrees) and `circle` ("x,y,r" in output
     /// pixels, or "auto" where the measurement finds it).
     public static let fisheyeKeys: Set<String> = ["projection", "fov", "circle"]
+    /// A fisheye lens's stated stray light (`strayLightRequest`).
+    public static let strayLightKeys: Set<String> = ["stray_light", "stray_light_angle", "bright_source"]
     /// The options of a measurement (`stats`, `histogram`, `ratio`), besides `developKeys`.
     public static let analysisKeys: Set<String> = [
         "regions", "percentiles", "bins_per_stop", "linear", "range", "ratios", "quantity", "statistic",
+        "stray_light", "stray_light_angle", "bright_source",
     ]
 
     let values: [String: any Sendable]
@@ -208,6 +211,21 @@ public struct RequestDocument: Sendable {
         return FisheyeLensRequest(projection: projection, fieldOfView: fov, circle: circle)
     }
 
+    /// The stated stray light: `stray_light` (percent), `stray_light_angle` (degrees),
+    /// `bright_source` (× the median); nil without `stray_light`.
+    public func strayLightRequest() throws -> StrayLightRequest? {
+        guard let percent = try number("stray_light", in: 0...99.999) else {
+            if has("stray_light_angle") || has("bright_source") {
+                throw RequestError("options 'stray_light_angle' and 'bright_source' describe the stray light: they need 'stray_light'")
+            }
+            return nil
+        }
+        let request = StrayLightRequest(fraction: percent / 100, angle: try number("stray_light_angle", in: 1e-6...90) ?? StrayLightRequest.defaultAngle,
+                                        threshold: try number("bright_source", in: 1.000001...1e300) ?? StrayLightRequest.defaultThreshold)
+        if let problem = request.problem { throw RequestError(problem) }
+        return request
+    }
+
     /// A measurement: regions (the command line's `name=spec`), percentiles, histogram bins,
     /// ratios (`numerator/denominator`) and their quantity and statistic, on top of
     /// `developOptions`.
@@ -224,6 +242,8 @@ public struct RequestDocument: Sendable {
             }
             r.fisheye = lens.spec
         }
+        r.strayLight = try strayLightRequest()
+        if r.strayLight != nil && r.fisheye == nil { throw RequestError("option 'stray_light' needs the fisheye's 'projection' (its angles)") }
         if let p = try numbers("percentiles") {
             guard p.allSatisfy({ (0...100).contains($0) }) else { throw RequestError("option 'percentiles': give numbers between 0 and 100") }
             r.percentiles = p

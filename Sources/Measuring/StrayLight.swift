@@ -43,6 +43,9 @@ struct StrayLightZone: Sendable {
     /// Connected groups of source pixels, and how many of them the zone was drawn about (the
     /// brightest `maximumSources`).
     let sources: Int, zonedSources: Int
+    /// Those the zone was drawn about: the mean direction of their pixels, the largest angle of
+    /// one from it (radians), and their pixels.
+    let zoned: [(direction: SIMD3<Double>, reach: Double, members: [Int])]
 
     static let maximumSources = 64
 
@@ -61,7 +64,7 @@ struct StrayLightZone: Sendable {
         // Connected groups of sources: their centre's direction, reach (largest angle of a
         // member from it) and light (Σ luminance, for choosing the brightest).
         var seen = [Bool](repeating: false, count: width * height)
-        var groups: [(direction: SIMD3<Double>, reach: Double, light: Double)] = []
+        var groups: [(direction: SIMD3<Double>, reach: Double, light: Double, members: [Int])] = []
         for start in marks.indices where marks[start] == 1 && !seen[start] {
             seen[start] = true
             var stack = [start], members: [Int] = []
@@ -80,11 +83,12 @@ struct StrayLightZone: Sendable {
             let sum = unit.reduce(SIMD3<Double>(), +)
             let centre = sum / (sum * sum).sum().squareRoot()
             let reach = unit.map { acos(min(1, ($0 * centre).sum())) }.max() ?? 0
-            groups.append((centre, reach, members.reduce(0) { $0 + Double(luminance[$1]) }))
+            groups.append((centre, reach, members.reduce(0) { $0 + Double(luminance[$1]) }, members))
         }
         sources = groups.count
         let zoned = groups.sorted { $0.light > $1.light }.prefix(Self.maximumSources)
         zonedSources = zoned.count
+        self.zoned = zoned.map { ($0.direction, $0.reach, $0.members) }
         let alpha = request.angle * .pi / 180
         let limits = zoned.map { (direction: $0.direction, cosine: cos(min(.pi, alpha + $0.reach))) }
         for i in marks.indices where marks[i] == 0 && !limits.isEmpty {
@@ -137,4 +141,96 @@ public struct StrayLightSummary: Codable, Sendable, Equatable {
     /// by at most α changes its cos θ by at most α). The 95 % interval is widened by it on
     /// both sides.
     public var bound: Double
+}
+
+/// A region's part of the stated stray light (docs/lens.md#stray-light): its pixels that are
+/// sources or lie within the angle of one, their parts of the region's Σ w · Y, and the bound on
+/// the veiling light the nearby sources can add to its mean.
+public struct RegionStrayLight: Codable, Sendable, Equatable {
+    public var sourcePixels: Int, flaggedPixels: Int
+    /// The parts of the region's weighted luminance sum in those pixels.
+    public var sourceShare: Double, flaggedShare: Double
+    /// Σ L · ω (cd/m² · sr) of the sources within the angle of the region's pixels.
+    public var nearbySourceLight: Double
+    /// The most the stray light can lift the region's mean, relative: f · (nearby sources'
+    /// Σ L ω) / (Ω_α · the region's mean luminance), Ω_α = 2π (1 − cos α) — the share f of
+    /// their light spread evenly over the directions within α. The budgets' 95 % lower ends
+    /// are lowered by it.
+    public var bound: Double
+}
+
+extension Pipeline {
+    /// Each region's part of the stray light stated in `request` (`RegionStrayLight`; nil for a
+    /// region given by a semantic mask): a further pass reads the file's luminance, the zone
+    /// is drawn as for E_v, and each region's pixels (weighted by their solid angle) are summed
+    /// against it.
+    /// - Throws: the passes' errors.
+    static func regionStrayLight(_ path: String, request: AnalysisRequest) throws -> [String: RegionStrayLight] {
+        guard request.strayLight != nil, request.fisheye != nil else { return [:] }
+        var develop = request.develop
+        develop.includeMasks = false
+        let source = try IlluminanceSource.of(path, options: develop)
+        let plane = LuminancePlane()
+        try source.passes.pass({ width, height in plane.prepare(width: width, height: height) }, { plane.add($0) })
+        let (width, height, luminance) = plane.take()
+        return try regionStrayLight(luminance: luminance, width: width, height: height,
+                                    radiance: source.known.image?.exposure.mode == .radiance, request: request)
+    }
+
+    /// The same over an image held: its luminance.
+    static func regionStrayLight(_ image: SceneLinearImage, request: AnalysisRequest) throws -> [String: RegionStrayLight] {
+        guard request.strayLight != nil, request.fisheye != nil else { return [:] }
+        let px = image.pixels.samples
+        let luminance = (0..<(image.width * image.height)).map { FisheyeLensRequest.luminance(px[3 * $0], px[3 * $0 + 1], px[3 * $0 + 2]) }
+        return try regionStrayLight(luminance: luminance, width: image.width, height: image.height, radiance: image.exposure.mode == .radiance,
+                                    request: request)
+    }
+
+    /// Each region's part against the zone drawn in `luminance` (`radiance`: values × 179 are
+    /// luminance).
+    static func regionStrayLight(luminance: [Float], width: Int, height: Int, radiance: Bool,
+                                 request: AnalysisRequest) throws -> [String: RegionStrayLight] {
+        guard let stray = request.strayLight, let fisheye = request.fisheye else { return [:] }
+        let lens = fisheye.lens(width: width, height: height)
+        let zone = StrayLightZone(luminance: luminance, width: width, height: height, lens: lens, request: stray)
+        let omega = FisheyeGeometry(lens: lens, width: width, height: height).arrays.solidAngle
+        // Luminance in cd/m² (a radiance image's values × 179).
+        let toLuminance = radiance ? Photometric.radianceEfficacy : 1
+        let alpha = stray.angle * .pi / 180, coneSolidAngle = 2 * .pi * (1 - cos(alpha))
+        let sourceLight = zone.zoned.map { $0.members.reduce(0) { $0 + Double(luminance[$1]) * omega[$1] } * toLuminance }
+        var out: [String: RegionStrayLight] = [:]
+        let regions = request.regions.isEmpty ? [wholeImage(width: width, height: height)] : request.regions
+        for region in regions where !region.isMask {
+            let selection = try region.selection(width: width, height: height)
+            var total = 0.0, flagged = 0.0, sources = 0.0, flaggedPixels = 0, sourcePixels = 0, weight = 0.0
+            var near = [Bool](repeating: false, count: zone.zoned.count)
+            let b = selection.bounds
+            for y in b.top..<b.bottom {
+                for x in b.left..<b.right {
+                    let i = y * width + x
+                    let w = Double(selection.weights?[i] ?? 1) * omega[i]
+                    let v = Double(luminance[i])
+                    guard w > 0, v.isFinite else { continue }
+                    total += w * v
+                    weight += w
+                    switch zone.marks[i] {
+                    case 1: sources += w * v; sourcePixels += 1
+                    case 2: flagged += w * v; flaggedPixels += 1
+                    default: break
+                    }
+                    guard zone.marks[i] != 0, let d = lens.direction(x: Double(x) + 0.5, y: Double(y) + 0.5) else { continue }
+                    for k in zone.zoned.indices where !near[k] && (zone.zoned[k].direction * d).sum() >= cos(min(.pi, alpha + zone.zoned[k].reach)) {
+                        near[k] = true
+                    }
+                }
+            }
+            let nearby = zip(near, sourceLight).reduce(0) { $0 + ($1.0 ? $1.1 : 0) }
+            let mean = weight > 0 ? total / weight * toLuminance : 0
+            out[region.name] = RegionStrayLight(sourcePixels: sourcePixels, flaggedPixels: flaggedPixels,
+                                                sourceShare: total > 0 ? sources / total : 0, flaggedShare: total > 0 ? flagged / total : 0,
+                                                nearbySourceLight: nearby,
+                                                bound: mean > 0 ? stray.fraction * nearby / (coneSolidAngle * mean) : 0)
+        }
+        return out
+    }
 }

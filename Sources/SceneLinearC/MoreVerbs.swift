@@ -85,16 +85,9 @@ public func sl_illuminance(_ files: UnsafePointer<CChar>?, _ options: UnsafePoin
         json?.pointee = nil
         let list = try pathList(files)
         let document = try RequestDocument(json: options.map { try string($0, "the options") },
-                                           allowed: RequestDocument.developKeys.union(RequestDocument.fisheyeKeys).union(["stray_light", "stray_light_angle", "bright_source"]))
+                                           allowed: RequestDocument.developKeys.union(RequestDocument.fisheyeKeys).union(RequestDocument.strayLightKeys))
         guard var lens = try document.fisheyeRequest() else { throw RequestError("illuminance needs a fisheye projection (option 'projection')") }
-        if let percent = try document.number("stray_light", in: 0...99.999) {
-            let request = StrayLightRequest(fraction: percent / 100, angle: try document.number("stray_light_angle", in: 1e-6...90) ?? StrayLightRequest.defaultAngle,
-                                            threshold: try document.number("bright_source", in: 1.000001...1e300) ?? StrayLightRequest.defaultThreshold)
-            if let problem = request.problem { throw RequestError(problem) }
-            lens.strayLight = request
-        } else if document.has("stray_light_angle") || document.has("bright_source") {
-            throw RequestError("options 'stray_light_angle' and 'bright_source' describe the stray light: they need 'stray_light'")
-        }
+        lens.strayLight = try document.strayLightRequest()
         // Absolute units, relative ones taken as luminance, as the command line's illuminance.
         var develop = try document.developOptions(absoluteByDefault: true)
         develop.includeMasks = false

@@ -23,12 +23,17 @@ struct SourceOptions: ParsableArguments {
 
     @OptionGroup var fisheye: FisheyeOptions
 
+    @OptionGroup var strayLight: StrayLightOptions
+
     @OptionGroup var limits: LimitOptions
 
     var regions: [Region] { regionOptions.regions }
 
     func validate() throws {
         try fisheye.requireGivenCircle("stats, histogram, ratio and report")
+        if strayLight.strayLight != nil && fisheye.projection == nil {
+            throw ValidationError("--stray-light needs the fisheye's --projection (its angles)")
+        }
     }
 
     func request() throws -> AnalysisRequest {
@@ -41,6 +46,7 @@ struct SourceOptions: ParsableArguments {
         r.develop.source = sourceImage.source
         limits.apply(to: &r.develop)
         r.fisheye = fisheye.spec
+        r.strayLight = strayLight.request
         return r
     }
 

@@ -49,3 +49,30 @@ struct FisheyeOptions: ParsableArguments {
     /// (`requireGivenCircle` has refused a circle to be found.)
     var spec: FisheyeSpec? { request?.spec }
 }
+
+/// `--stray-light`, `--stray-light-angle`, `--bright-source`: a fisheye lens's stated stray
+/// light (illuminance and the analysis commands; docs/lens.md#stray-light).
+struct StrayLightOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("With --projection: the lens's stray light, the share (percent) of every direction's light it spreads within --stray-light-angle (e.g. 2). The pixels about very bright sources are flagged and their part of each result listed; E_v's interval is widened by the most the spread can move it, a region's lower ends by the veiling light nearby sources can add.", valueName: "percent"),
+            transform: ArgumentValue.percentage)
+    var strayLight: Double?
+
+    @Option(help: ArgumentHelp("With --stray-light: how far the spread reaches, and the flagged zone about a source, degrees (default 10).", valueName: "degrees"))
+    var strayLightAngle: Double?
+
+    @Option(help: ArgumentHelp("With --stray-light: a very bright source is at least this many times the image circle's median luminance (default 1000).", valueName: "factor"))
+    var brightSource: Double?
+
+    func validate() throws {
+        if let problem = request?.problem { throw ValidationError(problem) }
+        if strayLight == nil, strayLightAngle != nil || brightSource != nil {
+            throw ValidationError("--stray-light-angle and --bright-source describe the stray light: they need --stray-light")
+        }
+    }
+
+    /// The stated stray light; nil without --stray-light.
+    var request: StrayLightRequest? {
+        strayLight.map { StrayLightRequest(fraction: $0, angle: strayLightAngle ?? StrayLightRequest.defaultAngle,
+                                           threshold: brightSource ?? StrayLightRequest.defaultThreshold) }
+    }
+}

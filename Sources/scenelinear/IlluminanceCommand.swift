@@ -43,15 +43,7 @@ extension SceneLinearCommand {
 
         @OptionGroup var demosaicOption: DemosaicOption
 
-        @Option(help: ArgumentHelp("The lens's stray light: the share, percent, of every direction's light it spreads within --stray-light-angle (e.g. 2). Flags the pixels about very bright sources and widens the interval by the bound.", valueName: "percent"),
-                transform: ArgumentValue.percentage)
-        var strayLight: Double?
-
-        @Option(help: ArgumentHelp("With --stray-light: how far the spread reaches, and the flagged zone about a source, degrees (default 10).", valueName: "degrees"))
-        var strayLightAngle: Double = StrayLightRequest.defaultAngle
-
-        @Option(help: ArgumentHelp("With --stray-light: a very bright source is at least this many times the image circle's median luminance (default 1000).", valueName: "factor"))
-        var brightSource: Double = StrayLightRequest.defaultThreshold
+        @OptionGroup var strayLight: StrayLightOptions
 
         @Option(name: .shortAndLong, help: "Also write the (first) image with its geometry: .hdr (Radiance, with VIEW=) or .h5 (with /fisheye).")
         var output: String?
@@ -66,20 +58,12 @@ extension SceneLinearCommand {
             if let output, !["hdr", "h5", "hdf5"].contains(URL(fileURLWithPath: output).pathExtension.lowercased()) {
                 throw ValidationError("--output must end in .hdr or .h5")
             }
-            if let problem = strayLightRequest?.problem { throw ValidationError(problem) }
-            if strayLight == nil, strayLightAngle != StrayLightRequest.defaultAngle || brightSource != StrayLightRequest.defaultThreshold {
-                throw ValidationError("--stray-light-angle and --bright-source describe the stray light: they need --stray-light")
-            }
-        }
-
-        var strayLightRequest: StrayLightRequest? {
-            strayLight.map { StrayLightRequest(fraction: $0, angle: strayLightAngle, threshold: brightSource) }
         }
 
         func run() throws {
             try reportingFailures(json: style.json) {
                 guard var lens = fisheye.request else { throw ValidationError("Missing expected argument '--projection <projection>'") }
-                lens.strayLight = strayLightRequest
+                lens.strayLight = strayLight.request
                 var options = DevelopOptions()
                 try unitOptions.apply(to: &options, exposure: .none, absoluteByDefault: true)
                 demosaicOption.apply(to: &options)

@@ -44,4 +44,46 @@ import TestSupport
         #expect(StrayLightRequest(fraction: 1).problem != nil && StrayLightRequest(fraction: 0.02, angle: 120).problem != nil
                 && StrayLightRequest(fraction: 0.02, threshold: 1).problem != nil && StrayLightRequest(fraction: 0.02).problem == nil)
     }
+
+    /// Regions (stats): one 5° from the disc's edge, flagged, whose mean the veiling light
+    /// lifts — by less than its bound — and whose budget's lower end is lowered by the bound
+    /// to below the stray-light-free value; one across the sky, not flagged, bound 0. Noise-free
+    /// captures with and without the stray light give the veiling light exactly.
+    @Test func regionsListTheirPart() throws {
+        let dir = TestData.temporaryDirectory("stray-regions")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var clean = IlluminanceTests.camera
+        clean.noise = false
+        var veiled = clean
+        veiled.strayLight = SimulatedStrayLight(fraction: 0.02, radius: 0.05)
+        let a = try Pipeline.simulate(scene: try RenderedScene(Self.scene()), camera: clean, name: "clean", directory: dir.path).files["dng"]!
+        let b = try Pipeline.simulate(scene: try RenderedScene(Self.scene()), camera: veiled, name: "veiled", directory: dir.path).files["dng"]!
+        // The disc's centre: the brightest pixel of the clean capture.
+        let image = try Pipeline.develop(path: a, options: IlluminanceTests.luminanceOptions()).image
+        let px = image.pixels.samples
+        let peak = (0..<(image.width * image.height)).max { px[3 * $0 + 1] < px[3 * $1 + 1] }!
+        let (cx, cy) = (peak % image.width, peak / image.width)
+        // Near: 14 px (5°) beyond the disc's radius of 8.5 px, away from the image's centre.
+        let dx = Double(cx - 256), dy = Double(cy - 256), n = (dx * dx + dy * dy).squareRoot()
+        let nx = cx + Int((dx / n * 23).rounded()), ny = cy + Int((dy / n * 23).rounded())
+        var request = AnalysisRequest()
+        request.develop = IlluminanceTests.luminanceOptions()
+        request.fisheye = FisheyeSpec(projection: .equidistant, fieldOfView: 180)
+        request.regions = [try Region.parse("near=\(ny - 3),\(nx - 3),\(ny + 3),\(nx + 3)"),
+                           try Region.parse("far=\(512 - cy - 5),\(512 - cx - 5),\(512 - cy + 5),\(512 - cx + 5)")]
+        let without = try Pipeline.analyze(b, request: request).regions
+        #expect(without.allSatisfy { $0.strayLight == nil })
+        request.strayLight = StrayLightRequest(fraction: 0.02, angle: 10, threshold: 100)
+        let with = try Pipeline.analyze(b, request: request).regions
+        let truth = try Pipeline.analyze(a, request: request).regions
+        let near = try #require(with[0].strayLight), far = try #require(with[1].strayLight)
+        #expect(near.flaggedPixels == 36 && near.sourcePixels == 0 && near.bound > 0 && near.nearbySourceLight > 0, "\(near)")
+        #expect(far.flaggedPixels == 0 && far.bound == 0, "\(far)")
+        let lifted = with[0].measurement.channels["Y"]!.mean / truth[0].measurement.channels["Y"]!.mean - 1
+        #expect(lifted > 0 && lifted <= near.bound, "lifted \(lifted), bound \(near.bound)")
+        let budget = try #require(with[0].budgets?.first { $0.quantity == "Y" && $0.statistic == "mean" })
+        let plain = try #require(without[0].budgets?.first { $0.quantity == "Y" && $0.statistic == "mean" })
+        #expect(abs(budget.low95! - (plain.low95! - budget.value * near.bound)) < 1e-9 * budget.value && budget.high95 == plain.high95)
+        #expect(budget.low95! <= truth[0].measurement.channels["Y"]!.mean && budget.notIncluded.contains { $0.hasPrefix("stray light") })
+    }
 }

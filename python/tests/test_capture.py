@@ -359,3 +359,34 @@ def test_stray_light_equals_the_command_line(cli, tmp_path):
     assert code == 64 and "--stray-light" in err
     with pytest.raises(sl.UsageError, match="stray_light"):
         sl.illuminance(dng, "equidistant", bright_source=100)
+
+
+def test_region_stray_light_equals_the_command_line(cli, tmp_path):
+    """`stats --projection ... --stray-light` and sl.stats(..., stray_light=) give one document
+    (every region's strayLight part); an image in memory measured with the same options gives
+    the same parts; stray light without a projection is refused."""
+    cam = tmp_path / "cam.json"
+    cam.write_text(json.dumps({"sensitivityOffset": 0, "noise": False, "strayLight": {"fraction": 0.02, "radius": 0.05}}))
+    scene = tmp_path / "dome.json"
+    scene.write_text(json.dumps({"name": "dome", "width": 256, "height": 256, "background": [0, 0, 0], "elements": [
+        {"type": "sky", "name": "sky", "rgb": [0.0009, 0.001, 0.0012], "projection": "equidistant", "fov": 180,
+         "model": "cie-overcast", "sun": [30, 60, 3], "sunRGB": [0.8, 0.8, 0.75]}]}))
+    code, _, err = cli("simulate", "--scene", str(scene), "--camera", str(cam), "-o", str(tmp_path), "--name", "dome", "-q")
+    assert code == 0, err
+    dng = str(tmp_path / "dome.dng")
+    code, stdout, err = cli("stats", dng, "--projection", "equidistant", "--units", "luminance", "--stray-light", "2",
+                            "--bright-source", "100", "--json")
+    assert code == 0, err
+    want = json.loads(stdout)["files"][0]["regions"][0]
+    got = sl.stats(dng, projection="equidistant", units="luminance", stray_light=2, bright_source=100)
+    part = got.document["regions"][0]["strayLight"]
+    assert part == want["strayLight"] and part["sourcePixels"] > 0 and part["flaggedPixels"] > 0
+    with sl.open(dng, units="luminance") as img:
+        pixels = img.image()
+    held = sl.stats(pixels, projection="equidistant", stray_light=2, bright_source=100).document["regions"][0]["strayLight"]
+    assert (held["sourcePixels"], held["flaggedPixels"]) == (part["sourcePixels"], part["flaggedPixels"])
+    assert abs(held["bound"] - part["bound"]) <= 1e-3 * part["bound"] and abs(held["flaggedShare"] - part["flaggedShare"]) < 1e-4
+    code, _, err = cli("stats", dng, "--stray-light", "2")
+    assert code == 64 and "--projection" in err
+    with pytest.raises(sl.UsageError, match="projection"):
+        sl.stats(dng, units="luminance", stray_light=2)
