@@ -82,6 +82,11 @@ def trial(binary, work, family, seed):
     dng = os.path.join(work, name + ".dng")
     lens = json.loads(run([binary, "calibrate-lens", dng, "-o", os.path.join(work, name + ".lens.json"), "--json"]))
     os.remove(dng)
+    return against_truth(lens, family)
+
+
+def against_truth(lens, family):
+    """Per channel and radius: (channel, r, relative error, stated u, whether 1.96 u held it)."""
     out = []
     for c in range(3):
         for r in RADII:
@@ -117,13 +122,7 @@ def sweep_trial(binary, work, family, seed):
     lens = json.loads(run([binary, "calibrate-lens", "--sweep", *dngs, "-o", os.path.join(work, f"sweep-{seed}.lens.json"), "--json"]))
     for path in dngs:
         os.remove(path)
-    out = []
-    for c in range(3):
-        for r in RADII:
-            v, u = fitted(lens, c, r)
-            t = truth(family, FAMILIES[family][c], r)
-            out.append((c, r, v / t - 1, u, abs(v / t - 1) <= 1.96 * u))
-    return out
+    return against_truth(lens, family)
 
 
 def coverage_table(rows, title, note):

@@ -21,13 +21,17 @@ import TestSupport
     }
 
     static func flats(_ dir: URL, camera: CameraModel, count: Int = 2, level: Double = 0.45) throws -> [String] {
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let scene = SceneDescription(name: "flat", width: 640, height: 480, background: [level, level, level], elements: [])
-        return try (0..<count).map { k in
-            var c = camera
-            c.seed = camera.seed &+ UInt64(k) &* 7919
-            return try Pipeline.simulate(scene: try RenderedScene(scene), camera: c, name: "flat\(k)", directory: dir.path).files["dng"]!
-        }
+        return try (0..<count).map { try Self.capture(scene, k: $0, camera: camera, dir) }
+    }
+
+    /// Capture `k` of a series: `scene` through `camera`, its seed moved on by k, as
+    /// `<scene name><k>.dng` in `dir`.
+    static func capture(_ scene: SceneDescription, k: Int, camera: CameraModel, _ dir: URL) throws -> String {
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        var c = camera
+        c.seed = camera.seed &+ UInt64(k) &* 7919
+        return try Pipeline.simulate(scene: try RenderedScene(scene), camera: c, name: "\(scene.name)\(k)", directory: dir.path).files["dng"]!
     }
 
     /// The fit against the truth at radii 0 … 1: every difference within 3 standard
@@ -70,20 +74,16 @@ import TestSupport
 
     /// One capture per position of a small disc (12 px across) on a dark ground, 320 × 240.
     static func sweep(_ dir: URL, camera: CameraModel, positions: [(Double, Double)] = Self.sweepPositions) throws -> [String] {
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         return try positions.enumerated().map { k, p in
             let scene = SceneDescription(name: "sweep", width: 320, height: 240, background: [0.002, 0.002, 0.002],
                                          elements: [.init(type: "disk", name: "lamp", center: [p.0, p.1], radius: 0.025, rgb: [0.7, 0.7, 0.7])])
-            var c = camera
-            c.seed = camera.seed &+ UInt64(k) &* 7919
-            return try Pipeline.simulate(scene: try RenderedScene(scene), camera: c, name: "sweep\(k)", directory: dir.path).files["dng"]!
+            return try Self.capture(scene, k: k, camera: camera, dir)
         }
     }
 
     /// A 9-position sweep against the truth at radii 0 … 1 (beyond its outermost target, 0.85,
     /// by the model's extrapolation, its uncertainty growing there): every difference within 3
-    /// standard uncertainties, and
-    /// within 1.96 in at least 80 % of the points over 4 seeds. Too few positions, or a flat
+    /// standard uncertainties, and within 1.96 in at least 80 % of the points over 4 seeds. Too few positions, or a flat
     /// field given as a sweep capture, are refused.
     @Test func sweepRecoversTheFalloff() throws {
         let dir = TestData.temporaryDirectory("lens-sweep")

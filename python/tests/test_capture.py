@@ -333,19 +333,25 @@ def test_lens_sweep_equals_the_command_line(cli, tmp_path):
         sl.calibrate_lens(dngs[:6], sweep=True)
 
 
-def test_stray_light_equals_the_command_line(cli, tmp_path):
-    """A dim dome with a bright disc through a lens spreading 2 % of its light: sl.illuminance
-    with stray_light= gives `illuminance --stray-light`'s result (the sources, the flagged
-    pixels, the bound, the widened interval); the angle without the share is refused."""
+def lamp_dome(cli, tmp_path, noise):
+    """A dim overcast dome (256 px, equidistant) with a disc of radius 3° just below white,
+    through a lens spreading 2 % of every pixel's light about it: the DNG's path."""
     cam = tmp_path / "cam.json"
-    cam.write_text(json.dumps({"sensitivityOffset": 0, "strayLight": {"fraction": 0.02, "radius": 0.05}}))
+    cam.write_text(json.dumps({"sensitivityOffset": 0, "noise": noise, "strayLight": {"fraction": 0.02, "radius": 0.05}}))
     scene = tmp_path / "dome.json"
     scene.write_text(json.dumps({"name": "dome", "width": 256, "height": 256, "background": [0, 0, 0], "elements": [
         {"type": "sky", "name": "sky", "rgb": [0.0009, 0.001, 0.0012], "projection": "equidistant", "fov": 180,
          "model": "cie-overcast", "sun": [30, 60, 3], "sunRGB": [0.8, 0.8, 0.75]}]}))
     code, _, err = cli("simulate", "--scene", str(scene), "--camera", str(cam), "-o", str(tmp_path), "--name", "dome", "-q")
     assert code == 0, err
-    dng = str(tmp_path / "dome.dng")
+    return str(tmp_path / "dome.dng")
+
+
+def test_stray_light_equals_the_command_line(cli, tmp_path):
+    """A dim dome with a bright disc through a lens spreading 2 % of its light: sl.illuminance
+    with stray_light= gives `illuminance --stray-light`'s result (the sources, the flagged
+    pixels, the bound, the widened interval); the angle without the share is refused."""
+    dng = lamp_dome(cli, tmp_path, noise=True)
     code, stdout, err = cli("illuminance", dng, "--projection", "equidistant", "--stray-light", "2", "--bright-source", "100", "--json")
     assert code == 0, err
     want = json.loads(stdout)["results"][0]
@@ -365,15 +371,7 @@ def test_region_stray_light_equals_the_command_line(cli, tmp_path):
     """`stats --projection ... --stray-light` and sl.stats(..., stray_light=) give one document
     (every region's strayLight part); an image in memory measured with the same options gives
     the same parts; stray light without a projection is refused."""
-    cam = tmp_path / "cam.json"
-    cam.write_text(json.dumps({"sensitivityOffset": 0, "noise": False, "strayLight": {"fraction": 0.02, "radius": 0.05}}))
-    scene = tmp_path / "dome.json"
-    scene.write_text(json.dumps({"name": "dome", "width": 256, "height": 256, "background": [0, 0, 0], "elements": [
-        {"type": "sky", "name": "sky", "rgb": [0.0009, 0.001, 0.0012], "projection": "equidistant", "fov": 180,
-         "model": "cie-overcast", "sun": [30, 60, 3], "sunRGB": [0.8, 0.8, 0.75]}]}))
-    code, _, err = cli("simulate", "--scene", str(scene), "--camera", str(cam), "-o", str(tmp_path), "--name", "dome", "-q")
-    assert code == 0, err
-    dng = str(tmp_path / "dome.dng")
+    dng = lamp_dome(cli, tmp_path, noise=False)
     code, stdout, err = cli("stats", dng, "--projection", "equidistant", "--units", "luminance", "--stray-light", "2",
                             "--bright-source", "100", "--json")
     assert code == 0, err
