@@ -26,8 +26,8 @@ struct LensSweep {
     /// The fit of each channel's sums by weighted least squares (docs/lens.md). With every
     /// capture's noise known (its NoiseProfile): weights 1/σ², the covariance (XᵀWX)⁻¹, and when
     /// the residuals exceed that noise (χ² beyond about its 95th percentile, n + 2√(2n) for n − 4
-    /// degrees of freedom) the covariance × χ²/(n − 4) and each position's leave-one-out
-    /// residual beyond its noise kept as the model's departure. Without: weights 1/m² (the scatter taken as
+    /// degrees of freedom) the covariance × χ²/(n − 4); each position's leave-one-out residual
+    /// beyond its noise is the model's departure. Without: weights 1/m² (the scatter taken as
     /// relative), the covariance s² (XᵀWX)⁻¹ from the residuals × (t₀.₉₇₅(n − 4) / 1.96)², so
     /// that ±1.96 standard uncertainties is the Student interval of 95 %.
     func fit(path: String, maxResidual: Double, reach: Double) throws -> LensFitResult {
@@ -70,10 +70,12 @@ struct LensSweep {
             out.rms[c] = rms
             out.worst[c] = abs(relative[worstIndex])
             // Each position's leave-one-out residual e / (1 − h) beyond its noise (σ² / (1 − h),
-            // taken off in quadrature), when it departs: with so few positions the fit bends to
-            // each one, and its residual there understates the model's error between them.
+            // taken off in quadrature): with so few positions the fit bends to each one, and its
+            // residual there understates the model's error between them. Kept whether or not the
+            // χ² test finds a departure: with n − 4 degrees of freedom it seldom finds one of
+            // another radial shape, whose error between the positions is nonetheless there.
             departures.append(order.map { k in
-                guard departs else { return 0 }
+                guard noiseKnown else { return 0 }
                 let x = [1, basis[k].x, basis[k].y, basis[k].z]
                 var h = 0.0
                 for i in 0..<4 { for j in 0..<4 { h += x[i] * inverse[4 * i + j] * x[j] } }
