@@ -5,8 +5,8 @@ import Foundation
 /// Stray light as stated for a fisheye measurement (docs/lens.md#stray-light): the lens
 /// spreads a share `fraction` of the light of every direction over the directions within
 /// `angle` of it (its point-spread function, reduced to that). Pixels at least `threshold`
-/// times the image circle's median luminance are very bright sources; the pixels within
-/// `angle` of one are flagged.
+/// times the image circle's median luminance (the mean of its lit pixels when the median is 0)
+/// are very bright sources; the pixels within `angle` of one are flagged.
 public struct StrayLightRequest: Sendable, Equatable, Codable {
     /// The share of a direction's light the lens spreads about it (0 ≤ f < 1).
     public var fraction: Double
@@ -56,8 +56,13 @@ struct StrayLightZone: Sendable {
         var inside: [Float] = []
         for i in 0..<(width * height) where luminance[i].isFinite && direction(i) != nil { inside.append(luminance[i]) }
         inside.sort()
+        // The level sources are measured against: the circle's median luminance, or where most of
+        // the circle is black (a median of 0) the mean of its lit pixels; nothing is a source in
+        // a circle without light.
         let median = inside.isEmpty ? 0 : Double(inside[inside.count / 2])
-        threshold = request.threshold * max(median, Double.leastNormalMagnitude)
+        let lit = inside.filter { $0 > 0 }
+        let base = median > 0 ? median : lit.isEmpty ? Double.infinity : lit.reduce(0) { $0 + Double($1) } / Double(lit.count)
+        threshold = request.threshold * base
         let level = threshold
         var marks = [UInt8](repeating: 0, count: width * height)
         for i in marks.indices where Double(luminance[i]) >= level && direction(i) != nil { marks[i] = 1 }
