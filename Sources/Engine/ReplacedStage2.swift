@@ -1,4 +1,5 @@
 import Foundation
+import Opcodes
 
 /// A Stage 2 image made outside the file — a merged bracket of raw frames — to be developed
 /// by the one conversion in place of the file's own Stage 2: OpcodeList2 is taken as
@@ -41,5 +42,35 @@ extension Pipeline {
                                      provenance: s.provenance, masks: s.masks)
         return DevelopedImage(image: image, dng: dng, rawIFD: s.raw, mapping: s.mapping, color: s.color, geometry: s.geometry,
                               timings: s.timings)
+    }
+}
+
+extension Stage2Replacement.Matrix {
+    /// OpcodeList3 as it must act on planes of this kind. The image (`color`) takes the list as
+    /// it is. Variances (`squared`) take a gain g as g²: each gain opcode (GainMap,
+    /// FixVignetteRadial, ScalePerRow, ScalePerColumn) applied twice; an offset (DeltaPerRow,
+    /// DeltaPerColumn) leaves a variance as it is and is left out. Counts (`identity`) take no
+    /// gain and no offset. Geometry (warps, trims) and bad-pixel fixes act on every kind alike.
+    /// - Throws: `PhotometryError` (unsupported) for a value map (MapTable, MapPolynomial) with
+    ///   variances or counts: a non-linear map of the values has no such form, and a standard
+    ///   deviation carried through it would be wrong.
+    public func list3(_ list: OpcodeList?, path: String) throws -> OpcodeList? {
+        guard let list, self != .color else { return list }
+        var entries: [OpcodeEntry] = []
+        for entry in list.entries {
+            switch entry.opcode {
+            case .gainMap, .fixVignetteRadial, .scalePerRow, .scalePerColumn:
+                if self == .squared { entries += [entry, entry] }
+            case .deltaPerRow, .deltaPerColumn:
+                continue
+            case .mapTable, .mapPolynomial:
+                throw PhotometryError(path: path, reason: "the file's OpcodeList3 maps its values through a \(entry.opcode.name), and a merge's \(self == .squared ? "standard deviations" : "frame counts") cannot be carried through a non-linear map",
+                                      category: .unsupportedFeature)
+            default:
+                entries.append(entry)
+            }
+        }
+        let renumbered = entries.enumerated().map { OpcodeEntry(index: $0.offset, header: $0.element.header, opcode: $0.element.opcode) }
+        return OpcodeList(list: list.list, entries: renumbered, warnings: list.warnings)
     }
 }

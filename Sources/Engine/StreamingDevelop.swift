@@ -316,7 +316,10 @@ extension Pipeline {
         let request = DevelopRequest(output: output, observed: observer != nil, replacesStage2: replacement != nil,
                                      digest: options.digest, drawsCharts: options.measurementDrawsCharts)
         let list2 = try parseOpcodeList(2, dng: dng, raw: raw)
-        let list3 = try lensCorrected(try parseOpcodeList(3, dng: dng, raw: raw), list2: list2, dng: dng, raw: raw, options: options,
+        // A replaced Stage 2 of variances or counts takes the file's OpcodeList3 as such planes must.
+        var own3 = try parseOpcodeList(3, dng: dng, raw: raw)
+        if let matrix = replacement?.matrix { own3 = try matrix.list3(own3, path: dng.path) }
+        let list3 = try lensCorrected(own3, list2: list2, dng: dng, raw: raw, options: options,
                                       matrix: replacement?.matrix, notes: &notes)
         let plan = DevelopPlan(layout: try SourceLayout.of(dng, raw: raw, limits: options.limits, list2: list2, list3: list3),
                                request: request)
