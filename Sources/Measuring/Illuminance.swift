@@ -140,11 +140,10 @@ extension Pipeline {
     /// correction weighted by its share of E_v (`LensSums`).
     static func scaleUncertainty(_ m: IlluminanceMeasurement) -> Double {
         let exposure = m.image.exposure
-        let u = exposure.relativeUncertainty ?? 0
-        guard let lens = m.vignetting, let bound = exposure.uncertaintyParts?.first(where: { $0.name == "vignetting" })?.relative,
+        guard let lens = m.vignetting,
               let own = m.sums.lens.relativeUncertainty(cameraToOutput: m.image.provenance.cameraToOutput, lens: lens, total: m.sums.sum)
-        else { return u }
-        return (max(u * u - bound * bound, 0) + own * own).squareRoot()
+        else { return exposure.relativeUncertainty ?? 0 }
+        return exposure.replacing("vignetting", relative: own, note: "E_v's own").relativeUncertainty ?? 0
     }
 
     /// The picture Radiance's tools read for a fisheye image: the square around the image

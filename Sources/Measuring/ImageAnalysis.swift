@@ -570,10 +570,11 @@ extension Pipeline {
                     return exposure.replacing("vignetting", relative: u, note: "the fit of \(lens.name)'s fall-off (\(lens.method)) at this region's pixels, its values taken as uniform over it")
                 }
                 // Y's mean and median, then the means of R, G and B.
+                let yScale = scale("Y")
                 budgets = [UncertaintyBudget.of(quantity: "Y", statistic: "mean", value: y.mean, noise: y.meanStandardError,
-                                                scale: scale("Y"), demosaic: demosaic, kind: y.kind, noiseSource: noiseSource),
+                                                scale: yScale, demosaic: demosaic, kind: y.kind, noiseSource: noiseSource),
                            UncertaintyBudget.of(quantity: "Y", statistic: "median", value: y.median, noise: y.medianStandardError,
-                                                scale: scale("Y"), demosaic: demosaic, kind: y.medianKind, noiseSource: noiseSource)]
+                                                scale: yScale, demosaic: demosaic, kind: y.medianKind, noiseSource: noiseSource)]
                 for q in ["R", "G", "B"] {
                     guard let s = m.channels[q] else { continue }
                     budgets?.append(UncertaintyBudget.of(quantity: q, statistic: "mean", value: s.mean, noise: s.meanStandardError,

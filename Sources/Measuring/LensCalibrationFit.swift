@@ -89,7 +89,7 @@ extension Pipeline {
             throw PhotometryError(path: path, reason: "a lens calibration needs the f-number (vignetting depends on it), and the file records none")
         }
         guard let first else { return n }
-        if let why = first.camera.mismatch(identity) ?? (first.camera.lens != identity.lens ? "another lens (\(identity.lens ?? "none"))" : nil) {
+        if let why = first.camera.bodyOrLensMismatch(identity) {
             throw PhotometryError(path: path, reason: "all captures of a lens calibration must come from one camera and lens: \(why)", category: .calibrationMismatch)
         }
         if abs(2 * log2(n / first.fNumber)) > 1.0 / 6 {

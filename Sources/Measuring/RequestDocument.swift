@@ -154,9 +154,7 @@ public struct RequestDocument: Sendable {
                              settingsUncertainty: try number("settings_uncertainty", in: 0...999.999).map { $0 / 100 },
                              filter: try filterFactor(), spectral: try spectralTerm(), absoluteByDefault: absoluteByDefault)
         // One calibration file, or several of one lens at different apertures.
-        if let files = try (try? strings("lens")) ?? string("lens").map({ [$0] }), !files.isEmpty {
-            options.lens = try LensCalibration.apertureSet(files.map(LensCalibration.read))
-        }
+        options.lens = try LensCalibration.read((try? strings("lens")) ?? string("lens").map { [$0] } ?? [])
         options.allowOtherLens = try bool("allow_other_lens") ?? false
         if let color = try choice("color", ColorChoice.self) { options.encoding = color.encoding }
         if let demosaic = try choice("demosaic", DemosaicMethod.self) { options.demosaic = demosaic }

@@ -43,9 +43,10 @@ struct StrayLightZone: Sendable {
     /// Connected groups of source pixels, and how many of them the zone was drawn about (the
     /// brightest `maximumSources`).
     let sources: Int, zonedSources: Int
-    /// Those the zone was drawn about: the mean direction of their pixels, the largest angle of
-    /// one from it (radians), and their pixels.
-    let zoned: [(direction: SIMD3<Double>, reach: Double, members: [Int])]
+    /// Those the zone was drawn about: the mean direction of their pixels, the cosine of the
+    /// zone's angular radius about it (the angle plus the largest angle of a member from it),
+    /// and their pixels. A direction d lies in the zone when d · direction ≥ cosine.
+    let zoned: [(direction: SIMD3<Double>, cosine: Double, members: [Int])]
 
     static let maximumSources = 64
 
@@ -91,14 +92,14 @@ struct StrayLightZone: Sendable {
             groups.append((centre, reach, members.reduce(0) { $0 + Double(luminance[$1]) }, members))
         }
         sources = groups.count
-        let zoned = groups.sorted { $0.light > $1.light }.prefix(Self.maximumSources)
-        zonedSources = zoned.count
-        self.zoned = zoned.map { ($0.direction, $0.reach, $0.members) }
         let alpha = request.angle * .pi / 180
-        let limits = zoned.map { (direction: $0.direction, cosine: cos(min(.pi, alpha + $0.reach))) }
-        for i in marks.indices where marks[i] == 0 && !limits.isEmpty {
+        let zoned = groups.sorted { $0.light > $1.light }.prefix(Self.maximumSources)
+            .map { (direction: $0.direction, cosine: cos(min(.pi, alpha + $0.reach)), members: $0.members) }
+        zonedSources = zoned.count
+        self.zoned = zoned
+        for i in marks.indices where marks[i] == 0 && !zoned.isEmpty {
             guard let d = direction(i) else { continue }
-            if limits.contains(where: { ($0.direction * d).sum() >= $0.cosine }) { marks[i] = 2 }
+            if zoned.contains(where: { ($0.direction * d).sum() >= $0.cosine }) { marks[i] = 2 }
         }
         self.marks = marks
     }
@@ -224,7 +225,7 @@ extension Pipeline {
                     default: break
                     }
                     guard zone.marks[i] != 0, let d = lens.direction(x: Double(x) + 0.5, y: Double(y) + 0.5) else { continue }
-                    for k in zone.zoned.indices where !near[k] && (zone.zoned[k].direction * d).sum() >= cos(min(.pi, alpha + zone.zoned[k].reach)) {
+                    for k in zone.zoned.indices where !near[k] && (zone.zoned[k].direction * d).sum() >= zone.zoned[k].cosine {
                         near[k] = true
                     }
                 }

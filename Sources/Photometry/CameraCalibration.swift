@@ -43,6 +43,11 @@ public struct CameraIdentity: Codable, Sendable, Equatable {
         }
         return nil
     }
+
+    /// Why `other` is not this camera body with this lens (LensModel, as recorded), or nil.
+    public func bodyOrLensMismatch(_ other: CameraIdentity) -> String? {
+        mismatch(other) ?? (lens != other.lens ? "another lens (\(other.lens ?? "none"))" : nil)
+    }
 }
 
 /// A camera's luminance calibration (`scenelinear calibrate`, schema

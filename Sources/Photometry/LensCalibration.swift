@@ -212,6 +212,12 @@ public struct LensCalibration: Codable, Sendable, Equatable {
         return out
     }
 
+    /// The calibration files at `paths` read as one (`apertureSet`); nil for none.
+    /// - Throws: as `read` and `apertureSet`.
+    public static func read(_ paths: [String]) throws -> LensCalibration? {
+        paths.isEmpty ? nil : try apertureSet(paths.map(read))
+    }
+
     /// Several calibrations of one lens at different apertures as one: the first, the others
     /// in `otherApertures`.
     /// - Throws: `PhotometryError` when they belong to different cameras or lenses, centres,
@@ -219,7 +225,7 @@ public struct LensCalibration: Codable, Sendable, Equatable {
     public static func apertureSet(_ calibrations: [LensCalibration]) throws -> LensCalibration {
         guard var first = calibrations.first else { throw PhotometryError(path: "", reason: "no lens calibration given", category: .usage) }
         for other in calibrations.dropFirst() {
-            let why = first.camera.mismatch(other.camera) ?? (first.camera.lens != other.camera.lens ? "another lens (\(other.camera.lens ?? "none"))" : nil)
+            let why = first.camera.bodyOrLensMismatch(other.camera)
                 ?? (first.falloff.centerX != other.falloff.centerX || first.falloff.centerY != other.falloff.centerY ? "another centre" : nil)
                 ?? (first.lensShadingOpcodes != other.lensShadingOpcodes ? "captures with and without lens-shading opcodes of their own" : nil)
             if let why {

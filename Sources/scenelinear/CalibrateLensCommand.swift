@@ -24,8 +24,10 @@ extension SceneLinearCommand {
                 dark ground, moved across the field between captures from the axis to the rim (the \
                 rotation method, for fields wider than any flat source): the target's signal, summed \
                 over its image above the ground, is one point of the fit per capture. At least 7 \
-                positions, one of them near the axis (r ≤ 0.25); their scatter about the model gives \
-                the covariance, widened to Student's t for the few degrees of freedom. A capture \
+                positions, one of them near the axis (r ≤ 0.25). With the captures' NoiseProfile the \
+                sums are weighted by their noise, the covariance widened when they scatter beyond it, \
+                and each position's leave-one-out residual beyond its noise is the model's departure; \
+                without one, their scatter gives the covariance, widened to Student's t. A capture \
                 without one clear target, a target at the image's edge or clipped, or a sweep \
                 scattering more than --max-residual is refused (exit 18).
 

@@ -212,7 +212,7 @@ extension SceneLinearCommand {
             let record = try SimulationRecord.read(recordPath)
             let report = try Pipeline.validate(dngPath: file, record: record, ratios: ratio.isEmpty ? nil : ratio.map(\.pair),
                                                calibration: try calibration.map(CameraCalibration.read),
-                                               lens: lensFiles.isEmpty ? nil : try LensCalibration.apertureSet(lensFiles.map(LensCalibration.read)))
+                                               lens: try LensCalibration.read(lensFiles))
             print(style.json ? try report.json() : report.text)
             if let plot { try ValidationCharts.write(report, to: plot) }
             return report.passed

@@ -77,7 +77,7 @@ struct LensOptions: ParsableArguments {
     /// Sets `options`' lens calibration.
     /// - Throws: the calibration file's `PhotometryError`.
     func apply(to options: inout DevelopOptions) throws {
-        options.lens = lens.isEmpty ? nil : try LensCalibration.apertureSet(lens.map(LensCalibration.read))
+        options.lens = try LensCalibration.read(lens)
         options.allowOtherLens = allowOtherLens
     }
 }
