@@ -55,8 +55,9 @@ def model_residual(lens, c, r):
         if r <= radii[k]:
             t = (r - radii[k - 1]) / (radii[k] - radii[k - 1])
             return max(typical, values[k - 1] + t * (values[k] - values[k - 1]))
-    slope = abs(values[-1] - values[-2]) / (radii[-1] - radii[-2])
-    return max(typical, values[-1] + (r - radii[-1]) * slope)
+    out = (r - radii[-1]) / (radii[-1] - radii[-2])
+    linear = values[-1] + out * abs(values[-1] - values[-2])
+    return max(typical, linear, values[-1] * (1 + out) ** 2 if lens["method"] == "sweep" else 0)
 
 
 def fitted(lens, c, r):

@@ -112,6 +112,8 @@ struct LensFitResult {
 struct FlatFieldFits {
     var fits: [[(a: SIMD3<Double>, covariance: [Double])]] = [[], [], []]
     var ringResiduals: [[[Double]]] = [[], [], []]
+    /// Per capture, the mean radius of each ring's cells (NaN for a ring without cells).
+    var ringRadii: [[Double]] = []
     var rms = [0.0, 0.0, 0.0], worst = [0.0, 0.0, 0.0], cells = 0
 
     mutating func add(_ image: SceneLinearImage, path: String, options: LensFitOptions, reach: Double) throws {
@@ -120,6 +122,7 @@ struct FlatFieldFits {
             let fit = try grid.fit(channel: c, path: path, maxResidual: options.maxResidual, reach: reach)
             fits[c].append((fit.a, fit.covariance))
             ringResiduals[c].append(fit.rings)
+            if c == 0 { ringRadii.append(fit.ringRadii) }
             rms[c] = max(rms[c], fit.rms)
             worst[c] = max(worst[c], fit.worst)
         }
@@ -127,10 +130,15 @@ struct FlatFieldFits {
     }
 
     /// The captures combined by inverse-covariance weighting; each ring's residual averaged over
-    /// them (rings without cells: 0).
+    /// them (rings without cells: 0), placed at the mean radius of its cells (the outermost
+    /// ring's cells lie nearer its inner edge: only the corners reach its outer one), or at its
+    /// middle when it has none.
     func result(reach: Double) -> LensFitResult {
         var out = LensFitResult(rms: rms, worst: worst, points: cells)
-        out.ringRadii = (0..<LensCells.rings).map { (Double($0) + 0.5) / Double(LensCells.rings) * reach }
+        out.ringRadii = (0..<LensCells.rings).map { k in
+            let radii = ringRadii.map { $0[k] }.filter { !$0.isNaN }
+            return radii.isEmpty ? (Double(k) + 0.5) / Double(LensCells.rings) * reach : radii.reduce(0, +) / Double(radii.count)
+        }
         out.ringResiduals = []
         for c in 0..<3 {
             let (a, cov) = LensCells.combine(fits[c])
@@ -231,9 +239,10 @@ struct LensCells {
 
     /// Channel `c`'s least-squares fit of m = A · (1 + a·b): the coefficients a, their
     /// covariance (row-major 3×3), the RMS and largest relative residual, and the mean
-    /// relative residual of each of `rings` rings out to `reach` (NaN for a ring without cells).
+    /// relative residual of each of `rings` rings out to `reach` and the mean radius of its
+    /// cells (NaN for a ring without cells).
     func fit(channel c: Int, path: String, maxResidual: Double,
-             reach: Double) throws -> (a: SIMD3<Double>, covariance: [Double], rms: Double, worst: Double, rings: [Double]) {
+             reach: Double) throws -> (a: SIMD3<Double>, covariance: [Double], rms: Double, worst: Double, rings: [Double], ringRadii: [Double]) {
         let n = count
         guard n >= 12 else {
             throw PhotometryError(path: path, reason: "only \(n) cells of the image are unclipped: a flat field must fill the frame below white", category: .calibrationMismatch)
@@ -246,13 +255,14 @@ struct LensCells {
             throw PhotometryError(path: path, reason: "channel \(c) has no positive level on the axis: not a flat field", category: .calibrationMismatch)
         }
         var worst = 0.0
-        var ringSum = [Double](repeating: 0, count: Self.rings), ringSquares = ringSum, ringCount = [Int](repeating: 0, count: Self.rings)
+        var ringSum = [Double](repeating: 0, count: Self.rings), ringSquares = ringSum, ringRadius = ringSum, ringCount = [Int](repeating: 0, count: Self.rings)
         for k in 0..<n {
             let model = RadialLeastSquares.model(beta, basis[k])
             let residual = values[k] - model
             worst = max(worst, abs(residual / model))
-            let ring = min(Self.rings - 1, Int(basis[k].x.squareRoot() / reach * Double(Self.rings)))
+            let r = basis[k].x.squareRoot(), ring = min(Self.rings - 1, Int(r / reach * Double(Self.rings)))
             ringSum[ring] += residual / model
+            ringRadius[ring] += r
             ringSquares[ring] += (residual / model) * (residual / model)
             ringCount[ring] += 1
         }
@@ -285,7 +295,7 @@ struct LensCells {
                                   category: .calibrationMismatch)
         }
         let (a, covariance) = RadialLeastSquares.coefficients(beta: beta, inverse: inverse, variance: s2)
-        return (a, covariance, rms, worst, rings)
+        return (a, covariance, rms, worst, rings, (0..<Self.rings).map { ringCount[$0] > 0 ? ringRadius[$0] / Double(ringCount[$0]) : .nan })
     }
 
     /// Inverse-covariance weighted mean of several fits of one channel (one fit: itself).

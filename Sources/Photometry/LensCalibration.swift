@@ -83,15 +83,20 @@ public struct LensCalibration: Codable, Sendable, Equatable {
 
     /// The model's departure at r: |the ring residual at r − the innermost ring's| (V is a
     /// ratio to the axis, so a residual the axis shares cancels), interpolated linearly between
-    /// the rings' middles and extrapolated beyond the last one by the last two rings' slope (the
-    /// corners lie beyond the cells' centres), and never below the departures' RMS over the
-    /// rings (a shape error crosses zero between rings); 0 inside the innermost ring's middle,
-    /// where V = 1 by definition at the axis.
+    /// the rings' radii and extrapolated beyond the last one by the last two rings' slope (a
+    /// flat field's corners lie just beyond its last ring's cells), and for a sweep, beyond its
+    /// outermost position, at least that position's departure grown with the square of the
+    /// distance out in units of the last spacing (the polynomial is extrapolated there, and its
+    /// error grows faster than linearly); never below the departures' RMS over the rings (a
+    /// shape error crosses zero between rings); 0 inside the innermost ring, where V = 1 by
+    /// definition at the axis.
     public func modelResidual(channel c: Int, r: Double) -> Double { departure(channel: c).at(r) }
 
     /// Channel `c`'s model departure as a function of r (`modelResidual`), its ring values
     /// and floor worked out once, for a caller that evaluates it at many radii.
-    public func departure(channel c: Int) -> ModelDeparture { ModelDeparture(radii: ringRadii, ring: ringResiduals[c]) }
+    public func departure(channel c: Int) -> ModelDeparture {
+        ModelDeparture(radii: ringRadii, ring: ringResiduals[c], extrapolated: method == "sweep")
+    }
 
     /// The model's departure of one channel (see `modelResidual`).
     public struct ModelDeparture: Sendable {
@@ -101,8 +106,12 @@ public struct LensCalibration: Codable, Sendable, Equatable {
         /// Their RMS over the rings after the first: the floor.
         let typical: Double
 
-        init(radii: [Double], ring: [Double]) {
+        /// Beyond the last radius the model is extrapolated (a sweep's outermost position).
+        let extrapolated: Bool
+
+        init(radii: [Double], ring: [Double], extrapolated: Bool = false) {
             self.radii = radii
+            self.extrapolated = extrapolated
             values = ring.map { abs($0 - (ring.first ?? 0)) }
             typical = values.count >= 2 ? (values.dropFirst().map { $0 * $0 }.reduce(0, +) / Double(values.count - 1)).squareRoot() : 0
         }
@@ -114,9 +123,11 @@ public struct LensCalibration: Codable, Sendable, Equatable {
                 let t = (r - radii[k - 1]) / (radii[k] - radii[k - 1])
                 return max(typical, values[k - 1] + t * (values[k] - values[k - 1]))
             }
-            let n = values.count
-            let slope = abs(values[n - 1] - values[n - 2]) / (radii[n - 1] - radii[n - 2])
-            return max(typical, values[n - 1] + (r - radii[n - 1]) * slope)
+            let n = values.count, out = (r - radii[n - 1]) / (radii[n - 1] - radii[n - 2])
+            let linear = values[n - 1] + out * abs(values[n - 1] - values[n - 2])
+            // Beyond a sweep's outermost position each step out about doubles the error of a
+            // polynomial extrapolated from a lens of another family (docs/lens.md).
+            return max(typical, linear, extrapolated ? values[n - 1] * (1 + out) * (1 + out) : 0)
         }
     }
 

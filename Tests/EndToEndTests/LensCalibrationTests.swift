@@ -103,7 +103,7 @@ import TestSupport
                     let z = abs(v / truth - 1) / max(u, 1e-12)
                     points += 1
                     if z <= 1.96 { inside += 1 }
-                    #expect(z <= 3 && u < (r <= 0.8 ? 0.01 : 0.04), "seed \(seed) channel \(c) r \(r): \(v) against \(truth) ± \(u * v)")
+                    #expect(z <= 3 && u < (r <= 0.8 ? 0.01 : r <= 0.9 ? 0.04 : 0.1), "seed \(seed) channel \(c) r \(r): \(v) against \(truth) ± \(u * v)")
                 }
             }
         }
@@ -189,7 +189,7 @@ import TestSupport
 
     /// A capture of a fall-off of the other family (cos⁴ of the field angle, k = 0.85, 0.8,
     /// 0.75): the even polynomial fits it with residuals well above the noise's, and the
-    /// stated uncertainty, which the residuals widen, still covers the truth within 3 σ at
+    /// stated uncertainty, which the residuals widen, still covers the truth within 1.96 σ at
     /// every radius up to the corner.
     @Test func otherFamilyShowsInTheResiduals() throws {
         let dir = TestData.temporaryDirectory("lens-cos4")
@@ -201,7 +201,7 @@ import TestSupport
             for i in 1...10 {
                 let r = Double(i) / 10, truth = cos4.transmission(channel: c, r: r)
                 let (v, u) = lens.transmission(channel: c, r: r)
-                #expect(abs(v / truth - 1) <= 3 * u, "channel \(c) r \(r): \(v) against \(truth) ± \(u * v)")
+                #expect(abs(v / truth - 1) <= 1.96 * u, "channel \(c) r \(r): \(v) against \(truth) ± \(u * v)")
             }
         }
         #expect(zip(lens.residualRMS, same.residualRMS).allSatisfy { $0 >= $1 * 0.9 }, "\(lens.residualRMS) against \(same.residualRMS)")
