@@ -10,7 +10,7 @@ let package = Package(
     products: [
         .executable(name: "scenelinear", targets: ["scenelinear"]),
         .library(name: "SceneLinearKit", targets: ["SceneLinearKit", "Engine", "Measuring", "Batching", "Merging",
-                                                   "ExchangeCore", "EXRExchange", "HDF5Exchange", "RadianceExchange"]),
+                                                   "ExchangeCore", "EXRExchange", "HDF5Exchange", "RadianceExchange", "Studies"]),
         // Scene descriptions and simulated captures, apart from the library: for the fuzz
         // package's `scene` target (Fuzz/).
         .library(name: "CaptureSimulation", targets: ["CaptureSimulation"]),
@@ -99,13 +99,15 @@ let package = Package(
             ]),
         // Measurements of files and their reports: analysis requests, text/JSON/CSV/HDF5
         // output, charts, HTML and Markdown reports.
-        .target(name: "Measuring", dependencies: ["Engine", "Analysis", "Plots"]),
+        .target(name: "Measuring", dependencies: ["Engine", "Analysis", "Plots", "Studies"]),
         // Batches: manifests, resuming, shards.
         .target(name: "Batching", dependencies: ["Engine"]),
         // Raw brackets merged noise-optimally in Stage 2, then developed by the engine.
         .target(name: "Merging", dependencies: ["Engine"]),
-        // The library in one import (engine, measurements, batches).
-        .target(name: "SceneLinearKit", dependencies: ["Engine", "Measuring", "Batching", "Merging", "Analysis"]),
+        // Studies over time: capture times in UTC, the sun's position, bracket sets.
+        .target(name: "Studies"),
+        // The library in one import (engine, measurements, batches, studies).
+        .target(name: "SceneLinearKit", dependencies: ["Engine", "Measuring", "Batching", "Merging", "Analysis", "Studies"]),
         // Simulated captures checked against their ground truth, and the test chart:
         // The C interface: opaque handles, status codes, JSON options and documents.
         .target(name: "SceneLinearC", dependencies: ["SceneLinearKit", "SimulationCheck", "CaptureSimulation"], exclude: ["scenelinear.h"]),
@@ -139,6 +141,7 @@ let package = Package(
         .testTarget(name: "SimulationTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Batching", "SimulationCheck", "CaptureSimulation", "Analysis", "DNGWriter", "TestSupport"]),
         .testTarget(name: "PlotsTests", dependencies: ["Plots", "TestSupport", "CCairo"]),
         .testTarget(name: "MergingTests", dependencies: ["SceneLinearKit", "Merging", "SimulationCheck", "CaptureSimulation", "Opcodes", "TestSupport"]),
+        .testTarget(name: "StudiesTests", dependencies: ["Studies", "SceneLinearKit", "SimulationCheck", "CaptureSimulation", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Batching", "SimulationCheck", "CaptureSimulation", "TestSupport"]),
     ]
 )

@@ -50,6 +50,8 @@ static const TIFFFieldInfo ctiff_dng_fields[] = {
     {33437, 1, 1, TIFF_RATIONAL, FIELD_CUSTOM, 1, 0, (char *)"FNumber"},
     {34855, -1, -1, TIFF_SHORT, FIELD_CUSTOM, 1, 1, (char *)"ISOSpeedRatings"},
     {36867, -1, -1, TIFF_ASCII, FIELD_CUSTOM, 1, 0, (char *)"DateTimeOriginal"},
+    {36881, -1, -1, TIFF_ASCII, FIELD_CUSTOM, 1, 0, (char *)"OffsetTimeOriginal"},
+    {37521, -1, -1, TIFF_ASCII, FIELD_CUSTOM, 1, 0, (char *)"SubSecTimeOriginal"},
     {50879, 1, 1, TIFF_SHORT, FIELD_CUSTOM, 1, 0, (char *)"ColorimetricReference"},
     {50964, -1, -1, TIFF_SRATIONAL, FIELD_CUSTOM, 1, 1, (char *)"ForwardMatrix1"},
     {50965, -1, -1, TIFF_SRATIONAL, FIELD_CUSTOM, 1, 1, (char *)"ForwardMatrix2"},

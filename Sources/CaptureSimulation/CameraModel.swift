@@ -78,12 +78,16 @@ public struct CameraModel: Codable, Sendable, Equatable {
     /// The capture time the DNG records (EXIF DateTimeOriginal, "YYYY:MM:DD HH:MM:SS", the
     /// camera's local time); nil: none.
     public var captureTime: String?
+    /// Its UTC offset, "±HH:MM" (EXIF OffsetTimeOriginal), and the fraction of its second as
+    /// digits (SubSecTimeOriginal); nil: none.
+    public var captureOffset: String?
+    public var captureSubSeconds: String?
 
     public init() {}
 
     enum CodingKeys: String, CodingKey {
         case layout, cfaPattern, exposureTime, fNumber, iso, baseISO, sensitivityOffset, quantumScale, fullWell, readNoise, darkCurrent
-        case prnu, dsnu, adcBits, blackLevel, companding, cameraMatrix, lensShading, vignetting, strayLight, storage, seed, noise, captureTime
+        case prnu, dsnu, adcBits, blackLevel, companding, cameraMatrix, lensShading, vignetting, strayLight, storage, seed, noise, captureTime, captureOffset, captureSubSeconds
     }
 
     /// Decodes a camera; every field is optional and missing ones keep their defaults.
@@ -117,6 +121,8 @@ public struct CameraModel: Codable, Sendable, Equatable {
         seed = try c.decodeIfPresent(UInt64.self, forKey: .seed) ?? d.seed
         noise = try c.decodeIfPresent(Bool.self, forKey: .noise) ?? d.noise
         captureTime = try c.decodeIfPresent(String.self, forKey: .captureTime)
+        captureOffset = try c.decodeIfPresent(String.self, forKey: .captureOffset)
+        captureSubSeconds = try c.decodeIfPresent(String.self, forKey: .captureSubSeconds)
     }
 
     /// Encodes every field (absent optionals as null), the capture time only when there is one.
@@ -146,6 +152,8 @@ public struct CameraModel: Codable, Sendable, Equatable {
         try c.encode(seed, forKey: .seed)
         try c.encode(noise, forKey: .noise)
         try c.encodeIfPresent(captureTime, forKey: .captureTime)
+        try c.encodeIfPresent(captureOffset, forKey: .captureOffset)
+        try c.encodeIfPresent(captureSubSeconds, forKey: .captureSubSeconds)
     }
 
     /// The camera matrix in use.

@@ -166,6 +166,8 @@ public enum Simulator {
         dng.model = "Simulated camera"
         dng.uniqueCameraModel = "SceneLinear simulated camera"
         dng.dateTimeOriginal = camera.captureTime
+        dng.offsetTimeOriginal = camera.captureOffset
+        dng.subSecTimeOriginal = camera.captureSubSeconds
         // XYZ → camera: the camera's Rec.2020 sensitivities after XYZ → Rec.2020. The model has
         // no metamerism, so one matrix serves both calibration illuminants.
         let xyzToCamera = (m * rec2020FromXYZ).e

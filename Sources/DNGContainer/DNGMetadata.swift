@@ -47,7 +47,9 @@ public struct CaptureSettings: Sendable, Codable, Equatable {
     public init(exposureTime: Double? = nil, fNumber: Double? = nil, iso: Double? = nil, focalLength: Double? = nil,
                 dateTimeOriginal: String? = nil, lensModel: String? = nil, offsetTimeOriginal: String? = nil,
                 artist: String? = nil, copyright: String? = nil, imageDescription: String? = nil,
-                cameraSerialNumber: String? = nil) {
+                cameraSerialNumber: String? = nil, subSecTimeOriginal: String? = nil, gps: GPSPosition? = nil) {
+        self.gps = gps
+        self.subSecTimeOriginal = subSecTimeOriginal
         self.offsetTimeOriginal = offsetTimeOriginal
         self.artist = artist
         self.copyright = copyright
@@ -74,6 +76,10 @@ public struct CaptureSettings: Sendable, Codable, Equatable {
     public var lensModel: String?
     /// The time zone of DateTimeOriginal, "±HH:MM" (EXIF tag 36881).
     public var offsetTimeOriginal: String?
+    /// The fraction of DateTimeOriginal's second, as digits (EXIF tag 37521).
+    public var subSecTimeOriginal: String?
+    /// Where the capture was made, from the GPS IFD; nil when the file records no usable position.
+    public var gps: GPSPosition?
     /// Artist (315), Copyright (33432), ImageDescription (270): descriptive text; a damaged
     /// value is left out rather than failing the file.
     public var artist: String?
@@ -81,6 +87,20 @@ public struct CaptureSettings: Sendable, Codable, Equatable {
     public var imageDescription: String?
     /// CameraSerialNumber (50735), else EXIF BodySerialNumber (42033).
     public var cameraSerialNumber: String?
+}
+
+/// A position from the GPS IFD: degrees north and east (the references applied), metres
+/// above sea level (negative below; nil when not recorded).
+public struct GPSPosition: Sendable, Codable, Equatable {
+    public var latitude: Double
+    public var longitude: Double
+    public var altitude: Double?
+
+    public init(latitude: Double, longitude: Double, altitude: Double? = nil) {
+        self.latitude = latitude
+        self.longitude = longitude
+        self.altitude = altitude
+    }
 }
 
 /// The camera-level metadata of a DNG (IFD 0).

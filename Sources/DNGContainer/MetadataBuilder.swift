@@ -98,7 +98,9 @@ struct MetadataBuilder {
             offsetTimeOriginal: (try? exifString(Tag.offsetTimeOriginal)) ?? nil,
             artist: (try? string(ifd0, Tag.artist)) ?? nil, copyright: (try? string(ifd0, Tag.copyright)) ?? nil,
             imageDescription: (try? string(ifd0, Tag.imageDescription)) ?? nil,
-            cameraSerialNumber: ((try? string(ifd0, Tag.cameraSerialNumber)) ?? nil) ?? ((try? exifString(Tag.bodySerialNumber)) ?? nil))
+            cameraSerialNumber: ((try? string(ifd0, Tag.cameraSerialNumber)) ?? nil) ?? ((try? exifString(Tag.bodySerialNumber)) ?? nil),
+            subSecTimeOriginal: (try? exifString(Tag.subSecTimeOriginal)) ?? nil,
+            gps: ifd0.gps.flatMap { try? position($0) } ?? nil)
 
         return DNGMetadata(
             dngVersion: version.map(String.init).joined(separator: "."),
@@ -114,6 +116,22 @@ struct MetadataBuilder {
             defaultBlackRender: try int(ifd0, Tag.defaultBlackRender),
             profileToneCurvePoints: ifd0.entry(Tag.profileToneCurve).map { $0.count / 2 },
             calibration: try calibration(ifd0), capture: capture)
+    }
+
+    /// GPSLatitudeRef/GPSLatitude (1, 2), GPSLongitudeRef/GPSLongitude (3, 4) as degrees,
+    /// minutes and seconds, GPSAltitudeRef/GPSAltitude (5, 6); nil without a whole, finite,
+    /// in-range latitude and longitude.
+    private func position(_ gps: IFD) throws(ContainerError) -> GPSPosition? {
+        func angle(_ refTag: UInt16, _ tag: UInt16, negative: String) throws(ContainerError) -> Double? {
+            guard let dms = try doubles(gps, tag), dms.count == 3, dms.allSatisfy({ $0.isFinite && $0 >= 0 }),
+                  let ref = try string(gps, refTag) else { return nil }
+            let value = dms[0] + dms[1] / 60 + dms[2] / 3600
+            return ref.uppercased().hasPrefix(negative) ? -value : value
+        }
+        guard let lat = try angle(1, 2, negative: "S"), let lon = try angle(3, 4, negative: "W"), abs(lat) <= 90, abs(lon) <= 180 else { return nil }
+        var altitude = try hint(gps, 6)
+        if let a = altitude, let below = try int(gps, 5), below == 1 { altitude = -a }
+        return GPSPosition(latitude: lat, longitude: lon, altitude: altitude)
     }
 
     private func calibration(_ ifd0: IFD) throws(ContainerError) -> ColorCalibration {

@@ -59,9 +59,14 @@ public struct IFD: Sendable {
     public var subIFDs: [IFD]
     /// The EXIF IFD (tag 34665): empty or one element (an array, so `IFD` can hold it).
     public var exifIFDs: [IFD]
+    /// The GPS IFD (tag 34853), the same way. Its tag numbers are its own (1 = GPSLatitudeRef,
+    /// …), so it is not among `TIFFStructure.allIFDs`.
+    public var gpsIFDs: [IFD] = []
 
     /// The EXIF IFD, if any.
     public var exif: IFD? { exifIFDs.first }
+    /// The GPS IFD, if any.
+    public var gps: IFD? { gpsIFDs.first }
 
     public func entry(_ tag: UInt16) -> Entry? { entries.first { $0.tag == tag } }
     public func has(_ tag: UInt16) -> Bool { entry(tag) != nil }
@@ -229,6 +234,12 @@ struct TIFFParser {
             // A damaged EXIF IFD must not make the image unreadable: keep going without it.
             if let (exif, _) = try? parseIFD(at: o, path: "\(ifdPath)/Exif", depth: depth + 1) {
                 ifd.exifIFDs = [exif]
+            }
+        }
+        if let gpsEntry = ifd.entry(Tag.gpsIFD), let o = try? offsetsOf(gpsEntry, in: ifdPath).first {
+            // Likewise a damaged GPS IFD: the file is read without a position.
+            if let (gps, _) = try? parseIFD(at: o, path: "\(ifdPath)/GPS", depth: depth + 1) {
+                ifd.gpsIFDs = [gps]
             }
         }
         return (ifd, next)

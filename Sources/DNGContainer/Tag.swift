@@ -43,6 +43,7 @@ public enum Tag {
     public static let artist: UInt16 = 315
     public static let copyright: UInt16 = 33432
     public static let offsetTimeOriginal: UInt16 = 36881
+    public static let subSecTimeOriginal: UInt16 = 37521
     public static let bodySerialNumber: UInt16 = 42033
     // DNG
     public static let dngVersion: UInt16 = 50706

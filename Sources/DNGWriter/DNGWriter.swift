@@ -207,6 +207,8 @@ public enum DNGWriter {
         if let v = d.fNumber { try t.numbers(33437, [v]) }
         if let v = d.iso { try t.numbers(34855, [Double(v)]) }
         if let v = d.dateTimeOriginal { try t.string(36867, v) }
+        if let v = d.offsetTimeOriginal { try t.string(36881, v) }
+        if let v = d.subSecTimeOriginal { try t.string(37521, v) }
         // IFD 0 holds the digest of the main raw image, wherever that is.
         let digest = newRawImageDigest(d)
         try t.check(digest.withUnsafeBufferPointer { ctiff_set_bytes(t.tif, 51111, 16, $0.baseAddress) }, "setting NewRawImageDigest")

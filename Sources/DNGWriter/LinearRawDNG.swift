@@ -103,6 +103,9 @@ public struct RawDNG: Sendable {
     public var fNumber: Double?
     public var iso: Int?
     public var dateTimeOriginal: String?
+    /// "±HH:MM" (EXIF OffsetTimeOriginal) and a second's fraction as digits (SubSecTimeOriginal).
+    public var offsetTimeOriginal: String?
+    public var subSecTimeOriginal: String?
 
     /// XYZ (D65) → linear Rec.2020, normalised so that the D65 white maps to (1, 1, 1): the
     /// ColorMatrix of a camera whose native space is linear Rec.2020.

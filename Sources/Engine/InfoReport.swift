@@ -151,8 +151,14 @@ public struct InfoReport: Encodable, Sendable {
         if let f = m.capture.fNumber { capture.append("f/\(String(format6: f))") }
         if let iso = m.capture.iso { capture.append("ISO \(String(format6: iso))") }
         if let fl = m.capture.focalLength { capture.append("\(String(format6: fl)) mm") }
-        if let d = m.capture.dateTimeOriginal { capture.append(d) }
+        if let d = m.capture.dateTimeOriginal {
+            capture.append(d + (m.capture.subSecTimeOriginal.map { ".\($0)" } ?? "") + (m.capture.offsetTimeOriginal.map { " \($0)" } ?? ""))
+        }
         if !capture.isEmpty { add("Capture", capture.joined(separator: ", ")) }
+        if let g = m.capture.gps {
+            add("Position", String(format: "%.6f° %@, %.6f° %@", abs(g.latitude), g.latitude < 0 ? "S" : "N", abs(g.longitude), g.longitude < 0 ? "W" : "E")
+                + (g.altitude.map { String(format: ", %.1f m", $0) } ?? "") + " (GPS)")
+        }
         add("Orientation", "\(m.orientation)")
         add("Baseline exposure", String(format: "%+.4f EV (offset %+.4f EV)", m.baselineExposure, m.baselineExposureOffset))
         let cal = m.calibration

@@ -6,3 +6,4 @@
 @_exported import Engine
 @_exported import Measuring
 @_exported import Merging
+@_exported import Studies

@@ -58,3 +58,6 @@ extension SceneLinearCommand.Report: WritesFiles {
     var outputSafety: OutputSafety { source.outputSafety }
     var inputPaths: [String] { source.inputs + [source.unitOptions.calibration].compactMap { $0 } }
 }
+extension SceneLinearCommand.Sequence: WritesFiles {
+    var inputPaths: [String] { inputs }
+}

@@ -34,7 +34,7 @@ struct SceneLinearCommand: ParsableCommand {
             """,
         version: SceneLinearVersion.version,
         subcommands: [Info.self, Convert.self, Merge.self, Illuminance.self, Stats.self, HistogramCommand.self, Ratio.self, Report.self, Calibrate.self, CalibrateLens.self, Simulate.self,
-                      Validate.self, Manifest.self,
+                      Validate.self, Manifest.self, Sequence.self, Sun.self,
                       TestChartCommand.self])
 
     /// Installs the signal handlers (a temporary is removed on SIGTERM, SIGINT, SIGHUP and

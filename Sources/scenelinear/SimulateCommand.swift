@@ -68,6 +68,9 @@ extension SceneLinearCommand {
         @Option(help: ArgumentHelp("Capture time the DNG records (EXIF DateTimeOriginal, the camera's local time), \"YYYY:MM:DD HH:MM:SS\" (overrides the camera file).", valueName: "time"))
         var captureTime: String?
 
+        @Option(parsing: .unconditional, help: ArgumentHelp("The capture time's UTC offset the DNG records (EXIF OffsetTimeOriginal), ±HH:MM (overrides the camera file).", valueName: "±HH:MM"))
+        var captureOffset: String?
+
         @Option(parsing: .unconditional, help: ArgumentHelp("A bracket: exposure offsets in stops, comma-separated (e.g. -4,0,4): one DNG per offset, exposure time × 2^offset.", valueName: "ev,ev,..."),
                 transform: ArgumentValue.bracketStops)
         var bracket: BracketStops?
@@ -100,6 +103,12 @@ extension SceneLinearCommand {
                     throw ValidationError("--capture-time: give \"YYYY:MM:DD HH:MM:SS\", not '\(captureTime)'")
                 }
                 model.captureTime = captureTime
+            }
+            if let captureOffset {
+                guard UTCTime.parseOffset(captureOffset) != nil, captureOffset.count == 6 else {
+                    throw ValidationError("--capture-offset: give ±HH:MM, not '\(captureOffset)'")
+                }
+                model.captureOffset = captureOffset
             }
             model.noise = noise
             return model

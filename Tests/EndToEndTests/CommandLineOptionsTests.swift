@@ -8,7 +8,7 @@ import TestSupport
 @Suite struct CommandLineOptionsTests {
     /// The subcommands, in the order the root help lists them.
     static let commands = ["info", "convert", "merge", "illuminance", "stats", "histogram", "ratio", "report", "calibrate",
-                           "calibrate-lens", "simulate", "validate", "manifest", "testchart"]
+                           "calibrate-lens", "simulate", "validate", "manifest", "sequence", "sun", "testchart"]
 
     static let analysis: Set<String> = ["stats", "histogram", "ratio", "report"]
     /// The commands that decode DNGs within limits (`LimitOptions`).
@@ -22,9 +22,9 @@ import TestSupport
     /// Each shared option and the commands that list it.
     static let shared: [String: Set<String>] = [
         "--quiet": Set(commands),
-        "--json": ["info", "convert", "merge", "illuminance", "stats", "histogram", "ratio", "calibrate", "calibrate-lens", "validate"],
+        "--json": ["info", "convert", "merge", "illuminance", "stats", "histogram", "ratio", "calibrate", "calibrate-lens", "validate", "sequence", "sun"],
         "--timings": ["convert", "merge"],
-        "--overwrite": Set(commands).subtracting(["info"]),
+        "--overwrite": Set(commands).subtracting(["info", "sun"]),
         "--demosaic": decoding,
         "--exposure": analysis.union(["convert", "merge"]),
         "--source": analysis.union(["convert"]),
@@ -58,6 +58,7 @@ import TestSupport
         "--bins-per-stop": ["histogram", "report"],
         "--csv": ["stats", "histogram", "ratio"],
         "--ev-map": ["stats", "histogram", "ratio"],
+        "--utc-offset": ["sequence", "sun"],
     ]
 
     /// Options of one command that share a name with a shared option but mean something of

@@ -95,6 +95,31 @@ import TestSupport
         _ = try run("merge", ["merge"] + frames + ["-o", pictures.appendingPathComponent("f.hdr").path, "--units", "luminance",
                               "--projection", "equidistant", "--json"])
         _ = try run("illuminance", ["illuminance", frames[2], "--projection", "equisolid", "-o", pictures.appendingPathComponent("i.hdr").path, "--json"])
+        // The sun at given times and at a capture time with its offset.
+        let timed = dir.appendingPathComponent("timed")
+        let made2 = try TestData.run(try CLI.binary, ["simulate", "--size", "96x64", "--capture-time", "2003:10:17 12:30:30", "--capture-offset", "-07:00", "-o", timed.path, "-q"])
+        #expect(made2.status == 0, "\(made2.stderr)")
+        let sun = try run("sun", ["sun", "--site", "-33.9,18.4,20", "--time", "2026-12-21T10:00:00Z", "--time", "2026-12-21T14:00:00+02:00",
+                                  timed.appendingPathComponent("grey-ramp.dng").path, "--json"])
+        #expect(sun.stdout.contains("2003-10-17T19:30:30Z"), "\(sun.stdout)")
+        // A study's frames grouped: two sets of three, a set missing a frame, a frame without its zone.
+        let study = dir.appendingPathComponent("study")
+        for (k, (time, exposure)) in [("12:00:00", "0.01"), ("12:00:01", "0.001"), ("12:00:02", "0.0001"), ("12:05:00", "0.01"), ("12:05:01", "0.001"),
+                                      ("12:05:02", "0.0001"), ("12:10:00", "0.01"), ("12:10:01", "0.001")].enumerated() {
+            let r = try TestData.run(try CLI.binary, ["simulate", "--size", "48x32", "--name", "f\(k)", "--exposure-time", exposure,
+                                                      "--capture-time", "2026:06:21 \(time)", "--capture-offset", "+02:00", "-o", study.path, "-q"])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        let zoneless = try TestData.run(try CLI.binary, ["simulate", "--size", "48x32", "--name", "g", "--capture-time", "2026:06:21 12:20:00", "-o", study.path, "-q"])
+        #expect(zoneless.status == 0, "\(zoneless.stderr)")
+        let grouping = dir.appendingPathComponent("grouping.json").path
+        let grouped = try run("sequence", ["sequence", study.path, "-o", grouping, "--json"])
+        let groupingDocument = try #require(try JSONSerialization.jsonObject(with: Data(grouped.stdout.utf8)) as? [String: Any])
+        let sets = try #require(groupingDocument["sets"] as? [[String: Any]]), unassigned = try #require(groupingDocument["unassigned"] as? [[String: Any]])
+        #expect(sets.count == 2 && unassigned.count == 3, "\(grouped.stdout)")
+        #expect(sets.first?["start"] as? String == "2026-06-21T10:00:00Z" && (sets.first?["files"] as? [String])?.count == 3)
+        #expect(unassigned.contains { ($0["file"] as? String)?.hasSuffix("g.dng") == true && ($0["reason"] as? String)?.contains("no capture time") == true })
+        #expect(try String(contentsOfFile: grouping, encoding: .utf8) == grouped.stdout)
         let refused = try TestData.run(try CLI.binary, ["merge", frames[0], "-o", dir.appendingPathComponent("one.exr").path, "--json"])
         #expect(refused.status == 19 && refused.stdout.isEmpty && refused.stderr.contains("\"bracket-mismatch\""), "\(refused.stderr)")
 

@@ -1,0 +1,147 @@
+import Foundation
+
+/// One capture as the grouping sees it: what the file records of its time and settings.
+public struct SequenceFrame: Sendable, Equatable, Codable {
+    public var path: String
+    /// The capture's start in UTC; nil when the file records no usable time.
+    public var time: UTCTime?
+    /// Seconds; nil when unknown.
+    public var exposureTime: Double?
+    public var fNumber: Double?
+    public var iso: Double?
+    /// The body (make, model and serial) and the lens, as recorded; frames of one set share them.
+    public var camera: String
+    public var lens: String?
+    public var width: Int, height: Int
+
+    public init(path: String, time: UTCTime?, exposureTime: Double?, fNumber: Double?, iso: Double?,
+                camera: String, lens: String?, width: Int, height: Int) {
+        self.path = path
+        self.time = time
+        self.exposureTime = exposureTime
+        self.fNumber = fNumber
+        self.iso = iso
+        self.camera = camera
+        self.lens = lens
+        self.width = width
+        self.height = height
+    }
+
+    /// log₂ of the exposure's H ∝ t · S (the aperture is one per set).
+    var stops: Double? {
+        guard let t = exposureTime, t > 0 else { return nil }
+        return log2(t * (iso ?? 100))
+    }
+
+    /// What must be equal within a set: body, lens, aperture (to ⅙ stop) and image size.
+    func sameRig(_ other: SequenceFrame) -> String? {
+        if camera != other.camera { return "another camera (\(other.camera))" }
+        if lens != other.lens { return "another lens (\(other.lens ?? "none recorded"))" }
+        if width != other.width || height != other.height { return "another size (\(other.width)×\(other.height))" }
+        if let a = fNumber, let b = other.fNumber, abs(2 * log2(a / b)) > 1.0 / 6 { return String(format: "another aperture (f/%.3g)", b) }
+        return nil
+    }
+}
+
+/// How frames are grouped into bracket sets (docs/studies.md#bracket-sets).
+public struct GroupingRule: Sendable, Equatable, Codable {
+    /// The largest pause, in seconds, from the end of one exposure (its start + its exposure
+    /// time) to the start of the next within a set.
+    public var gap: Double = 2
+    /// The frames a complete set has; nil: the most common size among the sets found.
+    public var framesPerSet: Int?
+
+    public init(gap: Double = 2, framesPerSet: Int? = nil) {
+        self.gap = gap
+        self.framesPerSet = framesPerSet
+    }
+}
+
+/// Bracket sets found among frames, and the frames that fit none, each with its reason: what
+/// a study records as its grouping.
+public struct BracketGrouping: Sendable, Equatable, Codable {
+    public struct Set: Sendable, Equatable, Codable {
+        /// "set-0001", … in time order.
+        public var id: String
+        /// The first frame's start and the last frame's end (start + exposure time), UTC.
+        public var start: UTCTime, end: UTCTime
+        /// In capture order.
+        public var files: [String]
+        /// Each frame's exposure relative to the set's longest, in stops (0 for the longest).
+        public var relativeStops: [Double]
+    }
+
+    public struct Left: Sendable, Equatable, Codable {
+        public var file: String
+        public var reason: String
+    }
+
+    public var rule: GroupingRule
+    public var sets: [Set] = []
+    /// Frames in no set: no capture time, no exposure time, or a set too small to be a bracket.
+    public var unassigned: [Left] = []
+
+    /// Groups `frames`: sorted by capture time (then name), a frame starts a new set when the
+    /// pause since the previous frame's end exceeds `rule.gap`, when its camera, lens, size or
+    /// aperture differs, or when its exposure repeats one already in the set (the pattern
+    /// starts again). A set of another size than `rule.framesPerSet` (or the most common set
+    /// size) is reported, its frames unassigned: a missing or stray frame is never merged into
+    /// a wrong set.
+    public init(frames: [SequenceFrame], rule: GroupingRule = GroupingRule()) {
+        self.rule = rule
+        var timed: [SequenceFrame] = []
+        for f in frames {
+            if f.time == nil {
+                unassigned.append(Left(file: f.path, reason: "no capture time (DateTimeOriginal with its UTC offset)"))
+            } else if f.stops == nil {
+                unassigned.append(Left(file: f.path, reason: "no exposure time"))
+            } else {
+                timed.append(f)
+            }
+        }
+        timed.sort { ($0.time!, $0.path) < ($1.time!, $1.path) }
+        var groups: [[SequenceFrame]] = []
+        var reasons: [String] = []
+        for f in timed {
+            let previous = groups.last?.last
+            if let last = previous, Self.continues(groups[groups.count - 1], last: last, with: f, gap: rule.gap) {
+                groups[groups.count - 1].append(f)
+            } else {
+                groups.append([f])
+                reasons.append(previous.flatMap { $0.sameRig(f) }.map { "; \($0) than the frame before" } ?? "")
+            }
+        }
+        let sizes = groups.map(\.count)
+        let expected = rule.framesPerSet ?? Self.mode(sizes.filter { $0 > 1 }) ?? 2
+        var number = 0
+        for (k, g) in groups.enumerated() {
+            guard g.count == max(expected, 2) else {
+                let why = (g.count == 1 ? "a single frame, no bracket (\(expected) frames expected)"
+                    : g.count < expected ? "an incomplete set of \(g.count) frames (\(expected) expected) from \(g[0].time!.iso8601): a frame missing or from elsewhere"
+                    : "a set of \(g.count) frames from \(g[0].time!.iso8601), more than the \(expected) expected: sets without a pause between them, or frames from elsewhere") + reasons[k]
+                unassigned += g.map { Left(file: $0.path, reason: why) }
+                continue
+            }
+            number += 1
+            let stops = g.map { $0.stops! }, longest = stops.max()!
+            let end = g.map { UTCTime(seconds: $0.time!.seconds + ($0.exposureTime ?? 0)) }.max()!
+            sets.append(Set(id: String(format: "set-%04d", number), start: g[0].time!, end: end,
+                            files: g.map(\.path), relativeStops: stops.map { $0 - longest }))
+        }
+        unassigned.sort { $0.file < $1.file }
+    }
+
+    /// Whether `f` belongs to the set `group` whose last frame is `last`.
+    static func continues(_ group: [SequenceFrame], last: SequenceFrame, with f: SequenceFrame, gap: Double) -> Bool {
+        let pause = f.time!.seconds - (last.time!.seconds + (last.exposureTime ?? 0))
+        guard pause <= gap, last.sameRig(f) == nil else { return false }
+        // The exposure pattern starting again: an exposure already in the set (within ⅙ stop).
+        return !group.contains { abs($0.stops! - f.stops!) < 1.0 / 6 }
+    }
+
+    static func mode(_ values: [Int]) -> Int? {
+        var counts: [Int: Int] = [:]
+        for v in values { counts[v, default: 0] += 1 }
+        return counts.max { ($0.value, $0.key) < ($1.value, $1.key) }?.key
+    }
+}
