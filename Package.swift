@@ -100,8 +100,8 @@ let package = Package(
         // Measurements of files and their reports: analysis requests, text/JSON/CSV/HDF5
         // output, charts, HTML and Markdown reports.
         .target(name: "Measuring", dependencies: ["Engine", "Analysis", "Plots", "Studies"]),
-        // Batches: manifests, resuming, shards.
-        .target(name: "Batching", dependencies: ["Engine"]),
+        // Batches: manifests, resuming, shards; a study's bracket sets merged and measured.
+        .target(name: "Batching", dependencies: ["Engine", "Merging", "Measuring", "Studies"]),
         // Raw brackets merged noise-optimally in Stage 2, then developed by the engine.
         .target(name: "Merging", dependencies: ["Engine"]),
         // Studies over time: capture times in UTC, the sun's position, bracket sets.

@@ -372,7 +372,7 @@ final class ManifestWriter: Sendable {
     }
 
     /// - Throws: `OutputError` when the line cannot be written whole and flushed.
-    func append(_ record: ManifestRecord) throws {
+    func append<Record: Encodable>(_ record: Record) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var data = try encoder.encode(record)

@@ -102,7 +102,8 @@ public enum SequenceFrames {
             let main = (try? dng.mainRawImage()) ?? dng.images.first
             let camera = [m.make, m.uniqueCameraModel ?? m.model, c.cameraSerialNumber].compactMap { $0 }.joined(separator: " ")
             return SequenceFrame(path: path, time: time, exposureTime: c.exposureTime, fNumber: c.fNumber, iso: c.iso,
-                                 camera: camera, lens: c.lensModel, width: main?.width ?? 0, height: main?.height ?? 0)
+                                 camera: camera, lens: c.lensModel, width: main?.width ?? 0, height: main?.height ?? 0,
+                                 site: c.gps.map { Site(latitude: $0.latitude, longitude: $0.longitude, elevation: $0.altitude ?? 0) })
         }
     }
 }

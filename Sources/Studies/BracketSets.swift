@@ -13,9 +13,12 @@ public struct SequenceFrame: Sendable, Equatable, Codable {
     public var camera: String
     public var lens: String?
     public var width: Int, height: Int
+    /// Where, from the file's GPS tags; nil when it records none.
+    public var site: Site?
 
     public init(path: String, time: UTCTime?, exposureTime: Double?, fNumber: Double?, iso: Double?,
-                camera: String, lens: String?, width: Int, height: Int) {
+                camera: String, lens: String?, width: Int, height: Int, site: Site? = nil) {
+        self.site = site
         self.path = path
         self.time = time
         self.exposureTime = exposureTime

@@ -154,7 +154,9 @@ extension SceneLinearCommand {
                 var merged = try limits.withParallelism { try Pipeline.merge(paths: frames, options: options) }
                 let lens = try fisheye.request?.lens(for: merged.image, path: output)
                 let start = DispatchTime.now().uptimeNanoseconds
-                let bounds = try limits.withParallelism { try write(&merged, format: format, lens: lens) }
+                var writer = MergedOutput()
+                (writer.exrType, writer.exrLayout, writer.hdf5Type) = (exrType, exrLayout, hdf5Type)
+                let bounds = try limits.withParallelism { try writer.write(&merged, format: format, to: output, lens: lens) }
                 merged.timings.append(("write", Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9))
                 if !style.quiet { bounds?.warn(path: output) }
                 if timingsOption.timings {
@@ -171,60 +173,6 @@ extension SceneLinearCommand {
                     if let mask = bounds?.mask { print("wrote \(mask) (lower-bound mask of \(output))") }
                 }
             }
-        }
-
-        /// The merged image in its format: EXR and HDF5 with the standard deviations and frame
-        /// counts (moved out of `merged` into the file's layout), a Radiance picture with its
-        /// lower bounds (a fisheye's square picture with `lens`). Returns the picture's lower bounds.
-        func write(_ merged: inout MergedBracket, format: OutputFormat, lens: FisheyeLens?) throws -> RadianceLowerBounds? {
-            switch format {
-            case .exr:
-                try writeEXR(&merged)
-            case .hdf5:
-                var groups = [Self.mergeGroup(merged)]
-                if let lens { groups.append(Pipeline.fisheyeGroup(FisheyeGeometry(lens: lens, width: merged.image.width, height: merged.image.height))) }
-                var options = HDF5Options()
-                options.sampleType = hdf5Type
-                try HDF5File.write(merged.image, to: output, options: options, groups: groups)
-            case .hdr:
-                if let lens { return try Pipeline.writeFisheyeRadiance(merged.image, lens: lens, to: output) }
-                return try RadianceFile.write(merged.image, to: output)
-            }
-            return nil
-        }
-
-        /// The EXR: R, G, B, the clip mask, a standard deviation channel per colour and merge_frames.
-        func writeEXR(_ merged: inout MergedBracket) throws {
-            let n = merged.image.width * merged.image.height
-            var options = EXROptions()
-            options.pixelType = exrType
-            options.layout = exrLayout
-            var channels = ["R", "G", "B"].enumerated().map { c, name in
-                merged.standardDeviation.samples.withUnsafeBufferPointer { std in
-                    EXRAuxiliaryChannel(name: EXRFile.standardDeviationChannel(name, layout: exrLayout), values: (0..<n).map { std[3 * $0 + c] })
-                }
-            }
-            merged.standardDeviation.samples = []
-            channels.append(EXRAuxiliaryChannel(name: "merge_frames", values: merged.frames.map(Float.init)))
-            do {
-                try EXRFile.write(merged.image, to: output, options: options, auxiliary: channels)
-            } catch is HalfRangeError {
-                throw OutputError(path: output, reason: "values beyond half's range (65504): write --exr-type float")
-            }
-        }
-
-        /// `/merge`: the standard deviations and frame counts on the image's dimensions.
-        static func mergeGroup(_ merged: MergedBracket) -> HDF5Group {
-            let image = merged.image
-            return HDF5Group(name: "merge", attributes: [
-                MetadataItem("description", .text("merge of \(merged.report.frames.count) raw frames; /clip_mask marks lower bounds (clipped in every frame)")),
-                MetadataItem("reference_frame", .integer(merged.report.reference + 1)),
-            ], datasets: [
-                HDF5Dataset(imageLayer: "std", width: image.width, height: image.height, channels: 3, values: .floats(merged.standardDeviation.samples),
-                            attributes: [MetadataItem("description", .text("standard deviation of each channel of /image (noise), same units"))]),
-                HDF5Dataset(imageLayer: "frames", width: image.width, height: image.height, values: .bytes(merged.frames),
-                            attributes: [MetadataItem("description", .text("frames used by the pixel's least-covered channel (0: lower bound)"))]),
-            ])
         }
 
         static func summary(_ r: MergeReport, unit: ExposureMode) -> String {

@@ -19,9 +19,24 @@ extension SceneLinearCommand {
 
                 Prints the sets (id, start and end in UTC, files, each frame's exposure in stops \
                 below the longest) and the unassigned frames; --json prints schema \
-                "scenelinear.sequence/1"; -o writes that document to a file (the study's record \
-                of its grouping and its rule). Exit code 0 also when frames are unassigned: read \
-                the report. docs/studies.md#bracket-sets.
+                "scenelinear.sequence/1". Exit code 0 also when frames are unassigned: read the report.
+
+                With -o STUDY (a folder, created), the grouping is written to STUDY/grouping.json \
+                and, unless --group-only, each set is merged (as `merge` does, in --units luminance \
+                by default) and measured, one after another: E_v with its 95 % interval or as a \
+                lower bound (with --projection), the share of pixels clipped in every frame, each \
+                frame's measured exposure ratio against its metadata's, the sun's elevation and \
+                azimuth at the set's middle (from --site or the first frame's GPS tags) and QC flags \
+                (clipped-in-every-frame, scene-changed, exposure-misstated, ratios-unchecked, \
+                sun-below-horizon). Each set's record is appended to STUDY/sets.jsonl (one line, \
+                under a lock: shards of a Slurm job array, or --shard i/n, share the folder, each in \
+                its own sets-<i>-of-<n>.jsonl); a rerun skips the sets already measured whose frames \
+                are unchanged (--no-resume redoes them) and redoes a set cut off by a kill. At the end \
+                STUDY/timeseries.csv holds every set measured so far, units in its header. --keep \
+                exr|h5|hdr also writes each merged set to STUDY/sets/<id>.<ext>. A set that cannot \
+                be merged (frames of different scenes, another camera) is recorded as failed with \
+                its error and the run goes on; the exit code is then that error's. \
+                docs/studies.md#measuring-the-sets.
                 """)
 
         @Argument(help: "DNG files or folders of them.")
@@ -36,8 +51,31 @@ extension SceneLinearCommand {
         @Option(parsing: .unconditional, help: ArgumentHelp("The camera clock's zone for files without OffsetTimeOriginal: ±HH:MM east of UTC.", valueName: "±HH:MM"))
         var utcOffset: String?
 
-        @Option(name: .shortAndLong, help: ArgumentHelp("Write the grouping (schema scenelinear.sequence/1) to this file.", valueName: "grouping.json"))
+        @Option(name: .shortAndLong, help: ArgumentHelp("The study's folder: grouping.json, sets.jsonl, timeseries.csv (created).", valueName: "study/"))
         var output: String?
+
+        @Flag(help: "With -o: write the grouping only, measure nothing.")
+        var groupOnly = false
+
+        @Option(parsing: .unconditional, help: ArgumentHelp("The site of the sun's position per set: latitude,longitude[,elevation] (default: the first frame's GPS tags).", valueName: "lat,lon[,m]"))
+        var site: String?
+
+        @Option(help: ArgumentHelp("Also keep each merged set as STUDY/sets/<id>.exr, .h5 or .hdr.", valueName: "exr|h5|hdr"))
+        var keep: String?
+
+        @Option(help: ArgumentHelp("Measure only part i of n (0 ≤ i < n) of the sets. Default in a Slurm job array submitted as 0, s, 2s, …: task i·s is part i of SLURM_ARRAY_TASK_COUNT.", valueName: "i/n"), transform: ArgumentValue.shard)
+        var shard: Shard?
+
+        @Flag(help: "Measure every set again, even those a manifest in the folder records as done.")
+        var noResume = false
+
+        @OptionGroup var fisheye: FisheyeOptions
+
+        @OptionGroup var unitOptions: UnitOptions
+
+        @OptionGroup var demosaicOption: DemosaicOption
+
+        @OptionGroup var limits: LimitOptions
 
         @OptionGroup var style: OutputStyleOptions
         @OptionGroup var outputSafety: OutputSafety
@@ -46,18 +84,49 @@ extension SceneLinearCommand {
             if !(gap >= 0 && gap <= 86400) { throw ValidationError("--gap must lie between 0 and 86400 seconds") }
             if let framesPerSet, framesPerSet < 2 || framesPerSet > 1000 { throw ValidationError("--frames-per-set must lie between 2 and 1000") }
             if let utcOffset, UTCTime.parseOffset(utcOffset) == nil { throw ValidationError("--utc-offset '\(utcOffset)' is not ±HH:MM") }
+            if let site, case .failure(let e) = Site.parse(site) { throw ValidationError(e.description) }
+            if let keep, !["exr", "h5", "hdr"].contains(keep) { throw ValidationError("--keep must be exr, h5 or hdr") }
+            if output == nil && (groupOnly || keep != nil || shard != nil) { throw ValidationError("--group-only, --keep and --shard need -o STUDY") }
+            try fisheye.requireProjectionForLensOptions()
+        }
+
+        func studyOptions() throws -> StudyOptions {
+            var options = StudyOptions()
+            try unitOptions.apply(to: &options.merge.develop, exposure: .none, absoluteByDefault: true)
+            demosaicOption.apply(to: &options.merge.develop)
+            limits.apply(to: &options.merge.develop)
+            options.fisheye = fisheye.request
+            options.site = try site.map { try Site.parse($0).get() }
+            options.keep = keep.flatMap { OutputFormat(pathExtension: $0) }
+            if let shard { options.shard = shard } else if let fromArray = try Shard.fromSlurm() { options.shard = fromArray }
+            options.resume = !noResume
+            return options
         }
 
         func run() throws {
             try reportingFailures(json: style.json) {
                 let frames = try SequenceFrames.read(inputs, fallbackOffset: utcOffset.flatMap(UTCTime.parseOffset))
                 let report = SequenceReport(BracketGrouping(frames: frames, rule: GroupingRule(gap: gap, framesPerSet: framesPerSet)))
-                if let output { try report.write(to: output) }
-                if style.json {
-                    print(try report.json())
-                } else if !style.quiet || !report.grouping.sets.isEmpty {
-                    print(report.text)
+                guard let output else {
+                    print(style.json ? try report.json() : report.text)
+                    return
                 }
+                try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+                try report.write(to: output + "/grouping.json")
+                if groupOnly {
+                    print(style.json ? try report.json() : report.text)
+                    return
+                }
+                let summary = try limits.withParallelism { try StudyRun(options: try studyOptions()).run(report.grouping, frames: frames, into: output) }
+                try StudyTable.write(summary.records, to: output + "/timeseries.csv")
+                if style.json {
+                    print(try ReportJSON.encode(StudyDocument(grouping: report, summary: summary)))
+                } else if !style.quiet {
+                    print(report.text)
+                    print("measured \(summary.measured) sets, skipped \(summary.skipped) already measured, \(summary.failed.count) failed; \(summary.records.count) in \(output)/timeseries.csv")
+                    for f in summary.failed { print("  failed: \(f.id): \(f.error ?? "")") }
+                }
+                if let first = summary.failed.first, let code = first.exitCode { throw ExitCode(code) }
             }
         }
     }

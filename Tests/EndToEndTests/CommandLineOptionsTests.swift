@@ -12,12 +12,12 @@ import TestSupport
 
     static let analysis: Set<String> = ["stats", "histogram", "ratio", "report"]
     /// The commands that decode DNGs within limits (`LimitOptions`).
-    static let decoding: Set<String> = analysis.union(["convert", "merge", "illuminance", "calibrate"])
+    static let decoding: Set<String> = analysis.union(["convert", "merge", "illuminance", "calibrate", "sequence"])
     /// Those and calibrate-lens (which develops with its own demosaicing: superpixels).
     static let limited: Set<String> = decoding.union(["calibrate-lens"])
     /// The commands with absolute units (`UnitOptions`).
-    static let units: Set<String> = analysis.union(["convert", "merge", "illuminance"])
-    static let fisheye: Set<String> = analysis.union(["merge", "illuminance", "calibrate"])
+    static let units: Set<String> = analysis.union(["convert", "merge", "illuminance", "sequence"])
+    static let fisheye: Set<String> = analysis.union(["merge", "illuminance", "calibrate", "sequence"])
 
     /// Each shared option and the commands that list it.
     static let shared: [String: Set<String>] = [
@@ -67,7 +67,7 @@ import TestSupport
 
     /// Options several commands take with a meaning (or default) of each command's own.
     static let perCommand: Set<String> = ["--output", "--format", "--plot", "--percentiles", "--exr-type", "--exr-layout",
-                                          "--hdf5-type", "--help", "--version", "--frame-filter"]
+                                          "--hdf5-type", "--help", "--version", "--frame-filter", "--site", "--shard", "--no-resume"]
 
     /// The help of `arguments`, wrapped at a fixed width.
     static func help(_ arguments: [String]) throws -> String {

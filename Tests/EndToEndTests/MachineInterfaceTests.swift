@@ -112,14 +112,19 @@ import TestSupport
         }
         let zoneless = try TestData.run(try CLI.binary, ["simulate", "--size", "48x32", "--name", "g", "--capture-time", "2026:06:21 12:20:00", "-o", study.path, "-q"])
         #expect(zoneless.status == 0, "\(zoneless.stderr)")
-        let grouping = dir.appendingPathComponent("grouping.json").path
-        let grouped = try run("sequence", ["sequence", study.path, "-o", grouping, "--json"])
+        let studyDir = dir.appendingPathComponent("study-out").path, grouping = studyDir + "/grouping.json"
+        let grouped = try run("sequence", ["sequence", study.path, "-o", studyDir, "--group-only", "--json"])
         let groupingDocument = try #require(try JSONSerialization.jsonObject(with: Data(grouped.stdout.utf8)) as? [String: Any])
         let sets = try #require(groupingDocument["sets"] as? [[String: Any]]), unassigned = try #require(groupingDocument["unassigned"] as? [[String: Any]])
         #expect(sets.count == 2 && unassigned.count == 3, "\(grouped.stdout)")
         #expect(sets.first?["start"] as? String == "2026-06-21T10:00:00Z" && (sets.first?["files"] as? [String])?.count == 3)
         #expect(unassigned.contains { ($0["file"] as? String)?.hasSuffix("g.dng") == true && ($0["reason"] as? String)?.contains("no capture time") == true })
         #expect(try String(contentsOfFile: grouping, encoding: .utf8) == grouped.stdout)
+        // The sets merged and measured: the study's document, its manifest and time series.
+        let measured = try run("study", ["sequence", study.path, "-o", studyDir, "--json"], status: 0)
+        #expect(measured.stdout.contains("\"measured\" : 2"), "\(measured.stdout)")
+        let table = try String(contentsOfFile: studyDir + "/timeseries.csv", encoding: .utf8)
+        #expect(table.hasPrefix("set,start_utc,end_utc,mid_utc,frames,status,E_v [lx]") && table.split(separator: "\n").count == 3, "\(table)")
         let refused = try TestData.run(try CLI.binary, ["merge", frames[0], "-o", dir.appendingPathComponent("one.exr").path, "--json"])
         #expect(refused.status == 19 && refused.stdout.isEmpty && refused.stderr.contains("\"bracket-mismatch\""), "\(refused.stderr)")
 

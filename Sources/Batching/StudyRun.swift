@@ -1,0 +1,250 @@
+import Engine
+import Foundation
+import ImageCore
+import Measuring
+import Merging
+import Studies
+
+/// How a study's sets are merged and measured (docs/studies.md#measuring-the-sets).
+public struct StudyOptions: Sendable {
+    /// Each set's merge (its development: units, calibration, lens, filters).
+    public var merge = MergeOptions()
+    /// The fisheye each set's E_v is measured through; nil: no E_v.
+    public var fisheye: FisheyeLensRequest?
+    /// The site of the sun's position per set; nil: the first frame's GPS position, if any.
+    public var site: Site?
+    /// Where the merged sets are kept (`<study>/sets/<id>.<ext>`); nil: not kept.
+    public var keep: OutputFormat?
+    /// A frame whose samples disagree with its neighbour's beyond their noise in more than
+    /// this share is flagged `scene-changed`.
+    public var disagreementFlag = 0.01
+    public var shard = Shard.whole
+    public var resume = true
+
+    public init() {}
+}
+
+/// One set's line in the study's manifest (`sets*.jsonl`): what it is, what was measured and
+/// what is doubtful about it. The study's time series is these lines.
+public struct StudySetRecord: Codable, Sendable, Equatable {
+    public var id: String
+    /// UTC, ISO 8601: the first frame's start, the last exposure's end, their middle.
+    public var start: String, end: String, mid: String
+    public var files: [String]
+    /// SHA-256 over the frames' digests, in order: a set is redone when a frame changes.
+    public var inputSHA256: String
+    /// "ok" or "failed" (then `error`, `errorCategory`, `exitCode`).
+    public var status: String
+    public var error: String?
+    public var errorCategory: String?
+    public var exitCode: Int32?
+    /// E_v (lux) with its standard uncertainty and 95 % interval, and what it is
+    /// (`ResultKind`: a lower bound when a clipped pixel adds to it; then only `illuminanceLow95`).
+    public var illuminance: Double?
+    public var illuminanceUncertainty: Double?
+    public var illuminanceLow95: Double?
+    public var illuminanceHigh95: Double?
+    public var illuminanceKind: String?
+    /// The share of E_v the pixels clipped in every frame give as recorded.
+    public var illuminanceClippedShare: Double?
+    /// The merged image's pixels with a channel clipped in every frame, and their share.
+    public var lowerBoundPixels: Int?
+    public var lowerBoundShare: Double?
+    /// Per frame: the measured exposure over the metadata's, less 1 (nil for the reference
+    /// and for frames whose ratio could not be measured).
+    public var ratioResiduals: [Double?]?
+    /// Per frame: the share of samples that disagree with its neighbour's beyond their noise.
+    public var disagreeingShares: [Double?]?
+    /// The sun's apparent elevation and azimuth (degrees, east of north) at `mid`, and where from.
+    public var sunElevation: Double?
+    public var sunAzimuth: Double?
+    public var site: Site?
+    /// QC flags (docs/studies.md#qc-flags): "clipped-in-every-frame", "scene-changed",
+    /// "exposure-misstated", "ratios-unchecked", "sun-below-horizon".
+    public var flags: [String]
+    /// The merged set kept, and its SHA-256.
+    public var output: String?
+    public var outputSHA256: String?
+    public var software: String
+    public var finished: String
+    public var shard: String?
+}
+
+/// What a study's run did.
+public struct StudySummary: Sendable {
+    public var measured = 0
+    public var skipped = 0
+    public var failed: [StudySetRecord] = []
+    public var manifest: String
+    /// Every set's latest record, over every manifest of the study, by set id.
+    public var records: [StudySetRecord] = []
+}
+
+/// A study: the grouping's sets merged and measured one after another (each merge uses every
+/// core; one set in memory at a time), one manifest line per set appended under a lock, so
+/// shards and Slurm array tasks share the folder; finished sets are skipped on a rerun (their
+/// frames unchanged), a set cut off by a kill is redone.
+public struct StudyRun: Sendable {
+    public var options: StudyOptions
+
+    public init(options: StudyOptions) { self.options = options }
+
+    public func run(_ grouping: BracketGrouping, frames: [SequenceFrame], into directory: String,
+                    progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil) throws -> StudySummary {
+        let dir = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        if options.keep != nil { try FileManager.default.createDirectory(atPath: dir + "/sets", withIntermediateDirectories: true) }
+        BatchConverter.removeAbandonedTemporaries(in: dir)
+        if options.keep != nil { BatchConverter.removeAbandonedTemporaries(in: dir + "/sets") }
+        let manifest = dir + "/" + (options.shard.count > 1 ? "sets-\(options.shard.index + 1)-of-\(options.shard.count).jsonl" : "sets.jsonl")
+        let previous = Self.readRecords(in: dir)
+        let writer = try ManifestWriter(path: manifest)
+        defer { try? writer.close() }
+        let byPath = Dictionary(frames.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
+        var summary = StudySummary(manifest: manifest)
+        let mine = grouping.sets.enumerated().filter { options.shard.contains($0.offset) }.map(\.element)
+        for (k, set) in mine.enumerated() {
+            defer { progress?(k + 1, mine.count) }
+            let sha = Self.digest(set.files)
+            let target = options.keep.map { dir + "/sets/\(set.id).\($0.fileExtension)" }
+            if options.resume, let old = previous[set.id], old.status == "ok", old.inputSHA256 == sha, !sha.isEmpty,
+               old.output == target, target.map({ BatchConverter.verify(ManifestRecord.Output(format: "", path: $0, sha256: old.outputSHA256 ?? "")) }) ?? true {
+                summary.skipped += 1
+                continue
+            }
+            var record = measure(set, sha: sha, frames: set.files.compactMap { byPath[$0] }, target: target)
+            record.finished = ISO8601DateFormatter().string(from: Date())
+            try writer.append(record)
+            if record.status == "ok" { summary.measured += 1 } else { summary.failed.append(record) }
+        }
+        summary.records = Self.readRecords(in: dir).values.sorted { $0.id < $1.id }
+        return summary
+    }
+
+    /// One set merged and measured; a failure is the record's, not the run's.
+    func measure(_ set: BracketGrouping.Set, sha: String, frames: [SequenceFrame], target: String?) -> StudySetRecord {
+        let mid = UTCTime(seconds: (set.start.seconds + set.end.seconds) / 2)
+        var record = StudySetRecord(id: set.id, start: set.start.iso8601, end: set.end.iso8601, mid: mid.iso8601, files: set.files,
+                                    inputSHA256: sha, status: "ok", flags: [], software: SceneLinearVersion.software, finished: "",
+                                    shard: options.shard.count > 1 ? options.shard.description : nil)
+        if let site = options.site ?? frames.first?.site {
+            let sun = SolarPosition(at: mid, site: site)
+            (record.sunElevation, record.sunAzimuth, record.site) = (sun.elevation, sun.azimuth, site)
+            if sun.elevation < -0.833 { record.flags.append("sun-below-horizon") }
+        }
+        do {
+            var merged = try Pipeline.merge(paths: set.files, options: options.merge)
+            let report = merged.report, pixels = max(1, report.width * report.height)
+            record.lowerBoundPixels = report.lowerBoundPixels
+            record.lowerBoundShare = Double(report.lowerBoundPixels) / Double(pixels)
+            record.ratioResiduals = report.frames.map { f in f.measuredExposure.map { $0 / f.nominalExposure - 1 } }
+            record.disagreeingShares = report.frames.map(\.disagreeingShare)
+            if report.lowerBoundPixels > 0 { record.flags.append("clipped-in-every-frame") }
+            if report.frames.contains(where: { ($0.disagreeingShare ?? 0) > options.disagreementFlag }) { record.flags.append("scene-changed") }
+            if !report.misstatedFrames.isEmpty { record.flags.append("exposure-misstated") }
+            if report.frames.contains(where: { $0.exposureSource == "metadata, unchecked" }) { record.flags.append("ratios-unchecked") }
+            if let request = options.fisheye {
+                let lens = try request.lens(for: merged.image, path: set.id)
+                let input = AnalysisInput.prepared(path: set.id, image: merged.image, deviation: merged.standardDeviation.samples)
+                let e = try Pipeline.illuminance(input, lens: lens)
+                record.illuminance = e.illuminance
+                record.illuminanceUncertainty = e.standardUncertainty
+                record.illuminanceLow95 = e.low95
+                record.illuminanceHigh95 = e.kind == .value ? e.high95 : nil
+                record.illuminanceKind = e.kind.rawValue
+                record.illuminanceClippedShare = e.lowerBoundShare
+            }
+            if let target, let format = options.keep {
+                _ = try MergedOutput().write(&merged, format: format, to: target, lens: try options.fisheye?.lens(for: merged.image, path: target))
+                record.output = target
+                record.outputSHA256 = try BatchConverter.digest(target)
+            }
+        } catch {
+            let failure = (error as? any SceneLinearFailure)
+            record.status = "failed"
+            record.error = failure?.description ?? "\(error)"
+            record.errorCategory = failure?.category.name
+            record.exitCode = failure.map { Int32($0.category.exitCode) }
+            if failure?.category == .bracketMismatch, record.error?.contains("disagree") == true { record.flags.append("scene-changed") }
+        }
+        return record
+    }
+
+    /// The SHA-256 of the frames' own SHA-256s in order ("" when one cannot be read).
+    static func digest(_ files: [String]) -> String {
+        var text = ""
+        for f in files {
+            guard let d = try? BatchConverter.digest(f) else { return "" }
+            text += d
+        }
+        return SHA256Digest.hex(of: Data(text.utf8))
+    }
+
+    /// The latest record per set over the study's manifests (`sets*.jsonl`); lines cut by a
+    /// kill are ignored (that set is redone).
+    public static func readRecords(in directory: String) -> [String: StudySetRecord] {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasPrefix("sets") && $0.hasSuffix(".jsonl") }.sorted()
+        var out: [String: StudySetRecord] = [:]
+        let decoder = JSONDecoder()
+        for name in names {
+            guard let text = try? String(contentsOfFile: directory + "/" + name, encoding: .utf8) else { continue }
+            for line in text.split(separator: "\n") {
+                guard let r = try? decoder.decode(StudySetRecord.self, from: Data(line.utf8)) else { continue }
+                if let old = out[r.id], old.finished > r.finished { continue }
+                out[r.id] = r
+            }
+        }
+        return out
+    }
+}
+
+/// `sequence -o STUDY --json`: the grouping and what the run did (schema "scenelinear.study/1").
+public struct StudyDocument: Encodable {
+    public var schema = "scenelinear.study/1"
+    public var software = SceneLinearVersion.software
+    public var measured: Int, skipped: Int, failed: Int
+    public var manifest: String
+    public var unassigned: [BracketGrouping.Left]
+    public var sets: [StudySetRecord]
+
+    public init(grouping: SequenceReport, summary: StudySummary) {
+        (measured, skipped, failed, manifest) = (summary.measured, summary.skipped, summary.failed.count, summary.manifest)
+        unassigned = grouping.grouping.unassigned
+        sets = summary.records
+    }
+}
+
+/// The study's time series as CSV: one row per set, in time order, the units in the header
+/// (lx, degrees; shares as fractions; times UTC ISO 8601); empty cells where nothing was
+/// measured; E_v's kind says whether it is a value or a lower bound (then no upper end).
+public enum StudyTable {
+    public static let header = ["set", "start_utc", "end_utc", "mid_utc", "frames", "status", "E_v [lx]", "E_v_u [lx]", "E_v_low95 [lx]",
+                                "E_v_high95 [lx]", "E_v_kind", "E_v_clipped_share [1]", "lower_bound_pixel_share [1]",
+                                "sun_elevation [deg]", "sun_azimuth_from_north [deg]", "flags", "error", "software"]
+
+    public static func csv(_ records: [StudySetRecord]) -> String {
+        func n(_ v: Double?) -> String { v.map { String(format: "%.8g", $0) } ?? "" }
+        func quoted(_ s: String) -> String { s.contains(where: { ",\"\n".contains($0) }) ? "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : s }
+        var lines = [header.map(quoted).joined(separator: ",")]
+        for r in records.sorted(by: { $0.start < $1.start }) {
+            lines.append([r.id, r.start, r.end, r.mid, String(r.files.count), r.status, n(r.illuminance), n(r.illuminanceUncertainty),
+                          n(r.illuminanceLow95), n(r.illuminanceHigh95), r.illuminanceKind ?? "", n(r.illuminanceClippedShare),
+                          n(r.lowerBoundShare), n(r.sunElevation), n(r.sunAzimuth), r.flags.joined(separator: " "), r.error ?? "", r.software].map(quoted)
+                .joined(separator: ","))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Written whole through a temporary file: a reader never sees half a table. Nothing is
+    /// written without records (its rows carry the software's name, which marks the file as
+    /// this tool's for the next run to replace).
+    public static func write(_ records: [StudySetRecord], to path: String) throws {
+        guard !records.isEmpty else { return }
+        let data = Data(csv(records).utf8)
+        try AtomicFile.write(to: path) { temporary in
+            do { try data.write(to: URL(fileURLWithPath: temporary)) } catch {
+                throw OutputError(path: path, reason: "cannot write the time series: \(error.localizedDescription)")
+            }
+        }
+    }
+}
