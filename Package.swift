@@ -101,7 +101,7 @@ let package = Package(
         // output, charts, HTML and Markdown reports.
         .target(name: "Measuring", dependencies: ["Engine", "Analysis", "Plots", "Studies"]),
         // Batches: manifests, resuming, shards; a study's bracket sets merged and measured.
-        .target(name: "Batching", dependencies: ["Engine", "Merging", "Measuring", "Studies"]),
+        .target(name: "Batching", dependencies: ["Engine", "Analysis", "Merging", "Measuring", "Studies"]),
         // Raw brackets merged noise-optimally in Stage 2, then developed by the engine.
         .target(name: "Merging", dependencies: ["Engine"]),
         // Studies over time: capture times in UTC, the sun's position, bracket sets.

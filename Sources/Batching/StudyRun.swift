@@ -1,3 +1,4 @@
+import Analysis
 import Engine
 import Foundation
 import ImageCore
@@ -246,5 +247,63 @@ public enum StudyTable {
                 throw OutputError(path: path, reason: "cannot write the time series: \(error.localizedDescription)")
             }
         }
+    }
+}
+
+/// The study's time series as HDF5 that `xarray.open_dataset` opens directly: a CF `time`
+/// coordinate (the sets' middles, int64 milliseconds since 1970-01-01 00:00:00Z, calendar
+/// standard) and one variable per quantity with its `units` and `long_name`; NaN where nothing
+/// was measured; E_v's kind and the status as CF flag values, the QC flags as CF flag masks.
+public enum StudySeries {
+    public static let flagNames = ["clipped-in-every-frame", "scene-changed", "exposure-misstated", "ratios-unchecked", "sun-below-horizon"]
+    public static let kinds: [ResultKind] = [.value, .lowerBound, .upperBound, .undetermined, .clippingUnknown]
+
+    public static func series(_ records: [StudySetRecord]) -> HDF5Series {
+        let rows = records.sorted { $0.start < $1.start }, n = rows.count
+        func ms(_ iso: String) -> Int {
+            guard case .success(let t) = UTCTime.parse(iso: iso) else { return 0 }
+            return Int((t.seconds * 1000).rounded())
+        }
+        let timeUnits = "milliseconds since 1970-01-01 00:00:00Z"
+        func time(_ name: String, _ values: [Int], _ long: String, standard: Bool = false) -> HDF5Dataset {
+            var a = [MetadataItem("units", .text(timeUnits)), MetadataItem("calendar", .text("standard")), MetadataItem("long_name", .text(long))]
+            if standard { a.insert(MetadataItem("standard_name", .text("time")), at: 0) }
+            return HDF5Dataset(name: name, shape: [n], values: .integers(values), attributes: a)
+        }
+        func number(_ name: String, _ values: [Double?], units: String, _ long: String) -> HDF5Dataset {
+            HDF5Dataset(name: name, shape: [n], values: .doubles(values.map { $0 ?? .nan }),
+                        attributes: [MetadataItem("units", .text(units)), MetadataItem("long_name", .text(long))])
+        }
+        let kindCodes = rows.map { r in r.illuminanceKind.flatMap { k in kinds.firstIndex { $0.rawValue == k } } ?? -1 }
+        let flagBits = rows.map { r in flagNames.enumerated().reduce(0) { r.flags.contains($1.element) ? $0 | (1 << $1.offset) : $0 } }
+        let variables = [
+            time("time_start", rows.map { ms($0.start) }, "start of the set's first exposure"),
+            time("time_end", rows.map { ms($0.end) }, "end of the set's last exposure"),
+            HDF5Dataset(name: "frames", shape: [n], values: .integers(rows.map(\.files.count)),
+                        attributes: [MetadataItem("units", .text("1")), MetadataItem("long_name", .text("frames merged"))]),
+            HDF5Dataset(name: "status", shape: [n], values: .integers(rows.map { $0.status == "ok" ? 0 : 1 }),
+                        attributes: [MetadataItem("long_name", .text("whether the set was merged and measured")),
+                                     MetadataItem("flag_values", .integers([0, 1])), MetadataItem("flag_meanings", .text("ok failed"))]),
+            number("E_v", rows.map(\.illuminance), units: "lx", "vertical illuminance at the lens (a lower bound where E_v_kind says so)"),
+            number("E_v_u", rows.map(\.illuminanceUncertainty), units: "lx", "standard uncertainty of E_v"),
+            number("E_v_low95", rows.map(\.illuminanceLow95), units: "lx", "lower end of E_v's 95 % interval"),
+            number("E_v_high95", rows.map(\.illuminanceHigh95), units: "lx", "upper end of E_v's 95 % interval (NaN for a lower bound)"),
+            HDF5Dataset(name: "E_v_kind", shape: [n], values: .integers(kindCodes),
+                        attributes: [MetadataItem("long_name", .text("what E_v is")), MetadataItem("flag_values", .integers(Array(0..<kinds.count))),
+                                     MetadataItem("flag_meanings", .text(kinds.map { $0.rawValue.replacingOccurrences(of: "-", with: "_") }.joined(separator: " "))),
+                                     MetadataItem("missing_value", .integer(-1))]),
+            number("E_v_clipped_share", rows.map(\.illuminanceClippedShare), units: "1", "share of E_v the pixels clipped in every frame give as recorded"),
+            number("lower_bound_pixel_share", rows.map(\.lowerBoundShare), units: "1", "share of the pixels clipped in every frame"),
+            number("sun_elevation", rows.map(\.sunElevation), units: "degree", "apparent elevation of the sun at the set's middle"),
+            number("sun_azimuth", rows.map(\.sunAzimuth), units: "degree", "azimuth of the sun, east of north"),
+            HDF5Dataset(name: "qc_flags", shape: [n], values: .integers(flagBits),
+                        attributes: [MetadataItem("long_name", .text("quality flags")),
+                                     MetadataItem("flag_masks", .integers(flagNames.indices.map { 1 << $0 })),
+                                     MetadataItem("flag_meanings", .text(flagNames.map { $0.replacingOccurrences(of: "-", with: "_") }.joined(separator: " ")))]),
+        ]
+        return HDF5Series(dimension: time("time", rows.map { ms($0.mid) }, "middle of the set's exposures", standard: true), variables: variables,
+                          attributes: [MetadataItem("Conventions", .text("CF-1.8")), MetadataItem("title", .text("SceneLinear study: bracket sets merged and measured")),
+                                       MetadataItem("source", .text(SceneLinearVersion.software)),
+                                       MetadataItem("comment", .text("one row per set; see docs/studies.md"))])
     }
 }

@@ -1,0 +1,61 @@
+"""A study run by the command line (`sequence -o STUDY`) read as a researcher reads it: the
+time series opened by xarray (netCDF-4 through h5netcdf) with a decoded `time` coordinate and
+units, the CSV's header with units, E_v's lower bound marked as such."""
+import csv
+import json
+import os
+
+import numpy as np
+import pytest
+
+SKY = {"name": "sky", "width": 160, "height": 160, "background": [0, 0, 0], "elements": [
+    {"type": "sky", "name": "sky", "rgb": [0.45, 0.5, 0.6], "projection": "equidistant", "fov": 180, "model": "cie-overcast",
+     "sun": [30, 60, 4], "sunRGB": [60, 58, 52]}]}
+
+
+@pytest.fixture(scope="module")
+def study(cli, tmp_path_factory):
+    base = tmp_path_factory.mktemp("study")
+    frames = base / "in"
+    for k, (sun_radius, sun) in enumerate([(4, 60), (4, 60), (0.5, 2.4e5)]):
+        scene = dict(SKY)
+        scene["elements"] = [dict(SKY["elements"][0], sun=[30, 60, sun_radius], sunRGB=[sun, 0.96 * sun, 0.87 * sun])]
+        path = base / f"scene{k}.json"
+        path.write_text(json.dumps(scene))
+        code, _, err = cli("simulate", "--scene", str(path), "--bracket=-8,-4,0", "--name", f"s{k}", "--seed", str(20 + k),
+                           "--capture-time", f"2026:06:21 10:{5 * k:02d}:00", "--capture-offset", "+02:00", "-o", str(frames), "-q")
+        assert code == 0, err
+    out = base / "study"
+    code, stdout, err = cli("sequence", str(frames), "-o", str(out), "--projection", "equidistant", "--site", "48.1,11.6,520", "--json")
+    assert code == 0, err
+    return out, json.loads(stdout)
+
+
+def test_xarray_opens_the_time_series(study):
+    xr = pytest.importorskip("xarray")
+    out, document = study
+    assert document["schema"] == "scenelinear.study/1" and document["measured"] == 3
+    with xr.open_dataset(out / "timeseries.h5", engine="h5netcdf") as ds:
+        assert ds.sizes["time"] == 3 and np.issubdtype(ds["time"].dtype, np.datetime64)
+        assert str(ds["time"].values[0]).startswith("2026-06-21T08:00:00")
+        assert ds["E_v"].attrs["units"] == "lx" and ds["sun_elevation"].attrs["units"] == "degree"
+        kinds = ds["E_v_kind"].attrs["flag_meanings"].split()
+        kind = [kinds[int(k)] for k in ds["E_v_kind"].values]
+        assert kind == ["value", "value", "lower_bound"]
+        # A bound has no upper end; the values' intervals bracket them.
+        assert np.isnan(ds["E_v_high95"].values[2]) and ds["E_v_low95"].values[2] <= ds["E_v"].values[2]
+        assert np.all(ds["E_v_low95"].values[:2] < ds["E_v"].values[:2]) and np.all(ds["E_v"].values[:2] < ds["E_v_high95"].values[:2])
+        masks = dict(zip(ds["qc_flags"].attrs["flag_meanings"].split(), ds["qc_flags"].attrs["flag_masks"]))
+        assert int(ds["qc_flags"].values[2]) & int(masks["clipped_in_every_frame"]) and int(ds["qc_flags"].values[0]) == 0
+        assert 40 < float(ds["sun_elevation"].values[0]) < 50 and float(ds["sun_elevation"].values[2]) > float(ds["sun_elevation"].values[0])
+
+
+def test_the_csv_states_its_units(study):
+    out, _ = study
+    with open(out / "timeseries.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 3 and "E_v [lx]" in rows[0] and "sun_elevation [deg]" in rows[0]
+    assert [r["E_v_kind"] for r in rows] == ["value", "value", "lower-bound"] and rows[2]["E_v_high95 [lx]"] == ""
+    assert "clipped-in-every-frame" in rows[2]["flags"]
+    with open(out / "sets.jsonl") as f:
+        assert len([json.loads(line) for line in f]) == 3
