@@ -93,8 +93,8 @@ public struct StudyRun: Sendable {
     public func run(_ grouping: BracketGrouping, frames: [SequenceFrame], into directory: String,
                     progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil) throws -> StudySummary {
         let dir = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        if options.keep != nil { try FileManager.default.createDirectory(atPath: dir + "/sets", withIntermediateDirectories: true) }
+        try Self.makeFolder(dir)
+        if options.keep != nil { try Self.makeFolder(dir + "/sets") }
         BatchConverter.removeAbandonedTemporaries(in: dir)
         if options.keep != nil { BatchConverter.removeAbandonedTemporaries(in: dir + "/sets") }
         let manifest = dir + "/" + (options.shard.count > 1 ? "sets-\(options.shard.index + 1)-of-\(options.shard.count).jsonl" : "sets.jsonl")
@@ -120,6 +120,21 @@ public struct StudyRun: Sendable {
         }
         summary.records = Self.readRecords(in: dir).values.sorted { $0.id < $1.id }
         return summary
+    }
+
+    /// Creates the study's folder (and its parents), or says why it cannot: a file in the way,
+    /// no permission.
+    public static func makeFolder(_ path: String) throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw OutputError(path: path, reason: "a file is in the way of the study's folder") }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw OutputError(path: path, reason: "cannot create the study's folder: \((error as NSError).localizedDescription)")
+        }
     }
 
     /// One set merged and measured; a failure is the record's, not the run's.

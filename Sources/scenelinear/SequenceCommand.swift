@@ -111,7 +111,7 @@ extension SceneLinearCommand {
                     print(style.json ? try report.json() : report.text)
                     return
                 }
-                try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+                try StudyRun.makeFolder(output)
                 try report.write(to: output + "/grouping.json")
                 if groupOnly {
                     print(style.json ? try report.json() : report.text)

@@ -134,5 +134,11 @@ struct StudyRunTests {
         #expect(changed.flags.contains("scene-changed"), "\(changed)")
         #expect(records["set-0001"]?.status == "ok" && records["set-0003"]?.status == "ok")
         #expect(records["set-0001"]?.flags.contains("scene-changed") == false)
+        // A file where the study's folder should be: an output error naming it, nothing measured.
+        let inTheWay = dir.appendingPathComponent("in-the-way").path
+        try Data("x".utf8).write(to: URL(fileURLWithPath: inTheWay))
+        #expect { try StudyRun(options: options).run(grouping, frames: frames, into: inTheWay) } throws: { error in
+            (error as? OutputError)?.description.contains("in-the-way") == true
+        }
     }
 }
