@@ -101,7 +101,7 @@ let package = Package(
         // output, charts, HTML and Markdown reports.
         .target(name: "Measuring", dependencies: ["Engine", "Analysis", "Plots", "Studies"]),
         // Batches: manifests, resuming, shards; a study's bracket sets merged and measured.
-        .target(name: "Batching", dependencies: ["Engine", "Analysis", "Merging", "Measuring", "Studies"]),
+        .target(name: "Batching", dependencies: ["Engine", "Analysis", "Merging", "Measuring", "Plots", "Studies"]),
         // Raw brackets merged noise-optimally in Stage 2, then developed by the engine.
         .target(name: "Merging", dependencies: ["Engine"]),
         // Studies over time: capture times in UTC, the sun's position, bracket sets.
@@ -141,7 +141,7 @@ let package = Package(
         .testTarget(name: "SimulationTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Batching", "SimulationCheck", "CaptureSimulation", "Analysis", "DNGWriter", "TestSupport"]),
         .testTarget(name: "PlotsTests", dependencies: ["Plots", "TestSupport", "CCairo"]),
         .testTarget(name: "MergingTests", dependencies: ["SceneLinearKit", "Merging", "SimulationCheck", "CaptureSimulation", "Opcodes", "TestSupport"]),
-        .testTarget(name: "StudiesTests", dependencies: ["Studies", "SceneLinearKit", "SimulationCheck", "CaptureSimulation", "TestSupport"]),
+        .testTarget(name: "StudiesTests", dependencies: ["Studies", "SceneLinearKit", "SimulationCheck", "CaptureSimulation", "Plots", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Batching", "SimulationCheck", "CaptureSimulation", "TestSupport"]),
     ]
 )

@@ -9,8 +9,22 @@ import Foundation
 /// greyscale too; points are joined by lines unless `connectPoints` is false. Error bars are
 /// ± `error` around y, with caps; when several series have them, each series is drawn a few
 /// pixels to the side of the true x so that bars at one x do not hide each other. Reference lines are dashed grey with their label at the
-/// right end. Points with no place on a logarithmic axis (≤ 0) are left out.
+/// right end. Points with no place on a logarithmic axis (≤ 0) are left out. A point may
+/// instead carry an `Interval` — an asymmetric 95 % interval, or a lower bound: a bar from its
+/// low end up to the point and an arrow above it, since the value lies higher by an unknown
+/// amount.
 public struct XYPlot: Sendable {
+    /// An interval about a point: `low`…`high`, or with `high` nil a lower bound (the point is
+    /// at least its y; `low` is the bound's own 95 % low end).
+    public struct Interval: Sendable, Equatable {
+        public var low: Double
+        public var high: Double?
+        public init(low: Double, high: Double?) {
+            self.low = low
+            self.high = high
+        }
+    }
+
     /// Title, at the top left.
     public var title: String
     /// A line under the title (source, binning, exposure); nil = none.
@@ -29,6 +43,9 @@ public struct XYPlot: Sendable {
     public var logY: Bool
     /// Join consecutive points of a series with lines.
     public var connectPoints: Bool
+    /// Per series, per point (parallel to `series`), its interval or bound; nil = none. A
+    /// series whose list does not match its points is drawn without.
+    public var intervals: [[Interval?]] = []
 
     /// A chart from its data; optional parts default to absent.
     public init(title: String, subtitle: String? = nil, xLabel: String, yLabel: String,
@@ -74,6 +91,29 @@ extension XYPlot {
         return (lo - pad)...(hi + pad)
     }
 
+    /// Point `k` of series `i`'s interval, when the series has a list as long as its points.
+    func interval(series i: Int, point k: Int) -> Interval? {
+        guard i < intervals.count, intervals[i].count == series[i].points.count else { return nil }
+        return intervals[i][k]
+    }
+
+    /// An interval's bar with caps; a lower bound's bar from its low end to the point, capped
+    /// below, and an arrow up from the point.
+    private func drawInterval(_ interval: Interval, at point: PlotPoint, y: AxisMapping, plot: PlotRect, style: LineStyle, into d: inout Drawing) {
+        let bottom = y.pixel(interval.low) ?? plot.maxY + 2
+        let px = point.x
+        d.add(.line([PlotPoint(px - 3, bottom), PlotPoint(px + 3, bottom)], style))
+        if let high = interval.high {
+            let top = y.pixel(high) ?? plot.minY
+            d.add(.line([PlotPoint(px, bottom), PlotPoint(px, top)], style, role: "interval"))
+            d.add(.line([PlotPoint(px - 3, top), PlotPoint(px + 3, top)], style))
+        } else {
+            let tip = max(plot.minY + 1, point.y - 18)
+            d.add(.line([PlotPoint(px, bottom), PlotPoint(px, tip)], style, role: "lower-bound"))
+            d.add(.line([PlotPoint(px - 4, tip + 5), PlotPoint(px, tip), PlotPoint(px + 4, tip + 5)], style, role: "lower-bound"))
+        }
+    }
+
     /// Horizontal pixel offsets per series, so that the error bars of series sharing x
     /// values (R, G and B of one patch) stand side by side instead of on top of each other:
     /// 8 px apart around the true x, less where the points are closer than that; all zero
@@ -100,6 +140,12 @@ extension XYPlot {
                     if let lo = yProbe.coordinate(p.y - abs(e)) { ys.append(lo) }
                     if let hi = yProbe.coordinate(p.y + abs(e)) { ys.append(hi) }
                 }
+            }
+        }
+        for (i, s) in series.enumerated() {
+            for (k, p) in s.points.enumerated() {
+                guard let interval = self.interval(series: i, point: k), xProbe.coordinate(p.x) != nil else { continue }
+                for v in [interval.low, interval.high].compactMap({ $0 }) { if let c = yProbe.coordinate(v) { ys.append(c) } }
             }
         }
         for r in referenceLines { if let y = yProbe.coordinate(r.y) { ys.append(y) } }
@@ -142,7 +188,7 @@ extension XYPlot {
             let barStyle = LineStyle(color: color(ofSeries: i).withOpacity(0.85), width: 1.25)
             var run: [PlotPoint] = []
             var runs: [[PlotPoint]] = []
-            for p in s.points {
+            for (k, p) in s.points.enumerated() {
                 guard let px = x.pixel(p.x).map({ $0 + offsets[i] }), let py = y.pixel(p.y) else {
                     if run.count >= 2 { runs.append(run) }
                     run = []
@@ -151,6 +197,9 @@ extension XYPlot {
                 let point = PlotPoint(px, py)
                 run.append(point)
                 markers.append((point, i))
+                if let interval = interval(series: i, point: k) {
+                    drawInterval(interval, at: point, y: y, plot: plot, style: barStyle, into: &d)
+                }
                 if let e = p.error, e.isFinite, e != 0 {
                     let top = y.pixel(p.y + abs(e)) ?? plot.minY
                     let bottom = y.pixel(p.y - abs(e)) ?? plot.maxY + 2

@@ -32,7 +32,7 @@ extension SceneLinearCommand {
                 under a lock: shards of a Slurm job array, or --shard i/n, share the folder, each in \
                 its own sets-<i>-of-<n>.jsonl); a rerun skips the sets already measured whose frames \
                 are unchanged (--no-resume redoes them) and redoes a set cut off by a kill. At the end \
-                STUDY/timeseries.csv holds every set measured so far, units in its header, and STUDY/timeseries.h5 the same with a CF time coordinate (xarray.open_dataset opens it). --keep \
+                STUDY/timeseries.csv holds every set measured so far, units in its header, STUDY/timeseries.h5 the same with a CF time coordinate (xarray.open_dataset opens it), and STUDY/illuminance.png E_v against time with 95 % intervals and lower bounds drawn as bounds. --keep \
                 exr|h5|hdr also writes each merged set to STUDY/sets/<id>.<ext>. A set that cannot \
                 be merged (frames of different scenes, another camera) is recorded as failed with \
                 its error and the run goes on; the exit code is then that error's. \
@@ -120,6 +120,7 @@ extension SceneLinearCommand {
                 let summary = try limits.withParallelism { try StudyRun(options: try studyOptions()).run(report.grouping, frames: frames, into: output) }
                 try StudyTable.write(summary.records, to: output + "/timeseries.csv")
                 if !summary.records.isEmpty { try StudySeries.series(summary.records).write(to: output + "/timeseries.h5") }
+                try StudyChart.write(summary.records, to: output + "/illuminance.png")
                 if style.json {
                     print(try ReportJSON.encode(StudyDocument(grouping: report, summary: summary)))
                 } else if !style.quiet {

@@ -1,5 +1,6 @@
 import CaptureSimulation
 import Foundation
+import Plots
 import SceneLinearKit
 import SimulationCheck
 import Testing
@@ -81,6 +82,13 @@ struct StudyRunTests {
         // The time series: a header with units and one row per set.
         let csv = StudyTable.csv(records).split(separator: "\n")
         #expect(csv.count == 4 && csv[0].contains("E_v [lx]") && csv[3].contains("lower-bound"))
+        // The chart: the values with their intervals, the bound in a series of its own, drawn as a bound.
+        let chart = try #require(StudyChart.plot(records))
+        #expect(chart.series.map(\.points.count) == [2, 1] && chart.intervals[0].allSatisfy { $0?.high != nil } && chart.intervals[1] == [XYPlot.Interval(low: clipped.illuminanceLow95!, high: nil)])
+        var roles: [String: Int] = [:]
+        for case .line(_, _, _, let role?) in chart.drawing().items { roles[role, default: 0] += 1 }
+        #expect(roles["interval"] == 2 && roles["lower-bound"] == 2, "\(roles)")   // the bound: its bar and its arrowhead
+        #expect(PlotRenderer.render(chart, format: .png).starts(with: [0x89, 0x50, 0x4E, 0x47]))
 
         // A rerun skips the three; a frame changed under the study is redone; --no-resume redoes all.
         let again = try StudyRun(options: options).run(grouping, frames: frames, into: study)
