@@ -148,3 +148,115 @@ public struct BracketGrouping: Sendable, Equatable, Codable {
         return counts.max { ($0.value, $0.key) < ($1.value, $1.key) }?.key
     }
 }
+
+extension BracketGrouping {
+    /// Sets as a manifest gives them (`SetManifest`), each checked as the automatic grouping
+    /// checks its own: every frame read, with a capture time and an exposure time, one body,
+    /// lens, size and aperture, no exposure twice, no pause longer than `gap` from the end of one
+    /// exposure to the next start. A set that fails is not kept — all its frames are unassigned
+    /// with the reason — and frames read but in no set of the manifest are unassigned as such.
+    public init(manifest: SetManifest, frames: [SequenceFrame], gap: Double = 2) {
+        self.rule = GroupingRule(gap: gap, framesPerSet: nil)
+        let byPath = Dictionary(frames.map { (Self.key($0.path), $0) }, uniquingKeysWith: { a, _ in a })
+        var listed = Swift.Set<String>()
+        for (id, files) in manifest.sets {
+            listed.formUnion(files.map(Self.key))
+            let found = files.map { byPath[Self.key($0)] }
+            var why: String?
+            if let k = found.firstIndex(where: { $0 == nil }) {
+                why = "the manifest's set \(id) lists \(files[k]), which is not among the frames read"
+            } else if files.count < 2 {
+                why = "the manifest's set \(id) has one frame: no bracket"
+            }
+            let set = found.compactMap { $0 }.sorted { ($0.time ?? UTCTime(seconds: 0), $0.path) < ($1.time ?? UTCTime(seconds: 0), $1.path) }
+            if why == nil {
+                if let f = set.first(where: { $0.time == nil }) { why = "\(f.path) has no capture time (DateTimeOriginal with its UTC offset)" }
+                else if let f = set.first(where: { $0.stops == nil }) { why = "\(f.path) records no exposure time" }
+                else if let reason = set.dropFirst().lazy.compactMap({ set[0].sameRig($0).map { r in "\(r) in the manifest's set \(id)" } }).first { why = reason }
+                else if let repeated = set.indices.first(where: { i in set.indices.contains { j in j < i && abs(set[j].stops! - set[i].stops!) < 1.0 / 6 } }) {
+                    why = "\(set[repeated].path) repeats an exposure of the manifest's set \(id)"
+                } else if let k = set.indices.dropFirst().first(where: { set[$0].time!.seconds - set[$0 - 1].time!.seconds - (set[$0 - 1].exposureTime ?? 0) > gap }) {
+                    why = String(format: "%@ starts %.4g s after %@ ended, more than the gap of %.4g s, in the manifest's set %@",
+                                 set[k].path, set[k].time!.seconds - set[k - 1].time!.seconds - (set[k - 1].exposureTime ?? 0), set[k - 1].path, gap, id)
+                }
+            }
+            if let why {
+                unassigned += files.map { Left(file: $0, reason: why) }
+                continue
+            }
+            let stops = set.map { $0.stops! }, longest = stops.max()!
+            let end = set.map { UTCTime(seconds: $0.time!.seconds + ($0.exposureTime ?? 0)) }.max()!
+            sets.append(Set(id: id, start: set[0].time!, end: end, files: set.map(\.path), relativeStops: stops.map { $0 - longest }))
+        }
+        for f in frames where !listed.contains(Self.key(f.path)) {
+            unassigned.append(Left(file: f.path, reason: "in no set of the manifest"))
+        }
+        sets.sort { ($0.start, $0.id) < ($1.start, $1.id) }
+        unassigned.sort { $0.file < $1.file }
+    }
+
+    /// A path compared by its standardized form ("./a/b.dng" and "a/b.dng" alike).
+    static func key(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
+}
+
+/// Sets given explicitly: a CSV with a header naming the columns `set` and `file` (one row per
+/// frame), or JSON — an object of set id → files, or a list of {"id", "files"}. Relative file
+/// paths are taken from the manifest's folder.
+public struct SetManifest: Sendable, Equatable {
+    /// In the manifest's order.
+    public var sets: [(id: String, files: [String])]
+
+    public static func == (a: SetManifest, b: SetManifest) -> Bool {
+        a.sets.map(\.id) == b.sets.map(\.id) && a.sets.map(\.files) == b.sets.map(\.files)
+    }
+
+    public init(sets: [(id: String, files: [String])]) { self.sets = sets }
+
+    public static func parse(_ text: String, path: String) -> Result<SetManifest, StudyInputError> {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        func resolve(_ f: String) -> String { f.hasPrefix("/") ? f : folder + "/" + f }
+        var sets: [(id: String, files: [String])] = []
+        func add(_ id: String, _ file: String) {
+            if let k = sets.firstIndex(where: { $0.id == id }) { sets[k].files.append(resolve(file)) } else { sets.append((id, [resolve(file)])) }
+        }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.hasPrefix("{") || trimmed.hasPrefix("[") {
+            guard let json = try? JSONSerialization.jsonObject(with: Data(trimmed.utf8)) else {
+                return .failure(StudyInputError("\(path): not valid JSON"))
+            }
+            if let object = json as? [String: Any] {
+                for id in object.keys.sorted() {
+                    guard let files = object[id] as? [String] else { return .failure(StudyInputError("\(path): set \(id) is not a list of file names")) }
+                    files.forEach { add(id, $0) }
+                }
+            } else if let list = json as? [[String: Any]] {
+                for (k, entry) in list.enumerated() {
+                    guard let id = entry["id"] as? String, let files = entry["files"] as? [String] else {
+                        return .failure(StudyInputError("\(path): entry \(k + 1) needs \"id\" (text) and \"files\" (a list of file names)"))
+                    }
+                    files.forEach { add(id, $0) }
+                }
+            } else {
+                return .failure(StudyInputError("\(path): give an object of set id → files, or a list of {\"id\", \"files\"}"))
+            }
+        } else {
+            let lines = trimmed.split(whereSeparator: \.isNewline).map { $0.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) } }
+            guard let header = lines.first, let s = header.firstIndex(of: "set"), let f = header.firstIndex(of: "file") else {
+                return .failure(StudyInputError("\(path): a CSV manifest needs a header with the columns set and file"))
+            }
+            for (k, row) in lines.dropFirst().enumerated() where !(row.count == 1 && row[0].isEmpty) {
+                guard row.count > max(s, f), !row[s].isEmpty, !row[f].isEmpty else {
+                    return .failure(StudyInputError("\(path): row \(k + 2) has no set or no file"))
+                }
+                add(row[s], row[f])
+            }
+        }
+        guard !sets.isEmpty else { return .failure(StudyInputError("\(path): the manifest lists no sets")) }
+        for (id, files) in sets where Swift.Set(files).count != files.count {
+            return .failure(StudyInputError("\(path): set \(id) lists a file twice"))
+        }
+        let all = sets.flatMap(\.files)
+        if Swift.Set(all).count != all.count { return .failure(StudyInputError("\(path): a file is listed in two sets")) }
+        return .success(SetManifest(sets: sets))
+    }
+}

@@ -59,5 +59,5 @@ extension SceneLinearCommand.Report: WritesFiles {
     var inputPaths: [String] { source.inputs + [source.unitOptions.calibration].compactMap { $0 } }
 }
 extension SceneLinearCommand.Sequence: WritesFiles {
-    var inputPaths: [String] { inputs }
+    var inputPaths: [String] { inputs + [sets, unitOptions.calibration].compactMap { $0 } + unitOptions.lens }
 }

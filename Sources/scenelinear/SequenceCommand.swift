@@ -48,6 +48,9 @@ extension SceneLinearCommand {
         @Option(help: ArgumentHelp("The frames of a complete set (default: the most common set size).", valueName: "N"))
         var framesPerSet: Int?
 
+        @Option(help: ArgumentHelp("The sets given instead of found: a CSV with the columns set and file (one row per frame) or JSON (set id → files, or a list of {\"id\", \"files\"}); relative paths from its folder. Each set is checked as a found one (--gap applies, --frames-per-set does not); frames in none are listed as unassigned.", valueName: "sets.csv|sets.json"))
+        var sets: String?
+
         @Option(parsing: .unconditional, help: ArgumentHelp("The camera clock's zone for files without OffsetTimeOriginal: ±HH:MM east of UTC.", valueName: "±HH:MM"))
         var utcOffset: String?
 
@@ -90,6 +93,17 @@ extension SceneLinearCommand {
             try fisheye.requireProjectionForLensOptions()
         }
 
+        /// The sets of `--sets`, or those found by the rule.
+        func grouping(_ frames: [SequenceFrame]) throws -> BracketGrouping {
+            guard let sets else { return BracketGrouping(frames: frames, rule: GroupingRule(gap: gap, framesPerSet: framesPerSet)) }
+            guard FileManager.default.fileExists(atPath: sets) else { throw ContainerError.fileNotFound(path: sets) }
+            guard let text = try? String(contentsOfFile: sets, encoding: .utf8) else { throw ValidationError("--sets \(sets): cannot read it as UTF-8 text") }
+            switch SetManifest.parse(text, path: sets) {
+            case .success(let manifest): return BracketGrouping(manifest: manifest, frames: frames, gap: gap)
+            case .failure(let e): throw ValidationError(e.description)
+            }
+        }
+
         func studyOptions() throws -> StudyOptions {
             var options = StudyOptions()
             try unitOptions.apply(to: &options.merge.develop, exposure: .none, absoluteByDefault: true)
@@ -106,7 +120,7 @@ extension SceneLinearCommand {
         func run() throws {
             try reportingFailures(json: style.json) {
                 let frames = try SequenceFrames.read(inputs, fallbackOffset: utcOffset.flatMap(UTCTime.parseOffset))
-                let report = SequenceReport(BracketGrouping(frames: frames, rule: GroupingRule(gap: gap, framesPerSet: framesPerSet)))
+                let report = SequenceReport(try grouping(frames))
                 guard let output else {
                     print(style.json ? try report.json() : report.text)
                     return

@@ -70,3 +70,35 @@ struct BracketSetsTests {
         #expect(narrow.sets.isEmpty && narrow.unassigned.count == 14)
     }
 }
+
+/// Sets given by a manifest: CSV and JSON read, each set checked as a found one, misfits and
+/// frames in no set reported.
+struct SetManifestTests {
+    @Test func manifestsAreReadAndChecked() throws {
+        let frames = BracketSetsTests.day(sets: 3)
+        let dir = "/data/day1"
+        let located = frames.map { f -> SequenceFrame in var g = f; g.path = dir + "/" + f.path; return g }
+        let csv = "set,file\nmorning,IMG_0000.dng\nmorning,IMG_0001.dng\nmorning,IMG_0002.dng\nmorning,IMG_0003.dng\nmorning,IMG_0004.dng\n"
+            + "mixed,IMG_0005.dng\nmixed,IMG_0006.dng\nmixed,IMG_0010.dng\n"
+        let manifest = try SetManifest.parse(csv, path: dir + "/sets.csv").get()
+        #expect(manifest.sets.map(\.id) == ["morning", "mixed"] && manifest.sets[0].files[0] == "/data/day1/IMG_0000.dng")
+        let grouping = BracketGrouping(manifest: manifest, frames: located)
+        #expect(grouping.sets.map(\.id) == ["morning"] && grouping.sets[0].files.count == 5)
+        let reasons = Dictionary(grouping.unassigned.map { ($0.file, $0.reason) }, uniquingKeysWith: { a, _ in a })
+        // IMG_0010 (the third set's longest frame) repeats IMG_0005's exposure.
+        #expect(reasons["/data/day1/IMG_0006.dng"]?.contains("repeats an exposure of the manifest's set mixed") == true, "\(reasons)")
+        #expect(reasons["/data/day1/IMG_0007.dng"] == "in no set of the manifest")
+        #expect(grouping.unassigned.count == 3 + 7)
+        // A set whose frames lie minutes apart: the gap applies.
+        let apart = try SetManifest.parse(#"{"x": ["IMG_0000.dng", "IMG_0006.dng"]}"#, path: dir + "/sets.json").get()
+        let refused = BracketGrouping(manifest: apart, frames: located)
+        #expect(refused.sets.isEmpty && refused.unassigned.first { $0.file.hasSuffix("IMG_0000.dng") }?.reason.contains("more than the gap") == true)
+        // JSON as a list; a file not among the frames read refuses its set.
+        let listed = try SetManifest.parse(#"[{"id": "a", "files": ["IMG_0000.dng", "IMG_0001.dng", "missing.dng"]}]"#, path: dir + "/s.json").get()
+        let missing = BracketGrouping(manifest: listed, frames: located)
+        #expect(missing.sets.isEmpty && missing.unassigned.contains { $0.reason.contains("missing.dng, which is not among the frames read") })
+        for bad in ["x,y\n1,2", "set,file\n", "{\"a\": 3}", "[{\"id\": 1}]", "set,file\na,x.dng\nb,x.dng", "{nope"] {
+            guard case .failure = SetManifest.parse(bad, path: "m") else { Issue.record("\(bad) was accepted"); continue }
+        }
+    }
+}
