@@ -14,6 +14,8 @@ public struct StudyOptions: Sendable {
     public var fisheye: FisheyeLensRequest?
     /// The site of the sun's position per set; nil: the first frame's GPS position, if any.
     public var site: Site?
+    /// Regions whose mean luminance is measured per set (in the merged image's output coordinates).
+    public var regions: [Region] = []
     /// Where the merged sets are kept (`<study>/sets/<id>.<ext>`); nil: not kept.
     public var keep: OutputFormat?
     /// A frame whose samples disagree with its neighbour's beyond their noise in more than
@@ -60,6 +62,9 @@ public struct StudySetRecord: Codable, Sendable, Equatable {
     public var sunElevation: Double?
     public var sunAzimuth: Double?
     public var site: Site?
+    /// Each region's mean luminance (cd/m², or the merge's units) with its budget's 95 % interval
+    /// and kind, in the order asked.
+    public var regions: [StudyRegionRecord]?
     /// QC flags (docs/studies.md#qc-flags): "clipped-in-every-frame", "scene-changed",
     /// "exposure-misstated", "ratios-unchecked", "sun-below-horizon".
     public var flags: [String]
@@ -69,6 +74,19 @@ public struct StudySetRecord: Codable, Sendable, Equatable {
     public var software: String
     public var finished: String
     public var shard: String?
+}
+
+/// One region of one set: its mean luminance and what it is.
+public struct StudyRegionRecord: Codable, Sendable, Equatable {
+    public var name: String
+    public var mean: Double
+    public var standardUncertainty: Double?
+    public var low95: Double?
+    public var high95: Double?
+    /// `ResultKind`: a lower bound when a pixel of the region is clipped in every frame.
+    public var kind: String
+    public var clippedShare: Double?
+    public var units: String
 }
 
 /// What a study's run did.
@@ -122,6 +140,22 @@ public struct StudyRun: Sendable {
         return summary
     }
 
+    /// The regions' mean luminance (Y) with their budgets.
+    func regions(_ input: AnalysisInput) throws -> [StudyRegionRecord] {
+        var request = AnalysisRequest()
+        request.regions = options.regions
+        request.percentiles = []
+        request.develop = options.merge.develop
+        let analysis = try Pipeline.analyze(input, request: request)
+        return analysis.regions.map { r in
+            let budget = r.budgets?.first { $0.quantity == "Y" && $0.statistic == "mean" }
+            return StudyRegionRecord(name: r.name, mean: budget?.value ?? r.measurement.channels["Y"]?.mean ?? .nan,
+                                     standardUncertainty: budget?.standardUncertainty, low95: budget?.low95, high95: budget?.high95,
+                                     kind: (budget?.kind ?? r.measurement.channels["Y"]?.kind ?? .value).rawValue,
+                                     clippedShare: r.measurement.clippedFraction, units: analysis.unitSymbol)
+        }
+    }
+
     /// Creates the study's folder (and its parents), or says why it cannot: a file in the way,
     /// no permission.
     public static func makeFolder(_ path: String) throws {
@@ -159,9 +193,11 @@ public struct StudyRun: Sendable {
             if report.frames.contains(where: { ($0.disagreeingShare ?? 0) > options.disagreementFlag }) { record.flags.append("scene-changed") }
             if !report.misstatedFrames.isEmpty { record.flags.append("exposure-misstated") }
             if report.frames.contains(where: { $0.exposureSource == "metadata, unchecked" }) { record.flags.append("ratios-unchecked") }
-            if let request = options.fisheye {
+            let input = (options.fisheye != nil || !options.regions.isEmpty)
+                ? AnalysisInput.prepared(path: set.id, image: merged.image, deviation: merged.standardDeviation.samples) : nil
+            if !options.regions.isEmpty, let input { record.regions = try regions(input) }
+            if let request = options.fisheye, let input {
                 let lens = try request.lens(for: merged.image, path: set.id)
-                let input = AnalysisInput.prepared(path: set.id, image: merged.image, deviation: merged.standardDeviation.samples)
                 let e = try Pipeline.illuminance(input, lens: lens)
                 record.illuminance = e.illuminance
                 record.illuminanceUncertainty = e.standardUncertainty
@@ -238,15 +274,29 @@ public enum StudyTable {
                                 "E_v_high95 [lx]", "E_v_kind", "E_v_clipped_share [1]", "lower_bound_pixel_share [1]",
                                 "sun_elevation [deg]", "sun_azimuth_from_north [deg]", "flags", "error", "software"]
 
+    /// The regions any record measured, in the order first met, with their units.
+    static func regionNames(_ records: [StudySetRecord]) -> [(name: String, units: String)] {
+        var out: [(String, String)] = []
+        for r in records { for g in r.regions ?? [] where !out.contains(where: { $0.0 == g.name }) { out.append((g.name, g.units)) } }
+        return out
+    }
+
     public static func csv(_ records: [StudySetRecord]) -> String {
         func n(_ v: Double?) -> String { v.map { String(format: "%.8g", $0) } ?? "" }
         func quoted(_ s: String) -> String { s.contains(where: { ",\"\n".contains($0) }) ? "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : s }
-        var lines = [header.map(quoted).joined(separator: ",")]
+        let regions = regionNames(records)
+        let regionHeader = regions.flatMap { g in ["L_\(g.name) [\(g.units)]", "L_\(g.name)_u [\(g.units)]", "L_\(g.name)_low95 [\(g.units)]",
+                                                   "L_\(g.name)_high95 [\(g.units)]", "L_\(g.name)_kind"] }
+        var lines = [(header.dropLast(3) + regionHeader + header.suffix(3)).map(quoted).joined(separator: ",")]
         for r in records.sorted(by: { $0.start < $1.start }) {
-            lines.append([r.id, r.start, r.end, r.mid, String(r.files.count), r.status, n(r.illuminance), n(r.illuminanceUncertainty),
-                          n(r.illuminanceLow95), n(r.illuminanceHigh95), r.illuminanceKind ?? "", n(r.illuminanceClippedShare),
-                          n(r.lowerBoundShare), n(r.sunElevation), n(r.sunAzimuth), r.flags.joined(separator: " "), r.error ?? "", r.software].map(quoted)
-                .joined(separator: ","))
+            let cells = regions.flatMap { g -> [String] in
+                guard let m = r.regions?.first(where: { $0.name == g.name }) else { return ["", "", "", "", ""] }
+                return [n(m.mean), n(m.standardUncertainty), n(m.low95), n(m.high95), m.kind]
+            }
+            lines.append(([r.id, r.start, r.end, r.mid, String(r.files.count), r.status, n(r.illuminance), n(r.illuminanceUncertainty),
+                           n(r.illuminanceLow95), n(r.illuminanceHigh95), r.illuminanceKind ?? "", n(r.illuminanceClippedShare),
+                           n(r.lowerBoundShare), n(r.sunElevation), n(r.sunAzimuth)] + cells + [r.flags.joined(separator: " "), r.error ?? "", r.software])
+                .map(quoted).joined(separator: ","))
         }
         return lines.joined(separator: "\n") + "\n"
     }
@@ -316,7 +366,22 @@ public enum StudySeries {
                                      MetadataItem("flag_masks", .integers(flagNames.indices.map { 1 << $0 })),
                                      MetadataItem("flag_meanings", .text(flagNames.map { $0.replacingOccurrences(of: "-", with: "_") }.joined(separator: " ")))]),
         ]
-        return HDF5Series(dimension: time("time", rows.map { ms($0.mid) }, "middle of the set's exposures", standard: true), variables: variables,
+        var regionVariables: [HDF5Dataset] = []
+        for g in StudyTable.regionNames(rows) {
+            let units = g.units == "cd/m²" ? "cd m-2" : g.units.hasPrefix("W") ? "W m-2 sr-1" : "1"
+            let m = rows.map { r in r.regions?.first { $0.name == g.name } }
+            regionVariables += [
+                number("L_\(g.name)", m.map { $0?.mean }, units: units, "mean luminance of the region \(g.name)"),
+                number("L_\(g.name)_u", m.map { $0?.standardUncertainty }, units: units, "its standard uncertainty"),
+                number("L_\(g.name)_low95", m.map { $0?.low95 }, units: units, "lower end of its 95 % interval"),
+                number("L_\(g.name)_high95", m.map { $0?.high95 }, units: units, "upper end of its 95 % interval (NaN for a lower bound)"),
+                HDF5Dataset(name: "L_\(g.name)_kind", shape: [n], values: .integers(m.map { r in r.flatMap { k in kinds.firstIndex { $0.rawValue == k.kind } } ?? -1 }),
+                            attributes: [MetadataItem("long_name", .text("what L_\(g.name) is")), MetadataItem("flag_values", .integers(Array(0..<kinds.count))),
+                                         MetadataItem("flag_meanings", .text(kinds.map { $0.rawValue.replacingOccurrences(of: "-", with: "_") }.joined(separator: " "))),
+                                         MetadataItem("missing_value", .integer(-1))]),
+            ]
+        }
+        return HDF5Series(dimension: time("time", rows.map { ms($0.mid) }, "middle of the set's exposures", standard: true), variables: variables + regionVariables,
                           attributes: [MetadataItem("Conventions", .text("CF-1.8")), MetadataItem("title", .text("SceneLinear study: bracket sets merged and measured")),
                                        MetadataItem("source", .text(SceneLinearVersion.software)),
                                        MetadataItem("comment", .text("one row per set; see docs/studies.md"))])

@@ -4,7 +4,7 @@ import SceneLinearKit
 
 /// `--region`, of the analysis commands, convert --analysis and calibrate.
 struct RegionOptions: ParsableArguments {
-    @Option(name: .customLong("region"), help: ArgumentHelp("A region, in output coordinates: name=top,left,bottom,right (whole pixels; rows top to bottom − 1, columns left to right − 1), name=top%,left%,bottom%,right% (percentages of the height and width, e.g. sky=0%,0%,30%,100%), name=poly:x1,y1,x2,y2,... (a polygon, pixels) or name=mask:<mask> (a semantic mask by layer name, e.g. mask:sky, or SemanticName URN; its values 0…1 weight the pixels). A region reaching outside the image is refused (exit 64), never clipped. Repeatable. stats, histogram, ratio and report measure each (none: the whole image), convert --analysis measures them besides the whole image, calibrate takes each as a reference.", valueName: "name=spec"), transform: ArgumentValue.region)
+    @Option(name: .customLong("region"), help: ArgumentHelp("A region, in output coordinates: name=top,left,bottom,right (whole pixels; rows top to bottom − 1, columns left to right − 1), name=top%,left%,bottom%,right% (percentages of the height and width, e.g. sky=0%,0%,30%,100%), name=poly:x1,y1,x2,y2,... (a polygon, pixels) or name=mask:<mask> (a semantic mask by layer name, e.g. mask:sky, or SemanticName URN; its values 0…1 weight the pixels). A region reaching outside the image is refused (exit 64), never clipped. Repeatable. stats, histogram, ratio and report measure each (none: the whole image), convert --analysis measures them besides the whole image, calibrate takes each as a reference, sequence measures each set's mean luminance in each.", valueName: "name=spec"), transform: ArgumentValue.region)
     var regions: [Region] = []
 }
 

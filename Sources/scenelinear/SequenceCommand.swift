@@ -74,6 +74,8 @@ extension SceneLinearCommand {
 
         @OptionGroup var fisheye: FisheyeOptions
 
+        @OptionGroup var regionOptions: RegionOptions
+
         @OptionGroup var unitOptions: UnitOptions
 
         @OptionGroup var demosaicOption: DemosaicOption
@@ -110,6 +112,7 @@ extension SceneLinearCommand {
             demosaicOption.apply(to: &options.merge.develop)
             limits.apply(to: &options.merge.develop)
             options.fisheye = fisheye.request
+            options.regions = regionOptions.regions
             options.site = try site.map { try Site.parse($0).get() }
             options.keep = keep.flatMap { OutputFormat(pathExtension: $0) }
             if let shard { options.shard = shard } else if let fromArray = try Shard.fromSlurm() { options.shard = fromArray }

@@ -51,7 +51,7 @@ import TestSupport
         "--ignore-digest": limited,
         "--skip-digest": limited,
         "--threads": limited,
-        "--region": analysis.union(["convert", "calibrate"]),
+        "--region": analysis.union(["convert", "calibrate", "sequence"]),
         "--ratio": ["ratio", "report"],
         "--quantity": ["ratio", "report"],
         "--statistic": ["ratio", "report"],

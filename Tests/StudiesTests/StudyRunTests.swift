@@ -63,7 +63,7 @@ struct StudyRunTests {
         options.keep = .exr
         let study = dir.appendingPathComponent("study").path
         let first = try StudyRun(options: options).run(grouping, frames: frames, into: study)
-        #expect(first.measured == 3 && first.skipped == 0 && first.failed.isEmpty && first.records.count == 3, "\(first.failed)")
+        #expect(first.measured == 3 && first.skipped == 0 && first.failed.isEmpty && first.records.count == 3, "measured \(first.measured), skipped \(first.skipped), records \(first.records.map(\.id)), failed \(first.failed)")
         let records = first.records
         for (r, truth) in zip(records.prefix(2), truths) {
             let e = try #require(r.illuminance), u = try #require(r.illuminanceUncertainty)

@@ -26,7 +26,8 @@ def study(cli, tmp_path_factory):
                            "--capture-time", f"2026:06:21 10:{5 * k:02d}:00", "--capture-offset", "+02:00", "-o", str(frames), "-q")
         assert code == 0, err
     out = base / "study"
-    code, stdout, err = cli("sequence", str(frames), "-o", str(out), "--projection", "equidistant", "--site", "48.1,11.6,520", "--json")
+    code, stdout, err = cli("sequence", str(frames), "-o", str(out), "--projection", "equidistant", "--site", "48.1,11.6,520",
+                            "--region", "zenith=45%,45%,55%,55%", "--json")
     assert code == 0, err
     return out, json.loads(stdout)
 
@@ -47,6 +48,9 @@ def test_xarray_opens_the_time_series(study):
         assert np.all(ds["E_v_low95"].values[:2] < ds["E_v"].values[:2]) and np.all(ds["E_v"].values[:2] < ds["E_v_high95"].values[:2])
         masks = dict(zip(ds["qc_flags"].attrs["flag_meanings"].split(), ds["qc_flags"].attrs["flag_masks"]))
         assert int(ds["qc_flags"].values[2]) & int(masks["clipped_in_every_frame"]) and int(ds["qc_flags"].values[0]) == 0
+        # The zenith region: a cd/m² value with its interval in every set (the sun is elsewhere).
+        assert ds["L_zenith"].attrs["units"] == "cd m-2" and np.all(np.isfinite(ds["L_zenith"].values))
+        assert np.all(ds["L_zenith_low95"].values < ds["L_zenith"].values) and np.all(ds["L_zenith"].values < ds["L_zenith_high95"].values)
         assert 40 < float(ds["sun_elevation"].values[0]) < 50 and float(ds["sun_elevation"].values[2]) > float(ds["sun_elevation"].values[0])
 
 
@@ -54,7 +58,8 @@ def test_the_csv_states_its_units(study):
     out, _ = study
     with open(out / "timeseries.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) == 3 and "E_v [lx]" in rows[0] and "sun_elevation [deg]" in rows[0]
+    assert len(rows) == 3 and "E_v [lx]" in rows[0] and "sun_elevation [deg]" in rows[0] and "L_zenith [cd/m²]" in rows[0]
+    assert [r["L_zenith_kind"] for r in rows] == ["value"] * 3
     assert [r["E_v_kind"] for r in rows] == ["value", "value", "lower-bound"] and rows[2]["E_v_high95 [lx]"] == ""
     assert "clipped-in-every-frame" in rows[2]["flags"]
     with open(out / "sets.jsonl") as f:
