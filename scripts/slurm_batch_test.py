@@ -49,6 +49,20 @@ exit $rc
 """
 
 
+STUDY_SCRIPT = r"""#!/bin/bash
+#SBATCH --cpus-per-task=1
+# A task of a job array measuring a study's sets (docs/studies.md): its shard is the job
+# array's. Exit code, start and end to STATUS_DIR/exit-<job>_<task>.
+# usage: sbatch --array=… study.sh STATUS_DIR FRAMES_DIR STUDY_DIR
+status_dir=$1 frames_dir=$2 study_dir=$3
+start=$(date +%s.%N)
+"$SCENELINEAR_BIN" sequence "$frames_dir" -o "$study_dir" --projection equidistant -q
+rc=$?
+echo "$rc $start $(date +%s.%N)" > "$status_dir/exit-${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"
+exit $rc
+"""
+
+
 class Deadline(Exception):
     pass
 
@@ -427,6 +441,49 @@ class Harness:
                    + (f"; stderr: {r.stderr.strip()[-300:]}" if r.returncode else ""))
         self.check_folder("e", folder, manifests=[f"scenelinear-manifest.shard-{i}-of-8.jsonl" for i in range(8)])
 
+    def case_f(self):
+        """A study's four sets measured by a job array of four tasks, one set each, into one
+        folder; then a run without a shard finds every set done and writes the time series."""
+        frames = os.path.join(self.work, "f-frames")
+        scene = os.path.join(self.work, "f-sky.json")
+        with open(scene, "w") as f:
+            json.dump({"name": "sky", "width": 160, "height": 160, "background": [0, 0, 0], "elements": [
+                {"type": "sky", "name": "sky", "rgb": [0.45, 0.5, 0.6], "projection": "equidistant", "fov": 180,
+                 "model": "cie-overcast", "sun": [30, 60, 4], "sunRGB": [60, 58, 52]}]}, f)
+        for k in range(4):
+            r = self.run([self.binary, "simulate", "--scene", scene, "--bracket=-8,-4,0", "--name", f"set{k}", "--seed", str(50 + k),
+                          "--capture-time", f"2026:06:21 10:{10 * k:02d}:00", "--capture-offset", "+02:00", "-o", frames, "-q"])
+            if r.returncode != 0:
+                raise RuntimeError(f"simulate: {r.stderr.strip()[-300:]}")
+        script = os.path.join(self.work, "study.sh")
+        with open(script, "w") as f:
+            f.write(STUDY_SCRIPT)
+        os.chmod(script, 0o755)
+        folder = os.path.join(self.work, "f")
+        status = folder + ".status"
+        os.makedirs(status)
+        r = self.run(["sbatch", "--parsable", "--array=0-3", "--cpus-per-task=1", "--job-name=scenelinear-study",
+                      "-o", os.path.join(status, "slurm-%A_%a.out"), "-D", self.work, script, status, frames, folder])
+        if r.returncode != 0:
+            raise RuntimeError(f"sbatch: {r.stderr.strip()}")
+        job = r.stdout.strip().split(";")[0]
+        states, _ = self.wait(job)
+        self.check_tasks("f: sequence --array=0-3", folder, job, states, [0, 1, 2, 3])
+        lines = {}
+        for i in range(4):
+            path = os.path.join(folder, f"sets-{i + 1}-of-4.jsonl")
+            lines[i] = [json.loads(line) for line in open(path)] if os.path.exists(path) else []
+        ids = sorted(r["id"] for rs in lines.values() for r in rs)
+        self.check(ids == [f"set-{k:04d}" for k in range(1, 5)] and all(len(rs) == 1 and rs[0]["status"] == "ok" for rs in lines.values())
+                   and all(rs[0]["shard"] == f"{i}/4" and rs[0].get("illuminance", 0) > 0 for i, rs in lines.items()),
+                   "f: each task measured one set, into its own manifest, with E_v", json.dumps({i: [(r["id"], r["status"]) for r in rs] for i, rs in lines.items()}))
+        r = self.run([self.binary, "sequence", frames, "-o", folder, "--projection", "equidistant", "--json"])
+        document = json.loads(r.stdout) if r.returncode == 0 else {}
+        rows = list(open(os.path.join(folder, "timeseries.csv"))) if os.path.exists(os.path.join(folder, "timeseries.csv")) else []
+        self.check(document.get("measured") == 0 and document.get("skipped") == 4 and len(rows) == 5,
+                   "f: a run without a shard afterwards skips all four and writes their time series",
+                   f"exit {r.returncode}, measured {document.get('measured')}, skipped {document.get('skipped')}, {len(rows)} lines; {r.stderr.strip()[-300:]}")
+
 
 def main():
     parser = argparse.ArgumentParser()
@@ -446,7 +503,7 @@ def main():
     cases = [("inputs", h.make_inputs)]
     cases += [("a" if args.runs == 1 else f"a[{i + 1}/{args.runs}]", (lambda i=i: h.case_a(i, args.runs)))
               for i in range(args.runs)]
-    cases += [("b", h.case_b), ("c", h.case_c), ("d", h.case_d), ("e", h.case_e)]
+    cases += [("b", h.case_b), ("c", h.case_c), ("d", h.case_d), ("e", h.case_e), ("f", h.case_f)]
     try:
         for name, case in cases:
             try:
