@@ -24,7 +24,8 @@ extension SceneLinearCommand {
                 With -o STUDY (a folder, created), the grouping is written to STUDY/grouping.json \
                 and, unless --group-only, each set is merged (as `merge` does, in --units luminance \
                 by default) and measured, one after another: E_v with its 95 % interval or as a \
-                lower bound (with --projection), the share of pixels clipped in every frame, each \
+                lower bound (with --projection), each --region's mean luminance with its interval, \
+                the share of pixels clipped in every frame, each \
                 frame's measured exposure ratio against its metadata's, the sun's elevation and \
                 azimuth at the set's middle (from --site or the first frame's GPS tags) and QC flags \
                 (clipped-in-every-frame, scene-changed, exposure-misstated, ratios-unchecked, \
@@ -54,7 +55,7 @@ extension SceneLinearCommand {
         @Option(parsing: .unconditional, help: ArgumentHelp("The camera clock's zone for files without OffsetTimeOriginal: ±HH:MM east of UTC.", valueName: "±HH:MM"))
         var utcOffset: String?
 
-        @Option(name: .shortAndLong, help: ArgumentHelp("The study's folder: grouping.json, sets.jsonl, timeseries.csv (created).", valueName: "study/"))
+        @Option(name: .shortAndLong, help: ArgumentHelp("The study's folder (created): grouping.json, sets.jsonl, timeseries.csv, timeseries.h5, illuminance.png.", valueName: "study/"))
         var output: String?
 
         @Flag(help: "With -o: write the grouping only, measure nothing.")
