@@ -64,3 +64,32 @@ def test_the_csv_states_its_units(study):
     assert "clipped-in-every-frame" in rows[2]["flags"]
     with open(out / "sets.jsonl") as f:
         assert len([json.loads(line) for line in f]) == 3
+
+
+def test_a_killed_study_resumes_without_redoing_its_sets(study, tmp_path):
+    """SIGKILL once the first set's line is in the manifest; the rerun measures only the rest."""
+    import signal
+    import subprocess
+    import time
+    from conftest import cli_path
+    out, _ = study
+    frames = out.parent / "in"
+    target = tmp_path / "killed"
+    p = subprocess.Popen([cli_path(), "sequence", str(frames), "-o", str(target), "--projection", "equidistant", "-q"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    manifest = target / "sets.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and p.poll() is None:
+        if manifest.exists() and manifest.read_text().count("\n") >= 1:
+            break
+        time.sleep(0.005)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    done = [json.loads(line) for line in manifest.read_text().splitlines() if line.strip()]
+    assert 1 <= len(done) <= 3 and all(r["status"] == "ok" for r in done)
+    rerun = subprocess.run([cli_path(), "sequence", str(frames), "-o", str(target), "--projection", "equidistant", "--json"],
+                           capture_output=True, text=True)
+    assert rerun.returncode == 0, rerun.stderr
+    document = json.loads(rerun.stdout)
+    assert document["skipped"] == len(done) and document["measured"] == 3 - len(done)
+    assert len(document["sets"]) == 3 and not list(target.glob(".*partial*"))
