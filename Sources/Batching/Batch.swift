@@ -286,13 +286,15 @@ public struct BatchConverter: Sendable {
     /// The latest record per input of a manifest (unreadable lines are ignored: a line cut
     /// by a kill is simply redone).
     public static func readManifest(_ path: String) -> [String: ManifestRecord] {
-        guard RegularFile.problem(path) == nil, let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [:] }
-        var out: [String: ManifestRecord] = [:]
+        Dictionary(readLines(ManifestRecord.self, path).map { ($0.input, $0) }, uniquingKeysWith: { _, later in later })
+    }
+
+    /// The records of a JSON Lines manifest in file order; a line that does not decode (cut
+    /// by a kill) is skipped, and a path that is not a regular file reads as empty.
+    static func readLines<Record: Decodable>(_ type: Record.Type, _ path: String) -> [Record] {
+        guard RegularFile.problem(path) == nil, let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
         let decoder = JSONDecoder()
-        for line in text.split(separator: "\n") {
-            if let r = try? decoder.decode(ManifestRecord.self, from: Data(line.utf8)) { out[r.input] = r }
-        }
-        return out
+        return text.split(separator: "\n").compactMap { try? decoder.decode(Record.self, from: Data($0.utf8)) }
     }
 
     /// Merges shard manifests (and any others) into one list, the latest record per input,
@@ -340,11 +342,7 @@ public struct BatchConverter: Sendable {
             data.append(try encoder.encode(r))
             data.append(0x0A)
         }
-        try AtomicFile.write(to: path) { temporary in
-            guard FileManager.default.createFile(atPath: temporary, contents: data) else {
-                throw OutputError(path: path, reason: "cannot create the file")
-            }
-        }
+        try AtomicFile.write(data, to: path)
     }
 
     static func now() -> String {

@@ -1,6 +1,7 @@
 import Analysis
 import Foundation
 import ImageCore
+import Measuring
 import Plots
 import Studies
 
@@ -32,14 +33,10 @@ public enum StudyChart {
         return plot
     }
 
-    /// The chart written whole (PNG, SVG or PDF by `format`); nothing without an E_v.
-    public static func write(_ records: [StudySetRecord], to path: String, format: PlotFormat = .png) throws {
+    /// The chart written whole (PNG, SVG or PDF by the path's extension: `AnalysisCharts.write`);
+    /// nothing without an E_v.
+    public static func write(_ records: [StudySetRecord], to path: String) throws {
         guard let plot = plot(records) else { return }
-        let bytes = PlotRenderer.render(plot, format: format)
-        try AtomicFile.write(to: path) { temporary in
-            do { try Data(bytes).write(to: URL(fileURLWithPath: temporary)) } catch {
-                throw OutputError(path: path, reason: "cannot write the chart: \(error.localizedDescription)")
-            }
-        }
+        try AnalysisCharts.write({ PlotRenderer.render(plot, format: $0) }, to: path)
     }
 }

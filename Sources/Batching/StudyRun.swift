@@ -196,8 +196,8 @@ public struct StudyRun: Sendable {
             let input = (options.fisheye != nil || !options.regions.isEmpty)
                 ? AnalysisInput.prepared(path: set.id, image: merged.image, deviation: merged.standardDeviation.samples) : nil
             if !options.regions.isEmpty, let input { record.regions = try regions(input) }
-            if let request = options.fisheye, let input {
-                let lens = try request.lens(for: merged.image, path: set.id)
+            let lens = try options.fisheye?.lens(for: merged.image, path: set.id)
+            if let lens, let input {
                 let e = try Pipeline.illuminance(input, lens: lens)
                 record.illuminance = e.illuminance
                 record.illuminanceUncertainty = e.standardUncertainty
@@ -207,7 +207,7 @@ public struct StudyRun: Sendable {
                 record.illuminanceClippedShare = e.lowerBoundShare
             }
             if let target, let format = options.keep {
-                _ = try MergedOutput().write(&merged, format: format, to: target, lens: try options.fisheye?.lens(for: merged.image, path: target))
+                _ = try MergedOutput().write(&merged, format: format, to: target, lens: lens)
                 record.output = target
                 record.outputSHA256 = try BatchConverter.digest(target)
             }
@@ -237,11 +237,8 @@ public struct StudyRun: Sendable {
     public static func readRecords(in directory: String) -> [String: StudySetRecord] {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasPrefix("sets") && $0.hasSuffix(".jsonl") }.sorted()
         var out: [String: StudySetRecord] = [:]
-        let decoder = JSONDecoder()
         for name in names {
-            guard let text = try? String(contentsOfFile: directory + "/" + name, encoding: .utf8) else { continue }
-            for line in text.split(separator: "\n") {
-                guard let r = try? decoder.decode(StudySetRecord.self, from: Data(line.utf8)) else { continue }
+            for r in BatchConverter.readLines(StudySetRecord.self, directory + "/" + name) {
                 if let old = out[r.id], old.finished > r.finished { continue }
                 out[r.id] = r
             }
@@ -283,7 +280,7 @@ public enum StudyTable {
 
     public static func csv(_ records: [StudySetRecord]) -> String {
         func n(_ v: Double?) -> String { v.map { String(format: "%.8g", $0) } ?? "" }
-        func quoted(_ s: String) -> String { s.contains(where: { ",\"\n".contains($0) }) ? "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : s }
+        let quoted = AnalysisOutput.csvField
         let regions = regionNames(records)
         let regionHeader = regions.flatMap { g in ["L_\(g.name) [\(g.units)]", "L_\(g.name)_u [\(g.units)]", "L_\(g.name)_low95 [\(g.units)]",
                                                    "L_\(g.name)_high95 [\(g.units)]", "L_\(g.name)_kind"] }
@@ -306,12 +303,7 @@ public enum StudyTable {
     /// this tool's for the next run to replace).
     public static func write(_ records: [StudySetRecord], to path: String) throws {
         guard !records.isEmpty else { return }
-        let data = Data(csv(records).utf8)
-        try AtomicFile.write(to: path) { temporary in
-            do { try data.write(to: URL(fileURLWithPath: temporary)) } catch {
-                throw OutputError(path: path, reason: "cannot write the time series: \(error.localizedDescription)")
-            }
-        }
+        try AtomicFile.write(Data(csv(records).utf8), to: path)
     }
 }
 

@@ -187,6 +187,16 @@ public enum AtomicFile {
         return name.isEmpty ? "localhost" : String(name)
     }()
 
+    /// Writes `contents` to `destination` through `write(to:_:)`.
+    /// - Throws: as `write(to:_:)`; `OutputError` when the temporary cannot be created.
+    public static func write(_ contents: Data, to destination: String) throws {
+        try write(to: destination) { temporary in
+            guard FileManager.default.createFile(atPath: temporary, contents: contents) else {
+                throw OutputError(path: destination, reason: "cannot create the file")
+            }
+        }
+    }
+
     /// Whether a file name is a temporary of `write` that nobody will finish: one of this
     /// host whose process is no longer alive. A temporary of another host, or of a live
     /// process (another shard writing into the same directory), is never abandoned.

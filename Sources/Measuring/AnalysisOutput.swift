@@ -19,7 +19,7 @@ public enum AnalysisOutput {
         return String(format: "%.7g", v)
     }
 
-    static func csvField(_ s: String) -> String {
+    package static func csvField(_ s: String) -> String {
         s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) ? "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : s
     }
 

@@ -114,11 +114,7 @@ public enum AnalysisCharts {
     public static func write(_ render: (PlotFormat) -> [UInt8], to path: String) throws {
         let format = try format(of: path)
         let bytes = render(format)
-        try AtomicFile.write(to: path) { temporary in
-            guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes)) else {
-                throw OutputError(path: path, reason: "cannot create the file")
-            }
-        }
+        try AtomicFile.write(Data(bytes), to: path)
     }
 
     /// The chart format named by a path's extension.

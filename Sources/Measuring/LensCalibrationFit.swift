@@ -122,10 +122,10 @@ struct FlatFieldFits {
             let fit = try grid.fit(channel: c, path: path, maxResidual: options.maxResidual, reach: reach)
             fits[c].append((fit.a, fit.covariance))
             ringResiduals[c].append(fit.rings)
-            if c == 0 { ringRadii.append(fit.ringRadii) }
             rms[c] = max(rms[c], fit.rms)
             worst[c] = max(worst[c], fit.worst)
         }
+        ringRadii.append(grid.ringRadii(reach: reach))
         cells += grid.count
     }
 
@@ -239,10 +239,9 @@ struct LensCells {
 
     /// Channel `c`'s least-squares fit of m = A · (1 + a·b): the coefficients a, their
     /// covariance (row-major 3×3), the RMS and largest relative residual, and the mean
-    /// relative residual of each of `rings` rings out to `reach` and the mean radius of its
-    /// cells (NaN for a ring without cells).
+    /// relative residual of each of `rings` rings out to `reach` (NaN for a ring without cells).
     func fit(channel c: Int, path: String, maxResidual: Double,
-             reach: Double) throws -> (a: SIMD3<Double>, covariance: [Double], rms: Double, worst: Double, rings: [Double], ringRadii: [Double]) {
+             reach: Double) throws -> (a: SIMD3<Double>, covariance: [Double], rms: Double, worst: Double, rings: [Double]) {
         let n = count
         guard n >= 12 else {
             throw PhotometryError(path: path, reason: "only \(n) cells of the image are unclipped: a flat field must fill the frame below white", category: .calibrationMismatch)
@@ -255,14 +254,13 @@ struct LensCells {
             throw PhotometryError(path: path, reason: "channel \(c) has no positive level on the axis: not a flat field", category: .calibrationMismatch)
         }
         var worst = 0.0
-        var ringSum = [Double](repeating: 0, count: Self.rings), ringSquares = ringSum, ringRadius = ringSum, ringCount = [Int](repeating: 0, count: Self.rings)
+        var ringSum = [Double](repeating: 0, count: Self.rings), ringSquares = ringSum, ringCount = [Int](repeating: 0, count: Self.rings)
         for k in 0..<n {
             let model = RadialLeastSquares.model(beta, basis[k])
             let residual = values[k] - model
             worst = max(worst, abs(residual / model))
-            let r = basis[k].x.squareRoot(), ring = min(Self.rings - 1, Int(r / reach * Double(Self.rings)))
+            let ring = Self.ring(basis[k], reach: reach)
             ringSum[ring] += residual / model
-            ringRadius[ring] += r
             ringSquares[ring] += (residual / model) * (residual / model)
             ringCount[ring] += 1
         }
@@ -295,7 +293,23 @@ struct LensCells {
                                   category: .calibrationMismatch)
         }
         let (a, covariance) = RadialLeastSquares.coefficients(beta: beta, inverse: inverse, variance: s2)
-        return (a, covariance, rms, worst, rings, (0..<Self.rings).map { ringCount[$0] > 0 ? ringRadius[$0] / Double(ringCount[$0]) : .nan })
+        return (a, covariance, rms, worst, rings)
+    }
+
+    /// The ring of a cell whose basis is `b`.
+    static func ring(_ b: SIMD3<Double>, reach: Double) -> Int {
+        min(rings - 1, Int(b.x.squareRoot() / reach * Double(rings)))
+    }
+
+    /// The mean radius of each ring's cells (NaN for a ring without cells).
+    func ringRadii(reach: Double) -> [Double] {
+        var sum = [Double](repeating: 0, count: Self.rings), count = sum
+        for b in basis {
+            let k = Self.ring(b, reach: reach)
+            sum[k] += b.x.squareRoot()
+            count[k] += 1
+        }
+        return (0..<Self.rings).map { count[$0] > 0 ? sum[$0] / count[$0] : .nan }
     }
 
     /// Inverse-covariance weighted mean of several fits of one channel (one fit: itself).

@@ -87,11 +87,8 @@ public enum AnalysisReport {
             var out = ReportPages()
             try document(results, charts: charts, request: request, into: &out)
             let bytes = out.pdf()
-            try AtomicFile.write(to: path) { temporary in
-                guard !bytes.isEmpty, FileManager.default.createFile(atPath: temporary, contents: Data(bytes)) else {
-                    throw OutputError(path: path, reason: "cannot create the file")
-                }
-            }
+            guard !bytes.isEmpty else { throw OutputError(path: path, reason: "cannot create the file") }
+            try AtomicFile.write(Data(bytes), to: path)
         }
         return results
     }
@@ -230,11 +227,7 @@ public enum AnalysisReport {
     // MARK: writing
 
     static func writeText(_ text: String, to path: String) throws {
-        try AtomicFile.write(to: path) { temporary in
-            guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8)) else {
-                throw OutputError(path: path, reason: "cannot create the file")
-            }
-        }
+        try AtomicFile.write(Data(text.utf8), to: path)
     }
 
     /// The Markdown file and its chart folder: the folder is filled under a temporary name,

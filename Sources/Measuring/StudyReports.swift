@@ -52,11 +52,7 @@ public struct SunReport: Encodable, Sendable {
         }.joined(separator: "\n")
     }
 
-    public func json() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        return String(decoding: try encoder.encode(self), as: UTF8.self)
-    }
+    public func json() throws -> String { try ReportJSON.encode(self) }
 }
 
 /// The capture moment of a DNG: DateTimeOriginal with SubSecTimeOriginal, at
@@ -70,8 +66,7 @@ public enum CaptureMoment {
     /// The moment and the GPS position (nil when the file records none).
     public static func withPosition(path: String, fallbackOffset: Int?) throws -> (time: UTCTime, site: Site?) {
         let capture = try DNGFile.open(path: path).metadata.capture
-        let site = capture.gps.map { Site(latitude: $0.latitude, longitude: $0.longitude, elevation: $0.altitude ?? 0) }
-        return (try of(capture, path: path, fallbackOffset: fallbackOffset), site)
+        return (try of(capture, path: path, fallbackOffset: fallbackOffset), capture.gps.map(Site.init))
     }
 
     static func of(_ capture: CaptureSettings, path: String, fallbackOffset: Int?) throws -> UTCTime {
@@ -85,6 +80,13 @@ public enum CaptureMoment {
     }
 }
 
+extension Site {
+    /// A GPS position as a site (no altitude recorded: sea level).
+    public init(_ gps: GPSPosition) {
+        self.init(latitude: gps.latitude, longitude: gps.longitude, elevation: gps.altitude ?? 0)
+    }
+}
+
 /// The frames of a study read for grouping (`BracketGrouping`): each DNG's capture time,
 /// exposure, body, lens and size; a file that cannot be read fails the whole listing, naming it.
 public enum SequenceFrames {
@@ -94,16 +96,12 @@ public enum SequenceFrames {
         return try files.map { path in
             let dng = try DNGFile.open(path: path)
             let m = dng.metadata, c = m.capture
-            var time: UTCTime?
-            if let date = c.dateTimeOriginal,
-               case .success(let t) = UTCTime.parse(exif: date, subSeconds: c.subSecTimeOriginal, offset: c.offsetTimeOriginal, fallbackOffset: fallbackOffset) {
-                time = t
-            }
+            let time = try? CaptureMoment.of(c, path: path, fallbackOffset: fallbackOffset)
             let main = (try? dng.mainRawImage()) ?? dng.images.first
             let camera = [m.make, m.uniqueCameraModel ?? m.model, c.cameraSerialNumber].compactMap { $0 }.joined(separator: " ")
             return SequenceFrame(path: path, time: time, exposureTime: c.exposureTime, fNumber: c.fNumber, iso: c.iso,
                                  camera: camera, lens: c.lensModel, width: main?.width ?? 0, height: main?.height ?? 0,
-                                 site: c.gps.map { Site(latitude: $0.latitude, longitude: $0.longitude, elevation: $0.altitude ?? 0) })
+                                 site: c.gps.map(Site.init))
         }
     }
 }
@@ -145,19 +143,10 @@ public struct SequenceReport: Encodable, Sendable {
         return lines.joined(separator: "\n")
     }
 
-    public func json() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(self), as: UTF8.self)
-    }
+    public func json() throws -> String { try ReportJSON.encode(self) }
 
     /// The document written atomically to `path` (the study's record of its grouping).
     public func write(to path: String) throws {
-        let data = Data((try json() + "\n").utf8)
-        try AtomicFile.write(to: path) { temporary in
-            do { try data.write(to: URL(fileURLWithPath: temporary)) } catch {
-                throw PhotometryError(path: path, reason: "cannot write the grouping: \(error.localizedDescription)", category: .outputFailure)
-            }
-        }
+        try AtomicFile.write(Data((try json() + "\n").utf8), to: path)
     }
 }

@@ -210,10 +210,6 @@ extension Pipeline {
     /// A simulation record as JSON at `path`, atomically.
     static func writeRecord(_ record: SimulationRecord, to path: String) throws {
         let data = try record.json()
-        try AtomicFile.write(to: path) { temporary in
-            guard FileManager.default.createFile(atPath: temporary, contents: data) else {
-                throw OutputError(path: path, reason: "cannot create the file")
-            }
-        }
+        try AtomicFile.write(data, to: path)
     }
 }

@@ -136,10 +136,17 @@ public struct BracketGrouping: Sendable, Equatable, Codable {
 
     /// Whether `f` belongs to the set `group` whose last frame is `last`.
     static func continues(_ group: [SequenceFrame], last: SequenceFrame, with f: SequenceFrame, gap: Double) -> Bool {
-        let pause = f.time!.seconds - (last.time!.seconds + (last.exposureTime ?? 0))
-        guard pause <= gap, last.sameRig(f) == nil else { return false }
-        // The exposure pattern starting again: an exposure already in the set (within ⅙ stop).
-        return !group.contains { abs($0.stops! - f.stops!) < 1.0 / 6 }
+        pause(from: last, to: f) <= gap && last.sameRig(f) == nil && !repeatsExposure(of: group, f)
+    }
+
+    /// Seconds from the end of `a`'s exposure (its start + exposure time) to `b`'s start.
+    static func pause(from a: SequenceFrame, to b: SequenceFrame) -> Double {
+        b.time!.seconds - (a.time!.seconds + (a.exposureTime ?? 0))
+    }
+
+    /// The exposure pattern starting again: `f`'s exposure already in `group` (within ⅙ stop).
+    static func repeatsExposure(of group: some Sequence<SequenceFrame>, _ f: SequenceFrame) -> Bool {
+        group.contains { abs($0.stops! - f.stops!) < 1.0 / 6 }
     }
 
     static func mode(_ values: [Int]) -> Int? {
@@ -173,11 +180,11 @@ extension BracketGrouping {
                 if let f = set.first(where: { $0.time == nil }) { why = "\(f.path) has no capture time (DateTimeOriginal with its UTC offset)" }
                 else if let f = set.first(where: { $0.stops == nil }) { why = "\(f.path) records no exposure time" }
                 else if let reason = set.dropFirst().lazy.compactMap({ set[0].sameRig($0).map { r in "\(r) in the manifest's set \(id)" } }).first { why = reason }
-                else if let repeated = set.indices.first(where: { i in set.indices.contains { j in j < i && abs(set[j].stops! - set[i].stops!) < 1.0 / 6 } }) {
+                else if let repeated = set.indices.first(where: { Self.repeatsExposure(of: set[..<$0], set[$0]) }) {
                     why = "\(set[repeated].path) repeats an exposure of the manifest's set \(id)"
-                } else if let k = set.indices.dropFirst().first(where: { set[$0].time!.seconds - set[$0 - 1].time!.seconds - (set[$0 - 1].exposureTime ?? 0) > gap }) {
+                } else if let k = set.indices.dropFirst().first(where: { Self.pause(from: set[$0 - 1], to: set[$0]) > gap }) {
                     why = String(format: "%@ starts %.4g s after %@ ended, more than the gap of %.4g s, in the manifest's set %@",
-                                 set[k].path, set[k].time!.seconds - set[k - 1].time!.seconds - (set[k - 1].exposureTime ?? 0), set[k - 1].path, gap, id)
+                                 set[k].path, Self.pause(from: set[k - 1], to: set[k]), set[k - 1].path, gap, id)
                 }
             }
             if let why {
