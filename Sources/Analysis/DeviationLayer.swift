@@ -93,6 +93,14 @@ public struct DeviationLayer: Sendable {
         return total
     }
 
+    /// The variance of pixel `i`'s Y as it adds to a sum over a region (Y's region factor on
+    /// the pixel's σ²): what a draw of the pixel's noise takes when sums of draws must carry
+    /// the region's variance.
+    public func luminanceVariance(pixel i: Int) -> Double {
+        let s = SIMD3(Double(deviation[3 * i]), Double(deviation[3 * i + 1]), Double(deviation[3 * i + 2]))
+        return (rows.3 * s * s).sum()
+    }
+
     /// The variances of the region sums of R, G, B and Y (Σ w · value) from `weightedSquares`.
     public func regionVariance(_ squares: SIMD3<Double>) -> SIMD4<Double> {
         SIMD4((rows.0 * squares).sum(), (rows.1 * squares).sum(), (rows.2 * squares).sum(), (rows.3 * squares).sum())

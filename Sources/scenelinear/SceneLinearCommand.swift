@@ -33,7 +33,7 @@ struct SceneLinearCommand: ParsableCommand {
             SIGPIPE, SIGTERM (the process's temporary files removed first).
             """,
         version: SceneLinearVersion.version,
-        subcommands: [Info.self, Convert.self, Merge.self, Illuminance.self, Stats.self, HistogramCommand.self, Ratio.self, Report.self, Calibrate.self, CalibrateLens.self, Simulate.self,
+        subcommands: [Info.self, Convert.self, Merge.self, Illuminance.self, Glare.self, Stats.self, HistogramCommand.self, Ratio.self, Report.self, Calibrate.self, CalibrateLens.self, Simulate.self,
                       Validate.self, Manifest.self, Sequence.self, Sun.self,
                       TestChartCommand.self])
 

@@ -1,0 +1,114 @@
+import Analysis
+import Foundation
+import ImageCore
+import Synchronization
+
+/// The glare metrics' intervals, by Monte Carlo (docs/glare.md#intervals): detection is a
+/// threshold, so no sensitivity holds once a pixel crosses it. Each draw scales the whole image
+/// by one factor K = exp(u · z) (the absolute scale is shared by every pixel), adds to each
+/// candidate pixel its own noise (σ from the standard deviation layer or the noise profile)
+/// and to the rest of E_v the noise of its sum, detects the sources again and recomputes the
+/// metrics; the 2.5 % and 97.5 % points of the draws bound the 95 % interval. Draw d uses its
+/// own stream of the seed, so the result does not depend on the number of threads.
+extension GlareEvaluation {
+    func result(path: String, request: GlareRequest, scaleU: Double) -> GlareResult {
+        let absolute = request.threshold > 100
+        let threshold = absolute ? request.threshold : request.threshold * meanLuminance
+        let (nominal, sources) = numbers(luminance: candidates.luminance, illuminance: illuminance, threshold: threshold, request: request)
+        let draws = self.draws(request: request, scaleU: scaleU, absolute: absolute)
+        let clippedInSources = sources.reduce(0) { $0 + $1.clippedPixels }
+        let outside = clippedPixels - clippedInSources
+        let kind: ResultKind = !clippingKnown ? .clippingUnknown : clippedPixels == 0 ? .value : outside == 0 ? .lowerBound : .undetermined
+        let eKind: ResultKind = !clippingKnown ? .clippingUnknown : clippedPixels == 0 ? .value : .lowerBound
+        func metric(_ value: Double, _ kind: ResultKind, _ pick: (Numbers) -> Double?) -> GlareMetric {
+            let values = draws.compactMap(pick).sorted()
+            let mean = values.reduce(0, +) / Double(max(1, values.count))
+            let u = (values.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(max(1, values.count - 1))).squareRoot()
+            return GlareMetric(value: value, kind: kind, standardUncertainty: u,
+                               low95: kind == .value || kind == .lowerBound || kind == .clippingUnknown ? Self.quantile(values, 0.025) : nil,
+                               high95: kind == .value || kind == .clippingUnknown ? Self.quantile(values, 0.975) : nil)
+        }
+        var notes: [String] = []
+        if nominal.dgp < 0.2 { notes.append("DGP below 0.2 lies outside the range of the study it was fitted to") }
+        if lens.fieldOfView < 179.5 { notes.append("the view covers less than the hemisphere: light from outside it is missing from every metric") }
+        if noiseSource == "none" { notes.append("pixel noise is not known for this file: the intervals carry the scale's uncertainty only") }
+        if outside > 0 { notes.append("\(outside) clipped pixels lie outside every glare source: the metrics may move either way") }
+        return GlareResult(
+            file: path, lens: lens, request: request, threshold: threshold, meanLuminance: meanLuminance,
+            illuminance: metric(illuminance, eKind) { $0.illuminance },
+            backgroundLuminance: nominal.background,
+            daylightGlareProbability: metric(nominal.dgp, kind) { $0.dgp },
+            daylightGlareIndex: metric(nominal.dgi, kind) { $0.dgi },
+            unifiedGlareRating: nominal.ugr.map { ugr in metric(ugr, kind) { $0.ugr } },
+            sources: sources.map { s in
+                let (p, sigma, tau) = Self.positionIndex(lens, at: s.centre)
+                return GlareSourceResult(luminance: s.luminance, solidAngle: s.omega, illuminance: s.illuminance, x: s.centre.x, y: s.centre.y,
+                                         sigma: sigma, tau: tau, positionIndex: p, pixels: s.pixels, clippedPixels: s.clippedPixels)
+            },
+            scaleRelativeUncertainty: scaleU, noiseSource: noiseSource, clippedPixels: clippedPixels, clippedOutsideSources: outside, notes: notes)
+    }
+
+    /// The metrics of every draw, in draw order.
+    func draws(request: GlareRequest, scaleU: Double, absolute: Bool) -> [Numbers] {
+        let out = Mutex([Numbers?](repeating: nil, count: request.draws))
+        let chunks = min(request.draws, 8 * max(1, ProcessInfo.processInfo.activeProcessorCount))
+        DispatchQueue.concurrentPerform(iterations: chunks) { c in
+            for d in stride(from: c, to: request.draws, by: chunks) {
+                let n = draw(d, request: request, scaleU: scaleU, absolute: absolute)
+                out.withLock { $0[d] = n }
+            }
+        }
+        return out.withLock { $0.compactMap { $0 } }
+    }
+
+    /// Draw `d`: one scale factor, each candidate's noise, the rest of E_v's noise.
+    func draw(_ d: Int, request: GlareRequest, scaleU: Double, absolute: Bool) -> Numbers {
+        var random = GlareRandom(seed: request.seed, stream: UInt64(d))
+        let k = exp(scaleU * random.normal())
+        var luminance = candidates.luminance
+        var e = restIlluminance + restVariance.squareRoot() * random.normal()
+        for i in 0..<luminance.count {
+            let l = candidates.luminance[i] + candidates.deviation[i] * random.normal()
+            e += l * candidates.weight[i]
+            luminance[i] = k * l
+        }
+        let threshold = absolute ? request.threshold : request.threshold * k * meanLuminance
+        return numbers(luminance: luminance, illuminance: k * e, threshold: threshold, request: request).0
+    }
+
+    /// The p-quantile of sorted values (linear between order statistics); nil when empty.
+    static func quantile(_ sorted: [Double], _ p: Double) -> Double? {
+        guard !sorted.isEmpty else { return nil }
+        let h = p * Double(sorted.count - 1), i = Int(h.rounded(.down)), f = h - Double(i)
+        return i + 1 < sorted.count ? sorted[i] + f * (sorted[i + 1] - sorted[i]) : sorted[i]
+    }
+}
+
+/// Normal deviates from SplitMix64 (one stream per draw) by the Box–Muller transform.
+struct GlareRandom {
+    private var state: UInt64
+    private var spare: Double?
+
+    init(seed: UInt64, stream: UInt64) {
+        state = seed &* 0x9E37_79B9_7F4A_7C15 ^ (stream &+ 1) &* 0xBF58_476D_1CE4_E5B9
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func normal() -> Double {
+        if let s = spare {
+            spare = nil
+            return s
+        }
+        let u1 = (Double(next() >> 11) + 0.5) / Double(1 << 53), u2 = Double(next() >> 11) / Double(1 << 53)
+        let r = (-2 * log(u1)).squareRoot()
+        spare = r * sin(2 * .pi * u2)
+        return r * cos(2 * .pi * u2)
+    }
+}

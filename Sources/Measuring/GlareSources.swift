@@ -1,0 +1,188 @@
+import Foundation
+import ImageCore
+
+/// The pixels of a fisheye image that can be part of a glare source, and how they lie: only
+/// these are kept (the rest of the circle enters the glare metrics through E_v alone), with
+/// what detection needs of each — view direction, 8 neighbours, cell of the direction grid —
+/// worked out once and shared by the nominal evaluation and every draw (docs/glare.md).
+struct GlareCandidates: Sendable {
+    /// Image pixel index (row-major), luminance (cd/m²), σ of the luminance, cos θ · ω, ω.
+    var pixel: [Int] = [], luminance: [Double] = [], deviation: [Double] = []
+    var weight: [Double] = [], omega: [Double] = []
+    var clipped: [Bool] = []
+    /// Unit view direction (camera frame: x right, y up, z the axis) of each pixel's centre.
+    var direction: [SIMD3<Double>] = []
+    /// Per pixel its 8 neighbours' positions in these arrays (−1: not a candidate pixel).
+    var neighbours: [Int32] = []
+    /// The cell of the direction grid each pixel falls in (side = the merge angle).
+    var cell: [Int64] = []
+
+    var count: Int { pixel.count }
+
+    mutating func append(pixel i: Int, luminance l: Double, deviation d: Double, weight w: Double, omega o: Double, clipped c: Bool,
+                         direction u: SIMD3<Double>) {
+        pixel.append(i)
+        luminance.append(l)
+        deviation.append(d)
+        weight.append(w)
+        omega.append(o)
+        clipped.append(c)
+        direction.append(u)
+    }
+
+    /// Fills `neighbours` and `cell` once every pixel is in (pixels in increasing index order).
+    mutating func link(width: Int, height: Int, mergeAngle: Double) {
+        var position = [Int: Int32](minimumCapacity: count)
+        for (k, i) in pixel.enumerated() { position[i] = Int32(k) }
+        neighbours = [Int32](repeating: -1, count: 8 * count)
+        cell = [Int64](repeating: 0, count: count)
+        for (k, i) in pixel.enumerated() {
+            let x = i % width, y = i / width
+            var n = 0
+            for dy in -1...1 {
+                for dx in -1...1 where dx != 0 || dy != 0 {
+                    let xx = x + dx, yy = y + dy
+                    if xx >= 0, yy >= 0, xx < width, yy < height, let j = position[yy * width + xx] { neighbours[8 * k + n] = j }
+                    n += 1
+                }
+            }
+            cell[k] = Self.cellKey(direction[k], side: mergeAngle)
+        }
+    }
+
+    /// The grid cell of a unit vector: its coordinates over `side`, floored, packed 21 bits each.
+    static func cellKey(_ u: SIMD3<Double>, side: Double) -> Int64 {
+        func c(_ v: Double) -> Int64 { Int64((v / side).rounded(.down)) + (1 << 20) }
+        return (c(u.x) << 42) | (c(u.y) << 21) | c(u.z)
+    }
+
+    /// The keys of the 27 cells about (and including) `key`.
+    static func cellsAround(_ key: Int64) -> [Int64] {
+        var out: [Int64] = []
+        out.reserveCapacity(27)
+        for dx in Int64(-1)...1 {
+            for dy in Int64(-1)...1 {
+                for dz in Int64(-1)...1 { out.append(key + (dx << 42) + (dy << 21) + dz) }
+            }
+        }
+        return out
+    }
+}
+
+/// One detected glare source: sums over its pixels.
+struct GlareSourceSums: Sendable {
+    /// Σ ω, Σ L ω, Σ L ω · (x, y) of the pixel centres, Σ L cos θ ω.
+    var omega = 0.0, luminanceOmega = 0.0, position = SIMD2<Double>(), illuminance = 0.0
+    var pixels = 0, clippedPixels = 0
+    /// L_s: the ω-weighted mean luminance.
+    var luminance: Double { omega > 0 ? luminanceOmega / omega : 0 }
+    /// The source's position: the pixel centres weighted by L ω.
+    var centre: SIMD2<Double> { luminanceOmega > 0 ? position / luminanceOmega : SIMD2() }
+}
+
+/// Glare-source detection as evalglare does it by default: pixels brighter than the threshold
+/// are candidates; candidates closer than the merge angle to one another (evalglare's -r 0.2
+/// compares twice the angle, so 0.1 rad) belong to one source; when a candidate reaches the
+/// peak limit, the pixels at or above it leave their source and form sources of their own,
+/// joined by the same rule. evalglare grows sources pixel by pixel in scan order and merges
+/// neighbours in further passes; here the sources are the connected parts of "closer than the
+/// merge angle" (single linkage), which is what those passes converge to, independent of order.
+struct GlareDetection {
+    let candidates: GlareCandidates
+    let mergeAngle: Double
+
+    /// The sources among the pixels whose luminance (`luminance`, one per candidate pixel) is
+    /// above `threshold`, peaks at or above `peakLimit` split off.
+    func sources(luminance: [Double], threshold: Double, peakLimit: Double?) -> (sources: [GlareSourceSums], labels: [Int32]) {
+        let members = (0..<candidates.count).filter { luminance[$0] > threshold }
+        var labels = [Int32](repeating: -1, count: candidates.count)
+        var next = cluster(members, into: &labels, first: 0)
+        if let peakLimit, members.contains(where: { luminance[$0] >= peakLimit }) {
+            let peaks = members.filter { luminance[$0] >= peakLimit }
+            next = cluster(peaks, into: &labels, first: next)
+        }
+        var sums = [GlareSourceSums](repeating: GlareSourceSums(), count: Int(next))
+        for k in members {
+            let s = Int(labels[k]), l = luminance[k], o = candidates.omega[k]
+            sums[s].omega += o
+            sums[s].luminanceOmega += l * o
+            sums[s].position += position(k) * (l * o)
+            sums[s].illuminance += l * candidates.weight[k]
+            sums[s].pixels += 1
+            if candidates.clipped[k] { sums[s].clippedPixels += 1 }
+        }
+        return (sums.filter { $0.pixels > 0 }, labels)
+    }
+
+    /// The pixel centre of candidate k, in image coordinates.
+    private func position(_ k: Int) -> SIMD2<Double> {
+        let i = candidates.pixel[k]
+        return SIMD2(Double(i % imageWidth) + 0.5, Double(i / imageWidth) + 0.5)
+    }
+
+    let imageWidth: Int
+
+    /// Labels `members` (candidate positions) by their connected parts under "closer than the
+    /// merge angle", numbered from `first`; returns the next free label.
+    private func cluster(_ members: [Int], into labels: inout [Int32], first: Int32) -> Int32 {
+        guard !members.isEmpty else { return first }
+        var local = [Int32: Int32](minimumCapacity: members.count)
+        for (m, k) in members.enumerated() { local[Int32(k)] = Int32(m) }
+        var parent = Array(0..<Int32(members.count))
+        func find(_ a: Int32) -> Int32 {
+            var a = a
+            while parent[Int(a)] != a {
+                parent[Int(a)] = parent[Int(parent[Int(a)])]
+                a = parent[Int(a)]
+            }
+            return a
+        }
+        func union(_ a: Int32, _ b: Int32) {
+            let ra = find(a), rb = find(b)
+            if ra != rb { parent[Int(max(ra, rb))] = min(ra, rb) }
+        }
+        // Image neighbours first; then, across gaps, pixels on the edge of a part (the closest
+        // pixels of two parts lie on their edges) through the direction grid.
+        let cosMerge = cos(mergeAngle)
+        var grid: [Int64: [Int32]] = [:]
+        var edge: [Int32] = []
+        for (m, k) in members.enumerated() {
+            var inner = true
+            for n in 0..<8 {
+                let j = candidates.neighbours[8 * k + n]
+                if j >= 0, let other = local[j] {
+                    if other < m { union(Int32(m), other) }
+                } else {
+                    inner = false
+                }
+            }
+            if !inner {
+                edge.append(Int32(m))
+                grid[candidates.cell[k], default: []].append(Int32(m))
+            }
+        }
+        for m in edge {
+            let k = members[Int(m)], u = candidates.direction[k]
+            for key in GlareCandidates.cellsAround(candidates.cell[k]) {
+                guard let others = grid[key] else { continue }
+                for o in others where o < m && find(o) != find(m) {
+                    let v = candidates.direction[members[Int(o)]]
+                    if (u * v).sum() >= cosMerge { union(m, o) }
+                }
+            }
+        }
+        var numbers = [Int32: Int32]()
+        var next = first
+        for (m, k) in members.enumerated() {
+            let root = find(Int32(m))
+            if let n = numbers[root] {
+                labels[k] = n
+            } else {
+                numbers[root] = next
+                labels[k] = next
+                next += 1
+            }
+        }
+        return next
+    }
+}
