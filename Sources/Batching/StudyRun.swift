@@ -16,6 +16,8 @@ public struct StudyOptions: Sendable {
     public var site: Site?
     /// Regions whose mean luminance is measured per set (in the merged image's output coordinates).
     public var regions: [Region] = []
+    /// How each set's glare is evaluated with a fisheye (DGP, DGI, UGR); nil: not evaluated.
+    public var glare: GlareRequest? = GlareRequest()
     /// Where the merged sets are kept (`<study>/sets/<id>.<ext>`); nil: not kept.
     public var keep: OutputFormat?
     /// A frame whose samples disagree with its neighbour's beyond their noise in more than
@@ -53,6 +55,8 @@ public struct StudySetRecord: Codable, Sendable, Equatable {
     /// The merged image's pixels with a channel clipped in every frame, and their share.
     public var lowerBoundPixels: Int?
     public var lowerBoundShare: Double?
+    /// With a fisheye: DGP, DGI and UGR with their intervals (`glare`).
+    public var glare: StudyGlareRecord?
     /// Per frame: the measured exposure over the metadata's, less 1 (nil for the reference
     /// and for frames whose ratio could not be measured).
     public var ratioResiduals: [Double?]?
@@ -74,6 +78,25 @@ public struct StudySetRecord: Codable, Sendable, Equatable {
     public var software: String
     public var finished: String
     public var shard: String?
+}
+
+/// One set's glare: the metrics with their 95 % intervals and kinds, the sources found.
+public struct StudyGlareRecord: Codable, Sendable, Equatable {
+    public var dgp: GlareMetric
+    public var dgi: GlareMetric
+    /// nil when the background luminance is not positive.
+    public var ugr: GlareMetric?
+    public var sources: Int
+    /// cd/m².
+    public var backgroundLuminance: Double
+
+    public init(_ r: GlareResult) {
+        dgp = r.daylightGlareProbability
+        dgi = r.daylightGlareIndex
+        ugr = r.unifiedGlareRating
+        sources = r.sources.count
+        backgroundLuminance = r.backgroundLuminance
+    }
 }
 
 /// One region of one set: its mean luminance and what it is.
@@ -205,6 +228,11 @@ public struct StudyRun: Sendable {
                 record.illuminanceHigh95 = e.kind == .value ? e.high95 : nil
                 record.illuminanceKind = e.kind.rawValue
                 record.illuminanceClippedShare = e.lowerBoundShare
+                if let glare = options.glare {
+                    let geometry = FisheyeGeometry(lens: lens, width: merged.image.width, height: merged.image.height)
+                    record.glare = StudyGlareRecord(try GlareEvaluation.evaluate(input, geometry: geometry, scaleRelativeUncertainty: e.scaleRelativeUncertainty,
+                                                                                 request: glare))
+                }
             }
             if let target, let format = options.keep {
                 _ = try MergedOutput().write(&merged, format: format, to: target, lens: lens)
@@ -269,7 +297,9 @@ public struct StudyDocument: Encodable {
 public enum StudyTable {
     public static let header = ["set", "start_utc", "end_utc", "mid_utc", "frames", "status", "E_v [lx]", "E_v_u [lx]", "E_v_low95 [lx]",
                                 "E_v_high95 [lx]", "E_v_kind", "E_v_clipped_share [1]", "lower_bound_pixel_share [1]",
-                                "sun_elevation [deg]", "sun_azimuth_from_north [deg]", "flags", "error", "software"]
+                                "sun_elevation [deg]", "sun_azimuth_from_north [deg]", "DGP [1]", "DGP_low95 [1]", "DGP_high95 [1]", "DGP_kind",
+                                "DGI [1]", "DGI_low95 [1]", "DGI_high95 [1]", "UGR [1]", "UGR_low95 [1]", "UGR_high95 [1]", "glare_sources",
+                                "flags", "error", "software"]
 
     /// The regions any record measured, in the order first met, with their units.
     static func regionNames(_ records: [StudySetRecord]) -> [(name: String, units: String)] {
@@ -292,10 +322,17 @@ public enum StudyTable {
             }
             lines.append(([r.id, r.start, r.end, r.mid, String(r.files.count), r.status, n(r.illuminance), n(r.illuminanceUncertainty),
                            n(r.illuminanceLow95), n(r.illuminanceHigh95), r.illuminanceKind ?? "", n(r.illuminanceClippedShare),
-                           n(r.lowerBoundShare), n(r.sunElevation), n(r.sunAzimuth)] + cells + [r.flags.joined(separator: " "), r.error ?? "", r.software])
+                           n(r.lowerBoundShare), n(r.sunElevation), n(r.sunAzimuth)] + glareCells(r.glare) + cells + [r.flags.joined(separator: " "), r.error ?? "", r.software])
                 .map(quoted).joined(separator: ","))
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func glareCells(_ g: StudyGlareRecord?) -> [String] {
+        func n(_ v: Double?) -> String { v.map { String(format: "%.6g", $0) } ?? "" }
+        guard let g else { return Array(repeating: "", count: 11) }
+        return [n(g.dgp.value), n(g.dgp.low95), n(g.dgp.high95), g.dgp.kind.rawValue, n(g.dgi.value), n(g.dgi.low95), n(g.dgi.high95),
+                n(g.ugr?.value), n(g.ugr?.low95), n(g.ugr?.high95), String(g.sources)]
     }
 
     /// Written whole through a temporary file: a reader never sees half a table. Nothing is
@@ -331,7 +368,12 @@ public enum StudySeries {
             HDF5Dataset(name: name, shape: [n], values: .doubles(values.map { $0 ?? .nan }),
                         attributes: [MetadataItem("units", .text(units)), MetadataItem("long_name", .text(long))])
         }
-        let kindCodes = rows.map { r in r.illuminanceKind.flatMap { k in kinds.firstIndex { $0.rawValue == k } } ?? -1 }
+        func kind(_ name: String, _ values: [String?], _ long: String) -> HDF5Dataset {
+            HDF5Dataset(name: name, shape: [n], values: .integers(values.map { v in v.flatMap { k in kinds.firstIndex { $0.rawValue == k } } ?? -1 }),
+                        attributes: [MetadataItem("long_name", .text(long)), MetadataItem("flag_values", .integers(Array(0..<kinds.count))),
+                                     MetadataItem("flag_meanings", .text(kinds.map { $0.rawValue.replacingOccurrences(of: "-", with: "_") }.joined(separator: " "))),
+                                     MetadataItem("missing_value", .integer(-1))])
+        }
         let flagBits = rows.map { r in flagNames.enumerated().reduce(0) { r.flags.contains($1.element) ? $0 | (1 << $1.offset) : $0 } }
         let variables = [
             time("time_start", rows.map { ms($0.start) }, "start of the set's first exposure"),
@@ -345,14 +387,21 @@ public enum StudySeries {
             number("E_v_u", rows.map(\.illuminanceUncertainty), units: "lx", "standard uncertainty of E_v"),
             number("E_v_low95", rows.map(\.illuminanceLow95), units: "lx", "lower end of E_v's 95 % interval"),
             number("E_v_high95", rows.map(\.illuminanceHigh95), units: "lx", "upper end of E_v's 95 % interval (NaN for a lower bound)"),
-            HDF5Dataset(name: "E_v_kind", shape: [n], values: .integers(kindCodes),
-                        attributes: [MetadataItem("long_name", .text("what E_v is")), MetadataItem("flag_values", .integers(Array(0..<kinds.count))),
-                                     MetadataItem("flag_meanings", .text(kinds.map { $0.rawValue.replacingOccurrences(of: "-", with: "_") }.joined(separator: " "))),
-                                     MetadataItem("missing_value", .integer(-1))]),
+            kind("E_v_kind", rows.map(\.illuminanceKind), "what E_v is"),
             number("E_v_clipped_share", rows.map(\.illuminanceClippedShare), units: "1", "share of E_v the pixels clipped in every frame give as recorded"),
             number("lower_bound_pixel_share", rows.map(\.lowerBoundShare), units: "1", "share of the pixels clipped in every frame"),
             number("sun_elevation", rows.map(\.sunElevation), units: "degree", "apparent elevation of the sun at the set's middle"),
             number("sun_azimuth", rows.map(\.sunAzimuth), units: "degree", "azimuth of the sun, east of north"),
+            number("DGP", rows.map { $0.glare?.dgp.value }, units: "1", "daylight glare probability (a lower bound where glare_kind says so)"),
+            number("DGP_low95", rows.map { $0.glare?.dgp.low95 }, units: "1", "lower end of DGP's 95 % interval"),
+            number("DGP_high95", rows.map { $0.glare?.dgp.high95 }, units: "1", "upper end of DGP's 95 % interval (NaN for a bound)"),
+            number("DGI", rows.map { $0.glare?.dgi.value }, units: "1", "daylight glare index"),
+            number("DGI_low95", rows.map { $0.glare?.dgi.low95 }, units: "1", "lower end of DGI's 95 % interval"),
+            number("DGI_high95", rows.map { $0.glare?.dgi.high95 }, units: "1", "upper end of DGI's 95 % interval (NaN for a bound)"),
+            number("UGR", rows.map { $0.glare?.ugr?.value }, units: "1", "unified glare rating"),
+            number("UGR_low95", rows.map { $0.glare?.ugr?.low95 }, units: "1", "lower end of UGR's 95 % interval"),
+            number("UGR_high95", rows.map { $0.glare?.ugr?.high95 }, units: "1", "upper end of UGR's 95 % interval (NaN for a bound)"),
+            kind("glare_kind", rows.map { $0.glare?.dgp.kind.rawValue }, "what DGP, DGI and UGR are"),
             HDF5Dataset(name: "qc_flags", shape: [n], values: .integers(flagBits),
                         attributes: [MetadataItem("long_name", .text("quality flags")),
                                      MetadataItem("flag_masks", .integers(flagNames.indices.map { 1 << $0 })),
@@ -367,10 +416,7 @@ public enum StudySeries {
                 number("L_\(g.name)_u", m.map { $0?.standardUncertainty }, units: units, "its standard uncertainty"),
                 number("L_\(g.name)_low95", m.map { $0?.low95 }, units: units, "lower end of its 95 % interval"),
                 number("L_\(g.name)_high95", m.map { $0?.high95 }, units: units, "upper end of its 95 % interval (NaN for a lower bound)"),
-                HDF5Dataset(name: "L_\(g.name)_kind", shape: [n], values: .integers(m.map { r in r.flatMap { k in kinds.firstIndex { $0.rawValue == k.kind } } ?? -1 }),
-                            attributes: [MetadataItem("long_name", .text("what L_\(g.name) is")), MetadataItem("flag_values", .integers(Array(0..<kinds.count))),
-                                         MetadataItem("flag_meanings", .text(kinds.map { $0.rawValue.replacingOccurrences(of: "-", with: "_") }.joined(separator: " "))),
-                                         MetadataItem("missing_value", .integer(-1))]),
+                kind("L_\(g.name)_kind", m.map { $0?.kind }, "what L_\(g.name) is"),
             ]
         }
         return HDF5Series(dimension: time("time", rows.map { ms($0.mid) }, "middle of the set's exposures", standard: true), variables: variables + regionVariables,

@@ -11,14 +11,14 @@ extension SceneLinearCommand {
                 EXR/HDF5 file converted or merged in luminance or radiance units; a merge's standard \
                 deviation layer gives each pixel's noise), looking along the view direction with \
                 the image's up as up. Detects glare sources as evalglare does by default: pixels \
-                above --threshold cd/m² (2000; a value of 100 or less multiplies the circle's mean \
+                above --glare-threshold cd/m² (2000; a value of 100 or less multiplies the circle's mean \
                 luminance), joined when closer than --merge-angle, pixels at or above --peak-limit \
                 split off as sources of their own. Then, with E_v over the pixels in front of the \
                 lens and Guth's position index (Iwata and Osterhaus's below the line of sight): \
                 DGP = 5.87e-5 E_v + 0.092 log10(1 + Σ L²ω / (E_v^1.87 P²)) + 0.159 (at most 1), \
                 DGI, and UGR with the background luminance (E_v − E_dir)/π.
 
-                The 95 % intervals come from --draws Monte Carlo draws (seeded by --seed): each \
+                The 95 % intervals come from --glare-draws Monte Carlo draws (seeded by --glare-seed): each \
                 scales the image by one factor from the scale's uncertainty, adds each pixel's \
                 noise, detects the sources again and recomputes every metric. A glare source with \
                 a pixel clipped in every frame makes the metrics lower bounds (only the lower end \
@@ -31,20 +31,7 @@ extension SceneLinearCommand {
 
         @OptionGroup var fisheye: FisheyeOptions
 
-        @Option(help: ArgumentHelp("Glare-source threshold: above 100, a luminance in cd/m²; 100 or less, a factor on the circle's mean luminance.", valueName: "cd/m²|factor"))
-        var threshold: Double = 2000
-
-        @Option(help: ArgumentHelp("Pixels at or above this luminance (cd/m²) form glare sources of their own; 0: no split.", valueName: "cd/m²"))
-        var peakLimit: Double = 50_000
-
-        @Option(help: ArgumentHelp("Candidate pixels closer than this angle belong to one glare source (evalglare's -r 0.2 rad is 5.73°).", valueName: "degrees"))
-        var mergeAngle: Double = 0.1 * 180 / .pi
-
-        @Option(help: ArgumentHelp("Monte Carlo draws for the 95 % intervals (40 to 100000).", valueName: "n"))
-        var draws = 200
-
-        @Option(help: ArgumentHelp("The draws' seed.", valueName: "n"))
-        var seed: UInt64 = 1
+        @OptionGroup var glare: GlareOptions
 
         @OptionGroup var unitOptions: UnitOptions
 
@@ -54,21 +41,10 @@ extension SceneLinearCommand {
 
         @OptionGroup var limits: LimitOptions
 
-        var request: GlareRequest {
-            var r = GlareRequest()
-            r.threshold = threshold
-            r.peakLimit = peakLimit > 0 ? peakLimit : nil
-            r.mergeAngle = mergeAngle * .pi / 180
-            r.draws = draws
-            r.seed = seed
-            return r
-        }
-
         func validate() throws {
             try fisheye.requireProjectionForLensOptions()
             guard fisheye.projection != nil else { throw ValidationError("Missing expected argument '--projection <projection>'") }
-            if peakLimit < 0 || !peakLimit.isFinite { throw ValidationError("--peak-limit must be 0 (no split) or a positive luminance") }
-            if let problem = request.problem { throw ValidationError(problem) }
+            try glare.validate()
         }
 
         func run() throws {
@@ -80,7 +56,7 @@ extension SceneLinearCommand {
                 options.includeMasks = false
                 limits.apply(to: &options)
                 let results = try limits.withParallelism {
-                    try files.map { file in try Pipeline.glare(file, lens: lensRequest, options: options, request: request) }
+                    try files.map { file in try Pipeline.glare(file, lens: lensRequest, options: options, request: glare.request) }
                 }
                 if style.json {
                     print(try ReportJSON.encode(GlareDocument(results: results)))
@@ -119,5 +95,38 @@ extension SceneLinearCommand {
                 return "\(name) = \(v), 95 % interval [\(f(m.low95)), \(f(m.high95))]" + (m.kind == .clippingUnknown ? " (clipping unknown)" : "")
             }
         }
+    }
+}
+
+/// How glare sources are detected and the intervals drawn (`glare`, `sequence`).
+struct GlareOptions: ParsableArguments {
+    @Option(name: .customLong("glare-threshold"), help: ArgumentHelp("Glare-source threshold: above 100, a luminance in cd/m²; 100 or less, a factor on the circle's mean luminance.", valueName: "cd/m²|factor"))
+    var threshold: Double = 2000
+
+    @Option(help: ArgumentHelp("Pixels at or above this luminance (cd/m²) form glare sources of their own; 0: no split.", valueName: "cd/m²"))
+    var peakLimit: Double = 50_000
+
+    @Option(help: ArgumentHelp("Candidate pixels closer than this angle belong to one glare source (evalglare's -r 0.2 rad is 5.73°).", valueName: "degrees"))
+    var mergeAngle: Double = 0.1 * 180 / .pi
+
+    @Option(name: .customLong("glare-draws"), help: ArgumentHelp("Monte Carlo draws for the 95 % intervals (40 to 100000).", valueName: "n"))
+    var draws = 200
+
+    @Option(name: .customLong("glare-seed"), help: ArgumentHelp("The glare draws' seed.", valueName: "n"))
+    var seed: UInt64 = 1
+
+    var request: GlareRequest {
+        var r = GlareRequest()
+        r.threshold = threshold
+        r.peakLimit = peakLimit > 0 ? peakLimit : nil
+        r.mergeAngle = mergeAngle * .pi / 180
+        r.draws = draws
+        r.seed = seed
+        return r
+    }
+
+    func validate() throws {
+        if peakLimit < 0 || !peakLimit.isFinite { throw ValidationError("--peak-limit must be 0 (no split) or a positive luminance") }
+        if let problem = request.problem { throw ValidationError(problem) }
     }
 }

@@ -24,7 +24,8 @@ extension SceneLinearCommand {
                 With -o STUDY (a folder, created), the grouping is written to STUDY/grouping.json \
                 and, unless --group-only, each set is merged (as `merge` does, in --units luminance \
                 by default) and measured, one after another: E_v with its 95 % interval or as a \
-                lower bound (with --projection), each --region's mean luminance with its interval, \
+                lower bound (with --projection), DGP, DGI and UGR with their intervals (with \
+                --projection, as `glare` evaluates them; --no-glare skips them), each --region's mean luminance with its interval, \
                 the share of pixels clipped in every frame, each \
                 frame's measured exposure ratio against its metadata's, the sun's elevation and \
                 azimuth at the set's middle (from --site or the first frame's GPS tags) and QC flags \
@@ -33,7 +34,7 @@ extension SceneLinearCommand {
                 under a lock: shards of a Slurm job array, or --shard i/n, share the folder, each in \
                 its own sets-<i>-of-<n>.jsonl); a rerun skips the sets already measured whose frames \
                 are unchanged (--no-resume redoes them) and redoes a set cut off by a kill. At the end \
-                STUDY/timeseries.csv holds every set measured so far, units in its header, STUDY/timeseries.h5 the same with a CF time coordinate (xarray.open_dataset opens it), and STUDY/illuminance.png E_v against time with 95 % intervals and lower bounds drawn as bounds. --keep \
+                STUDY/timeseries.csv holds every set measured so far, units in its header, STUDY/timeseries.h5 the same with a CF time coordinate (xarray.open_dataset opens it), STUDY/illuminance.png E_v and STUDY/glare.png DGP against time with 95 % intervals and lower bounds drawn as bounds. --keep \
                 exr|h5|hdr also writes each merged set to STUDY/sets/<id>.<ext>. A set that cannot \
                 be merged (frames of different scenes, another camera) is recorded as failed with \
                 its error and the run goes on; the exit code is then that error's. \
@@ -55,7 +56,7 @@ extension SceneLinearCommand {
         @Option(parsing: .unconditional, help: ArgumentHelp("The camera clock's zone for files without OffsetTimeOriginal: ±HH:MM east of UTC.", valueName: "±HH:MM"))
         var utcOffset: String?
 
-        @Option(name: .shortAndLong, help: ArgumentHelp("The study's folder (created): grouping.json, sets.jsonl, timeseries.csv, timeseries.h5, illuminance.png.", valueName: "study/"))
+        @Option(name: .shortAndLong, help: ArgumentHelp("The study's folder (created): grouping.json, sets.jsonl, timeseries.csv, timeseries.h5, illuminance.png, glare.png.", valueName: "study/"))
         var output: String?
 
         @Flag(help: "With -o: write the grouping only, measure nothing.")
@@ -76,6 +77,11 @@ extension SceneLinearCommand {
         @OptionGroup var fisheye: FisheyeOptions
 
         @OptionGroup var regionOptions: RegionOptions
+
+        @OptionGroup var glare: GlareOptions
+
+        @Flag(help: "With a fisheye: do not evaluate glare (DGP, DGI, UGR) per set.")
+        var noGlare = false
 
         @OptionGroup var unitOptions: UnitOptions
 
@@ -114,6 +120,7 @@ extension SceneLinearCommand {
             limits.apply(to: &options.merge.develop)
             options.fisheye = fisheye.request
             options.regions = regionOptions.regions
+            options.glare = noGlare ? nil : glare.request
             options.site = try site.map { try Site.parse($0).get() }
             options.keep = keep.flatMap { OutputFormat(pathExtension: $0) }
             if let shard { options.shard = shard } else if let fromArray = try Shard.fromSlurm() { options.shard = fromArray }
@@ -139,6 +146,7 @@ extension SceneLinearCommand {
                 try StudyTable.write(summary.records, to: output + "/timeseries.csv")
                 if !summary.records.isEmpty { try StudySeries.series(summary.records).write(to: output + "/timeseries.h5") }
                 try StudyChart.write(summary.records, to: output + "/illuminance.png")
+                try StudyChart.write(summary.records, .glareProbability, to: output + "/glare.png")
                 if style.json {
                     print(try ReportJSON.encode(StudyDocument(grouping: report, summary: summary)))
                 } else if !style.quiet {
