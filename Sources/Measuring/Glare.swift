@@ -260,7 +260,7 @@ public struct GlareEvaluation: Sendable {
     /// Guth's position index at image point `centre` (evalglare's form of it): from the
     /// IES handbook's equation above the line of sight, Iwata and Osterhaus's below it; at
     /// most 16. Also σ and τ, degrees.
-    static func positionIndex(_ lens: FisheyeLens, at centre: SIMD2<Double>) -> (index: Double, sigma: Double, tau: Double) {
+    public static func positionIndex(_ lens: FisheyeLens, at centre: SIMD2<Double>) -> (index: Double, sigma: Double, tau: Double) {
         let d = lens.direction(x: centre.x, y: centre.y) ?? SIMD3(0, 0, 1)
         let deg = 180 / Double.pi
         let sigma = acos(min(1, max(-1, d.z))) * deg

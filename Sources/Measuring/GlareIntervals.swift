@@ -51,8 +51,8 @@ extension GlareEvaluation {
     /// The metrics of every draw, in draw order.
     func draws(request: GlareRequest, scaleU: Double, absolute: Bool) -> [Numbers] {
         let out = Mutex([Numbers?](repeating: nil, count: request.draws))
-        let chunks = min(request.draws, 8 * max(1, ProcessInfo.processInfo.activeProcessorCount))
-        DispatchQueue.concurrentPerform(iterations: chunks) { c in
+        let chunks = min(request.draws, 8 * Parallel.threadCount)
+        Parallel.forEach(chunks) { c in
             for d in stride(from: c, to: request.draws, by: chunks) {
                 let n = draw(d, request: request, scaleU: scaleU, absolute: absolute)
                 out.withLock { $0[d] = n }
