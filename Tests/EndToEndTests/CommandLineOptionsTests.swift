@@ -7,24 +7,24 @@ import TestSupport
 /// (and one default) wherever it appears, and no command lost or gained one.
 @Suite struct CommandLineOptionsTests {
     /// The subcommands, in the order the root help lists them.
-    static let commands = ["info", "convert", "merge", "illuminance", "stats", "histogram", "ratio", "report", "calibrate",
+    static let commands = ["info", "convert", "merge", "illuminance", "glare", "stats", "histogram", "ratio", "report", "calibrate",
                            "calibrate-lens", "simulate", "validate", "manifest", "sequence", "sun", "testchart"]
 
     static let analysis: Set<String> = ["stats", "histogram", "ratio", "report"]
     /// The commands that decode DNGs within limits (`LimitOptions`).
-    static let decoding: Set<String> = analysis.union(["convert", "merge", "illuminance", "calibrate", "sequence"])
+    static let decoding: Set<String> = analysis.union(["convert", "merge", "illuminance", "glare", "calibrate", "sequence"])
     /// Those and calibrate-lens (which develops with its own demosaicing: superpixels).
     static let limited: Set<String> = decoding.union(["calibrate-lens"])
     /// The commands with absolute units (`UnitOptions`).
-    static let units: Set<String> = analysis.union(["convert", "merge", "illuminance", "sequence"])
-    static let fisheye: Set<String> = analysis.union(["merge", "illuminance", "calibrate", "sequence"])
+    static let units: Set<String> = analysis.union(["convert", "merge", "illuminance", "glare", "sequence"])
+    static let fisheye: Set<String> = analysis.union(["merge", "illuminance", "glare", "calibrate", "sequence"])
 
     /// Each shared option and the commands that list it.
     static let shared: [String: Set<String>] = [
         "--quiet": Set(commands),
-        "--json": ["info", "convert", "merge", "illuminance", "stats", "histogram", "ratio", "calibrate", "calibrate-lens", "validate", "sequence", "sun"],
+        "--json": ["info", "convert", "merge", "illuminance", "glare", "stats", "histogram", "ratio", "calibrate", "calibrate-lens", "validate", "sequence", "sun"],
         "--timings": ["convert", "merge"],
-        "--overwrite": Set(commands).subtracting(["info", "sun"]),
+        "--overwrite": Set(commands).subtracting(["info", "sun", "glare"]),
         "--demosaic": decoding,
         "--exposure": analysis.union(["convert", "merge"]),
         "--source": analysis.union(["convert"]),
@@ -59,6 +59,11 @@ import TestSupport
         "--csv": ["stats", "histogram", "ratio"],
         "--ev-map": ["stats", "histogram", "ratio"],
         "--utc-offset": ["sequence", "sun"],
+        "--glare-threshold": ["glare", "sequence"],
+        "--peak-limit": ["glare", "sequence"],
+        "--merge-angle": ["glare", "sequence"],
+        "--glare-draws": ["glare", "sequence"],
+        "--glare-seed": ["glare", "sequence"],
     ]
 
     /// Options of one command that share a name with a shared option but mean something of

@@ -95,6 +95,7 @@ import TestSupport
         _ = try run("merge", ["merge"] + frames + ["-o", pictures.appendingPathComponent("f.hdr").path, "--units", "luminance",
                               "--projection", "equidistant", "--json"])
         _ = try run("illuminance", ["illuminance", frames[2], "--projection", "equisolid", "-o", pictures.appendingPathComponent("i.hdr").path, "--json"])
+        _ = try run("glare", ["glare", frames[2], "--projection", "equisolid", "--glare-draws", "40", "--json"])
         // The sun at given times and at a capture time with its offset.
         let timed = dir.appendingPathComponent("timed")
         let made2 = try TestData.run(try CLI.binary, ["simulate", "--size", "96x64", "--capture-time", "2003:10:17 12:30:30", "--capture-offset", "-07:00", "-o", timed.path, "-q"])
@@ -121,7 +122,8 @@ import TestSupport
         #expect(unassigned.contains { ($0["file"] as? String)?.hasSuffix("g.dng") == true && ($0["reason"] as? String)?.contains("no capture time") == true })
         #expect(try String(contentsOfFile: grouping, encoding: .utf8) == grouped.stdout)
         // The sets merged and measured: the study's document, its manifest and time series.
-        let measured = try run("study", ["sequence", study.path, "-o", studyDir, "--json"], status: 0)
+        let measured = try run("study", ["sequence", study.path, "-o", studyDir, "--projection", "equidistant", "--glare-draws", "40", "--json"], status: 0)
+        #expect(measured.stdout.contains("\"dgp\""), "\(measured.stdout)")
         #expect(measured.stdout.contains("\"measured\" : 2"), "\(measured.stdout)")
         let table = try String(contentsOfFile: studyDir + "/timeseries.csv", encoding: .utf8)
         #expect(table.hasPrefix("set,start_utc,end_utc,mid_utc,frames,status,E_v [lx]") && table.split(separator: "\n").count == 3, "\(table)")
