@@ -23,6 +23,18 @@ extension SceneLinearCommand {
                 scene, and one truth (<name>.truth.exr, .truth.h5, .truth.json) in the units of the 0 EV \
                 exposure; `merge` merges the frames and `validate <name>_1.dng <name>_2.dng …` checks \
                 the merge against the truth.
+
+                --day YYYY-MM-DD simulates a study's day (docs/studies.md#a-simulated-day): --sets \
+                brackets (--bracket, default -8,-4,0) --interval minutes apart from --first-set (local \
+                time, --capture-offset its UTC offset), of a 180° equidistant fisheye looking at the \
+                zenith (--size, default 160x160) under a CIE overcast sky whose sun moves as `sun` \
+                computes it for --site and brightens with its elevation (caught by the shortest frame \
+                when low, clipped in every frame when high); --clouds lists sets whose longest frame \
+                sees a cloud the others do not. Writes <name>-<k>_<i>.dng with each set's truth \
+                (<name>-<k>.truth.*), <name>.day.jsonl (per set: time, sun, E_v and DGP, DGI, UGR of \
+                the truth luminance map) and <name>.camera.json (the simulation's own camera constant \
+                as a calibration, ±0.2 %). `validate <name>.day.jsonl --study STUDY` checks a study \
+                of the day against it.
                 """)
 
         @Option(help: "Scene: a built-in name, a .json description, or a .exr/.h5 radiance map or a Radiance .hdr picture.")
@@ -41,8 +53,26 @@ extension SceneLinearCommand {
         @Option(help: "Base name of the files (default: the scene's name).")
         var name: String?
 
-        @Option(help: ArgumentHelp("Image width and height for built-in scenes (default 1024x768).", valueName: "size"), transform: ArgumentValue.imageSize)
-        var size = ImageSize(width: 1024, height: 768)
+        @Option(help: ArgumentHelp("Image width and height for built-in scenes (default 1024x768; with --day 160x160, square).", valueName: "size"), transform: ArgumentValue.imageSize)
+        var size: ImageSize?
+
+        @Option(help: ArgumentHelp("Simulate a study's day on this local date: one bracket per set (see above).", valueName: "YYYY-MM-DD"))
+        var day: String?
+
+        @Option(parsing: .unconditional, help: ArgumentHelp("With --day: the site, latitude,longitude[,elevation] (degrees north and east, metres).", valueName: "lat,lon[,m]"))
+        var site: String?
+
+        @Option(help: ArgumentHelp("With --day: the local time of the first set.", valueName: "HH:MM"))
+        var firstSet = "06:00"
+
+        @Option(help: ArgumentHelp("With --day: minutes from one set to the next.", valueName: "minutes"))
+        var interval: Double = 10
+
+        @Option(help: ArgumentHelp("With --day: the number of sets.", valueName: "n"))
+        var sets = 60
+
+        @Option(help: ArgumentHelp("With --day: sets (from 1, comma-separated) whose longest frame sees a cloud the others do not.", valueName: "k,k,..."))
+        var clouds: String?
 
         @Option(help: "Layout: linear-raw (3 samples per pixel, like ProRAW) or cfa.")
         var layout: String?
@@ -80,6 +110,13 @@ extension SceneLinearCommand {
         var frameFilter: [FrameFilter] = []
 
         func validate() throws {
+            if day == nil, site != nil || clouds != nil { throw ValidationError("--site and --clouds need --day") }
+            if day != nil {
+                _ = try dayPlan()
+                if !frameFilter.isEmpty { throw ValidationError("--frame-filter does not apply to --day") }
+                if let size, size.width != size.height { throw ValidationError("--day needs a square --size") }
+                return
+            }
             guard let stops = bracket?.stops else {
                 if !frameFilter.isEmpty { throw ValidationError("--frame-filter needs --bracket") }
                 return
@@ -87,6 +124,26 @@ extension SceneLinearCommand {
             for f in frameFilter where f.frame >= stops.count {
                 throw ValidationError("--frame-filter \(f.frame + 1)=…: the bracket has \(stops.count) frames")
             }
+        }
+
+        /// The day of --day.
+        func dayPlan() throws -> DayPlan {
+            guard let day else { throw ValidationError("no --day") }
+            guard let site else { throw ValidationError("--day needs --site") }
+            guard let offset = captureOffset else { throw ValidationError("--day needs --capture-offset (the camera clock's UTC offset)") }
+            if captureTime != nil { throw ValidationError("--day sets each set's capture time: leave out --capture-time") }
+            var plan = DayPlan(site: try Site.parse(site).mapError { ValidationError($0.description) }.get(), date: day, utcOffset: offset,
+                               firstSet: firstSet, interval: interval, sets: sets)
+            if let stops = bracket?.stops { plan.stops = stops }
+            if let size { plan.size = size.width }
+            if let seed { plan.seed = seed }
+            if let clouds {
+                let list = clouds.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+                guard list.allSatisfy({ $0 != nil }) else { throw ValidationError("--clouds: give set numbers from 1, comma-separated") }
+                plan.clouds = list.map { $0! - 1 }
+            }
+            if let problem = plan.problem { throw ValidationError(problem) }
+            return plan
         }
 
         /// The camera file with the options' overrides.
@@ -116,7 +173,9 @@ extension SceneLinearCommand {
 
         func run() throws {
             try reportingFailures {
+                if day != nil { return try runDay() }
                 let model = try cameraModel()
+                let size = self.size ?? ImageSize(width: 1024, height: 768)
                 let rendered = try Pipeline.loadScene(scene, width: size.width, height: size.height)
                 try Pipeline.prepareSimulationDirectory(output)
                 let quiet = quietOption.quiet
@@ -142,6 +201,20 @@ extension SceneLinearCommand {
                     if let path = result.files[role] { print("wrote \(path) (\(role))") }
                 }
             }
+        }
+
+        /// --day: the day's sets, their truths, the simulation's calibration.
+        func runDay() throws {
+            let plan = try dayPlan()
+            var model = try cameraModel()
+            model.captureOffset = plan.utcOffset
+            try Pipeline.prepareSimulationDirectory(output)
+            let name = self.name ?? "day"
+            let truths = try Pipeline.simulateDay(plan, camera: model, name: name, directory: output)
+            if quietOption.quiet { return }
+            let measured = truths.filter { ($0.sunOverWhite ?? 0) <= 1 }.count
+            print("simulated \(truths.count) sets of \(plan.stops.count) frames (\(plan.size)×\(plan.size)) from \(truths.first!.mid) to \(truths.last!.mid): the sun caught by the shortest frame in \(measured), clipped in every frame in \(truths.count - measured), \(plan.clouds.count) with a cloud")
+            print("wrote \(output)/\(name).day.jsonl (truth per set), \(output)/\(name).camera.json (the simulation's camera constant)")
         }
     }
 
@@ -179,6 +252,9 @@ extension SceneLinearCommand {
         @Option(name: .customLong("lens"), help: ArgumentHelp("A lens calibration (`calibrate-lens`; repeat for other apertures): the capture is checked with its vignetting divided out, against the scene (the noise variance is reported, not judged: the correction's per-channel gains are not in the noise model).", valueName: "lens.json"))
         var lensFiles: [String] = []
 
+        @Option(help: ArgumentHelp("A study (`sequence -o`) of a simulated day: FILE is the day's <name>.day.jsonl; each set's E_v and DGP are checked against its truth.", valueName: "study/"))
+        var study: String?
+
         @Option(help: ArgumentHelp("Also draw the bias per patch with 95 % intervals (.png, .svg or .pdf); for a noisy capture, the measured/predicted noise variance goes to <name>-noise.<ext>.", valueName: "path"))
         var plot: String?
 
@@ -186,6 +262,9 @@ extension SceneLinearCommand {
             if let plot {
                 let ext = URL(fileURLWithPath: plot).pathExtension.lowercased()
                 guard ["png", "svg", "pdf"].contains(ext) else { throw ValidationError("--plot must end in .png, .svg or .pdf") }
+            }
+            if study != nil && (files.count > 1 || plot != nil || !ratio.isEmpty || calibration != nil || !lensFiles.isEmpty || truth != nil) {
+                throw ValidationError("--study takes one file, the day's .day.jsonl, and none of --plot, --ratio, --calibration, --lens, --truth")
             }
             if files.count > 1 && (plot != nil || !ratio.isEmpty || calibration != nil || !lensFiles.isEmpty) {
                 throw ValidationError("--plot, --ratio, --calibration and --lens apply to one capture, not to a bracket")
@@ -202,6 +281,13 @@ extension SceneLinearCommand {
         func run() throws {
             var passed = true
             try reportingFailures(json: style.json) {
+                if let study {
+                    guard FileManager.default.fileExists(atPath: study) else { throw ContainerError.fileNotFound(path: study) }
+                    let report = Pipeline.validateDay(truths: try Pipeline.readDay(file), records: Array(StudyRun.readRecords(in: study).values))
+                    print(style.json ? try report.json() : report.text)
+                    passed = report.passed
+                    return
+                }
                 passed = files.count > 1 ? try validateBracket() : try validateCapture()
             }
             if !passed { throw ExitCode(20) }
