@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Closed loop, throughput and memory of a study over simulated days.
+
+For each seed, two days are simulated with `scenelinear simulate --day` (a 180° fisheye at the
+zenith, a CIE overcast sky and a sun moving by the tool's solar equations; brackets -8,-6,-4,-2,0
+EV, 5 frames per set):
+
+- a winter day (Munich, 21 December, sets every 7 minutes from 08:10): the sun stays low, so
+  the shortest frame catches it in every set — E_v and DGP are values with intervals;
+- a summer day (21 June, sets every 15 minutes from 05:00, one set in ten with a cloud in its
+  longest frame): the midday sun is clipped in every frame — lower bounds — and the clouds must
+  be flagged.
+
+Each day is measured with `scenelinear sequence` (the simulation's own camera constant as the
+calibration, ±0.2 %, exact exposure settings), then checked with `scenelinear validate
+DAY.jsonl --study STUDY --json`. Reports the coverage of E_v's and DGP's 95 % intervals over the
+sets with the sun measured (pooled over seeds), the lower bounds above the truth, the clouds
+flagged; and, for the first seed's winter day, the study's wall time and peak memory against
+merging the same sets one by one with `scenelinear merge` (each process timed with wait4).
+
+Usage: benchmarks/study_day.py [--seeds 3] [--size 160] [--bin .build/release/scenelinear]
+                               [--out docs/study-day.md]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+SITE = "48.1,11.6,520"
+DAYS = {
+    "winter": dict(date="2026-12-21", offset="+01:00", first="08:10", interval=7, sets=68, clouds=[]),
+    "summer": dict(date="2026-06-21", offset="+02:00", first="05:00", interval=15, sets=64, clouds=[7, 17, 27, 37, 47, 57]),
+}
+STOPS = "-8,-6,-4,-2,0"
+
+
+def run(args, ok=(0,)):
+    r = subprocess.run(args, capture_output=True, text=True)
+    if r.returncode not in ok:
+        sys.exit(f"{' '.join(args)} failed ({r.returncode}): {r.stderr}")
+    return r.stdout
+
+
+def measure(args):
+    """Wall time and peak RSS (MB) of one process, from wait4's rusage."""
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.execv(args[0], args)
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.monotonic() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{' '.join(args)} failed ({os.waitstatus_to_exitcode(status)})")
+    return wall, usage.ru_maxrss / 1024
+
+
+def day(binary, work, kind, seed, size):
+    d = DAYS[kind]
+    folder = os.path.join(work, f"{kind}-{seed}")
+    args = [binary, "simulate", "--day", d["date"], "--site", SITE, "--capture-offset", d["offset"], "--first-set", d["first"],
+            "--interval", str(d["interval"]), "--sets", str(d["sets"]), f"--bracket={STOPS}", "--size", f"{size}x{size}",
+            "--seed", str(seed), "-o", folder, "-q"]
+    if d["clouds"]:
+        args += ["--clouds", ",".join(str(c) for c in d["clouds"])]
+    run(args)
+    return folder
+
+
+def study_args(binary, folder, study):
+    return [binary, "sequence", folder, "-o", study, "--calibration", os.path.join(folder, "day.camera.json"),
+            "--settings-uncertainty", "0", "--projection", "equidistant", "--site", SITE, "-q"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--size", type=int, default=160)
+    ap.add_argument("--bin", default=".build/release/scenelinear")
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    binary = os.path.abspath(a.bin)
+    totals = {"values": 0, "e": 0, "dgp": 0, "bounds": 0, "above": 0, "clouds": 0, "flagged": 0, "failed": 0, "sets": 0}
+    per_day = []
+    speed = None
+    with tempfile.TemporaryDirectory() as work:
+        for seed in range(1, a.seeds + 1):
+            for kind in DAYS:
+                folder = day(binary, work, kind, seed, a.size)
+                study = os.path.join(work, f"study-{kind}-{seed}")
+                wall, rss = measure(study_args(binary, folder, study))
+                report = json.loads(run([binary, "validate", os.path.join(folder, "day.day.jsonl"), "--study", study, "--json"], ok=(0, 20)))
+                for k, src in [("values", "valueSets"), ("e", "illuminanceCovered"), ("dgp", "dgpCovered"), ("bounds", "lowerBounds"),
+                               ("above", "boundsAboveTruth"), ("clouds", "cloudSets"), ("flagged", "cloudsFlagged"), ("failed", "failed")]:
+                    totals[k] += report[src]
+                totals["sets"] += len(report["sets"])
+                per_day.append((kind, seed, report, wall))
+                print(f"{kind} seed {seed}: {report['valueSets']} values, E_v {report['illuminanceCovered']}, DGP {report['dgpCovered']}, "
+                      f"{report['lowerBounds']} bounds ({report['boundsAboveTruth']} above), clouds {report['cloudsFlagged']}/{report['cloudSets']}, "
+                      f"{report['failed']} failed, study {wall:.1f} s", file=sys.stderr)
+                if speed is None and kind == "winter":
+                    records = [json.loads(l) for l in open(os.path.join(study, "sets.jsonl"))]
+                    merges = []
+                    for r in records:
+                        out = os.path.join(work, "merged.exr")
+                        merges.append(measure([binary, "merge", *r["files"], "-o", out, "--units", "luminance", "--calibration",
+                                               os.path.join(folder, "day.camera.json"), "--overwrite", "-q"]))
+                    speed = dict(sets=len(records), study=wall, study_rss=rss, merges=sum(w for w, _ in merges),
+                                 merge_rss=max(m for _, m in merges))
+    n = totals["values"]
+    lines = ["# A study over simulated days", "",
+             f"`benchmarks/study_day.py --seeds {a.seeds} --size {a.size}`: per seed a winter day ({DAYS['winter']['sets']} sets, the sun "
+             f"caught by the shortest frame) and a summer day ({DAYS['summer']['sets']} sets, the midday sun clipped in every frame, "
+             f"{len(DAYS['summer']['clouds'])} clouds); brackets {STOPS} EV, {a.size} px, the simulation's camera constant as the "
+             "calibration (±0.2 %).", "",
+             "| | sets | held the truth | coverage |", "|---|---|---|---|",
+             f"| E_v 95 % intervals (sun measured) | {n} | {totals['e']} | {100 * totals['e'] / max(1, n):.1f} % |",
+             f"| DGP 95 % intervals (sun measured) | {n} | {totals['dgp']} | {100 * totals['dgp'] / max(1, n):.1f} % |", "",
+             f"Lower bounds (sun clipped in every frame): {totals['bounds']}, above the truth: {totals['above']}. "
+             f"Cloud sets flagged `scene-changed`: {totals['flagged']} of {totals['clouds']}. Sets that failed (frames whose "
+             f"ratio could not be checked): {totals['failed']} of {totals['sets']}.", ""]
+    if speed:
+        lines += ["## Throughput and memory", "",
+                  f"The first winter day ({speed['sets']} sets of 5 frames): `sequence` (merge, E_v, DGP/DGI/UGR with 200 draws, sun, "
+                  f"manifest, CSV, HDF5, charts) against `merge` of each set to an EXR, one process per set.", "",
+                  "| | wall (s) | peak RSS (MB) |", "|---|---|---|",
+                  f"| sequence | {speed['study']:.2f} | {speed['study_rss']:.0f} |",
+                  f"| merge, set by set (sum; largest peak) | {speed['merges']:.2f} | {speed['merge_rss']:.0f} |",
+                  f"| ratio | throughput {speed['merges'] / speed['study']:.2f}× | {speed['study_rss'] / speed['merge_rss']:.2f}× |", ""]
+    text = "\n".join(lines)
+    print(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
