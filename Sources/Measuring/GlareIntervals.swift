@@ -8,8 +8,10 @@ import Synchronization
 /// by one factor K = exp(u · z) (the absolute scale is shared by every pixel), adds to each
 /// candidate pixel its own noise (σ from the standard deviation layer or the noise profile)
 /// and to the rest of E_v the noise of its sum, detects the sources again and recomputes the
-/// metrics; the 2.5 % and 97.5 % points of the draws bound the 95 % interval. Draw d uses its
-/// own stream of the seed, so the result does not depend on the number of threads.
+/// metrics; the 2.5 % and 97.5 % points of the draws, reflected about the value, bound the 95 %
+/// interval. Draw d uses its
+/// own stream of the seed, so the result does not depend on the number of threads. The interval
+/// is the basic bootstrap's, the draws reflected about the value (`result`).
 extension GlareEvaluation {
     func result(path: String, request: GlareRequest, scaleU: Double) -> GlareResult {
         let absolute = request.threshold > 100
@@ -20,13 +22,18 @@ extension GlareEvaluation {
         let outside = clippedPixels - clippedInSources
         let kind: ResultKind = !clippingKnown ? .clippingUnknown : clippedPixels == 0 ? .value : outside == 0 ? .lowerBound : .undetermined
         let eKind: ResultKind = !clippingKnown ? .clippingUnknown : clippedPixels == 0 ? .value : .lowerBound
-        func metric(_ value: Double, _ kind: ResultKind, _ pick: (Numbers) -> Double?) -> GlareMetric {
+        // The basic (reflected) bootstrap interval [2v − q97.5, 2v − q2.5]: the draws scatter
+        // about the value as the value scatters about the truth, bias included — noise adds to
+        // L² and lifts pixels over the threshold — so reflecting removes that bias once.
+        func metric(_ value: Double, _ kind: ResultKind, most: Double = .infinity, _ pick: (Numbers) -> Double?) -> GlareMetric {
             let values = draws.compactMap(pick).sorted()
             let mean = values.reduce(0, +) / Double(max(1, values.count))
             let u = (values.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(max(1, values.count - 1))).squareRoot()
+            let low = Self.quantile(values, 0.975).map { min(most, 2 * value - $0) }
+            let high = Self.quantile(values, 0.025).map { min(most, 2 * value - $0) }
             return GlareMetric(value: value, kind: kind, standardUncertainty: u,
-                               low95: kind == .value || kind == .lowerBound || kind == .clippingUnknown ? Self.quantile(values, 0.025) : nil,
-                               high95: kind == .value || kind == .clippingUnknown ? Self.quantile(values, 0.975) : nil)
+                               low95: kind == .value || kind == .lowerBound || kind == .clippingUnknown ? low : nil,
+                               high95: kind == .value || kind == .clippingUnknown ? high : nil)
         }
         var notes: [String] = []
         if nominal.dgp < 0.2 { notes.append("DGP below 0.2 lies outside the range of the study it was fitted to") }
@@ -37,7 +44,7 @@ extension GlareEvaluation {
             file: path, lens: lens, request: request, threshold: threshold, meanLuminance: meanLuminance,
             illuminance: metric(illuminance, eKind) { $0.illuminance },
             backgroundLuminance: nominal.background,
-            daylightGlareProbability: metric(nominal.dgp, kind) { $0.dgp },
+            daylightGlareProbability: metric(nominal.dgp, kind, most: 1) { $0.dgp },
             daylightGlareIndex: metric(nominal.dgi, kind) { $0.dgi },
             unifiedGlareRating: nominal.ugr.map { ugr in metric(ugr, kind) { $0.ugr } },
             sources: sources.map { s in

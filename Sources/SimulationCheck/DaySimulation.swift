@@ -82,8 +82,9 @@ public struct DaySetTruth: Sendable, Codable, Equatable {
     public var mid: String
     /// The sun's apparent elevation and azimuth (east of north), degrees, at `mid`.
     public var sunElevation: Double, sunAzimuth: Double
-    /// E_v on the plane facing the zenith (lux), and DGP, DGI and UGR of the truth luminance
-    /// map (`GlareEvaluation` on the noise-free rendering in cd/m²).
+    /// E_v on the plane facing the zenith (lux), DGP, DGI and UGR of the truth luminance map
+    /// (`GlareEvaluation` on the noise-free rendering in cd/m², summed over its pixels as a
+    /// measurement sums them).
     public var illuminance: Double
     public var dgp: Double, dgi: Double, ugr: Double?
     /// The sun's radiance over the shortest frame's white level: above 1, clipped in every frame.
@@ -148,7 +149,7 @@ extension Pipeline {
         let photometry = out.record.photometry!
         let truthGlare = try truthGlare(out.files["truth-exr"]!, luminancePerOutput: photometry.luminancePerOutput, size: plan.size, request: glare)
         return DaySetTruth(set: k + 1, files: out.frames.map { URL(fileURLWithPath: $0).lastPathComponent }, mid: mid.iso8601,
-                           sunElevation: sun.elevation, sunAzimuth: sun.azimuth, illuminance: photometry.illuminance!,
+                           sunElevation: sun.elevation, sunAzimuth: sun.azimuth, illuminance: truthGlare.illuminance.value,
                            dgp: truthGlare.daylightGlareProbability.value, dgi: truthGlare.daylightGlareIndex.value,
                            ugr: truthGlare.unifiedGlareRating?.value, sunOverWhite: sunOverWhite.map { $0 * pow(2, plan.stops.min()!) }, cloud: plan.clouds.contains(k))
     }
@@ -161,15 +162,27 @@ extension Pipeline {
         return try simulateBracket(scene: scene, camera: camera, stops: plan.stops, name: name, directory: directory)
     }
 
-    /// The day's sky for the sun at `elevation`, `azimuth` (degrees; north up, east left).
+    /// The day's sky for the sun at `elevation`, `azimuth` (degrees; north up, east left): the
+    /// overcast dome, then an aureole of eight rings about the sun, each the sun's radius wider
+    /// than the one inside it and half its radiance (so that every pair of neighbouring frames
+    /// shares pixels whose ratio can be checked), then the sun's disc.
     static func daySky(_ plan: DayPlan, elevation: Double, azimuth: Double, sunRadiance: Double?) -> SceneDescription {
         let up = max(0, sin(elevation * .pi / 180)), s = 0.3 + 0.7 * up
-        let sun: [Double]? = sunRadiance == nil ? nil : [min(90, 90 - elevation), 90 + azimuth, plan.sunRadius]
-        let m = sunRadiance ?? 0
-        return SceneDescription(name: "day", width: plan.size, height: plan.size, background: [0, 0, 0], elements: [
-            .init(type: "sky", name: "sky", rgb: [0.45 * s, 0.5 * s, 0.6 * s], projection: "equidistant", fov: 180, model: "cie-overcast",
-                  sun: sun, sunRGB: sun == nil ? nil : [m, 0.96 * m, 0.87 * m]),
-        ])
+        var elements: [SceneDescription.Element] = [
+            .init(type: "sky", name: "sky", rgb: [0.45 * s, 0.5 * s, 0.6 * s], projection: "equidistant", fov: 180, model: "cie-overcast"),
+        ]
+        if let m = sunRadiance {
+            // Equidistant, 180° across the height: an angle of α from the zenith lies α/180 of the height from the centre.
+            let r = (90 - elevation) / 180, a = (90 + azimuth) * .pi / 180
+            let centre = [0.5 + r * cos(a), 0.5 - r * sin(a)]
+            for k in stride(from: 8, through: 1, by: -1) {
+                let v = m * pow(0.5, Double(k))
+                elements.append(.init(type: "disk", name: "aureole-\(k)", center: centre, radius: plan.sunRadius * Double(1 + k) / 180,
+                                      rgb: [v, 0.97 * v, 0.9 * v]))
+            }
+            elements.append(.init(type: "disk", name: "sun", center: centre, radius: plan.sunRadius / 180, rgb: [m, 0.96 * m, 0.87 * m]))
+        }
+        return SceneDescription(name: "day", width: plan.size, height: plan.size, background: [0, 0, 0], elements: elements)
     }
 
     /// The simulation's camera constant as a calibration of the camera of `frame`.
