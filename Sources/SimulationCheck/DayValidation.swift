@@ -14,7 +14,7 @@ public struct DayValidationReport: Codable, Sendable {
         public var status: String
         public var cloud: Bool
         public var flags: [String]
-        public var illuminance: Double, illuminanceTruth: Double
+        public var illuminance: Double?, illuminanceTruth: Double
         public var illuminanceKind: String?
         /// A value's interval holds the truth, or a lower bound lies at or below it; nil when not measured.
         public var illuminanceHolds: Bool?
@@ -42,7 +42,8 @@ public struct DayValidationReport: Codable, Sendable {
         lines.append("DGP: 95 % intervals hold the truth in \(dgpCovered)/\(valueSets) (\(pct(dgpCovered))); at least \(leastPlausible) expected")
         lines.append("lower bounds above the truth: \(boundsAboveTruth) of \(lowerBounds); clouds flagged: \(cloudsFlagged) of \(cloudSets)")
         for s in sets where s.illuminanceHolds == false || s.dgpHolds == false || (s.cloud && !s.flags.contains("scene-changed")) {
-            lines.append(String(format: "  set %d: E_v %.6g (%@) against %.6g, DGP %@ (%@) against %.4f%@", s.set, s.illuminance, s.illuminanceKind ?? "–",
+            lines.append(String(format: "  set %d: E_v %@ (%@) against %.6g, DGP %@ (%@) against %.4f%@", s.set,
+                                s.illuminance.map { String(format: "%.6g", $0) } ?? "–", s.illuminanceKind ?? "–",
                                 s.illuminanceTruth, s.dgp.map { String(format: "%.4f", $0) } ?? "–", s.dgpKind ?? "–", s.dgpTruth,
                                 s.cloud ? " (cloud, flags: \(s.flags.joined(separator: " ")))" : ""))
         }
@@ -69,7 +70,7 @@ extension Pipeline {
             }
             let g = r?.glare?.dgp
             checks.append(.init(set: t.set, id: r?.id, status: r?.status ?? "missing", cloud: t.cloud, flags: r?.flags ?? [],
-                                illuminance: r?.illuminance ?? .nan, illuminanceTruth: t.illuminance, illuminanceKind: r?.illuminanceKind,
+                                illuminance: r?.illuminance, illuminanceTruth: t.illuminance, illuminanceKind: r?.illuminanceKind,
                                 illuminanceHolds: t.cloud ? nil : holds(r?.illuminance, r?.illuminanceLow95, r?.illuminanceHigh95, r?.illuminanceKind, truth: t.illuminance),
                                 dgp: g?.value, dgpTruth: t.dgp, dgpKind: g?.kind.rawValue,
                                 dgpHolds: t.cloud ? nil : holds(g?.value, g?.low95, g?.high95, g?.kind.rawValue, truth: t.dgp)))

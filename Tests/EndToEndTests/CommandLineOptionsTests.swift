@@ -72,7 +72,7 @@ import TestSupport
 
     /// Options several commands take with a meaning (or default) of each command's own.
     static let perCommand: Set<String> = ["--output", "--format", "--plot", "--percentiles", "--exr-type", "--exr-layout",
-                                          "--hdf5-type", "--help", "--version", "--frame-filter", "--site", "--shard", "--no-resume"]
+                                          "--hdf5-type", "--help", "--version", "--frame-filter", "--site", "--sets", "--shard", "--no-resume"]
 
     /// The help of `arguments`, wrapped at a fixed width.
     static func help(_ arguments: [String]) throws -> String {

@@ -127,6 +127,14 @@ import TestSupport
         #expect(measured.stdout.contains("\"measured\" : 2"), "\(measured.stdout)")
         let table = try String(contentsOfFile: studyDir + "/timeseries.csv", encoding: .utf8)
         #expect(table.hasPrefix("set,start_utc,end_utc,mid_utc,frames,status,E_v [lx]") && table.split(separator: "\n").count == 3, "\(table)")
+        // A simulated day of two sets, measured and checked against its truth.
+        let day = dir.appendingPathComponent("day").path, dayStudy = dir.appendingPathComponent("day-study").path
+        let daySimulation = try TestData.run(try CLI.binary, ["simulate", "--day", "2026-12-21", "--site", "48.1,11.6", "--capture-offset", "+01:00",
+                                                          "--first-set", "11:00", "--interval", "30", "--sets", "2", "--size", "64x64", "-o", day, "-q"])
+        #expect(daySimulation.status == 0, "\(daySimulation.stderr)")
+        _ = try run("study", ["sequence", day, "-o", dayStudy, "--calibration", day + "/day.camera.json", "--settings-uncertainty", "0",
+                              "--projection", "equidistant", "--glare-draws", "40", "--json"])
+        _ = try run("validation-day", ["validate", day + "/day.day.jsonl", "--study", dayStudy, "--json"])
         let refused = try TestData.run(try CLI.binary, ["merge", frames[0], "-o", dir.appendingPathComponent("one.exr").path, "--json"])
         #expect(refused.status == 19 && refused.stdout.isEmpty && refused.stderr.contains("\"bracket-mismatch\""), "\(refused.stderr)")
 
