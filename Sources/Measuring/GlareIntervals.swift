@@ -8,10 +8,11 @@ import Synchronization
 /// by one factor K = exp(u · z) (the absolute scale is shared by every pixel), adds to each
 /// candidate pixel its own noise (σ from the standard deviation layer or the noise profile)
 /// and to the rest of E_v the noise of its sum, detects the sources again and recomputes the
-/// metrics; the 2.5 % and 97.5 % points of the draws, reflected about the value, bound the 95 %
-/// interval. Draw d uses its
+/// metrics; the 2.5 % and 97.5 % points of the draws, as they are and reflected about the value,
+/// bound the 95 % interval. Draw d uses its
 /// own stream of the seed, so the result does not depend on the number of threads. The interval
-/// is the basic bootstrap's, the draws reflected about the value (`result`).
+/// is the hull of the basic bootstrap's (the draws reflected about the value) and the
+/// percentile one (`result`).
 extension GlareEvaluation {
     func result(path: String, request: GlareRequest, scaleU: Double) -> GlareResult {
         let absolute = request.threshold > 100
@@ -22,15 +23,19 @@ extension GlareEvaluation {
         let outside = clippedPixels - clippedInSources
         let kind: ResultKind = !clippingKnown ? .clippingUnknown : clippedPixels == 0 ? .value : outside == 0 ? .lowerBound : .undetermined
         let eKind: ResultKind = !clippingKnown ? .clippingUnknown : clippedPixels == 0 ? .value : .lowerBound
-        // The basic (reflected) bootstrap interval [2v − q97.5, 2v − q2.5]: the draws scatter
-        // about the value as the value scatters about the truth, bias included — noise adds to
-        // L² and lifts pixels over the threshold — so reflecting removes that bias once.
+        // The hull of the basic (reflected) bootstrap interval [2v − q97.5, 2v − q2.5] and the
+        // percentile one [q2.5, q97.5]. Where the draws scatter about the value as the value
+        // scatters about the truth, the reflected interval removes their bias (noise adds to L²
+        // and lifts pixels over the threshold) and the two nearly agree; where a flat part of
+        // the map lies at the threshold, the draws split between two detections, the value may
+        // fall on either side, and the hull covers both.
         func metric(_ value: Double, _ kind: ResultKind, most: Double = .infinity, _ pick: (Numbers) -> Double?) -> GlareMetric {
             let values = draws.compactMap(pick).sorted()
             let mean = values.reduce(0, +) / Double(max(1, values.count))
             let u = (values.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(max(1, values.count - 1))).squareRoot()
-            let low = Self.quantile(values, 0.975).map { min(most, 2 * value - $0) }
-            let high = Self.quantile(values, 0.025).map { min(most, 2 * value - $0) }
+            let (q1, q2) = (Self.quantile(values, 0.025), Self.quantile(values, 0.975))
+            let low = q1.flatMap { a in q2.map { b in min(most, a, 2 * value - b, value) } }
+            let high = q1.flatMap { a in q2.map { b in min(most, max(b, 2 * value - a, value)) } }
             return GlareMetric(value: value, kind: kind, standardUncertainty: u,
                                low95: kind == .value || kind == .lowerBound || kind == .clippingUnknown ? low : nil,
                                high95: kind == .value || kind == .clippingUnknown ? high : nil)

@@ -2,8 +2,8 @@ import Foundation
 import SceneLinearKit
 
 /// A study of a simulated day checked against the day's truth (`<name>.day.jsonl`): per set,
-/// E_v and DGP against the truth — inside the 95 % interval for a value, never above the truth
-/// for a lower bound — and a cloud set flagged. Passes when no bound is above the truth, every
+/// E_v and DGP against the truth — inside the 95 % interval for a value, a lower bound's 95 %
+/// lower end never above the truth — and a cloud set flagged. Passes when no bound is above the truth, every
 /// cloud set is flagged, and each coverage over the sets with the sun measured is not below
 /// what 95 % coverage gives with probability 0.999 (binomial).
 public struct DayValidationReport: Codable, Sendable {
@@ -16,7 +16,8 @@ public struct DayValidationReport: Codable, Sendable {
         public var flags: [String]
         public var illuminance: Double?, illuminanceTruth: Double
         public var illuminanceKind: String?
-        /// A value's interval holds the truth, or a lower bound lies at or below it; nil when not measured.
+        /// A value's interval holds the truth, or a lower bound's 95 % lower end lies at or below
+        /// it; nil when not measured.
         public var illuminanceHolds: Bool?
         public var dgp: Double?, dgpTruth: Double
         public var dgpKind: String?
@@ -64,7 +65,9 @@ extension Pipeline {
                 guard let value, let kind else { return nil }
                 switch kind {
                 case ResultKind.value.rawValue: return low.map { $0 <= truth } == true && high.map { truth <= $0 } == true
-                case ResultKind.lowerBound.rawValue: return value <= truth
+                // A bound's statement is its 95 % lower end: its value carries the noise too, and
+                // when the clipped part is small the noise can lift it past the truth.
+                case ResultKind.lowerBound.rawValue: return (low ?? value) <= truth
                 default: return nil
                 }
             }
