@@ -150,31 +150,18 @@ public struct GlareEvaluation: Sendable {
         let weights = Rec2020.luminanceWeights * toLuminance
         let kernel = input.noise.map { NoiseModel.Kernel($0) }
         var e = 0.0, lumOmega = 0.0, omegaSum = 0.0, clipped = 0
-        // First pass: E_v and the mean luminance (the threshold may be a factor on it).
-        Self.scan(image, geometry: geometry) { i, theta, omega in
-            let s = image.pixels.samples
-            let y = (SIMD3(Double(s[3 * i]), Double(s[3 * i + 1]), Double(s[3 * i + 2])) * weights).sum()
-            guard y.isFinite, theta < .pi / 2 else { return }
-            e += y * cos(theta) * omega
-            lumOmega += y * omega
-            omegaSum += omega
-            if image.clipMask?[i] ?? 0 != 0 { clipped += 1 }
-        }
-        meanLuminance = omegaSum > 0 ? lumOmega / omegaSum : 0
-        let threshold = request.threshold > 100 ? request.threshold : request.threshold * meanLuminance
-        // The candidates: pixels that can exceed the threshold in some draw (within 5 σ of it,
-        // at a scale 5 u up).
-        let reach = threshold * (request.threshold > 100 ? exp(-5 * scaleU) : 1)
         var found = GlareCandidates(), restE = 0.0, restV = 0.0
-        Self.scan(image, geometry: geometry) { i, theta, omega in
-            let s = image.pixels.samples
-            let rgb = SIMD3(Double(s[3 * i]), Double(s[3 * i + 1]), Double(s[3 * i + 2]))
-            let y = (rgb * weights).sum()
-            guard y.isFinite, theta < .pi / 2 else { return }
+        let samples = image.pixels.samples, mask = image.clipMask, deviation = input.deviation
+        func luminance(_ i: Int) -> (rgb: SIMD3<Double>, y: Double) {
+            let rgb = SIMD3(Double(samples[3 * i]), Double(samples[3 * i + 1]), Double(samples[3 * i + 2]))
+            return (rgb, (rgb * weights).sum())
+        }
+        // A candidate can exceed the threshold in some draw: within 5 σ of it, at a scale 5 u up.
+        func sort(_ i: Int, _ theta: Double, _ omega: Double, _ rgb: SIMD3<Double>, _ y: Double, reach: Double) {
             let w = cos(theta) * omega
             let variance: Double
-            if let layer = input.deviation {
-                variance = layer.luminanceVariance(pixel: i) * toLuminance * toLuminance
+            if let deviation {
+                variance = deviation.luminanceVariance(pixel: i) * toLuminance * toLuminance
             } else if let kernel {
                 let g = kernel.pixelGains.map { Double($0[i]) } ?? 1
                 variance = kernel.regionVariance(weightedOutputs: rgb * g, weightedGains: g * g).y * toLuminance * toLuminance
@@ -183,14 +170,34 @@ public struct GlareEvaluation: Sendable {
             }
             let sigma = max(0, variance).squareRoot()
             if y + 5 * sigma > reach {
-                let x = Double(i % width) + 0.5, row = Double(i / width) + 0.5
-                let u = lens.direction(x: x, y: row) ?? SIMD3(0, 0, 1)
-                found.append(pixel: i, luminance: y, deviation: sigma, weight: w, omega: omega, clipped: image.clipMask?[i] ?? 0 != 0, direction: u)
+                let u = lens.direction(x: Double(i % width) + 0.5, y: Double(i / width) + 0.5) ?? SIMD3(0, 0, 1)
+                found.append(pixel: i, luminance: y, deviation: sigma, weight: w, omega: omega, clipped: mask?[i] ?? 0 != 0, direction: u)
             } else {
                 restE += y * w
                 restV += variance * w * w
             }
         }
+        // One pass for E_v, the mean luminance and, with an absolute threshold, the candidates;
+        // a threshold relative to the mean sorts the pixels in a second pass.
+        let absolute = request.threshold > 100
+        Self.scan(image, geometry: geometry) { i, theta, omega in
+            let (rgb, y) = luminance(i)
+            guard y.isFinite, theta < .pi / 2 else { return }
+            e += y * cos(theta) * omega
+            lumOmega += y * omega
+            omegaSum += omega
+            if mask?[i] ?? 0 != 0 { clipped += 1 }
+            if absolute { sort(i, theta, omega, rgb, y, reach: request.threshold * exp(-5 * scaleU)) }
+        }
+        let mean = omegaSum > 0 ? lumOmega / omegaSum : 0
+        if !absolute {
+            Self.scan(image, geometry: geometry) { i, theta, omega in
+                let (rgb, y) = luminance(i)
+                guard y.isFinite, theta < .pi / 2 else { return }
+                sort(i, theta, omega, rgb, y, reach: request.threshold * mean)
+            }
+        }
+        meanLuminance = mean
         found.link(width: width, height: image.height, mergeAngle: request.mergeAngle)
         self.lens = lens
         self.width = width

@@ -126,63 +126,73 @@ struct GlareDetection {
     /// merge angle", numbered from `first`; returns the next free label.
     private func cluster(_ members: [Int], into labels: inout [Int32], first: Int32) -> Int32 {
         guard !members.isEmpty else { return first }
-        var local = [Int32: Int32](minimumCapacity: members.count)
-        for (m, k) in members.enumerated() { local[Int32(k)] = Int32(m) }
-        var parent = Array(0..<Int32(members.count))
-        func find(_ a: Int32) -> Int32 {
-            var a = a
-            while parent[Int(a)] != a {
-                parent[Int(a)] = parent[Int(parent[Int(a)])]
-                a = parent[Int(a)]
-            }
-            return a
-        }
-        func union(_ a: Int32, _ b: Int32) {
-            let ra = find(a), rb = find(b)
-            if ra != rb { parent[Int(max(ra, rb))] = min(ra, rb) }
-        }
+        var local = [Int32](repeating: -1, count: candidates.count)
+        for (m, k) in members.enumerated() { local[k] = Int32(m) }
+        var sets = UnionFind(count: members.count)
         // Image neighbours first; then, across gaps, pixels on the edge of a part (the closest
         // pixels of two parts lie on their edges) through the direction grid.
         let cosMerge = cos(mergeAngle)
         var grid: [Int64: [Int32]] = [:]
         var edge: [Int32] = []
-        for (m, k) in members.enumerated() {
-            var inner = true
-            for n in 0..<8 {
-                let j = candidates.neighbours[8 * k + n]
-                if j >= 0, let other = local[j] {
-                    if other < m { union(Int32(m), other) }
-                } else {
-                    inner = false
+        candidates.neighbours.withUnsafeBufferPointer { neighbours in
+            for (m, k) in members.enumerated() {
+                var inner = true
+                for n in 0..<8 {
+                    let j = neighbours[8 * k + n]
+                    let other = j >= 0 ? local[Int(j)] : -1
+                    if other >= 0 {
+                        if Int(other) < m { sets.union(Int32(m), other) }
+                    } else {
+                        inner = false
+                    }
                 }
-            }
-            if !inner {
-                edge.append(Int32(m))
-                grid[candidates.cell[k], default: []].append(Int32(m))
+                if !inner {
+                    edge.append(Int32(m))
+                    grid[candidates.cell[k], default: []].append(Int32(m))
+                }
             }
         }
         for m in edge {
             let k = members[Int(m)], u = candidates.direction[k]
             for key in GlareCandidates.cellsAround(candidates.cell[k]) {
                 guard let others = grid[key] else { continue }
-                for o in others where o < m && find(o) != find(m) {
+                for o in others where o < m && sets.find(o) != sets.find(m) {
                     let v = candidates.direction[members[Int(o)]]
-                    if (u * v).sum() >= cosMerge { union(m, o) }
+                    if (u * v).sum() >= cosMerge { sets.union(m, o) }
                 }
             }
         }
-        var numbers = [Int32: Int32]()
+        var numbers = [Int32](repeating: -1, count: members.count)
         var next = first
         for (m, k) in members.enumerated() {
-            let root = find(Int32(m))
-            if let n = numbers[root] {
-                labels[k] = n
-            } else {
+            let root = Int(sets.find(Int32(m)))
+            if numbers[root] < 0 {
                 numbers[root] = next
-                labels[k] = next
                 next += 1
             }
+            labels[k] = numbers[root]
         }
         return next
+    }
+}
+
+/// Disjoint sets over 0..<count with path halving; the smaller root wins a union.
+struct UnionFind {
+    private var parent: [Int32]
+
+    init(count: Int) { parent = Array(0..<Int32(count)) }
+
+    mutating func find(_ a: Int32) -> Int32 {
+        var a = Int(a)
+        while Int(parent[a]) != a {
+            parent[a] = parent[Int(parent[a])]
+            a = Int(parent[a])
+        }
+        return Int32(a)
+    }
+
+    mutating func union(_ a: Int32, _ b: Int32) {
+        let ra = find(a), rb = find(b)
+        if ra != rb { parent[Int(max(ra, rb))] = min(ra, rb) }
     }
 }
