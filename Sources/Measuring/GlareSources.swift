@@ -55,18 +55,6 @@ struct GlareCandidates: Sendable {
         func c(_ v: Double) -> Int64 { Int64((v / side).rounded(.down)) + (1 << 20) }
         return (c(u.x) << 42) | (c(u.y) << 21) | c(u.z)
     }
-
-    /// The keys of the 27 cells about (and including) `key`.
-    static func cellsAround(_ key: Int64) -> [Int64] {
-        var out: [Int64] = []
-        out.reserveCapacity(27)
-        for dx in Int64(-1)...1 {
-            for dy in Int64(-1)...1 {
-                for dz in Int64(-1)...1 { out.append(key + (dx << 42) + (dy << 21) + dz) }
-            }
-        }
-        return out
-    }
 }
 
 /// One detected glare source: sums over its pixels.
@@ -146,19 +134,28 @@ struct GlareDetection {
                         inner = false
                     }
                 }
-                if !inner {
-                    edge.append(Int32(m))
-                    grid[candidates.cell[k], default: []].append(Int32(m))
-                }
+                if !inner { edge.append(Int32(m)) }
             }
         }
-        for m in edge {
-            let k = members[Int(m)], u = candidates.direction[k]
-            for key in GlareCandidates.cellsAround(candidates.cell[k]) {
-                guard let others = grid[key] else { continue }
-                for o in others where o < m && sets.find(o) != sets.find(m) {
-                    let v = candidates.direction[members[Int(o)]]
-                    if (u * v).sum() >= cosMerge { sets.union(m, o) }
+        // Parts left apart by the image neighbours; nothing to join once one is left.
+        var parts = 0
+        for m in 0..<members.count where sets.find(Int32(m)) == Int32(m) { parts += 1 }
+        if parts > 1 { for m in edge { grid[candidates.cell[members[Int(m)]], default: []].append(m) } }
+        search: for m in edge where parts > 1 {
+            let k = members[Int(m)], u = candidates.direction[k], cell = candidates.cell[k]
+            for dx in Int64(-1)...1 {
+                for dy in Int64(-1)...1 {
+                    for dz in Int64(-1)...1 {
+                        guard let others = grid[cell + (dx << 42) + (dy << 21) + dz] else { continue }
+                        for o in others where o < m && sets.find(o) != sets.find(m) {
+                            let v = candidates.direction[members[Int(o)]]
+                            if (u * v).sum() >= cosMerge {
+                                sets.union(m, o)
+                                parts -= 1
+                                if parts == 1 { break search }
+                            }
+                        }
+                    }
                 }
             }
         }
