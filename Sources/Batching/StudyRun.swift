@@ -221,7 +221,10 @@ public struct StudyRun: Sendable {
             if !options.regions.isEmpty, let input { record.regions = try regions(input) }
             let lens = try options.fisheye?.lens(for: merged.image, path: set.id)
             if let lens, let input {
-                let e = try Pipeline.illuminance(input, lens: lens)
+                // With glare, θ and ω computed once for both (12 bytes a pixel).
+                let plain = FisheyeGeometry(lens: lens, width: merged.image.width, height: merged.image.height)
+                let geometry = options.glare == nil ? plain : plain.whole()
+                let e = try Pipeline.illuminance(input, geometry: geometry)
                 record.illuminance = e.illuminance
                 record.illuminanceUncertainty = e.standardUncertainty
                 record.illuminanceLow95 = e.low95
@@ -229,7 +232,6 @@ public struct StudyRun: Sendable {
                 record.illuminanceKind = e.kind.rawValue
                 record.illuminanceClippedShare = e.lowerBoundShare
                 if let glare = options.glare {
-                    let geometry = FisheyeGeometry(lens: lens, width: merged.image.width, height: merged.image.height)
                     record.glare = StudyGlareRecord(try GlareEvaluation.evaluate(input, geometry: geometry, scaleRelativeUncertainty: e.scaleRelativeUncertainty,
                                                                                  request: glare))
                 }

@@ -110,7 +110,7 @@ extension Pipeline {
 
     /// The glare of an image in memory through `lens`.
     public static func glare(_ input: AnalysisInput, lens: FisheyeLens, request: GlareRequest = GlareRequest()) throws -> GlareResult {
-        let geometry = FisheyeGeometry(lens: lens, width: input.image.width, height: input.image.height)
+        let geometry = FisheyeGeometry(lens: lens, width: input.image.width, height: input.image.height).whole()
         let e = try illuminance(input, geometry: geometry)
         return try GlareEvaluation.evaluate(input, geometry: geometry, scaleRelativeUncertainty: e.scaleRelativeUncertainty, request: request)
     }
@@ -123,6 +123,8 @@ public struct GlareEvaluation: Sendable {
     let lens: FisheyeLens
     let width: Int
     let candidates: GlareCandidates
+    /// The detection over them, the pixels above the threshold in every draw joined once.
+    let detection: GlareDetection
     /// E_v (lux), the part of it from pixels that are not candidates and that part's variance.
     let illuminance: Double, restIlluminance: Double, restVariance: Double
     let meanLuminance: Double
@@ -202,6 +204,11 @@ public struct GlareEvaluation: Sendable {
         self.lens = lens
         self.width = width
         candidates = found
+        // Above the threshold in every draw: 5 σ below and at a scale 5 u down, still above it.
+        let sureAbove = absolute ? request.threshold * exp(5 * scaleU) : request.threshold * mean
+        var detection = GlareDetection(candidates: found, mergeAngle: request.mergeAngle, imageWidth: width)
+        detection.prepare(sure: found.luminance.indices.map { found.luminance[$0] - 5 * found.deviation[$0] > sureAbove })
+        self.detection = detection
         illuminance = e
         restIlluminance = restE
         restVariance = restV
@@ -239,7 +246,6 @@ public struct GlareEvaluation: Sendable {
 
     /// Detects the sources among the candidates at `luminance` and computes the metrics.
     func numbers(luminance: [Double], illuminance ev: Double, threshold: Double, request: GlareRequest) -> (Numbers, [GlareSourceSums]) {
-        let detection = GlareDetection(candidates: candidates, mergeAngle: request.mergeAngle, imageWidth: width)
         let sources = detection.sources(luminance: luminance, threshold: threshold, peakLimit: request.peakLimit).sources
         var n = Numbers(illuminance: ev)
         var dgpSum = 0.0, ugrSum = 0.0, dgiSum = 0.0

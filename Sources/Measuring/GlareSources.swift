@@ -75,16 +75,56 @@ struct GlareSourceSums: Sendable {
 /// joined by the same rule. evalglare grows sources pixel by pixel in scan order and merges
 /// neighbours in further passes; here the sources are the connected parts of "closer than the
 /// merge angle" (single linkage), which is what those passes converge to, independent of order.
-struct GlareDetection {
+struct GlareDetection: Sendable {
     let candidates: GlareCandidates
     let mergeAngle: Double
+    let imageWidth: Int
+    /// The pixels above the threshold in every draw, joined once (`prepare`).
+    private var base: Base?
+
+    private struct Base: Sendable {
+        var sure: [Bool]
+        var count: Int
+        /// Each candidate's parent: the first pixel of its part for a sure pixel, itself otherwise.
+        var parent: [Int32]
+        /// Sure pixels with a neighbour that is not sure: the only ones a draw can leave on an edge.
+        var edge: [Int]
+    }
+
+    init(candidates: GlareCandidates, mergeAngle: Double, imageWidth: Int) {
+        self.candidates = candidates
+        self.mergeAngle = mergeAngle
+        self.imageWidth = imageWidth
+    }
+
+    /// Joins the pixels `sure` marks — above the threshold whatever a draw does to them —
+    /// once, so that a draw joins only the others to them (more members never part two).
+    mutating func prepare(sure: [Bool]) {
+        let members = sure.indices.filter { sure[$0] }
+        guard !members.isEmpty else { return }
+        var labels = [Int32](repeating: -1, count: candidates.count)
+        let parts = cluster(members, into: &labels, first: 0)
+        var first = [Int32](repeating: -1, count: Int(parts))
+        var parent = Array(0..<Int32(candidates.count))
+        for k in members {
+            if first[Int(labels[k])] < 0 { first[Int(labels[k])] = Int32(k) }
+            parent[k] = first[Int(labels[k])]
+        }
+        let edge = members.filter { k in (0..<8).contains { n in let j = candidates.neighbours[8 * k + n]; return j < 0 || !sure[Int(j)] } }
+        base = Base(sure: sure, count: members.count, parent: parent, edge: edge)
+    }
 
     /// The sources among the pixels whose luminance (`luminance`, one per candidate pixel) is
     /// above `threshold`, peaks at or above `peakLimit` split off.
     func sources(luminance: [Double], threshold: Double, peakLimit: Double?) -> (sources: [GlareSourceSums], labels: [Int32]) {
         let members = (0..<candidates.count).filter { luminance[$0] > threshold }
         var labels = [Int32](repeating: -1, count: candidates.count)
-        var next = cluster(members, into: &labels, first: 0)
+        var next: Int32
+        if let base, members.reduce(0, { $0 + (base.sure[$1] ? 1 : 0) }) == base.count {
+            next = cluster(members, from: base, into: &labels)
+        } else {
+            next = cluster(members, into: &labels, first: 0)
+        }
         if let peakLimit, members.contains(where: { luminance[$0] >= peakLimit }) {
             let peaks = members.filter { luminance[$0] >= peakLimit }
             next = cluster(peaks, into: &labels, first: next)
@@ -108,49 +148,65 @@ struct GlareDetection {
         return SIMD2(Double(i % imageWidth) + 0.5, Double(i / imageWidth) + 0.5)
     }
 
-    let imageWidth: Int
-
     /// Labels `members` (candidate positions) by their connected parts under "closer than the
     /// merge angle", numbered from `first`; returns the next free label.
     private func cluster(_ members: [Int], into labels: inout [Int32], first: Int32) -> Int32 {
         guard !members.isEmpty else { return first }
-        var local = [Int32](repeating: -1, count: candidates.count)
-        for (m, k) in members.enumerated() { local[k] = Int32(m) }
-        var sets = UnionFind(count: members.count)
-        // Image neighbours first; then, across gaps, pixels on the edge of a part (the closest
-        // pixels of two parts lie on their edges) through the direction grid.
-        let cosMerge = cos(mergeAngle)
-        var grid: [Int64: [Int32]] = [:]
-        var edge: [Int32] = []
+        var member = [Bool](repeating: false, count: candidates.count)
+        for k in members { member[k] = true }
+        var sets = UnionFind(count: candidates.count)
+        var edge: [Int] = []
+        link(members, member: member, sets: &sets, edge: &edge)
+        joinAcrossGaps(members, edge: edge, sets: &sets)
+        return number(members, sets: &sets, into: &labels, first: first)
+    }
+
+    /// The same for members that include every sure pixel: those start joined as `base` has
+    /// them, the others join them by image neighbours, then the edges across gaps.
+    private func cluster(_ members: [Int], from base: Base, into labels: inout [Int32]) -> Int32 {
+        var member = [Bool](repeating: false, count: candidates.count)
+        for k in members { member[k] = true }
+        var sets = UnionFind(parent: base.parent)
+        var edge = base.edge
+        link(members.filter { !base.sure[$0] }, member: member, sets: &sets, edge: &edge)
+        joinAcrossGaps(members, edge: edge, sets: &sets)
+        return number(members, sets: &sets, into: &labels, first: 0)
+    }
+
+    /// Joins each of `pixels` to its neighbours that are members; appends to `edge` those with
+    /// a neighbour that is not.
+    private func link(_ pixels: [Int], member: [Bool], sets: inout UnionFind, edge: inout [Int]) {
         candidates.neighbours.withUnsafeBufferPointer { neighbours in
-            for (m, k) in members.enumerated() {
+            for k in pixels {
                 var inner = true
                 for n in 0..<8 {
-                    let j = neighbours[8 * k + n]
-                    let other = j >= 0 ? local[Int(j)] : -1
-                    if other >= 0 {
-                        if Int(other) < m { sets.union(Int32(m), other) }
-                    } else {
-                        inner = false
-                    }
+                    let j = Int(neighbours[8 * k + n])
+                    if j >= 0 && member[j] { sets.union(Int32(k), Int32(j)) } else { inner = false }
                 }
-                if !inner { edge.append(Int32(m)) }
+                if !inner { edge.append(k) }
             }
         }
-        // Parts left apart by the image neighbours; nothing to join once one is left.
+    }
+
+    /// Joins the parts that come closer than the merge angle across a gap — their closest
+    /// pixels lie on their edges — through the grid of view directions; nothing once one part
+    /// is left.
+    private func joinAcrossGaps(_ members: [Int], edge: [Int], sets: inout UnionFind) {
         var parts = 0
-        for m in 0..<members.count where sets.find(Int32(m)) == Int32(m) { parts += 1 }
-        if parts > 1 { for m in edge { grid[candidates.cell[members[Int(m)]], default: []].append(m) } }
-        search: for m in edge where parts > 1 {
-            let k = members[Int(m)], u = candidates.direction[k], cell = candidates.cell[k]
+        for k in members where sets.find(Int32(k)) == Int32(k) { parts += 1 }
+        guard parts > 1 else { return }
+        let cosMerge = cos(mergeAngle)
+        var grid: [Int64: [Int]] = [:]
+        for k in edge { grid[candidates.cell[k], default: []].append(k) }
+        search: for k in edge {
+            let u = candidates.direction[k], cell = candidates.cell[k]
             for dx in Int64(-1)...1 {
                 for dy in Int64(-1)...1 {
                     for dz in Int64(-1)...1 {
                         guard let others = grid[cell + (dx << 42) + (dy << 21) + dz] else { continue }
-                        for o in others where o < m && sets.find(o) != sets.find(m) {
-                            let v = candidates.direction[members[Int(o)]]
-                            if (u * v).sum() >= cosMerge {
-                                sets.union(m, o)
+                        for o in others where o < k && sets.find(Int32(o)) != sets.find(Int32(k)) {
+                            if (u * candidates.direction[o]).sum() >= cosMerge {
+                                sets.union(Int32(k), Int32(o))
                                 parts -= 1
                                 if parts == 1 { break search }
                             }
@@ -159,10 +215,14 @@ struct GlareDetection {
                 }
             }
         }
-        var numbers = [Int32](repeating: -1, count: members.count)
+    }
+
+    /// Numbers the parts of `members` from `first` in the order their first pixels come.
+    private func number(_ members: [Int], sets: inout UnionFind, into labels: inout [Int32], first: Int32) -> Int32 {
+        var numbers = [Int32](repeating: -1, count: candidates.count)
         var next = first
-        for (m, k) in members.enumerated() {
-            let root = Int(sets.find(Int32(m)))
+        for k in members {
+            let root = Int(sets.find(Int32(k)))
             if numbers[root] < 0 {
                 numbers[root] = next
                 next += 1
@@ -178,6 +238,8 @@ struct UnionFind {
     private var parent: [Int32]
 
     init(count: Int) { parent = Array(0..<Int32(count)) }
+
+    init(parent: [Int32]) { self.parent = parent }
 
     mutating func find(_ a: Int32) -> Int32 {
         var a = Int(a)

@@ -1,5 +1,6 @@
 import CaptureSimulation
 import Foundation
+@testable import Measuring
 import SceneLinearKit
 import Testing
 import TestSupport
@@ -117,6 +118,34 @@ import TestSupport
         #expect(c.daylightGlareProbability.value == a.daylightGlareProbability.value && c.daylightGlareProbability.low95 != a.daylightGlareProbability.low95)
         request.draws = 10
         #expect(throws: PhotometryError.self) { try Pipeline.glare(input, lens: Self.lens, request: request) }
+    }
+}
+
+extension GlareTests {
+    /// The sources a draw finds are the same whether the pixels above the threshold in every
+    /// draw start joined (`GlareDetection.prepare`) or not: over 40 draws of the merged sky's
+    /// candidates with noise and one scale factor each, and over draws that leave a sure pixel
+    /// below the threshold (the full clustering then runs).
+    @Test func preparedDetectionEqualsTheFullOne() throws {
+        let dir = TestData.temporaryDirectory("glare-prepared")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (input, _) = try Self.merged(in: dir)
+        let evaluation = GlareEvaluation(input, geometry: FisheyeGeometry(lens: Self.lens, width: 512, height: 512), request: GlareRequest(),
+                                         scaleU: 0.05)
+        let full = GlareDetection(candidates: evaluation.candidates, mergeAngle: 0.1, imageWidth: 512)
+        var random = GlareRandom(seed: 7, stream: 0)
+        var compared = 0
+        for d in 0..<40 {
+            let k = exp(0.05 * random.normal()) * (d % 10 == 9 ? 0.5 : 1)
+            let l = evaluation.candidates.luminance.indices.map { i in
+                k * (evaluation.candidates.luminance[i] + evaluation.candidates.deviation[i] * random.normal())
+            }
+            let a = evaluation.detection.sources(luminance: l, threshold: 2000, peakLimit: 50_000)
+            let b = full.sources(luminance: l, threshold: 2000, peakLimit: 50_000)
+            #expect(a.labels == b.labels && a.sources.map(\.pixels) == b.sources.map(\.pixels), "draw \(d)")
+            compared += a.sources.isEmpty ? 0 : 1
+        }
+        #expect(compared >= 36)
     }
 }
 
