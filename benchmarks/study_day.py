@@ -102,7 +102,7 @@ def main():
     ap.add_argument("--out")
     a = ap.parse_args()
     binary = os.path.abspath(a.bin)
-    totals = {"values": 0, "e": 0, "dgp": 0, "bounds": 0, "above": 0, "clouds": 0, "flagged": 0, "failed": 0, "sets": 0,
+    totals = {"values": 0, "e": 0, "dgp": 0, "bounds": 0, "above": 0, "clouds": 0, "flagged": 0, "failed": 0, "sets": 0, "cloud_failed": 0,
               "noise_values": 0, "noise_e": 0, "noise_dgp": 0}
     per_day = []
     speed = None
@@ -124,6 +124,7 @@ def main():
                                ("above", "boundsAboveTruth"), ("clouds", "cloudSets"), ("flagged", "cloudsFlagged"), ("failed", "failed")]:
                     totals[k] += report[src]
                 totals["sets"] += len(report["sets"])
+                totals["cloud_failed"] += sum(1 for s in report["sets"] if s["cloud"] and s["status"] == "failed")
                 per_day.append((kind, seed, report, wall))
                 print(f"{kind} seed {seed}: {report['valueSets']} values, E_v {report['illuminanceCovered']}, DGP {report['dgpCovered']}, "
                       f"{report['lowerBounds']} bounds ({report['boundsAboveTruth']} above), clouds {report['cloudsFlagged']}/{report['cloudSets']}, "
@@ -156,8 +157,10 @@ def main():
              "not there, so the first two rows are conservative by design; the last two state ±0.01 %, leaving the pixels' "
              "noise, the merge and the detection of glare sources as the only spread.", "",
              f"Lower bounds (sun clipped in every frame): {totals['bounds']}, above the truth: {totals['above']}. "
-             f"Cloud sets flagged `scene-changed`: {totals['flagged']} of {totals['clouds']}. Sets that failed (frames whose "
-             f"ratio could not be checked): {totals['failed']} of {totals['sets']}.", ""]
+             f"Cloud sets flagged `scene-changed`: {totals['flagged']} of {totals['clouds']}. Sets that failed: {totals['failed']} of "
+             f"{totals['sets']} — {totals['cloud_failed']} cloud sets (refused by the merge as frames of different scenes) and "
+             f"{totals['failed'] - totals['cloud_failed']} others (before sunrise the shortest frames see nothing to check their "
+             "exposure ratio against).", ""]
     if speed:
         lines += ["## Throughput and memory", "",
                   f"A winter day of {speed['sets']} sets of 5 frames at {a.speed_size}×{a.speed_size} px: `sequence` (merge, E_v, "
