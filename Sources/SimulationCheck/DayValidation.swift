@@ -4,7 +4,7 @@ import SceneLinearKit
 /// A study of a simulated day checked against the day's truth (`<name>.day.jsonl`): per set,
 /// E_v and DGP against the truth — inside the 95 % interval for a value, a lower bound's 95 %
 /// lower end never above the truth — and a cloud set flagged. Passes when no bound is above the truth, every
-/// cloud set is flagged, and each coverage over the sets with the sun measured is not below
+/// cloud set is flagged, and each coverage over the sets measured as values is not below
 /// what 95 % coverage gives with probability 0.999 (binomial).
 public struct DayValidationReport: Codable, Sendable {
     public var schema = "scenelinear.validation-day/1"
@@ -24,7 +24,8 @@ public struct DayValidationReport: Codable, Sendable {
         public var dgpHolds: Bool?
     }
     public var sets: [SetCheck]
-    /// Sets measured with the sun caught (values, no cloud), and how many intervals held the truth.
+    /// Sets measured as values (E_v a value, DGP a value or not evaluated, no cloud), and how
+    /// many of their intervals held the truth.
     public var valueSets: Int
     public var illuminanceCovered: Int, dgpCovered: Int
     /// The least count of `valueSets` that 95 % coverage reaches with probability 0.999.
@@ -38,7 +39,7 @@ public struct DayValidationReport: Codable, Sendable {
 
     public var text: String {
         func pct(_ n: Int) -> String { valueSets > 0 ? String(format: "%.1f %%", 100 * Double(n) / Double(valueSets)) : "–" }
-        var lines = ["\(sets.count) sets: \(valueSets) with the sun measured, \(lowerBounds) lower bounds, \(cloudSets) with a cloud, \(failed) failed, \(missing) not in the study"]
+        var lines = ["\(sets.count) sets: \(valueSets) measured as values (no cloud), \(lowerBounds) lower bounds, \(cloudSets) with a cloud, \(failed) failed, \(missing) not in the study"]
         lines.append("E_v: 95 % intervals hold the truth in \(illuminanceCovered)/\(valueSets) (\(pct(illuminanceCovered)))")
         lines.append("DGP: 95 % intervals hold the truth in \(dgpCovered)/\(valueSets) (\(pct(dgpCovered))); at least \(leastPlausible) expected")
         lines.append("lower bounds above the truth: \(boundsAboveTruth) of \(lowerBounds); clouds flagged: \(cloudsFlagged) of \(cloudSets)")

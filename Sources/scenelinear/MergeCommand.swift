@@ -64,8 +64,7 @@ extension SceneLinearCommand {
         @Option(help: ArgumentHelp("Where a sample counts as saturated, as a fraction of the white level (default 0.98).", valueName: "fraction"))
         var saturation: Double = 0.98
 
-        @Flag(help: "Merge frames that share too few valid pixels with their neighbour in exposure to measure their ratio (e.g. a frame short enough for the sun's disc alone) at the metadata's ratio, reported as unchecked, instead of refusing them.")
-        var uncheckedRatios = false
+        @OptionGroup var unchecked: UncheckedRatiosOption
 
         @Flag(help: "Align hand-held frames to the reference by a whole-pixel translation (even for Bayer mosaics), searched on exposure-normalised log images; the shifts are reported.")
         var align = false
@@ -136,7 +135,7 @@ extension SceneLinearCommand {
             options.reference = reference.map { $0 - 1 }
             options.ratioTolerance = ratioTolerance / 100
             options.saturation = saturation
-            options.allowUncheckedRatios = uncheckedRatios
+            options.allowUncheckedRatios = unchecked.uncheckedRatios
             options.align = align
             options.maxShift = alignRange
             options.maxDisagreement = maxDisagreement / 100
@@ -201,4 +200,10 @@ extension SceneLinearCommand {
             return lines.joined(separator: "\n")
         }
     }
+}
+
+/// Frames too far apart in exposure to check their ratio (`merge`, `sequence`).
+struct UncheckedRatiosOption: ParsableArguments {
+    @Flag(help: "Merge frames that share too few valid pixels with their neighbour in exposure to measure their ratio (e.g. a frame short enough for the sun's disc alone) at the metadata's ratio, reported as unchecked, instead of refusing them.")
+    var uncheckedRatios = false
 }

@@ -80,6 +80,8 @@ extension SceneLinearCommand {
 
         @OptionGroup var glare: GlareOptions
 
+        @OptionGroup var unchecked: UncheckedRatiosOption
+
         @Flag(help: "With a fisheye: do not evaluate glare (DGP, DGI, UGR) per set.")
         var noGlare = false
 
@@ -121,6 +123,7 @@ extension SceneLinearCommand {
             options.fisheye = fisheye.request
             options.regions = regionOptions.regions
             options.glare = noGlare ? nil : glare.request
+            options.merge.allowUncheckedRatios = unchecked.uncheckedRatios
             options.site = try site.map { try Site.parse($0).get() }
             options.keep = keep.flatMap { OutputFormat(pathExtension: $0) }
             if let shard { options.shard = shard } else if let fromArray = try Shard.fromSlurm() { options.shard = fromArray }

@@ -60,6 +60,7 @@ import TestSupport
         "--ev-map": ["stats", "histogram", "ratio"],
         "--utc-offset": ["sequence", "sun"],
         "--glare-threshold": ["glare", "sequence"],
+        "--unchecked-ratios": ["merge", "sequence"],
         "--peak-limit": ["glare", "sequence"],
         "--merge-angle": ["glare", "sequence"],
         "--glare-draws": ["glare", "sequence"],
