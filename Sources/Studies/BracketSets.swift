@@ -77,6 +77,11 @@ public struct BracketGrouping: Sendable, Equatable, Codable {
     public struct Left: Sendable, Equatable, Codable {
         public var file: String
         public var reason: String
+
+        public init(file: String, reason: String) {
+            self.file = file
+            self.reason = reason
+        }
     }
 
     public var rule: GroupingRule

@@ -74,6 +74,12 @@ extension SceneLinearCommand {
         @Flag(help: "Measure every set again, even those a manifest in the folder records as done.")
         var noResume = false
 
+        @Option(help: ArgumentHelp("With -o: watch the folders for a live rig, every this many seconds measuring the sets that are complete, until SIGTERM or SIGINT (exit 143 or 130, the manifest and time series as of the last set).", valueName: "seconds"))
+        var watch: Double?
+
+        @Option(help: ArgumentHelp("With --watch: seconds a frame's file must stay unchanged before it is read; a set is complete when the next one has started or no frame is still settling.", valueName: "seconds"))
+        var settle: Double = 30
+
         @OptionGroup var fisheye: FisheyeOptions
 
         @OptionGroup var regionOptions: RegionOptions
@@ -100,7 +106,12 @@ extension SceneLinearCommand {
             if let utcOffset, UTCTime.parseOffset(utcOffset) == nil { throw ValidationError("--utc-offset '\(utcOffset)' is not ±HH:MM") }
             if let site, case .failure(let e) = Site.parse(site) { throw ValidationError(e.description) }
             if let keep, !["exr", "h5", "hdr"].contains(keep) { throw ValidationError("--keep must be exr, h5 or hdr") }
-            if output == nil && (groupOnly || keep != nil || shard != nil) { throw ValidationError("--group-only, --keep and --shard need -o STUDY") }
+            if output == nil && (groupOnly || keep != nil || shard != nil || watch != nil) { throw ValidationError("--group-only, --keep, --shard and --watch need -o STUDY") }
+            if let watch {
+                if !(watch >= 0.1 && watch <= 86400) { throw ValidationError("--watch must lie between 0.1 and 86400 seconds") }
+                if groupOnly || sets != nil || shard != nil || style.json { throw ValidationError("--watch takes none of --group-only, --sets, --shard, --json") }
+            }
+            if !(settle >= 0 && settle <= 86400) { throw ValidationError("--settle must lie between 0 and 86400 seconds") }
             try fisheye.requireProjectionForLensOptions()
         }
 
@@ -132,6 +143,7 @@ extension SceneLinearCommand {
         }
 
         func run() throws {
+            if let watch, let output { return try reportingFailures { try watchFolders(every: watch, into: output) } }
             try reportingFailures(json: style.json) {
                 let frames = try SequenceFrames.read(inputs, fallbackOffset: utcOffset.flatMap(UTCTime.parseOffset))
                 let report = SequenceReport(try grouping(frames))
@@ -146,10 +158,7 @@ extension SceneLinearCommand {
                     return
                 }
                 let summary = try limits.withParallelism { try StudyRun(options: try studyOptions()).run(report.grouping, frames: frames, into: output) }
-                try StudyTable.write(summary.records, to: output + "/timeseries.csv")
-                if !summary.records.isEmpty { try StudySeries.series(summary.records).write(to: output + "/timeseries.h5") }
-                try StudyChart.write(summary.records, to: output + "/illuminance.png")
-                try StudyChart.write(summary.records, .glareProbability, to: output + "/glare.png")
+                try Self.writeSeries(summary.records, into: output)
                 if style.json {
                     print(try ReportJSON.encode(StudyDocument(grouping: report, summary: summary)))
                 } else if !style.quiet {
@@ -158,6 +167,40 @@ extension SceneLinearCommand {
                     for f in summary.failed { print("  failed: \(f.id): \(f.error ?? "")") }
                 }
                 if let first = summary.failed.first, let code = first.exitCode { throw ExitCode(code) }
+            }
+        }
+
+        /// The time series, its HDF5 twin and the charts, each written whole.
+        static func writeSeries(_ records: [StudySetRecord], into output: String) throws {
+            try StudyTable.write(records, to: output + "/timeseries.csv")
+            if !records.isEmpty { try StudySeries.series(records).write(to: output + "/timeseries.h5") }
+            try StudyChart.write(records, to: output + "/illuminance.png")
+            try StudyChart.write(records, .glareProbability, to: output + "/glare.png")
+        }
+
+        /// --watch: cycles until a signal ends the process (`StudyWatch`).
+        func watchFolders(every interval: Double, into output: String) throws {
+            try StudyRun.makeFolder(output)
+            let watcher = StudyWatch(inputs: inputs, output: output, rule: GroupingRule(gap: gap, framesPerSet: framesPerSet),
+                                     fallbackOffset: utcOffset.flatMap(UTCTime.parseOffset), settle: settle, options: try studyOptions())
+            var reported = Set<String>()
+            while true {
+                let cycle = try limits.withParallelism { try watcher.cycle() }
+                try SequenceReport(cycle.grouping).write(to: output + "/grouping.json")
+                for bad in cycle.unreadable where reported.insert(bad.file).inserted {
+                    FileHandle.standardError.write(Data("scenelinear: warning: \(bad.file): not read (\(bad.reason))\n".utf8))
+                }
+                if let summary = cycle.summary {
+                    try Self.writeSeries(summary.records, into: output)
+                    if !style.quiet {
+                        // Written at once, not buffered: a watcher is ended by a signal.
+                        var text = "\(ISO8601DateFormatter().string(from: Date())): measured \(summary.measured) sets, \(summary.failed.count) failed; "
+                            + "\(summary.records.count) in \(output)/timeseries.csv; \(cycle.waiting) set(s) not complete, \(cycle.settling.count) frame(s) settling\n"
+                        for f in summary.failed { text += "  failed: \(f.id): \(f.error ?? "")\n" }
+                        FileHandle.standardOutput.write(Data(text.utf8))
+                    }
+                }
+                Thread.sleep(forTimeInterval: interval)
             }
         }
     }

@@ -93,3 +93,45 @@ def test_a_killed_study_resumes_without_redoing_its_sets(study, tmp_path):
     document = json.loads(rerun.stdout)
     assert document["skipped"] == len(done) and document["measured"] == 3 - len(done)
     assert len(document["sets"]) == 3 and not list(target.glob(".*partial*"))
+
+
+def test_a_watched_folder_measures_sets_as_they_arrive(study, tmp_path):
+    """`sequence --watch`: the three sets copied into a live folder one by one are measured as
+    each completes (the last once no frame is settling); SIGTERM ends the watcher with 143 and
+    leaves the manifest and the time series whole."""
+    import shutil
+    import signal
+    import subprocess
+    import time
+    from conftest import cli_path
+    out, _ = study
+    frames = sorted((out.parent / "in").glob("*.dng"))
+    live, target = tmp_path / "live", tmp_path / "watched"
+    live.mkdir()
+    p = subprocess.Popen([cli_path(), "sequence", str(live), "-o", str(target), "--projection", "equidistant", "--watch", "0.5",
+                          "--settle", "1", "--no-glare"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    manifest = target / "sets.jsonl"
+
+    def recorded():
+        return [json.loads(line) for line in manifest.read_text().splitlines()] if manifest.exists() else []
+
+    try:
+        for k in range(3):
+            for f in frames:
+                if f.name.startswith(f"s{k}_"):
+                    shutil.copy(f, live / f.name)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and len(recorded()) < k + 1:
+                assert p.poll() is None, p.stderr.read()
+                time.sleep(0.1)
+            assert len(recorded()) == k + 1, f"set {k + 1} not measured"
+    finally:
+        p.send_signal(signal.SIGTERM)
+        stdout, stderr = p.communicate(timeout=30)
+    assert p.returncode == 143, stderr
+    records = recorded()
+    assert [r["status"] for r in records] == ["ok"] * 3 and len({r["id"] for r in records}) == 3
+    assert records[2]["illuminanceKind"] == "lower-bound"
+    with open(target / "timeseries.csv", newline="") as f:
+        assert len(list(csv.DictReader(f))) == 3
+    assert "measured 1 sets" in stdout and not list(target.glob(".*partial*"))
