@@ -18,6 +18,10 @@ public struct StudyOptions: Sendable {
     public var regions: [Region] = []
     /// How each set's glare is evaluated with a fisheye (DGP, DGI, UGR); nil: not evaluated.
     public var glare: GlareRequest? = GlareRequest()
+    /// The camera's orientation: with it and the sun, the circumsolar zone (`circumsolarAngle`
+    /// degrees about the sun) is located in each set's image.
+    public var view: CameraOrientation?
+    public var circumsolarAngle = 10.0
     /// Where the merged sets are kept (`<study>/sets/<id>.<ext>`); nil: not kept.
     public var keep: OutputFormat?
     /// A frame whose samples disagree with its neighbour's beyond their noise in more than
@@ -57,6 +61,9 @@ public struct StudySetRecord: Codable, Sendable, Equatable {
     public var lowerBoundShare: Double?
     /// With a fisheye: DGP, DGI and UGR with their intervals (`glare`).
     public var glare: StudyGlareRecord?
+    /// With a fisheye, the camera's orientation and the sun: where the sun falls in the image
+    /// and the circumsolar zone's share of E_v.
+    public var circumsolar: CircumsolarResult?
     /// Per frame: the measured exposure over the metadata's, less 1 (nil for the reference
     /// and for frames whose ratio could not be measured).
     public var ratioResiduals: [Double?]?
@@ -110,6 +117,8 @@ public struct StudyRegionRecord: Codable, Sendable, Equatable {
     public var kind: String
     public var clippedShare: Double?
     public var units: String
+    /// With the camera's orientation and the sun: the share of the region in the circumsolar zone.
+    public var circumsolarShare: Double?
 }
 
 /// What a study's run did.
@@ -164,7 +173,8 @@ public struct StudyRun: Sendable {
     }
 
     /// The regions' mean luminance (Y) with their budgets.
-    func regions(_ input: AnalysisInput) throws -> [StudyRegionRecord] {
+    func regions(_ input: AnalysisInput, sun: SIMD3<Double>?) throws -> [StudyRegionRecord] {
+        let lens = try sun.flatMap { _ in try options.fisheye?.lens(for: input.image, path: input.path) }
         var request = AnalysisRequest()
         request.regions = options.regions
         request.percentiles = []
@@ -175,8 +185,16 @@ public struct StudyRun: Sendable {
             return StudyRegionRecord(name: r.name, mean: budget?.value ?? r.measurement.channels["Y"]?.mean ?? .nan,
                                      standardUncertainty: budget?.standardUncertainty, low95: budget?.low95, high95: budget?.high95,
                                      kind: (budget?.kind ?? r.measurement.channels["Y"]?.kind ?? .value).rawValue,
-                                     clippedShare: r.measurement.clippedFraction, units: analysis.unitSymbol)
+                                     clippedShare: r.measurement.clippedFraction, units: analysis.unitSymbol,
+                                     circumsolarShare: zoneShare(r.name, lens: lens, sun: sun, input: input))
         }
+    }
+
+    /// The share of region `name` in the circumsolar zone, with a lens and the sun.
+    func zoneShare(_ name: String, lens: FisheyeLens?, sun: SIMD3<Double>?, input: AnalysisInput) -> Double? {
+        guard let lens, let sun, let region = options.regions.first(where: { $0.name == name }),
+              let selection = try? region.selection(width: input.image.width, height: input.image.height) else { return nil }
+        return Pipeline.circumsolarShare(of: selection, lens: lens, sun: sun, angle: options.circumsolarAngle)
     }
 
     /// Creates the study's folder (and its parents), or says why it cannot: a file in the way,
@@ -200,8 +218,10 @@ public struct StudyRun: Sendable {
         var record = StudySetRecord(id: set.id, start: set.start.iso8601, end: set.end.iso8601, mid: mid.iso8601, files: set.files,
                                     inputSHA256: sha, status: "ok", flags: [], software: SceneLinearVersion.software, finished: "",
                                     shard: options.shard.count > 1 ? options.shard.description : nil)
+        var sunInCamera: SIMD3<Double>?
         if let site = options.site ?? frames.first?.site {
             let sun = SolarPosition(at: mid, site: site)
+            sunInCamera = options.view?.cameraDirection(azimuth: sun.azimuth, elevation: sun.elevation)
             (record.sunElevation, record.sunAzimuth, record.site) = (sun.elevation, sun.azimuth, site)
             if sun.elevation < -0.833 { record.flags.append("sun-below-horizon") }
         }
@@ -218,7 +238,7 @@ public struct StudyRun: Sendable {
             if report.frames.contains(where: { $0.exposureSource == "metadata, unchecked" }) { record.flags.append("ratios-unchecked") }
             let input = (options.fisheye != nil || !options.regions.isEmpty)
                 ? AnalysisInput.prepared(path: set.id, image: merged.image, deviation: merged.standardDeviation.samples) : nil
-            if !options.regions.isEmpty, let input { record.regions = try regions(input) }
+            if !options.regions.isEmpty, let input { record.regions = try regions(input, sun: sunInCamera) }
             let lens = try options.fisheye?.lens(for: merged.image, path: set.id)
             if let lens, let input {
                 // With glare, θ and ω computed once for both (12 bytes a pixel).
@@ -231,6 +251,10 @@ public struct StudyRun: Sendable {
                 record.illuminanceHigh95 = e.kind == .value ? e.high95 : nil
                 record.illuminanceKind = e.kind.rawValue
                 record.illuminanceClippedShare = e.lowerBoundShare
+                if let sun = sunInCamera {
+                    record.circumsolar = Pipeline.circumsolar(input, geometry: geometry, sun: sun, angle: options.circumsolarAngle)
+                    if record.circumsolar?.inView == true { record.flags.append("sun-in-view") }
+                }
                 if let glare = options.glare {
                     record.glare = StudyGlareRecord(try GlareEvaluation.evaluate(input, geometry: geometry, scaleRelativeUncertainty: e.scaleRelativeUncertainty,
                                                                                  request: glare))
@@ -299,7 +323,7 @@ public struct StudyDocument: Encodable {
 public enum StudyTable {
     public static let header = ["set", "start_utc", "end_utc", "mid_utc", "frames", "status", "E_v [lx]", "E_v_u [lx]", "E_v_low95 [lx]",
                                 "E_v_high95 [lx]", "E_v_kind", "E_v_clipped_share [1]", "lower_bound_pixel_share [1]",
-                                "sun_elevation [deg]", "sun_azimuth_from_north [deg]", "DGP [1]", "DGP_low95 [1]", "DGP_high95 [1]", "DGP_kind",
+                                "sun_elevation [deg]", "sun_azimuth_from_north [deg]", "sun_x [px]", "sun_y [px]", "circumsolar_share [1]", "DGP [1]", "DGP_low95 [1]", "DGP_high95 [1]", "DGP_kind",
                                 "DGI [1]", "DGI_low95 [1]", "DGI_high95 [1]", "UGR [1]", "UGR_low95 [1]", "UGR_high95 [1]", "glare_sources",
                                 "flags", "error", "software"]
 
@@ -315,16 +339,17 @@ public enum StudyTable {
         let quoted = AnalysisOutput.csvField
         let regions = regionNames(records)
         let regionHeader = regions.flatMap { g in ["L_\(g.name) [\(g.units)]", "L_\(g.name)_u [\(g.units)]", "L_\(g.name)_low95 [\(g.units)]",
-                                                   "L_\(g.name)_high95 [\(g.units)]", "L_\(g.name)_kind"] }
+                                                   "L_\(g.name)_high95 [\(g.units)]", "L_\(g.name)_kind", "L_\(g.name)_circumsolar_share [1]"] }
         var lines = [(header.dropLast(3) + regionHeader + header.suffix(3)).map(quoted).joined(separator: ",")]
         for r in records.sorted(by: { $0.start < $1.start }) {
             let cells = regions.flatMap { g -> [String] in
-                guard let m = r.regions?.first(where: { $0.name == g.name }) else { return ["", "", "", "", ""] }
-                return [n(m.mean), n(m.standardUncertainty), n(m.low95), n(m.high95), m.kind]
+                guard let m = r.regions?.first(where: { $0.name == g.name }) else { return ["", "", "", "", "", ""] }
+                return [n(m.mean), n(m.standardUncertainty), n(m.low95), n(m.high95), m.kind, n(m.circumsolarShare)]
             }
             lines.append(([r.id, r.start, r.end, r.mid, String(r.files.count), r.status, n(r.illuminance), n(r.illuminanceUncertainty),
                            n(r.illuminanceLow95), n(r.illuminanceHigh95), r.illuminanceKind ?? "", n(r.illuminanceClippedShare),
-                           n(r.lowerBoundShare), n(r.sunElevation), n(r.sunAzimuth)] + glareCells(r.glare) + cells + [r.flags.joined(separator: " "), r.error ?? "", r.software])
+                           n(r.lowerBoundShare), n(r.sunElevation), n(r.sunAzimuth), n(r.circumsolar?.sunX), n(r.circumsolar?.sunY),
+                           n(r.circumsolar?.illuminanceShare)] + glareCells(r.glare) + cells + [r.flags.joined(separator: " "), r.error ?? "", r.software])
                 .map(quoted).joined(separator: ","))
         }
         return lines.joined(separator: "\n") + "\n"
@@ -351,7 +376,7 @@ public enum StudyTable {
 /// standard) and one variable per quantity with its `units` and `long_name`; NaN where nothing
 /// was measured; E_v's kind and the status as CF flag values, the QC flags as CF flag masks.
 public enum StudySeries {
-    public static let flagNames = ["clipped-in-every-frame", "scene-changed", "exposure-misstated", "ratios-unchecked", "sun-below-horizon"]
+    public static let flagNames = ["clipped-in-every-frame", "scene-changed", "exposure-misstated", "ratios-unchecked", "sun-below-horizon", "sun-in-view"]
     public static let kinds: [ResultKind] = [.value, .lowerBound, .upperBound, .undetermined, .clippingUnknown]
 
     public static func series(_ records: [StudySetRecord]) -> HDF5Series {
@@ -394,6 +419,9 @@ public enum StudySeries {
             number("lower_bound_pixel_share", rows.map(\.lowerBoundShare), units: "1", "share of the pixels clipped in every frame"),
             number("sun_elevation", rows.map(\.sunElevation), units: "degree", "apparent elevation of the sun at the set's middle"),
             number("sun_azimuth", rows.map(\.sunAzimuth), units: "degree", "azimuth of the sun, east of north"),
+            number("sun_x", rows.map { $0.circumsolar?.sunX }, units: "1", "column of the sun's position in the image (pixels; NaN outside the field)"),
+            number("sun_y", rows.map { $0.circumsolar?.sunY }, units: "1", "row of the sun's position in the image (pixels)"),
+            number("circumsolar_share", rows.map { $0.circumsolar?.illuminanceShare }, units: "1", "share of E_v from the circumsolar zone"),
             number("DGP", rows.map { $0.glare?.dgp.value }, units: "1", "daylight glare probability (a lower bound where glare_kind says so)"),
             number("DGP_low95", rows.map { $0.glare?.dgp.low95 }, units: "1", "lower end of DGP's 95 % interval"),
             number("DGP_high95", rows.map { $0.glare?.dgp.high95 }, units: "1", "upper end of DGP's 95 % interval (NaN for a bound)"),
@@ -419,6 +447,7 @@ public enum StudySeries {
                 number("L_\(g.name)_low95", m.map { $0?.low95 }, units: units, "lower end of its 95 % interval"),
                 number("L_\(g.name)_high95", m.map { $0?.high95 }, units: units, "upper end of its 95 % interval (NaN for a lower bound)"),
                 kind("L_\(g.name)_kind", m.map { $0?.kind }, "what L_\(g.name) is"),
+                number("L_\(g.name)_circumsolar_share", m.map { $0?.circumsolarShare }, units: "1", "share of the region in the circumsolar zone"),
             ]
         }
         return HDF5Series(dimension: time("time", rows.map { ms($0.mid) }, "middle of the set's exposures", standard: true), variables: variables + regionVariables,

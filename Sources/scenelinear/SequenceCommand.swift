@@ -86,6 +86,12 @@ extension SceneLinearCommand {
 
         @OptionGroup var glare: GlareOptions
 
+        @Option(parsing: .unconditional, help: ArgumentHelp("The camera's orientation: its axis's azimuth (east of north) and elevation, and its roll (clockwise seen from behind; degrees); with the sun, each set records where the sun falls in the image and the circumsolar zone's share of E_v and of each region. 180,90: at the zenith, north up.", valueName: "az,el[,roll]"))
+        var view: String?
+
+        @Option(help: ArgumentHelp("With --view: the circumsolar zone's radius about the sun.", valueName: "degrees"))
+        var circumsolar: Double = 10
+
         @OptionGroup var unchecked: UncheckedRatiosOption
 
         @Flag(help: "With a fisheye: do not evaluate glare (DGP, DGI, UGR) per set.")
@@ -111,6 +117,9 @@ extension SceneLinearCommand {
                 if !(watch >= 0.1 && watch <= 86400) { throw ValidationError("--watch must lie between 0.1 and 86400 seconds") }
                 if groupOnly || sets != nil || shard != nil || style.json { throw ValidationError("--watch takes none of --group-only, --sets, --shard, --json") }
             }
+            if let view, case .failure(let e) = CameraOrientation.parse(view) { throw ValidationError(e.description) }
+            if view != nil && fisheye.projection == nil { throw ValidationError("--view needs --projection (the fisheye the sun is found through)") }
+            if !(circumsolar > 0 && circumsolar <= 90) { throw ValidationError("--circumsolar must lie in (0, 90] degrees") }
             if !(settle >= 0 && settle <= 86400) { throw ValidationError("--settle must lie between 0 and 86400 seconds") }
             try fisheye.requireProjectionForLensOptions()
         }
@@ -135,6 +144,8 @@ extension SceneLinearCommand {
             options.regions = regionOptions.regions
             options.glare = noGlare ? nil : glare.request
             options.merge.allowUncheckedRatios = unchecked.uncheckedRatios
+            options.view = try view.map { try CameraOrientation.parse($0).get() }
+            options.circumsolarAngle = circumsolar
             options.site = try site.map { try Site.parse($0).get() }
             options.keep = keep.flatMap { OutputFormat(pathExtension: $0) }
             if let shard { options.shard = shard } else if let fromArray = try Shard.fromSlurm() { options.shard = fromArray }

@@ -36,6 +36,7 @@ import TestSupport
         options.merge.develop.settingsUncertainty = 0
         options.fisheye = FisheyeLensRequest(projection: .equidistant, fieldOfView: 180)
         options.site = plan.site
+        options.view = CameraOrientation(azimuth: 180, elevation: 90)   // at the zenith, north up, as the day is rendered
         let study = dir.appendingPathComponent("study").path
         let summary = try StudyRun(options: options).run(grouping, frames: frames, into: study)
         let report = Pipeline.validateDay(truths: truths, records: summary.records)
@@ -46,6 +47,11 @@ import TestSupport
         for r in summary.records {
             let t = try #require(truths.first { r.files.first?.hasSuffix($0.files[0]) == true })
             #expect(abs(r.sunElevation! - t.sunElevation) < 0.01, "\(r.id): \(r.sunElevation!) against \(t.sunElevation)")
+            // The sun where the day drew its disc: (90 − h)/180 of the height from the centre, at 90° + azimuth.
+            guard r.status == "ok", let c = r.circumsolar else { continue }
+            let radius = (90 - t.sunElevation) / 180 * 128, a = (90 + t.sunAzimuth) * .pi / 180
+            #expect(abs(c.sunX! - (64 + radius * cos(a))) < 0.05 && abs(c.sunY! - (64 - radius * sin(a))) < 0.05, "\(r.id): \(c)")
+            #expect(c.inView && c.illuminanceShare > 0.05 && r.flags.contains("sun-in-view"), "\(r.id): \(c)")
         }
         // A bound is reported as one wherever the sun was clipped in every frame.
         for check in report.sets where (truths[check.set - 1].sunOverWhite ?? 0) > 1.6 && check.status == "ok" {
