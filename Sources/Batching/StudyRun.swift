@@ -77,7 +77,7 @@ public struct StudySetRecord: Codable, Sendable, Equatable {
     /// and kind, in the order asked.
     public var regions: [StudyRegionRecord]?
     /// QC flags (docs/studies.md#qc-flags): "clipped-in-every-frame", "scene-changed",
-    /// "exposure-misstated", "ratios-unchecked", "sun-below-horizon".
+    /// "exposure-misstated", "ratios-unchecked", "sun-below-horizon", "sun-in-view".
     public var flags: [String]
     /// The merged set kept, and its SHA-256.
     public var output: String?

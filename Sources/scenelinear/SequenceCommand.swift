@@ -28,9 +28,11 @@ extension SceneLinearCommand {
                 --projection, as `glare` evaluates them; --no-glare skips them), each --region's mean luminance with its interval, \
                 the share of pixels clipped in every frame, each \
                 frame's measured exposure ratio against its metadata's, the sun's elevation and \
-                azimuth at the set's middle (from --site or the first frame's GPS tags) and QC flags \
-                (clipped-in-every-frame, scene-changed, exposure-misstated, ratios-unchecked, \
-                sun-below-horizon). Each set's record is appended to STUDY/sets.jsonl (one line, \
+                azimuth at the set's middle (from --site or the first frame's GPS tags), with --view \
+                the sun's image position and the circumsolar zone's share of E_v and of each region, \
+                and QC flags (clipped-in-every-frame, scene-changed, exposure-misstated, \
+                ratios-unchecked, sun-below-horizon, sun-in-view). With --watch the folders are \
+                watched for a live rig and each set measured once complete, until SIGTERM/SIGINT. Each set's record is appended to STUDY/sets.jsonl (one line, \
                 under a lock: shards of a Slurm job array, or --shard i/n, share the folder, each in \
                 its own sets-<i>-of-<n>.jsonl); a rerun skips the sets already measured whose frames \
                 are unchanged (--no-resume redoes them) and redoes a set cut off by a kill. At the end \
