@@ -4,6 +4,7 @@ import Foundation
 import ImageCore
 import Measuring
 import Merging
+import Plots
 import Studies
 
 /// How a study's sets are merged and measured (docs/studies.md#measuring-the-sets).
@@ -22,6 +23,8 @@ public struct StudyOptions: Sendable {
     /// degrees about the sun) is located in each set's image.
     public var view: CameraOrientation?
     public var circumsolarAngle = 10.0
+    /// Whether each set's false-colour map is drawn (`<study>/maps/<id>.png`).
+    public var maps = false
     /// Where the merged sets are kept (`<study>/sets/<id>.<ext>`); nil: not kept.
     public var keep: OutputFormat?
     /// A frame whose samples disagree with its neighbour's beyond their noise in more than
@@ -79,6 +82,8 @@ public struct StudySetRecord: Codable, Sendable, Equatable {
     /// QC flags (docs/studies.md#qc-flags): "clipped-in-every-frame", "scene-changed",
     /// "exposure-misstated", "ratios-unchecked", "sun-below-horizon", "sun-in-view".
     public var flags: [String]
+    /// The set's false-colour map (`maps`).
+    public var map: String?
     /// The merged set kept, and its SHA-256.
     public var output: String?
     public var outputSHA256: String?
@@ -145,6 +150,7 @@ public struct StudyRun: Sendable {
         let dir = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         try Self.makeFolder(dir)
         if options.keep != nil { try Self.makeFolder(dir + "/sets") }
+        if options.maps { try Self.makeFolder(dir + "/maps") }
         BatchConverter.removeAbandonedTemporaries(in: dir)
         if options.keep != nil { BatchConverter.removeAbandonedTemporaries(in: dir + "/sets") }
         let manifest = dir + "/" + (options.shard.count > 1 ? "sets-\(options.shard.index + 1)-of-\(options.shard.count).jsonl" : "sets.jsonl")
@@ -163,7 +169,8 @@ public struct StudyRun: Sendable {
                 summary.skipped += 1
                 continue
             }
-            var record = measure(set, sha: sha, frames: set.files.compactMap { byPath[$0] }, target: target)
+            var record = measure(set, sha: sha, frames: set.files.compactMap { byPath[$0] }, target: target,
+                                 map: options.maps ? dir + "/maps/\(set.id).png" : nil)
             record.finished = ISO8601DateFormatter().string(from: Date())
             try writer.append(record)
             if record.status == "ok" { summary.measured += 1 } else { summary.failed.append(record) }
@@ -190,6 +197,17 @@ public struct StudyRun: Sendable {
         }
     }
 
+    /// The set's false-colour map: luminance in stops, clipped pixels in magenta, the regions
+    /// and, with the sun in view, the circumsolar zone outlined.
+    func drawMap(_ input: AnalysisInput, title: String, lens: FisheyeLens?, sun: SIMD3<Double>?, to path: String) throws {
+        var regions = options.regions.filter { !$0.isMask }
+        if let lens, let sun, let rim = Pipeline.circumsolarOutline(sun: sun, angle: options.circumsolarAngle, lens: lens) {
+            regions.append(Region(name: "circumsolar \(String(format: "%g", options.circumsolarAngle))°", shape: .polygon(rim)))
+        }
+        let map = AnalysisCharts.evMap(input.image, title: title, regions: regions, maxSize: 800)
+        try AnalysisCharts.write({ PlotRenderer.render(map, format: $0) }, to: path)
+    }
+
     /// The share of region `name` in the circumsolar zone, with a lens and the sun.
     func zoneShare(_ name: String, lens: FisheyeLens?, sun: SIMD3<Double>?, input: AnalysisInput) -> Double? {
         guard let lens, let sun, let region = options.regions.first(where: { $0.name == name }),
@@ -213,7 +231,7 @@ public struct StudyRun: Sendable {
     }
 
     /// One set merged and measured; a failure is the record's, not the run's.
-    func measure(_ set: BracketGrouping.Set, sha: String, frames: [SequenceFrame], target: String?) -> StudySetRecord {
+    func measure(_ set: BracketGrouping.Set, sha: String, frames: [SequenceFrame], target: String?, map: String? = nil) -> StudySetRecord {
         let mid = UTCTime(seconds: (set.start.seconds + set.end.seconds) / 2)
         var record = StudySetRecord(id: set.id, start: set.start.iso8601, end: set.end.iso8601, mid: mid.iso8601, files: set.files,
                                     inputSHA256: sha, status: "ok", flags: [], software: SceneLinearVersion.software, finished: "",
@@ -259,6 +277,10 @@ public struct StudyRun: Sendable {
                     record.glare = StudyGlareRecord(try GlareEvaluation.evaluate(input, geometry: geometry, scaleRelativeUncertainty: e.scaleRelativeUncertainty,
                                                                                  request: glare))
                 }
+            }
+            if let map, let input {
+                try drawMap(input, title: "\(set.id) — \(mid.iso8601)", lens: lens, sun: sunInCamera, to: map)
+                record.map = map
             }
             if let target, let format = options.keep {
                 _ = try MergedOutput().write(&merged, format: format, to: target, lens: lens)

@@ -57,28 +57,27 @@ extension Pipeline {
     /// The pixels that can lie within `angle` of `sun`: the box about the zone's rim in the
     /// image (2 pixels wider), or the whole image when part of the rim falls outside the field.
     static func zoneBox(sun: SIMD3<Double>, angle: Double, lens: FisheyeLens, width: Int, height: Int) -> PixelRect {
-        let whole = PixelRect(top: 0, left: 0, bottom: height, right: width)
-        // Two unit vectors across the sun's direction.
-        let helper = abs(sun.z) < 0.9 ? SIMD3<Double>(0, 0, 1) : SIMD3<Double>(1, 0, 0)
-        func cross(_ a: SIMD3<Double>, _ b: SIMD3<Double>) -> SIMD3<Double> {
-            SIMD3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x)
-        }
-        var p = cross(sun, helper)
-        p /= (p * p).sum().squareRoot()
-        let q = cross(sun, p), a = angle * .pi / 180
-        var xs: [Double] = [], ys: [Double] = []
-        for k in 0..<72 {
-            let phi = Double(k) * .pi / 36
-            guard let point = imagePosition(of: sun * cos(a) + (p * cos(phi) + q * sin(phi)) * sin(a), lens: lens) else { return whole }
-            xs.append(point.x)
-            ys.append(point.y)
-        }
-        if let centre = imagePosition(of: sun, lens: lens) {
-            xs.append(centre.x)
-            ys.append(centre.y)
-        }
+        guard var points = circumsolarOutline(sun: sun, angle: angle, lens: lens) else { return PixelRect(top: 0, left: 0, bottom: height, right: width) }
+        if let centre = imagePosition(of: sun, lens: lens) { points.append(centre) }
+        let xs = points.map(\.x), ys = points.map(\.y)
         return PixelRect(top: max(0, Int(ys.min()!) - 2), left: max(0, Int(xs.min()!) - 2),
                          bottom: min(height, Int(ys.max()!) + 3), right: min(width, Int(xs.max()!) + 3))
+    }
+
+    /// The zone's rim in the image (72 points, pixels), or nil when part of it lies beyond the
+    /// field of view.
+    public static func circumsolarOutline(sun: SIMD3<Double>, angle: Double, lens: FisheyeLens) -> [SIMD2<Double>]? {
+        let helper = abs(sun.z) < 0.9 ? SIMD3<Double>(0, 0, 1) : SIMD3<Double>(1, 0, 0)
+        var p = SIMD3(sun.y * helper.z - sun.z * helper.y, sun.z * helper.x - sun.x * helper.z, sun.x * helper.y - sun.y * helper.x)
+        p /= (p * p).sum().squareRoot()
+        let q = SIMD3(sun.y * p.z - sun.z * p.y, sun.z * p.x - sun.x * p.z, sun.x * p.y - sun.y * p.x), a = angle * .pi / 180
+        var rim: [SIMD2<Double>] = []
+        for k in 0..<72 {
+            let phi = Double(k) * .pi / 36
+            guard let point = imagePosition(of: sun * cos(a) + (p * cos(phi) + q * sin(phi)) * sin(a), lens: lens) else { return nil }
+            rim.append(point)
+        }
+        return rim
     }
 
     /// Where a direction (camera frame) falls in the image, or nil beyond the field of view.

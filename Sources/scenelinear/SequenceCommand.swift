@@ -94,6 +94,9 @@ extension SceneLinearCommand {
         @Option(help: ArgumentHelp("With --view: the circumsolar zone's radius about the sun.", valueName: "degrees"))
         var circumsolar: Double = 10
 
+        @Flag(help: "With -o: draw each set's false-colour map of luminance (STUDY/maps/<id>.png: stops, clipped pixels in magenta, the regions and the circumsolar zone outlined).")
+        var maps = false
+
         @OptionGroup var unchecked: UncheckedRatiosOption
 
         @Flag(help: "With a fisheye: do not evaluate glare (DGP, DGI, UGR) per set.")
@@ -114,7 +117,7 @@ extension SceneLinearCommand {
             if let utcOffset, UTCTime.parseOffset(utcOffset) == nil { throw ValidationError("--utc-offset '\(utcOffset)' is not ±HH:MM") }
             if let site, case .failure(let e) = Site.parse(site) { throw ValidationError(e.description) }
             if let keep, !["exr", "h5", "hdr"].contains(keep) { throw ValidationError("--keep must be exr, h5 or hdr") }
-            if output == nil && (groupOnly || keep != nil || shard != nil || watch != nil) { throw ValidationError("--group-only, --keep, --shard and --watch need -o STUDY") }
+            if output == nil && (groupOnly || keep != nil || shard != nil || watch != nil || maps) { throw ValidationError("--group-only, --keep, --shard, --watch and --maps need -o STUDY") }
             if let watch {
                 if !(watch >= 0.1 && watch <= 86400) { throw ValidationError("--watch must lie between 0.1 and 86400 seconds") }
                 if groupOnly || sets != nil || shard != nil || style.json { throw ValidationError("--watch takes none of --group-only, --sets, --shard, --json") }
@@ -148,6 +151,7 @@ extension SceneLinearCommand {
             options.merge.allowUncheckedRatios = unchecked.uncheckedRatios
             options.view = try view.map { try CameraOrientation.parse($0).get() }
             options.circumsolarAngle = circumsolar
+            options.maps = maps
             options.site = try site.map { try Site.parse($0).get() }
             options.keep = keep.flatMap { OutputFormat(pathExtension: $0) }
             if let shard { options.shard = shard } else if let fromArray = try Shard.fromSlurm() { options.shard = fromArray }

@@ -37,6 +37,7 @@ import TestSupport
         options.fisheye = FisheyeLensRequest(projection: .equidistant, fieldOfView: 180)
         options.site = plan.site
         options.view = CameraOrientation(azimuth: 180, elevation: 90)   // at the zenith, north up, as the day is rendered
+        options.maps = true
         let study = dir.appendingPathComponent("study").path
         let summary = try StudyRun(options: options).run(grouping, frames: frames, into: study)
         let report = Pipeline.validateDay(truths: truths, records: summary.records)
@@ -52,6 +53,9 @@ import TestSupport
             let radius = (90 - t.sunElevation) / 180 * 128, a = (90 + t.sunAzimuth) * .pi / 180
             #expect(abs(c.sunX! - (64 + radius * cos(a))) < 0.05 && abs(c.sunY! - (64 - radius * sin(a))) < 0.05, "\(r.id): \(c)")
             #expect(c.inView && c.illuminanceShare > 0.05 && r.flags.contains("sun-in-view"), "\(r.id): \(c)")
+            // Its false-colour map, a PNG in the study's maps folder.
+            let png = try Data(contentsOf: URL(fileURLWithPath: try #require(r.map)))
+            #expect(r.map == study + "/maps/\(r.id).png" && png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 2000)
         }
         // A bound is reported as one wherever the sun was clipped in every frame.
         for check in report.sets where (truths[check.set - 1].sunOverWhite ?? 0) > 1.6 && check.status == "ok" {
