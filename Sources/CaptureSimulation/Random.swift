@@ -1,43 +1,26 @@
 import Foundation
+import ImageCore
 
 /// The random numbers of the simulation: a small, fast, seeded generator with uniform,
 /// Gaussian and Poisson draws. Every row of an image gets its own stream derived from the
 /// seed and the row, so results do not depend on how rows are spread over threads.
 struct SimulationRandom {
-    private var state: UInt64
-    private var spareNormal: Double?
+    private var generator: SeededRandom
 
     /// A stream for (`seed`, `stream`, `row`).
     init(seed: UInt64, stream: UInt64, row: Int) {
-        state = seed &* 0x9E37_79B9_7F4A_7C15 ^ (stream &+ 1) &* 0xD1B5_4A32_D192_ED03 ^ UInt64(row) &* 0x94D0_49BB_1331_11EB
-        _ = next()
+        generator = SeededRandom(state: seed &* 0x9E37_79B9_7F4A_7C15 ^ (stream &+ 1) &* 0xD1B5_4A32_D192_ED03 ^ UInt64(row) &* 0x94D0_49BB_1331_11EB)
+        _ = generator.next()
     }
 
     /// SplitMix64.
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { generator.next() }
 
     /// Uniform in [0, 1).
-    mutating func uniform() -> Double { Double(next() >> 11) * 0x1p-53 }
+    mutating func uniform() -> Double { generator.uniform() }
 
     /// Standard normal (Box–Muller, both values used).
-    mutating func normal() -> Double {
-        if let s = spareNormal {
-            spareNormal = nil
-            return s
-        }
-        var u = uniform()
-        while u <= 0 { u = uniform() }
-        let v = uniform()
-        let r = (-2 * log(u)).squareRoot()
-        spareNormal = r * sin(2 * .pi * v)
-        return r * cos(2 * .pi * v)
-    }
+    mutating func normal() -> Double { generator.normal() }
 
     /// A Poisson variate of mean `mean` ≥ 0: multiplication of uniforms for small means,
     /// Hörmann's transformed rejection with squeeze (PTRS, 1993) from 10 up. An infinite

@@ -96,31 +96,13 @@ extension GlareEvaluation {
     }
 }
 
-/// Normal deviates from SplitMix64 (one stream per draw) by the Box–Muller transform.
+/// The draws' normal deviates: one `SeededRandom` stream per draw of the seed.
 struct GlareRandom {
-    private var state: UInt64
-    private var spare: Double?
+    private var generator: SeededRandom
 
     init(seed: UInt64, stream: UInt64) {
-        state = seed &* 0x9E37_79B9_7F4A_7C15 ^ (stream &+ 1) &* 0xBF58_476D_1CE4_E5B9
+        generator = SeededRandom(state: seed &* 0x9E37_79B9_7F4A_7C15 ^ (stream &+ 1) &* 0xBF58_476D_1CE4_E5B9)
     }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func normal() -> Double {
-        if let s = spare {
-            spare = nil
-            return s
-        }
-        let u1 = (Double(next() >> 11) + 0.5) / Double(1 << 53), u2 = Double(next() >> 11) / Double(1 << 53)
-        let r = (-2 * log(u1)).squareRoot()
-        spare = r * sin(2 * .pi * u2)
-        return r * cos(2 * .pi * u2)
-    }
+    mutating func normal() -> Double { generator.normal() }
 }
