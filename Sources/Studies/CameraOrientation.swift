@@ -20,11 +20,10 @@ public struct CameraOrientation: Sendable, Equatable, Codable {
 
     /// "azimuth,elevation[,roll]" in degrees, or the reason it is not one.
     public static func parse(_ text: String) -> Result<CameraOrientation, StudyInputError> {
-        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
-        guard (2...3).contains(parts.count), parts.allSatisfy({ $0?.isFinite == true }) else {
+        guard let parts = StudyInputError.numbers(text, count: 2...3) else {
             return .failure(StudyInputError("'\(text)' is not a view: give azimuth,elevation[,roll] in degrees (the axis east of north and above the horizon)"))
         }
-        let view = CameraOrientation(azimuth: parts[0]!, elevation: parts[1]!, roll: parts.count == 3 ? parts[2]! : 0)
+        let view = CameraOrientation(azimuth: parts[0], elevation: parts[1], roll: parts.count == 3 ? parts[2] : 0)
         guard (-90...90).contains(view.elevation), (-360...360).contains(view.azimuth), (-180...180).contains(view.roll) else {
             return .failure(StudyInputError("view '\(text)': elevation must lie in −90…90°, azimuth in −360…360°, roll in −180…180°"))
         }

@@ -15,11 +15,10 @@ public struct Site: Sendable, Equatable, Codable {
 
     /// "lat,lon[,elevation]", or the reason it is not one (malformed, or out of range).
     public static func parse(_ text: String) -> Result<Site, StudyInputError> {
-        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
-        guard (2...3).contains(parts.count), parts.allSatisfy({ $0?.isFinite == true }) else {
+        guard let parts = StudyInputError.numbers(text, count: 2...3) else {
             return .failure(StudyInputError("'\(text)' is not a site: give latitude,longitude[,elevation] in degrees (north and east positive) and metres"))
         }
-        let site = Site(latitude: parts[0]!, longitude: parts[1]!, elevation: parts.count == 3 ? parts[2]! : 0)
+        let site = Site(latitude: parts[0], longitude: parts[1], elevation: parts.count == 3 ? parts[2] : 0)
         guard abs(site.latitude) <= 90, abs(site.longitude) <= 180, (-500...9000).contains(site.elevation) else {
             return .failure(StudyInputError("site '\(text)': latitude must lie in −90…90°, longitude in −180…180° and elevation in −500…9000 m"))
         }
@@ -31,6 +30,13 @@ public struct Site: Sendable, Equatable, Codable {
 public struct StudyInputError: Error, CustomStringConvertible, Sendable {
     public var description: String
     public init(_ description: String) { self.description = description }
+
+    /// The finite numbers of a comma-separated list of `count` of them, or nil.
+    static func numbers(_ text: String, count: ClosedRange<Int>) -> [Double]? {
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard count.contains(parts.count), parts.allSatisfy({ $0?.isFinite == true }) else { return nil }
+        return parts.map { $0! }
+    }
 }
 
 /// The sun seen from a site at a moment, by the NOAA solar calculator's equations (Meeus,
