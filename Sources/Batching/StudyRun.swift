@@ -273,7 +273,8 @@ public struct StudyRun: Sendable {
                     record.circumsolar = Pipeline.circumsolar(input, geometry: geometry, sun: sun, angle: options.circumsolarAngle)
                     if record.circumsolar?.inView == true { record.flags.append("sun-in-view") }
                 }
-                if let glare = options.glare {
+                // A circle that gives no light (a black frame at night) has E_v but no glare.
+                if let glare = options.glare, e.illuminance > 0 {
                     record.glare = StudyGlareRecord(try GlareEvaluation.evaluate(input, geometry: geometry, scaleRelativeUncertainty: e.scaleRelativeUncertainty,
                                                                                  request: glare))
                 }
