@@ -180,8 +180,7 @@ public struct StudyRun: Sendable {
     }
 
     /// The regions' mean luminance (Y) with their budgets.
-    func regions(_ input: AnalysisInput, sun: SIMD3<Double>?) throws -> [StudyRegionRecord] {
-        let lens = try sun.flatMap { _ in try options.fisheye?.lens(for: input.image, path: input.path) }
+    func regions(_ input: AnalysisInput, lens: FisheyeLens?, sun: SIMD3<Double>?) throws -> [StudyRegionRecord] {
         var request = AnalysisRequest()
         request.regions = options.regions
         request.percentiles = []
@@ -256,8 +255,8 @@ public struct StudyRun: Sendable {
             if report.frames.contains(where: { $0.exposureSource == "metadata, unchecked" }) { record.flags.append("ratios-unchecked") }
             let input = (options.fisheye != nil || !options.regions.isEmpty)
                 ? AnalysisInput.prepared(path: set.id, image: merged.image, deviation: merged.standardDeviation.samples) : nil
-            if !options.regions.isEmpty, let input { record.regions = try regions(input, sun: sunInCamera) }
             let lens = try options.fisheye?.lens(for: merged.image, path: set.id)
+            if !options.regions.isEmpty, let input { record.regions = try regions(input, lens: lens, sun: sunInCamera) }
             if let lens, let input {
                 // With glare, θ and ω computed once for both (12 bytes a pixel).
                 let plain = FisheyeGeometry(lens: lens, width: merged.image.width, height: merged.image.height)

@@ -16,6 +16,9 @@ public struct StudyWatch: Sendable {
     public var fallbackOffset: Int?
     public var settle: Double
     public var options: StudyOptions
+    /// Frames already read, by path, with their files' modification times: a cycle reads
+    /// again only what is new or changed.
+    private var known: [String: (changed: Date, frame: SequenceFrame)] = [:]
 
     public init(inputs: [String], output: String, rule: GroupingRule, fallbackOffset: Int?, settle: Double, options: StudyOptions) {
         self.inputs = inputs
@@ -39,7 +42,7 @@ public struct StudyWatch: Sendable {
     }
 
     /// One cycle at `now`: reads, groups and measures what is complete.
-    public func cycle(now: Date = Date()) throws -> Cycle {
+    public mutating func cycle(now: Date = Date()) throws -> Cycle {
         let files = (try? AnalysisInput.expand(inputs))?.filter { URL(fileURLWithPath: $0).pathExtension.lowercased() == "dng" } ?? []
         var frames: [SequenceFrame] = [], settling: [String] = [], unreadable: [BracketGrouping.Left] = []
         for file in files {
@@ -48,8 +51,14 @@ public struct StudyWatch: Sendable {
                 settling.append(file)
                 continue
             }
+            if let seen = known[file], seen.changed == changed {
+                frames.append(seen.frame)
+                continue
+            }
             do {
-                frames += try SequenceFrames.read([file], fallbackOffset: fallbackOffset)
+                let read = try SequenceFrames.read([file], fallbackOffset: fallbackOffset)
+                frames += read
+                if let frame = read.first { known[file] = (changed, frame) }
             } catch {
                 unreadable.append(BracketGrouping.Left(file: file, reason: (error as? any SceneLinearFailure)?.description ?? "\(error)"))
             }

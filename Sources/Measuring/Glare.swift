@@ -247,26 +247,18 @@ public struct GlareEvaluation: Sendable {
     /// Detects the sources among the candidates at `luminance` and computes the metrics.
     func numbers(luminance: [Double], illuminance ev: Double, threshold: Double, request: GlareRequest) -> (Numbers, [GlareSourceSums]) {
         let sources = detection.sources(luminance: luminance, threshold: threshold, peakLimit: request.peakLimit).sources
-        var n = Numbers(illuminance: ev)
-        var dgpSum = 0.0, ugrSum = 0.0, dgiSum = 0.0
+        var n = Numbers(illuminance: ev, direct: sources.reduce(0) { $0 + $1.illuminance })
+        let lb = n.background
+        // Σ L² ω / P² (DGP's and UGR's sum) and DGI's sum, P once per source.
+        var squares = 0.0, dgiSum = 0.0
         for s in sources {
             let p = Self.positionIndex(lens, at: s.centre).index, l = s.luminance, w = s.omega
-            n.direct += s.illuminance
-            dgpSum += l * l * w / (p * p)
-            ugrSum += l * l * w / (p * p)
-            dgiSum += 0.478 * pow(l, 1.6) * pow(w / (p * p), 0.8)
+            squares += l * l * w / (p * p)
+            dgiSum += 0.478 * pow(l, 1.6) * pow(w / (p * p), 0.8) / (lb + 0.07 * w.squareRoot() * l)
         }
-        let lb = n.background
-        n.dgp = min(1, Self.c1 * ev + Self.c3 + Self.c2 * log10(1 + dgpSum / pow(ev, 1.87)))
-        if !sources.isEmpty {
-            dgiSum = 0
-            for s in sources {
-                let p = Self.positionIndex(lens, at: s.centre).index, l = s.luminance, w = s.omega
-                dgiSum += 0.478 * pow(l, 1.6) * pow(w / (p * p), 0.8) / (lb + 0.07 * w.squareRoot() * l)
-            }
-        }
+        n.dgp = min(1, Self.c1 * ev + Self.c3 + Self.c2 * log10(1 + squares / pow(ev, 1.87)))
         n.dgi = sources.isEmpty ? 0 : 10 * log10(dgiSum)
-        n.ugr = sources.isEmpty ? 0 : lb > 0 ? 8 * log10(0.25 / lb * ugrSum) : nil
+        n.ugr = sources.isEmpty ? 0 : lb > 0 ? 8 * log10(0.25 / lb * squares) : nil
         return (n, sources)
     }
 

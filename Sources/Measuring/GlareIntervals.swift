@@ -8,11 +8,9 @@ import Synchronization
 /// by one factor K = exp(u · z) (the absolute scale is shared by every pixel), adds to each
 /// candidate pixel its own noise (σ from the standard deviation layer or the noise profile)
 /// and to the rest of E_v the noise of its sum, detects the sources again and recomputes the
-/// metrics; the 2.5 % and 97.5 % points of the draws, as they are and reflected about the value,
-/// bound the 95 % interval. Draw d uses its
-/// own stream of the seed, so the result does not depend on the number of threads. The interval
-/// is the hull of the basic bootstrap's (the draws reflected about the value) and the
-/// percentile one (`result`).
+/// metrics. The 95 % interval is the hull of the basic bootstrap's (the draws' 2.5 % and 97.5 %
+/// points reflected about the value) and the percentile one (`result`). Draw d uses its own
+/// stream of the seed, so the result does not depend on the number of threads.
 extension GlareEvaluation {
     func result(path: String, request: GlareRequest, scaleU: Double) -> GlareResult {
         let absolute = request.threshold > 100

@@ -125,9 +125,9 @@ struct GlareDetection: Sendable {
         } else {
             next = cluster(members, into: &labels, first: 0)
         }
-        if let peakLimit, members.contains(where: { luminance[$0] >= peakLimit }) {
+        if let peakLimit {
             let peaks = members.filter { luminance[$0] >= peakLimit }
-            next = cluster(peaks, into: &labels, first: next)
+            if !peaks.isEmpty { next = cluster(peaks, into: &labels, first: next) }
         }
         var sums = [GlareSourceSums](repeating: GlareSourceSums(), count: Int(next))
         for k in members {

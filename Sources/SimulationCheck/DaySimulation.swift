@@ -120,9 +120,9 @@ extension Pipeline {
 
     static func simulateDaySet(_ plan: DayPlan, _ k: Int, camera base: CameraModel, name: String, directory dir: String,
                                glare: GlareRequest) throws -> DaySetTruth {
+        // Every frame of the set at its start (the brackets last well under a second).
         let start = plan.start(k), offset = UTCTime.parseOffset(plan.utcOffset)!
-        let mid = start
-        let sun = SolarPosition(at: mid, site: plan.site)
+        let sun = SolarPosition(at: start, site: plan.site)
         let h = sun.elevation * .pi / 180, up = max(0, sin(h))
         let sunOverWhite = sun.elevation > 0 ? 40 * exp(3 * up) : nil
         let scene = try RenderedScene(daySky(plan, elevation: sun.elevation, azimuth: sun.azimuth, sunRadiance: sunOverWhite))
@@ -147,8 +147,8 @@ extension Pipeline {
             }
         }
         let photometry = out.record.photometry!
-        let truthGlare = try truthGlare(out.files["truth-exr"]!, luminancePerOutput: photometry.luminancePerOutput, size: plan.size, request: glare)
-        return DaySetTruth(set: k + 1, files: out.frames.map { URL(fileURLWithPath: $0).lastPathComponent }, mid: mid.iso8601,
+        let truthGlare = try truthGlare(out.files["truth-exr"]!, luminancePerOutput: photometry.luminancePerOutput, request: glare)
+        return DaySetTruth(set: k + 1, files: out.frames.map { URL(fileURLWithPath: $0).lastPathComponent }, mid: start.iso8601,
                            sunElevation: sun.elevation, sunAzimuth: sun.azimuth, illuminance: truthGlare.illuminance.value,
                            dgp: truthGlare.daylightGlareProbability.value, dgi: truthGlare.daylightGlareIndex.value,
                            ugr: truthGlare.unifiedGlareRating?.value, sunOverWhite: sunOverWhite.map { $0 * pow(2, plan.stops.min()!) }, cloud: plan.clouds.contains(k))
@@ -196,7 +196,7 @@ extension Pipeline {
     }
 
     /// DGP, DGI and UGR of a truth radiance map (0 EV units) in cd/m², without noise.
-    static func truthGlare(_ path: String, luminancePerOutput: Double, size: Int, request: GlareRequest) throws -> GlareResult {
+    static func truthGlare(_ path: String, luminancePerOutput: Double, request: GlareRequest) throws -> GlareResult {
         var image = try EXRFile.readSceneLinear(path)
         image.pixels.samples = image.pixels.samples.map { Float(Double($0) * luminancePerOutput) }
         image.exposure = ExposureScaling(mode: .luminance, factor: 1, source: "the simulation's truth")

@@ -198,7 +198,7 @@ extension SceneLinearCommand {
         /// --watch: cycles until a signal ends the process (`StudyWatch`).
         func watchFolders(every interval: Double, into output: String) throws {
             try StudyRun.makeFolder(output)
-            let watcher = StudyWatch(inputs: inputs, output: output, rule: GroupingRule(gap: gap, framesPerSet: framesPerSet),
+            var watcher = StudyWatch(inputs: inputs, output: output, rule: GroupingRule(gap: gap, framesPerSet: framesPerSet),
                                      fallbackOffset: utcOffset.flatMap(UTCTime.parseOffset), settle: settle, options: try studyOptions())
             var reported = Set<String>()
             while true {
