@@ -208,12 +208,7 @@ public struct SceneLayout: Sendable {
             throw SceneError(reason: "size \(w)×\(h): simulating it needs about \(estimate) bytes, more than the limit of \(limits.maxBytes) bytes",
                              category: .limitExceeded)
         }
-        func rgb(_ v: [Double]?, _ what: String) throws -> SIMD3<Double> {
-            guard let v, v.count == 3, v.allSatisfy({ $0.isFinite && abs($0) <= Self.maxRadiance }) else {
-                throw SceneError(reason: "\(what) needs rgb [r, g, b] (finite, magnitude at most 1e15)")
-            }
-            return SIMD3(v[0], v[1], v[2])
-        }
+        let rgb = Self.rgb
         func rect(_ v: [Double]?, _ what: String) throws -> PixelRect {
             guard let v, v.count == 4, v.allSatisfy(\.isFinite), v[0] < v[2], v[1] < v[3] else {
                 throw SceneError(reason: "\(what) needs rect [top, left, bottom, right] with top < bottom, left < right")
@@ -292,25 +287,7 @@ public struct SceneLayout: Sendable {
                 }
                 try paint(.gradient(r, from: a, to: b, logarithmic: logarithmic), area: r.width * r.height, label)
             case "sky":
-                let zenith = try rgb(e.rgb, label)
-                guard let name = e.projection, let projection = FisheyeProjection(rawValue: name) else {
-                    throw SceneError(reason: "\(label) needs projection: equidistant, equisolid, orthographic or stereographic")
-                }
-                let lens = FisheyeLens(projection: projection, fieldOfView: e.fov ?? 180, width: w, height: h)
-                if let problem = lens.problem { throw SceneError(reason: "\(label): \(problem)") }
-                let model = e.model ?? "uniform"
-                guard model == "uniform" || model == "cie-overcast" else {
-                    throw SceneError(reason: "\(label): model must be uniform or cie-overcast")
-                }
-                var sun: SkyDome.Sun?
-                if let spec = e.sun {
-                    guard spec.count == 3, spec.allSatisfy(\.isFinite), (0...90).contains(spec[0]), spec[2] > 0, spec[2] <= 10 else {
-                        throw SceneError(reason: "\(label): sun must be [zenith angle 0…90, azimuth, angular radius (0, 10]] in degrees")
-                    }
-                    sun = SkyDome.Sun(zenithAngle: spec[0] * .pi / 180, azimuth: spec[1] * .pi / 180, angularRadius: spec[2] * .pi / 180,
-                                      rgb: try rgb(e.sunRGB, label + " sunRGB"))
-                }
-                let dome = SkyDome(lens: lens, zenith: zenith, overcast: model == "cie-overcast", sun: sun)
+                let dome = try Self.skyDome(e, label: label, width: w, height: h)
                 try paint(.sky(dome), area: w * h, label)
                 sky = (sky ?? 0) + dome.illuminance
             default:
@@ -323,6 +300,37 @@ public struct SceneLayout: Sendable {
         self.patches = patches
         self.paints = paints
         skyIlluminance = sky
+    }
+
+    /// An rgb triple of an element: three finite values of magnitude at most `maxRadiance`.
+    private static func rgb(_ v: [Double]?, _ what: String) throws -> SIMD3<Double> {
+        guard let v, v.count == 3, v.allSatisfy({ $0.isFinite && abs($0) <= Self.maxRadiance }) else {
+            throw SceneError(reason: "\(what) needs rgb [r, g, b] (finite, magnitude at most 1e15)")
+        }
+        return SIMD3(v[0], v[1], v[2])
+    }
+
+    /// A sky element: its zenith colour, fisheye projection, sky model and optional sun.
+    private static func skyDome(_ e: SceneDescription.Element, label: String, width: Int, height: Int) throws -> SkyDome {
+        let zenith = try rgb(e.rgb, label)
+        guard let name = e.projection, let projection = FisheyeProjection(rawValue: name) else {
+            throw SceneError(reason: "\(label) needs projection: equidistant, equisolid, orthographic or stereographic")
+        }
+        let lens = FisheyeLens(projection: projection, fieldOfView: e.fov ?? 180, width: width, height: height)
+        if let problem = lens.problem { throw SceneError(reason: "\(label): \(problem)") }
+        let model = e.model ?? "uniform"
+        guard model == "uniform" || model == "cie-overcast" else {
+            throw SceneError(reason: "\(label): model must be uniform or cie-overcast")
+        }
+        var sun: SkyDome.Sun?
+        if let spec = e.sun {
+            guard spec.count == 3, spec.allSatisfy(\.isFinite), (0...90).contains(spec[0]), spec[2] > 0, spec[2] <= 10 else {
+                throw SceneError(reason: "\(label): sun must be [zenith angle 0…90, azimuth, angular radius (0, 10]] in degrees")
+            }
+            sun = SkyDome.Sun(zenithAngle: spec[0] * .pi / 180, azimuth: spec[1] * .pi / 180, angularRadius: spec[2] * .pi / 180,
+                              rgb: try rgb(e.sunRGB, label + " sunRGB"))
+        }
+        return SkyDome(lens: lens, zenith: zenith, overcast: model == "cie-overcast", sun: sun)
     }
 
     /// The radiance: the background, then every element in order (later ones paint over

@@ -178,14 +178,7 @@ extension Pipeline {
         // times the transmittance of the frame's filter.
         let exposures = settings.indices.map { i in (options.frameFilters[i]?.transmittance ?? 1) / settings[i].exposureFactor }
         let byExposure = paths.indices.sorted { exposures[$0] < exposures[$1] }
-        // The frame of middle exposure, among the frames without a filter when there are any
-        // (the result's scale then does not rest on a filter's transmittance).
-        let unfiltered = byExposure.filter { options.frameFilters[$0] == nil }
-        let candidates = unfiltered.isEmpty ? byExposure : unfiltered
-        let reference = options.reference ?? candidates[(candidates.count - 1) / 2]
-        guard paths.indices.contains(reference) else {
-            throw MergeError(path: "", reason: "reference frame \(reference + 1) is not one of the \(paths.count) frames")
-        }
+        let reference = try referenceFrame(byExposure: byExposure, options: options)
         let raw = raws[reference]
         let area = raw.activeArea
         let planes = raw.samplesPerPixel
@@ -203,17 +196,12 @@ extension Pipeline {
             clock = now
         }
         // Each frame's Stage 2, in its stored form (rows linearized when read).
-        var samples: [BracketSamples] = []
-        var digests: [String] = []
-        var mapping: LinearizationMapping?
-        var stage2Frames: [FrameStage2] = []
-        for (i, file) in files.enumerated() {
-            let frame = try frameStage2(file, options: options.develop)
-            stage2Frames.append(frame)
-            digests.append(frame.digest)
-            if i == reference { mapping = frame.mapping }
-            samples.append(BracketSamples(frame: frame, exposure: exposures[i] / exposures[reference], noise: noise[i]))
+        var stage2Frames = try files.map { try frameStage2($0, options: options.develop) }
+        var samples = files.indices.map { i in
+            BracketSamples(frame: stage2Frames[i], exposure: exposures[i] / exposures[reference], noise: noise[i])
         }
+        let digests = stage2Frames.map(\.digest)
+        let mapping = stage2Frames[reference].mapping
         lap("decode")
         var offsets: [[Int]?] = Array(repeating: nil, count: paths.count)
         if options.align {
@@ -249,7 +237,7 @@ extension Pipeline {
         let superpixel = cfa != nil && options.develop.demosaic == .superpixel
         func stage2(_ values: [Float], clip: [UInt8]) -> LinearImage {
             LinearImage(ifd: raw, values: ImageBuffer(width: width, height: height, channels: planes, samples: values), clipMask: clip,
-                        mapping: mapping!)
+                        mapping: mapping)
         }
         let noClip = [UInt8](repeating: 0, count: width * height)
         var develop = options.develop
@@ -291,6 +279,19 @@ extension Pipeline {
                                  exact: cfa == nil || superpixel, offsets: options.align ? offsets : nil, options: options)
         lap("layers")
         return MergedBracket(image: image, standardDeviation: std, frames: frameCount, report: report, timings: timings)
+    }
+
+    /// The frame whose units the merge takes: `options.reference`, else the frame of middle
+    /// exposure, among the frames without a filter when there are any (the result's scale then
+    /// does not rest on a filter's transmittance).
+    static func referenceFrame(byExposure: [Int], options: MergeOptions) throws -> Int {
+        let unfiltered = byExposure.filter { options.frameFilters[$0] == nil }
+        let candidates = unfiltered.isEmpty ? byExposure : unfiltered
+        let reference = options.reference ?? candidates[(candidates.count - 1) / 2]
+        guard byExposure.contains(reference) else {
+            throw MergeError(path: "", reason: "reference frame \(reference + 1) is not one of the \(byExposure.count) frames")
+        }
+        return reference
     }
 
     /// The merge's report, and its record in the image's provenance.

@@ -108,125 +108,155 @@ struct BlockPlan: Sendable {
     func name(_ block: Block) -> String { "\(blockKind) \(block.index)" }
 
     init(dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits, rawOnly: Bool) throws(RawDecodeError) {
-        let path = dng.path
-        let name = ifd.path
-        func unsupported(_ reason: String) -> RawDecodeError { .unsupported(path: path, ifd: name, reason: reason) }
-        func inconsistent(_ reason: String) -> RawDecodeError { .inconsistentLayout(path: path, ifd: name, reason: reason) }
+        let tags = TagReader(dng: dng, ifd: ifd)
         file = dng.file
         self.ifd = ifd
         byteOrder = dng.byteOrder
         spp = ifd.samplesPerPixel
 
         guard ifd.pixelCount <= limits.maxPixels else {
-            throw .tooLarge(path: path, ifd: name, pixels: ifd.pixelCount, limit: limits.maxPixels)
+            throw .tooLarge(path: tags.path, ifd: tags.name, pixels: ifd.pixelCount, limit: limits.maxPixels)
         }
-        let photometric = ifd.photometric
-        let photometricName = "PhotometricInterpretation \(photometric) (\(Photometric.name(photometric)))"
-        if rawOnly {
-            guard ifd.isRaw else { throw unsupported("\(photometricName) is not a raw image") }
-        } else {
-            let decodable = [0, Photometric.blackIsZero, Photometric.rgb, Photometric.transparencyMask, Photometric.yCbCr,
-                             Photometric.cfa, Photometric.linearRaw, Photometric.depth, Photometric.photometricMask]
-            guard decodable.contains(photometric) else { throw unsupported("\(photometricName) images are not decoded") }
-            if photometric == Photometric.yCbCr, ![Compression.jpeg, Compression.lossyJPEG].contains(ifd.compression) {
-                throw unsupported("YCbCr data with compression \(ifd.compression) (\(Compression.name(ifd.compression, raw: false))); only JPEG-compressed YCbCr is decoded")
-            }
-        }
-        isYCbCr = photometric == Photometric.yCbCr
+        try Self.checkPhotometric(ifd, rawOnly: rawOnly, tags: tags)
+        isYCbCr = ifd.photometric == Photometric.yCbCr
         let known = [Compression.none, Compression.jpeg, Compression.deflate, Compression.lossyJPEG, Compression.jpegXL]
         guard known.contains(ifd.compression) else {
-            throw .unsupportedCompression(path: path, ifd: name, compression: ifd.compression)
+            throw .unsupportedCompression(path: tags.path, ifd: tags.name, compression: ifd.compression)
         }
-
-        // Samples.
-        guard let bits = ifd.bitsPerSample.first, ifd.bitsPerSample.allSatisfy({ $0 == bits }),
-              ifd.bitsPerSample.count == spp else {
-            throw inconsistent("BitsPerSample \(ifd.bitsPerSample) does not give one depth for \(spp) samples")
-        }
-        let raw = dng.structure.allIFDs.first { $0.path == ifd.path }
-        let values = EntryValues(file: dng.file, order: dng.byteOrder)
-        if let entry = raw?.entry(339) {
-            // The model keeps one SampleFormat; a per-sample list must agree with it.
-            let formats: [Int]
-            do { formats = try values.integers(entry, in: name) } catch { throw inconsistent("SampleFormat: \(error)") }
-            guard formats.allSatisfy({ $0 == ifd.sampleFormat }) else {
-                throw inconsistent("SampleFormat \(formats) does not give one format for \(spp) samples")
-            }
-        }
-        let isFloat: Bool
-        switch ifd.sampleFormat {
-        case 1: isFloat = false
-        case 3: isFloat = true
-        case 2: throw unsupported("signed-integer samples (SampleFormat 2)")
-        default: throw unsupported("SampleFormat \(ifd.sampleFormat)")
-        }
-        if isFloat {
-            guard [16, 24, 32].contains(bits) else {
-                throw unsupported("\(bits)-bit floating-point samples (DNG defines 16, 24 and 32)")
-            }
-        } else {
-            guard (1...32).contains(bits) else { throw unsupported("\(bits)-bit integer samples") }
-        }
-        encoding = SampleEncoding(isFloat: isFloat, bits: bits)
-        guard ifd.fillOrder == 1 else { throw unsupported("FillOrder \(ifd.fillOrder) (bit-reversed bytes)") }
+        encoding = try Self.sampleEncoding(ifd, tags: tags)
+        guard ifd.fillOrder == 1 else { throw tags.unsupported("FillOrder \(ifd.fillOrder) (bit-reversed bytes)") }
         switch ifd.planarConfiguration {
         case 1: blockSPP = spp
         case 2: blockSPP = 1
-        default: throw inconsistent("PlanarConfiguration \(ifd.planarConfiguration)")
+        default: throw tags.inconsistent("PlanarConfiguration \(ifd.planarConfiguration)")
         }
-        codec = try Self.codec(ifd: ifd, encoding: encoding, blockSPP: blockSPP, fail: unsupported)
+        codec = try Self.codec(ifd: ifd, encoding: encoding, blockSPP: blockSPP, fail: tags.unsupported)
+        interleave = try Self.fieldInterleave(ifd, tags: tags)
+        if [BlockCodec.losslessJPEG, .lossyJPEG].contains(codec) {
+            jpegTables = try tags.bytes(347, "JPEGTables")
+        } else {
+            jpegTables = nil
+        }
+        guard let layout = ifd.layout else { throw tags.inconsistent("no TileOffsets or StripOffsets") }
+        blockKind = layout.kind == .tiles ? "tile" : "strip"
+        blocks = try Self.blocks(of: layout, ifd: ifd, file: dng.file, codec: codec, encoding: encoding,
+                                 blockSPP: blockSPP, tags: tags)
+    }
 
-        // Tags that rearrange the stored pixels: SubTileBlockSize is not decoded; the
-        // interleave factors (one value each, 1 ≤ factor ≤ the dimension, as the Adobe DNG
-        // SDK's validation requires) are undone on the whole image (`FieldInterleave`).
-        if let entry = raw?.entry(50974) {
-            let v: [Int]
-            do { v = try values.integers(entry, in: name) } catch { throw inconsistent("SubTileBlockSize: \(error)") }
-            if v.contains(where: { $0 != 1 }) {
-                throw unsupported("SubTileBlockSize \(v.map(String.init).joined(separator: "×")) (rearranged pixels)")
+    /// The raw entries of one IFD and the errors that name its file and IFD.
+    private struct TagReader {
+        let path: String
+        let name: String
+        let raw: IFD?
+        let values: EntryValues
+
+        init(dng: DNGFile, ifd: ImageIFD) {
+            path = dng.path
+            name = ifd.path
+            raw = dng.structure.allIFDs.first { $0.path == ifd.path }
+            values = EntryValues(file: dng.file, order: dng.byteOrder)
+        }
+
+        func unsupported(_ reason: String) -> RawDecodeError { .unsupported(path: path, ifd: name, reason: reason) }
+        func inconsistent(_ reason: String) -> RawDecodeError { .inconsistentLayout(path: path, ifd: name, reason: reason) }
+
+        /// The integers of `tag`, or nil when the IFD does not have it.
+        func integers(_ tag: UInt16, _ tagName: String) throws(RawDecodeError) -> [Int]? {
+            guard let entry = raw?.entry(tag) else { return nil }
+            do { return try values.integers(entry, in: name) } catch { throw inconsistent("\(tagName): \(error)") }
+        }
+
+        /// The bytes of `tag`, or nil when the IFD does not have it.
+        func bytes(_ tag: UInt16, _ tagName: String) throws(RawDecodeError) -> [UInt8]? {
+            guard let entry = raw?.entry(tag) else { return nil }
+            do { return try values.bytes(entry, in: name) } catch { throw inconsistent("\(tagName): \(error)") }
+        }
+    }
+
+    /// Refuses images this decoder does not decode: anything but raw data when `rawOnly`,
+    /// else photometric kinds it has no route for and YCbCr that is not JPEG-compressed.
+    private static func checkPhotometric(_ ifd: ImageIFD, rawOnly: Bool, tags: TagReader) throws(RawDecodeError) {
+        let photometric = ifd.photometric
+        let photometricName = "PhotometricInterpretation \(photometric) (\(Photometric.name(photometric)))"
+        if rawOnly {
+            guard ifd.isRaw else { throw tags.unsupported("\(photometricName) is not a raw image") }
+            return
+        }
+        let decodable = [0, Photometric.blackIsZero, Photometric.rgb, Photometric.transparencyMask, Photometric.yCbCr,
+                         Photometric.cfa, Photometric.linearRaw, Photometric.depth, Photometric.photometricMask]
+        guard decodable.contains(photometric) else { throw tags.unsupported("\(photometricName) images are not decoded") }
+        if photometric == Photometric.yCbCr, ![Compression.jpeg, Compression.lossyJPEG].contains(ifd.compression) {
+            throw tags.unsupported("YCbCr data with compression \(ifd.compression) (\(Compression.name(ifd.compression, raw: false))); only JPEG-compressed YCbCr is decoded")
+        }
+    }
+
+    /// BitsPerSample and SampleFormat: one depth and one format for every sample, of a kind DNG defines.
+    private static func sampleEncoding(_ ifd: ImageIFD, tags: TagReader) throws(RawDecodeError) -> SampleEncoding {
+        let spp = ifd.samplesPerPixel
+        guard let bits = ifd.bitsPerSample.first, ifd.bitsPerSample.allSatisfy({ $0 == bits }),
+              ifd.bitsPerSample.count == spp else {
+            throw tags.inconsistent("BitsPerSample \(ifd.bitsPerSample) does not give one depth for \(spp) samples")
+        }
+        // The model keeps one SampleFormat; a per-sample list must agree with it.
+        if let formats = try tags.integers(339, "SampleFormat"), !formats.allSatisfy({ $0 == ifd.sampleFormat }) {
+            throw tags.inconsistent("SampleFormat \(formats) does not give one format for \(spp) samples")
+        }
+        switch ifd.sampleFormat {
+        case 1:
+            guard (1...32).contains(bits) else { throw tags.unsupported("\(bits)-bit integer samples") }
+            return SampleEncoding(isFloat: false, bits: bits)
+        case 3:
+            guard [16, 24, 32].contains(bits) else {
+                throw tags.unsupported("\(bits)-bit floating-point samples (DNG defines 16, 24 and 32)")
             }
+            return SampleEncoding(isFloat: true, bits: bits)
+        case 2: throw tags.unsupported("signed-integer samples (SampleFormat 2)")
+        default: throw tags.unsupported("SampleFormat \(ifd.sampleFormat)")
+        }
+    }
+
+    /// Tags that rearrange the stored pixels: SubTileBlockSize is not decoded; the
+    /// interleave factors (one value each, 1 ≤ factor ≤ the dimension, as the Adobe DNG
+    /// SDK's validation requires) are undone on the whole image (`FieldInterleave`).
+    private static func fieldInterleave(_ ifd: ImageIFD, tags: TagReader) throws(RawDecodeError) -> FieldInterleave {
+        if let v = try tags.integers(50974, "SubTileBlockSize"), v.contains(where: { $0 != 1 }) {
+            throw tags.unsupported("SubTileBlockSize \(v.map(String.init).joined(separator: "×")) (rearranged pixels)")
         }
         var factors: [Int] = []
         for (tag, tagName, dimension, size) in [(UInt16(50975), "RowInterleaveFactor", "height", ifd.height),
                                                 (52547, "ColumnInterleaveFactor", "width", ifd.width)] {
-            guard let entry = raw?.entry(tag) else { factors.append(1); continue }
-            let v: [Int]
-            do { v = try values.integers(entry, in: name) } catch { throw inconsistent("\(tagName): \(error)") }
-            guard v.count == 1 else { throw inconsistent("\(tagName) has \(v.count) values (1 expected)") }
-            guard v[0] >= 1 else { throw inconsistent("\(tagName) \(v[0]) (the number of interleaved fields is at least 1)") }
+            guard let v = try tags.integers(tag, tagName) else { factors.append(1); continue }
+            guard v.count == 1 else { throw tags.inconsistent("\(tagName) has \(v.count) values (1 expected)") }
+            guard v[0] >= 1 else { throw tags.inconsistent("\(tagName) \(v[0]) (the number of interleaved fields is at least 1)") }
             guard v[0] <= size else {
-                throw inconsistent("\(tagName) \(v[0]) is larger than the image \(dimension) (\(size))")
+                throw tags.inconsistent("\(tagName) \(v[0]) is larger than the image \(dimension) (\(size))")
             }
             factors.append(v[0])
         }
-        interleave = FieldInterleave(rowFactor: factors[0], columnFactor: factors[1])
-        var tables: [UInt8]?
-        if [BlockCodec.losslessJPEG, .lossyJPEG].contains(codec), let entry = raw?.entry(347) {
-            do { tables = try values.bytes(entry, in: name) } catch { throw inconsistent("JPEGTables: \(error)") }
-        }
-        jpegTables = tables
+        return FieldInterleave(rowFactor: factors[0], columnFactor: factors[1])
+    }
 
-        // Layout: tiles or strips, validated against the image size and the file.
-        guard let layout = ifd.layout else { throw inconsistent("no TileOffsets or StripOffsets") }
+    /// The tiles or strips of `layout`, validated against the image size and the file.
+    private static func blocks(of layout: DataLayout, ifd: ImageIFD, file: FileBytes, codec: BlockCodec,
+                               encoding: SampleEncoding, blockSPP: Int, tags: TagReader) throws(RawDecodeError) -> [Block] {
         let kind = layout.kind == .tiles ? "tile" : "strip"
-        blockKind = kind
         guard layout.offsets.count == layout.byteCounts.count else {
-            throw inconsistent("\(layout.offsets.count) \(kind) offsets but \(layout.byteCounts.count) byte counts")
+            throw tags.inconsistent("\(layout.offsets.count) \(kind) offsets but \(layout.byteCounts.count) byte counts")
         }
         let bw = layout.blockWidth, bh = layout.blockHeight
         guard bw > 0, bh > 0, bw <= 1 << 16, bh <= 1 << 20 else {
-            throw inconsistent("\(kind) size \(bw)×\(bh) is impossible")
+            throw tags.inconsistent("\(kind) size \(bw)×\(bh) is impossible")
         }
         // A tile far larger than the image would only make the decoders allocate memory.
         if layout.kind == .tiles, bw * bh > max(4 * ifd.pixelCount, 1 << 20) {
-            throw inconsistent("tile size \(bw)×\(bh) is far larger than the \(ifd.width)×\(ifd.height) image")
+            throw tags.inconsistent("tile size \(bw)×\(bh) is far larger than the \(ifd.width)×\(ifd.height) image")
         }
         let across = (ifd.width + bw - 1) / bw
         let down = (ifd.height + bh - 1) / bh
-        let planes = spp / blockSPP
+        let planes = ifd.samplesPerPixel / blockSPP
         guard layout.offsets.count == across * down * planes else {
             let perPlane = planes > 1 ? " × \(planes) planes" : ""
-            throw inconsistent("\(layout.offsets.count) \(kind) offset(s), but a \(ifd.width)×\(ifd.height) image in \(bw)×\(bh) \(kind)s needs \(across * down)\(perPlane)")
+            throw tags.inconsistent("\(layout.offsets.count) \(kind) offset(s), but a \(ifd.width)×\(ifd.height) image in \(bw)×\(bh) \(kind)s needs \(across * down)\(perPlane)")
         }
         var blocks: [Block] = []
         blocks.reserveCapacity(across * down * planes)
@@ -238,22 +268,22 @@ struct BlockPlan: Sendable {
             let rows = layout.kind == .tiles ? bh : visibleRows
             let block = Block(index: i, offset: layout.offsets[i], length: layout.byteCounts[i], x0: x0, y0: y0,
                               width: bw, rows: rows, visibleWidth: visibleWidth, visibleRows: visibleRows, plane: plane)
-            guard dng.file.contains(offset: block.offset, length: block.length) else {
-                throw .truncated(path: path, ifd: name, block: "\(kind) \(i)", offset: block.offset,
-                                 length: block.length, fileSize: dng.file.count)
+            guard file.contains(offset: block.offset, length: block.length) else {
+                throw .truncated(path: tags.path, ifd: tags.name, block: "\(kind) \(i)", offset: block.offset,
+                                 length: block.length, fileSize: file.count)
             }
             if codec == .uncompressed {
-                let needed = block.rows * Self.rowBytes(width: bw, spp: blockSPP, bits: bits)
+                let needed = block.rows * Self.rowBytes(width: bw, spp: blockSPP, bits: encoding.bits)
                 guard block.length >= needed else {
-                    throw .shortBlock(path: path, ifd: name, block: "\(kind) \(i)",
-                                      reason: "\(block.length) bytes, but \(block.rows) rows of \(bw)×\(blockSPP) \(bits)-bit samples need \(needed)")
+                    throw .shortBlock(path: tags.path, ifd: tags.name, block: "\(kind) \(i)",
+                                      reason: "\(block.length) bytes, but \(block.rows) rows of \(bw)×\(blockSPP) \(encoding.bits)-bit samples need \(needed)")
                 }
             } else if block.length == 0 {
-                throw .shortBlock(path: path, ifd: name, block: "\(kind) \(i)", reason: "0 bytes of \(codec.name) data")
+                throw .shortBlock(path: tags.path, ifd: tags.name, block: "\(kind) \(i)", reason: "0 bytes of \(codec.name) data")
             }
             blocks.append(block)
         }
-        self.blocks = blocks
+        return blocks
     }
 
     /// The codec of `ifd`, after checking that DNG 1.7.1 allows it for these samples.

@@ -25,12 +25,7 @@ extension BlockPlan {
     /// chunky) of the stream's own samples (16-bit integers, or floats), straight into that
     /// buffer.
     func decodeJPEGXL(_ block: Block, into output: UnsafeMutableRawPointer) throws(RawDecodeError) {
-        func corrupt(_ reason: String) -> RawDecodeError {
-            .corruptStream(path: path, ifd: ifd.path, block: name(block), codec: "JPEG XL", reason: reason)
-        }
-        func unsupported(_ reason: String) -> RawDecodeError {
-            .unsupportedBlock(path: path, ifd: ifd.path, block: name(block), reason: reason)
-        }
+        func corrupt(_ reason: String) -> RawDecodeError { jxlCorrupt(block, reason) }
         MallocThresholds.fixed
         guard let handle = JXLDecoder() else { throw corrupt("libjxl could not create a decoder") }
         let decoder = handle.decoder
@@ -82,31 +77,7 @@ extension BlockPlan {
                     guard JxlDecoderGetBasicInfo(decoder, &info) == JXL_DEC_SUCCESS else {
                         throw corrupt("libjxl could not read the basic info")
                     }
-                    guard Int(info.xsize) == block.width, Int(info.ysize) == block.rows else {
-                        throw .shortBlock(path: path, ifd: ifd.path, block: name(block),
-                                          reason: "JPEG XL image \(info.xsize)×\(info.ysize), the \(blockKind) is \(block.width)×\(block.rows)")
-                    }
-                    guard Int(info.num_color_channels) == blockSPP else {
-                        throw .shortBlock(path: path, ifd: ifd.path, block: name(block),
-                                          reason: "JPEG XL image with \(info.num_color_channels) colour channels, the \(blockKind) has \(blockSPP) samples per pixel")
-                    }
-                    guard info.have_animation == 0 else { throw unsupported("an animated JPEG XL stream (several frames)") }
-                    let streamIsFloat = info.exponent_bits_per_sample > 0
-                    guard streamIsFloat == isFloat else {
-                        throw corrupt("the stream holds \(streamIsFloat ? "floating-point" : "integer") samples (\(info.bits_per_sample) bits), SampleFormat \(ifd.sampleFormat) says \(isFloat ? "floating point" : "integer")")
-                    }
-                    streamBits = Int(info.bits_per_sample)
-                    if !isFloat, !(1...16).contains(streamBits) {
-                        throw unsupported("\(streamBits)-bit integer JPEG XL samples (DNG allows up to 16)")
-                    }
-                    if !isFloat, streamBits == 8, encoding.bits == 8 {
-                        format.data_type = JXL_TYPE_UINT8
-                    } else if !isFloat, streamBits == 16, encoding.bits == 16 {
-                        format.data_type = JXL_TYPE_UINT16
-                    } else {
-                        // Floats, and integers to be rescaled from B to T bits.
-                        format.data_type = JXL_TYPE_FLOAT
-                    }
+                    (format.data_type, streamBits) = try jxlSampleType(of: info, block)
                 case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
                     var needed = 0
                     guard JxlDecoderImageOutBufferSize(decoder, &format, &needed) == JXL_DEC_SUCCESS else {
@@ -138,9 +109,50 @@ extension BlockPlan {
         }
         guard sawImage, let pixels else { throw corrupt("the stream holds no image frame") }
         guard handle.scratch != nil else { return }  // decoded in place
+        placeJXL(pixels, type: format.data_type, streamBits: streamBits, block, into: output)
+    }
+
+    private func jxlCorrupt(_ block: Block, _ reason: String) -> RawDecodeError {
+        .corruptStream(path: path, ifd: ifd.path, block: name(block), codec: "JPEG XL", reason: reason)
+    }
+
+    /// Checks a stream's basic info against the block, and chooses the type libjxl writes:
+    /// the stream's own 8- or 16-bit integers when they are the IFD's, else `Float` (floats,
+    /// and integers to be rescaled from B to T bits). Returns it with the stream's depth B.
+    private func jxlSampleType(of info: JxlBasicInfo, _ block: Block) throws(RawDecodeError) -> (JxlDataType, Int) {
+        guard Int(info.xsize) == block.width, Int(info.ysize) == block.rows else {
+            throw .shortBlock(path: path, ifd: ifd.path, block: name(block),
+                              reason: "JPEG XL image \(info.xsize)×\(info.ysize), the \(blockKind) is \(block.width)×\(block.rows)")
+        }
+        guard Int(info.num_color_channels) == blockSPP else {
+            throw .shortBlock(path: path, ifd: ifd.path, block: name(block),
+                              reason: "JPEG XL image with \(info.num_color_channels) colour channels, the \(blockKind) has \(blockSPP) samples per pixel")
+        }
+        guard info.have_animation == 0 else {
+            throw .unsupportedBlock(path: path, ifd: ifd.path, block: name(block),
+                                    reason: "an animated JPEG XL stream (several frames)")
+        }
+        let isFloat = encoding.isFloat
+        let streamIsFloat = info.exponent_bits_per_sample > 0
+        guard streamIsFloat == isFloat else {
+            throw jxlCorrupt(block, "the stream holds \(streamIsFloat ? "floating-point" : "integer") samples (\(info.bits_per_sample) bits), SampleFormat \(ifd.sampleFormat) says \(isFloat ? "floating point" : "integer")")
+        }
+        let streamBits = Int(info.bits_per_sample)
+        if !isFloat, !(1...16).contains(streamBits) {
+            throw .unsupportedBlock(path: path, ifd: ifd.path, block: name(block),
+                                    reason: "\(streamBits)-bit integer JPEG XL samples (DNG allows up to 16)")
+        }
+        if !isFloat, streamBits == 8, encoding.bits == 8 { return (JXL_TYPE_UINT8, streamBits) }
+        if !isFloat, streamBits == 16, encoding.bits == 16 { return (JXL_TYPE_UINT16, streamBits) }
+        return (JXL_TYPE_FLOAT, streamBits)
+    }
+
+    /// The visible part of a decoded block from libjxl's scratch buffer into the image.
+    private func placeJXL(_ pixels: UnsafeMutableRawPointer, type: JxlDataType, streamBits: Int, _ block: Block,
+                          into output: UnsafeMutableRawPointer) {
         let rowStride = block.width * blockSPP
-        switch format.data_type {
-        case JXL_TYPE_FLOAT where isFloat:
+        switch type {
+        case JXL_TYPE_FLOAT where encoding.isFloat:
             place(UnsafePointer(pixels.assumingMemoryBound(to: Float.self)), rowStride: rowStride, block, into: output)
         case JXL_TYPE_FLOAT:
             rescale(UnsafePointer(pixels.assumingMemoryBound(to: Float.self)), streamBits: streamBits, rowStride: rowStride,

@@ -93,19 +93,7 @@ extension Pipeline {
             }
             return frame.ev
         }
-        var options = MergeOptions()
-        options.develop.crop = .none
-        options.develop.applyOrientation = false
-        options.develop.demosaic = .superpixel
-        options.reference = stops.firstIndex(of: 0)
-        options.align = align
-        // Frames photographed through a filter: merged with its exact transmittance.
-        for (i, path) in frames.enumerated() {
-            let name = URL(fileURLWithPath: path).lastPathComponent
-            if let t = bracket.first(where: { $0.file == name })?.filterTransmittance {
-                options.frameFilters[i] = FilterFactor(transmittance: t, relativeUncertainty: 0, stated: true, text: String(t))
-            }
-        }
+        let options = validationMergeOptions(frames: frames, bracket: bracket, reference: stops.firstIndex(of: 0), align: align)
         let merged = try merge(paths: frames, options: options)
         let image = merged.image
         let width = image.width, height = image.height
@@ -139,13 +127,6 @@ extension Pipeline {
             let flagged = pixels.filter { clip[$0] != 0 }
             let free = pixels.filter { clip[$0] == 0 }
             let lowerFraction = Double(flagged.count) / Double(pixels.count)
-            func moments(_ values: [Float], _ set: [Int]) -> (mean: [Double], variance: [Double]) {
-                var mean = [0.0, 0, 0], m2 = [0.0, 0, 0]
-                for i in set { for c in 0..<3 { mean[c] += Double(values[3 * i + c]) } }
-                mean = mean.map { $0 / Double(set.count) }
-                for i in set { for c in 0..<3 { let d = Double(values[3 * i + c]) - mean[c]; m2[c] += d * d } }
-                return (mean, m2.map { $0 / Double(max(set.count - 1, 1)) })
-            }
             let lum = Rec2020.luminanceWeights
             let truthY = (SIMD3(t[0], t[1], t[2]) * lum).sum()
             if free.count < pixels.count / 2 {
@@ -208,6 +189,34 @@ extension Pipeline {
                                        thresholds: thresholds, merge: merged.report, patches: patches, coverage: coverage,
                                        coverageSamples: counted, lowerBoundPatches: lowerBoundPatches, passed: passed)
     }
+
+    /// The merge `validateBracket` checks: superpixel for CFA, no crop, sensor orientation,
+    /// frames photographed through a filter merged with its exact transmittance.
+    private static func validationMergeOptions(frames: [String], bracket: [BracketFrameRecord], reference: Int?,
+                                               align: Bool) -> MergeOptions {
+        var options = MergeOptions()
+        options.develop.crop = .none
+        options.develop.applyOrientation = false
+        options.develop.demosaic = .superpixel
+        options.reference = reference
+        options.align = align
+        for (i, path) in frames.enumerated() {
+            let name = URL(fileURLWithPath: path).lastPathComponent
+            if let t = bracket.first(where: { $0.file == name })?.filterTransmittance {
+                options.frameFilters[i] = FilterFactor(transmittance: t, relativeUncertainty: 0, stated: true, text: String(t))
+            }
+        }
+        return options
+    }
+}
+
+/// The mean and sample variance of each of three channels over the pixels `set`.
+private func moments(_ values: [Float], _ set: [Int]) -> (mean: [Double], variance: [Double]) {
+    var mean = [0.0, 0, 0], m2 = [0.0, 0, 0]
+    for i in set { for c in 0..<3 { mean[c] += Double(values[3 * i + c]) } }
+    mean = mean.map { $0 / Double(set.count) }
+    for i in set { for c in 0..<3 { let d = Double(values[3 * i + c]) - mean[c]; m2[c] += d * d } }
+    return (mean, m2.map { $0 / Double(max(set.count - 1, 1)) })
 }
 
 extension BracketValidationReport {
