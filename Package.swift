@@ -9,7 +9,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "scenelinear", targets: ["scenelinear"]),
-        .library(name: "SceneLinearKit", targets: ["SceneLinearKit", "Engine", "Measuring", "Batching", "Merging",
+        .library(name: "SceneLinearKit", targets: ["SceneLinearKit", "Engine", "Measuring", "Glare", "Reporting", "Batching", "Merging",
                                                    "ExchangeCore", "EXRExchange", "HDF5Exchange", "RadianceExchange", "Studies"]),
         // Scene descriptions and simulated captures, apart from the library: for the fuzz
         // package's `scene` target (Fuzz/).
@@ -97,17 +97,23 @@ let package = Package(
                 "ImageCore", "DNGContainer", "RawDecode", "Linearize", "Demosaic", "DNGColor", "ImageGeometry",
                 "ExchangeCore", "EXRExchange", "HDF5Exchange", "RadianceExchange", "Opcodes", "SemanticMasks", "Photometry",
             ]),
-        // Measurements of files and their reports: analysis requests, text/JSON/CSV/HDF5
-        // output, charts, HTML and Markdown reports.
+        // Measurements of files: requests in, typed results out (statistics, illuminance,
+        // glare, calibrations, lens fits); no writing of documents or charts.
         .target(name: "Measuring", dependencies: ["Engine", "Analysis", "Plots", "Studies"]),
+        // Glare of a fisheye luminance map: sources, DGP, DGI and UGR with Monte Carlo
+        // intervals; the circumsolar zone and the sun's place in the image.
+        .target(name: "Glare", dependencies: ["Measuring", "Engine", "Analysis", "Photometry"]),
+        // Results handed to people and programs: text/JSON/CSV/HDF5 output, charts, HTML and
+        // Markdown reports, converted files with their analysis sidecars.
+        .target(name: "Reporting", dependencies: ["Measuring", "Engine", "Analysis", "Plots", "Studies"]),
         // Batches: manifests, resuming, shards; a study's bracket sets merged and measured.
-        .target(name: "Batching", dependencies: ["Engine", "Analysis", "Merging", "Measuring", "Plots", "Studies"]),
+        .target(name: "Batching", dependencies: ["Engine", "Analysis", "Merging", "Measuring", "Glare", "Reporting", "Plots", "Studies"]),
         // Raw brackets merged noise-optimally in Stage 2, then developed by the engine.
         .target(name: "Merging", dependencies: ["Engine"]),
         // Studies over time: capture times in UTC, the sun's position, bracket sets.
         .target(name: "Studies"),
         // The library in one import (engine, measurements, batches, studies).
-        .target(name: "SceneLinearKit", dependencies: ["Engine", "Measuring", "Batching", "Merging", "Analysis", "Studies"]),
+        .target(name: "SceneLinearKit", dependencies: ["Engine", "Measuring", "Glare", "Reporting", "Batching", "Merging", "Analysis", "Studies"]),
         // Simulated captures checked against their ground truth, and the test chart:
         // The C interface: opaque handles, status codes, JSON options and documents.
         .target(name: "SceneLinearC", dependencies: ["SceneLinearKit", "SimulationCheck", "CaptureSimulation"], exclude: ["scenelinear.h"]),
@@ -135,13 +141,13 @@ let package = Package(
         // The exchange formats' tests, one target for the four modules (the suite name the
         // Makefile's ASAN_SUITES lists).
         .testTarget(name: "ImageExchangeTests", dependencies: ["ExchangeCore", "EXRExchange", "HDF5Exchange", "RadianceExchange", "TestSupport"]),
-        .testTarget(name: "SemanticMasksTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Batching", "SimulationCheck", "SemanticMasks", "DNGWriter", "TestSupport"]),
+        .testTarget(name: "SemanticMasksTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Reporting", "Batching", "SimulationCheck", "SemanticMasks", "DNGWriter", "TestSupport"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "TestSupport"]),
         .testTarget(name: "OpcodesTests", dependencies: ["Opcodes", "ImageCore", "TestSupport"]),
-        .testTarget(name: "SimulationTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Batching", "SimulationCheck", "CaptureSimulation", "Analysis", "DNGWriter", "TestSupport"]),
+        .testTarget(name: "SimulationTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Reporting", "Batching", "SimulationCheck", "CaptureSimulation", "Analysis", "DNGWriter", "TestSupport"]),
         .testTarget(name: "PlotsTests", dependencies: ["Plots", "TestSupport", "CCairo"]),
         .testTarget(name: "MergingTests", dependencies: ["SceneLinearKit", "Merging", "SimulationCheck", "CaptureSimulation", "Opcodes", "TestSupport"]),
         .testTarget(name: "StudiesTests", dependencies: ["Studies", "SceneLinearKit", "SimulationCheck", "CaptureSimulation", "Plots", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Batching", "SimulationCheck", "CaptureSimulation", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Glare", "Reporting", "Batching", "SimulationCheck", "CaptureSimulation", "TestSupport"]),
     ]
 )

@@ -2,6 +2,7 @@ import Engine
 import Foundation
 import ImageCore
 import Measuring
+import Reporting
 import Merging
 
 /// A merged bracket written in its format — what `merge -o` and a study's kept sets write:

@@ -2,6 +2,7 @@ import Analysis
 import Foundation
 import ImageCore
 import Measuring
+import Reporting
 import Plots
 import Studies
 

@@ -3,6 +3,8 @@ import Engine
 import Foundation
 import ImageCore
 import Measuring
+import Reporting
+import Glare
 import Merging
 import Plots
 import Studies

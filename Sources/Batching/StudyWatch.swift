@@ -1,6 +1,7 @@
 import Foundation
 import ImageCore
 import Measuring
+import Reporting
 import Studies
 
 /// A live rig's folder watched for new bracket sets (`sequence --watch`, docs/studies.md#watching-a-folder):

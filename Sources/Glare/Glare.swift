@@ -1,3 +1,4 @@
+import Measuring
 import Analysis
 import Engine
 import Foundation

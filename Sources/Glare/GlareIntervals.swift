@@ -1,3 +1,4 @@
+import Measuring
 import Analysis
 import Foundation
 import ImageCore

@@ -1,3 +1,4 @@
+import Measuring
 import Foundation
 import ImageCore
 

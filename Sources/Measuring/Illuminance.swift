@@ -83,7 +83,7 @@ extension Pipeline {
     }
 
     /// Refuses relative units: E_v needs luminance or radiance.
-    static func requireAbsolute(_ mode: ExposureMode, path: String) throws {
+    public static func requireAbsolute(_ mode: ExposureMode, path: String) throws {
         guard !mode.isAbsolute else { return }
         throw PhotometryError(path: path, reason: "illuminance needs absolute values: a DNG with --units luminance (the default here), or a file converted or merged with --units luminance or radiance")
     }

@@ -1,3 +1,4 @@
+import Measuring
 import Engine
 /// Iso-contours of a per-pixel weight map (a semantic mask), for outlining it on charts.
 public enum MaskContours {

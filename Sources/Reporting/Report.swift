@@ -1,3 +1,4 @@
+import Measuring
 import Engine
 import Plots
 import Analysis

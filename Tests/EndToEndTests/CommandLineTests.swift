@@ -6,6 +6,7 @@ import HDF5Exchange
 @testable import Batching
 @testable import Engine
 @testable import Measuring
+@testable import Reporting
 import SceneLinearKit
 @testable import SimulationCheck
 import TestSupport

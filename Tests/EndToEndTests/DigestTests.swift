@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import Engine
 import Measuring
+import Reporting
 @testable import RawDecode
 import TestSupport
 

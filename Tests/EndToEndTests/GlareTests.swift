@@ -1,6 +1,8 @@
 import CaptureSimulation
 import Foundation
 @testable import Measuring
+@testable import Reporting
+@testable import Glare
 import SceneLinearKit
 import Testing
 import TestSupport

@@ -2,6 +2,7 @@ import CaptureSimulation
 import Foundation
 import Testing
 @testable import Measuring
+@testable import Reporting
 import SceneLinearKit
 import SimulationCheck
 import TestSupport

@@ -5,6 +5,7 @@ import CaptureSimulation
 @testable import Batching
 @testable import Engine
 @testable import Measuring
+@testable import Reporting
 import SceneLinearKit
 @testable import SimulationCheck
 @testable import ImageGeometry

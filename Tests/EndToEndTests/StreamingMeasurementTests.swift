@@ -3,6 +3,7 @@ import Testing
 import DNGWriter
 @testable import Engine
 @testable import Measuring
+@testable import Reporting
 import SceneLinearKit
 @testable import SimulationCheck
 import TestSupport

@@ -4,6 +4,7 @@ import Testing
 @testable import Batching
 @testable import Engine
 @testable import Measuring
+@testable import Reporting
 import SceneLinearKit
 @testable import SimulationCheck
 import TestSupport
