@@ -11,6 +11,13 @@
 SWIFT ?= swift
 PYTHON := $(CURDIR)/.venv/bin/python
 RELEASE_BIN := .build/release/scenelinear
+# The tests' build: optimised, with internal names visible to the test targets, in a scratch
+# directory of its own so that it and `make release` (the demo, the benchmarks: no
+# -enable-testing) do not rebuild each other. The main suite runs in about a sixth of an
+# unoptimised build's time; the unoptimised code with its assertions runs in `make test-asan`.
+TEST_SCRATCH := $(CURDIR)/.build-test
+TEST_BUILD := -c release -Xswiftc -enable-testing --scratch-path $(TEST_SCRATCH)
+TEST_BIN := $(TEST_SCRATCH)/release/scenelinear
 SAMPLE := datasets/sample/chart.dng
 DEMO_OUT := demo-output
 
@@ -41,20 +48,20 @@ release: bootstrap
 test: bootstrap
 	@scripts/fetch-dng-sdk-samples.sh || echo "make test: the DNG SDK sample files could not be fetched; the tests that read them are reported as skipped"
 	scripts/check-unsafe.sh
-	$(SWIFT) build --build-tests
-	SCENELINEAR_PYTHON=$(PYTHON) scripts/run-tests.sh
+	$(SWIFT) build --build-tests $(TEST_BUILD)
+	SCENELINEAR_PYTHON=$(PYTHON) scripts/run-tests.sh $(TEST_BUILD)
 	$(MAKE) --no-print-directory test-python
 	$(MAKE) --no-print-directory test-slurm
 	$(MAKE) --no-print-directory test-asan
 	$(MAKE) --no-print-directory fuzz-smoke
 
-# The Python package (python/, docs/python.md): installed into .venv from the debug build the
-# tests made (no second build), then its pytest suite against the command line of that build.
+# The Python package (python/, docs/python.md): installed into .venv from the build the tests
+# made (no second build), then its pytest suite against the command line of that build.
 test-python: bootstrap
-	$(SWIFT) build --product SceneLinearC
 	$(PYTHON) -m pip install -q --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps ./python \
-		--config-settings swift-build-config=debug
-	SCENELINEAR_BIN=$(CURDIR)/.build/debug/scenelinear $(PYTHON) -m pytest -q -p no:cacheprovider python/tests
+		--config-settings swift-build-config=release --config-settings "swift-build-args=-Xswiftc -enable-testing --scratch-path $(TEST_SCRATCH)"
+	$(SWIFT) build $(TEST_BUILD) --product scenelinear
+	SCENELINEAR_BIN=$(TEST_BIN) $(PYTHON) -m pytest -q -p no:cacheprovider python/tests
 
 # The Python package into .venv, built from an optimised library (`import scenelinear`).
 python: bootstrap
@@ -70,8 +77,9 @@ wheel: release
 # refused array shapes, GNU parallel) on a private one-node Slurm cluster started in a temporary
 # directory and stopped at the end; about 80 s. SLURM_RUNS=20 repeats the job arrays 20 times (7 min).
 SLURM_RUNS ?= 1
-test-slurm: build
-	SCENELINEAR_BIN=.build/debug/scenelinear SCENELINEAR_PYTHON=$(PYTHON) scripts/slurm-batch-test.sh --runs $(SLURM_RUNS)
+test-slurm: bootstrap
+	$(SWIFT) build $(TEST_BUILD) --product scenelinear
+	SCENELINEAR_BIN=$(TEST_BIN) SCENELINEAR_PYTHON=$(PYTHON) scripts/slurm-batch-test.sh --runs $(SLURM_RUNS)
 
 # The parsers and decoders under AddressSanitizer (a separate build in .build-asan).
 test-asan: bootstrap
@@ -81,13 +89,15 @@ test-asan: bootstrap
 
 # Each libFuzzer target for FUZZ_SECONDS (docs/robustness.md), built unoptimised (half the build
 # time of the optimised targets Fuzz/run.sh builds by default for long runs); a crash fails the run. Then the
-# command-line fuzzer (Fuzz/cli_fuzz.py) for FUZZ_SECONDS against the debug binary: random argument
+# command-line fuzzer (Fuzz/cli_fuzz.py) for FUZZ_SECONDS against the tests' binary: random argument
 # vectors for every command; a signal, a hang or an undocumented exit code fails the run. Its seed is
 # fixed (CLI_FUZZ_SEED, 1) so that a failure here is the same vector on any machine; explore with
 # other seeds by hand (make fuzz-smoke CLI_FUZZ_SEED=$(date +%s)), the seed is printed.
 CLI_FUZZ_SEED ?= 1
 fuzz-smoke: export SCENELINEAR_FUZZ_CONFIG = debug
+fuzz-smoke: export SCENELINEAR_BIN = $(TEST_BIN)
 fuzz-smoke: bootstrap
+	$(SWIFT) build $(TEST_BUILD) --product scenelinear
 	Fuzz/run.sh container $(FUZZ_SECONDS)
 	Fuzz/run.sh lossless-jpeg $(FUZZ_SECONDS)
 	Fuzz/run.sh decode $(FUZZ_SECONDS)
@@ -95,8 +105,7 @@ fuzz-smoke: bootstrap
 	Fuzz/run.sh scene $(FUZZ_SECONDS)
 	Fuzz/run.sh hdf5 $(FUZZ_SECONDS)
 	Fuzz/run.sh hdf5-h5py $(FUZZ_SECONDS) corpus/hdf5
-	@[ -x .build/debug/scenelinear ] || $(SWIFT) build --product scenelinear
-	$(PYTHON) Fuzz/cli_fuzz.py --binary .build/debug/scenelinear --seconds $(FUZZ_SECONDS) --seed $(CLI_FUZZ_SEED)
+	$(PYTHON) Fuzz/cli_fuzz.py --binary $(TEST_BIN) --seconds $(FUZZ_SECONDS) --seed $(CLI_FUZZ_SEED)
 
 demo: release
 	@mkdir -p $(DEMO_OUT)

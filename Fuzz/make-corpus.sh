@@ -4,7 +4,8 @@
 # and lossless-JPEG streams cut out of them.
 set -euo pipefail
 cd "$(dirname "$0")"
-bin=../.build/debug/scenelinear
+# The command line that writes the files: SCENELINEAR_BIN (absolute), else the debug build.
+bin=${SCENELINEAR_BIN:-../.build/debug/scenelinear}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # EXR and HDF5 files as `convert` writes them (the analysis commands' other inputs): small,

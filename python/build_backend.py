@@ -4,6 +4,8 @@ then lets setuptools make the wheel.
 
 config_settings (pip install --config-settings KEY=VALUE):
   swift-build-config  release (default) or debug: the SwiftPM configuration to build.
+  swift-build-args    more arguments for `swift build`, split as a shell would (`make test`
+                      gives its own build's flags and scratch directory, so nothing is rebuilt).
   library             a library already built, to copy instead of building.
   bundle-runtime      true: copy the Swift runtime libraries the library needs (those under
                       the toolchain's directory, found by ldd) beside it and make every copy
@@ -13,6 +15,7 @@ config_settings (pip install --config-settings KEY=VALUE):
 """
 import os
 import shutil
+import shlex
 import subprocess
 
 from setuptools import build_meta as _setuptools
@@ -37,8 +40,10 @@ def _native_library(config_settings):
         if swift is None:
             raise RuntimeError("building the scenelinear package needs the Swift toolchain (`swift` on PATH): "
                                "the package calls the SceneLinear library, which is written in Swift")
-        subprocess.run([swift, "build", "-c", config, "--product", "SceneLinearC", "--package-path", REPO], check=True)
-        bin_path = subprocess.run([swift, "build", "-c", config, "--show-bin-path", "--package-path", REPO], check=True,
+        extra = shlex.split(_setting(config_settings, "swift-build-args", ""))
+        build = [swift, "build", "-c", config, "--package-path", REPO] + extra
+        subprocess.run(build + ["--product", "SceneLinearC"], check=True)
+        bin_path = subprocess.run(build + ["--show-bin-path"], check=True,
                                   capture_output=True, text=True).stdout.strip()
         given = os.path.join(bin_path, "libSceneLinearC.so")
     lib_dir = os.path.join(HERE, "scenelinear", "lib")

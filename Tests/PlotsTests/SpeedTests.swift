@@ -2,9 +2,9 @@ import Foundation
 import Plots
 import Testing
 
-/// How long a full-size EV map takes: a 12-megapixel image reduced to 1200 pixels and
-/// written as PNG. The time is printed; it must stay under one second in a release build
-/// (`swift test -c release --filter PlotsTests`), where it is checked.
+/// A full-size EV map: a 12-megapixel image reduced to 1200 pixels and written as PNG, its
+/// layout and signature checked. The time is printed, not asserted (timings are the
+/// benchmarks' work, docs/performance.md).
 @Suite struct SpeedTests {
     @Test func twelveMegapixelEVMap() throws {
         let w = 4032, h = 3024
@@ -28,8 +28,5 @@ import Testing
         let layout = map.layout()
         #expect(layout.mapPixelsWide == 1200 && layout.mapPixelsHigh == 900)
         #expect(Array(png.prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
-        #if !DEBUG
-        #expect(seconds < 1, "\(seconds) s")
-        #endif
     }
 }
