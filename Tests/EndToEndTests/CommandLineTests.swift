@@ -15,13 +15,7 @@ import TestSupport
 enum CLI {
     /// The running test is skipped (or, in CI, fails) when it has not been built.
     static var binary: URL {
-        get throws {
-            for config in ["debug", "release"] {
-                let url = TestData.packageRoot.appendingPathComponent(".build/\(config)/scenelinear")
-                if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-            }
-            try TestRequirement.unavailable("the scenelinear binary (swift build)", installedByBootstrap: true)
-        }
+        get throws { try TestData.commandLine() }
     }
 
     static func run(_ arguments: [String]) throws -> ProcessResult {

@@ -13,11 +13,7 @@ import TestSupport
 enum MaskCLI {
     /// The running test is skipped (or, in CI, fails) when the binary has not been built.
     static func run(_ arguments: [String]) throws -> ProcessResult {
-        for config in ["debug", "release"] {
-            let url = TestData.packageRoot.appendingPathComponent(".build/\(config)/scenelinear")
-            if FileManager.default.isExecutableFile(atPath: url.path) { return try TestData.run(url, arguments) }
-        }
-        try TestRequirement.unavailable("the scenelinear binary (swift build)", installedByBootstrap: true)
+        try TestData.run(try TestData.commandLine(), arguments)
     }
 }
 

@@ -22,6 +22,20 @@ extension TestData {
         return env.map { URL(fileURLWithPath: $0) } ?? packageRoot.appendingPathComponent(".venv/bin/python")
     }
 
+    /// The `scenelinear` executable of the build the tests belong to: the one beside the
+    /// running test executable (`<scratch path>/<configuration>/`), so that an optimised test
+    /// build runs its own command line and never an older one of another configuration. The
+    /// running test is skipped (or, in CI, fails) when it has not been built.
+    public static func commandLine() throws -> URL {
+        let running = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let url = running.deletingLastPathComponent().appendingPathComponent("scenelinear")
+        guard FileManager.default.isExecutableFile(atPath: url.path) else {
+            try TestRequirement.unavailable("the scenelinear binary beside the tests at \(url.path) (swift build --build-tests)",
+                                            installedByBootstrap: true)
+        }
+        return url
+    }
+
     /// The Python interpreter; the running test is skipped (or, in CI, fails) without it.
     public static func requirePython() throws -> URL {
         guard let python else {
