@@ -87,11 +87,12 @@ test-slurm: bootstrap
 # return NULL as glibc does, instead of stopping the process (Fuzz/run.sh does the same).
 test-asan: bootstrap
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
-	SCENELINEAR_PYTHON=$(PYTHON) ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 scripts/run-tests.sh --sanitize=address \
+	SCENELINEAR_TEST_SANITIZER=address SCENELINEAR_PYTHON=$(PYTHON) ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 scripts/run-tests.sh --sanitize=address \
 		--scratch-path .build-asan --filter '$(ASAN_SUITES)'
 
-# Each libFuzzer target for FUZZ_SECONDS (docs/robustness.md), built unoptimised (half the build
-# time of the optimised targets Fuzz/run.sh builds by default for long runs); a crash fails the run. Then the
+# Each libFuzzer target for FUZZ_SECONDS, two at a time (Fuzz/smoke.sh, docs/robustness.md), built
+# once, unoptimised (half the build time of the optimised targets Fuzz/run.sh builds by default for
+# long runs); a crash fails the run. Then the
 # command-line fuzzer (Fuzz/cli_fuzz.py) for FUZZ_SECONDS against the tests' binary: random argument
 # vectors for every command; a signal, a hang or an undocumented exit code fails the run. Its seed is
 # fixed (CLI_FUZZ_SEED, 1) so that a failure here is the same vector on any machine; explore with
@@ -101,13 +102,7 @@ fuzz-smoke: export SCENELINEAR_FUZZ_CONFIG = debug
 fuzz-smoke: export SCENELINEAR_BIN = $(TEST_BIN)
 fuzz-smoke: bootstrap
 	$(SWIFT) build $(TEST_BUILD) --product scenelinear
-	Fuzz/run.sh container $(FUZZ_SECONDS)
-	Fuzz/run.sh lossless-jpeg $(FUZZ_SECONDS)
-	Fuzz/run.sh decode $(FUZZ_SECONDS)
-	Fuzz/run.sh exr $(FUZZ_SECONDS)
-	Fuzz/run.sh scene $(FUZZ_SECONDS)
-	Fuzz/run.sh hdf5 $(FUZZ_SECONDS)
-	Fuzz/run.sh hdf5-h5py $(FUZZ_SECONDS) corpus/hdf5
+	Fuzz/smoke.sh $(FUZZ_SECONDS)
 	$(PYTHON) Fuzz/cli_fuzz.py --binary $(TEST_BIN) --seconds $(FUZZ_SECONDS) --seed $(CLI_FUZZ_SEED)
 
 demo: release

@@ -5,6 +5,9 @@
 #   Fuzz/run.sh TARGET [SECONDS] [extra libFuzzer flags]
 #   TARGET: container | lossless-jpeg | decode | exr | hdf5 | hdf5-h5py | scene
 #   (hdf5-h5py: the hdf5 target from h5py's files instead of the project's, docs/robustness.md)
+#   Fuzz/run.sh build     builds every target and writes the seeds, runs nothing; after it,
+#                         SCENELINEAR_FUZZ_PREBUILT=1 lets runs of several targets at once
+#                         skip the build (they would share one build directory; Fuzz/smoke.sh)
 #
 # The seed corpus is made by Fuzz/make-corpus.sh from files the project generates itself;
 # crashes land in Fuzz/crashes/<target>/ (each one becomes a regression test).
@@ -14,6 +17,7 @@ target=${1:?target: container, lossless-jpeg, decode, exr, hdf5, hdf5-h5py or sc
 seconds=${2:-60}
 shift $(( $# > 1 ? 2 : 1 ))
 case "$target" in
+    build) product="" ;;
     container) product=FuzzContainer ;;
     lossless-jpeg) product=FuzzLosslessJPEG ;;
     decode) product=FuzzDecode ;;
@@ -36,15 +40,18 @@ log=$(mktemp)
 config=${SCENELINEAR_FUZZ_CONFIG:-release}
 # The build plan of this package goes stale when the main package gains or loses source
 # files (it is a path dependency); let SwiftPM plan again (compiled objects are kept).
-rm -f ".build-fuzz/$config.yaml"
-if ! swift build -c "$config" --product "$product" --scratch-path .build-fuzz \
-    -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library >"$log" 2>&1; then
-    grep -v "Cannot export local symbol" "$log" >&2
-    rm -f "$log"
-    exit 1
+if [ "${SCENELINEAR_FUZZ_PREBUILT:-0}" != 1 ]; then
+    rm -f ".build-fuzz/$config.yaml"
+    if ! swift build -c "$config" ${product:+--product "$product"} --scratch-path .build-fuzz \
+        -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library >"$log" 2>&1; then
+        grep -v "Cannot export local symbol" "$log" >&2
+        rm -f "$log"
+        exit 1
+    fi
+    ./make-corpus.sh
 fi
 rm -f "$log"
-./make-corpus.sh
+[ "$target" = build ] && exit 0
 if [ ! -d "corpus/$target" ]; then
     echo "no seeds for $target: Fuzz/make-corpus.sh writes them with h5py (the project's Python environment, scripts/bootstrap.sh)" >&2
     exit 1

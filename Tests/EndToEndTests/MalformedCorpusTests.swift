@@ -80,10 +80,13 @@ import TestSupport
         print("malformed corpus: \(all.count) cases; " + byCategory.sorted { $0.key.rawValue < $1.key.rawValue }
             .map { "\($0.key.name) \($0.value)" }.joined(separator: ", "))
 
-        // The command line: the category's exit code, the file named, nothing written.
+        // The command line: the category's exit code, the file named, nothing written. Under
+        // AddressSanitizer every eighth case (each case is developed in this process above,
+        // and every case goes through the command line in the main suite).
         let out = dir.appendingPathComponent("out")
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
-        for (c, path) in written {
+        let step = TestData.underAddressSanitizer ? 8 : 1
+        for (c, path) in stride(from: 0, to: written.count, by: step).map({ written[$0] }) {
             let r = try CLI.run(["convert", path, "-o", out.path + "/", "--format", "exr,hdf5", "--json"])
             let json = try? JSONSerialization.jsonObject(with: Data(r.stderr.utf8)) as? [String: Any]
             let code = Int32(json?["exitCode"] as? Int ?? -1)

@@ -36,6 +36,11 @@ extension TestData {
         return url
     }
 
+    /// Whether the tests run in the AddressSanitizer build (`make test-asan` sets
+    /// `SCENELINEAR_TEST_SANITIZER=address`): there a process of the command line costs about
+    /// a CPU-second, so tests that start hundreds of them run a sample of their cases.
+    public static let underAddressSanitizer = ProcessInfo.processInfo.environment["SCENELINEAR_TEST_SANITIZER"] == "address"
+
     /// The Python interpreter; the running test is skipped (or, in CI, fails) without it.
     public static func requirePython() throws -> URL {
         guard let python else {
