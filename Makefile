@@ -92,7 +92,7 @@ test-asan: bootstrap
 
 # Each libFuzzer target for FUZZ_SECONDS, two at a time (Fuzz/smoke.sh, docs/robustness.md), built
 # once, unoptimised (half the build time of the optimised targets Fuzz/run.sh builds by default for
-# long runs); a crash fails the run. Then the
+# long runs); a crash fails the run. Beside them, the
 # command-line fuzzer (Fuzz/cli_fuzz.py) for FUZZ_SECONDS against the tests' binary: random argument
 # vectors for every command; a signal, a hang or an undocumented exit code fails the run. Its seed is
 # fixed (CLI_FUZZ_SEED, 1) so that a failure here is the same vector on any machine; explore with
@@ -100,10 +100,11 @@ test-asan: bootstrap
 CLI_FUZZ_SEED ?= 1
 fuzz-smoke: export SCENELINEAR_FUZZ_CONFIG = debug
 fuzz-smoke: export SCENELINEAR_BIN = $(TEST_BIN)
+fuzz-smoke: export SCENELINEAR_PYTHON = $(PYTHON)
+fuzz-smoke: export CLI_FUZZ_SEED
 fuzz-smoke: bootstrap
 	$(SWIFT) build $(TEST_BUILD) --product scenelinear
 	Fuzz/smoke.sh $(FUZZ_SECONDS)
-	$(PYTHON) Fuzz/cli_fuzz.py --binary $(TEST_BIN) --seconds $(FUZZ_SECONDS) --seed $(CLI_FUZZ_SEED)
 
 demo: release
 	@mkdir -p $(DEMO_OUT)

@@ -5,6 +5,9 @@
 #   Fuzz/run.sh TARGET [SECONDS] [extra libFuzzer flags]
 #   TARGET: container | lossless-jpeg | decode | exr | hdf5 | hdf5-h5py | scene
 #   (hdf5-h5py: the hdf5 target from h5py's files instead of the project's, docs/robustness.md)
+#   Fuzz/run.sh cli SECONDS   the command-line fuzzer (cli_fuzz.py) instead: random argument
+#                         vectors for the binary SCENELINEAR_BIN, seed CLI_FUZZ_SEED (default 1),
+#                         with the project's Python (SCENELINEAR_PYTHON, default ../.venv)
 #   Fuzz/run.sh build     builds every target and writes the seeds, runs nothing; after it,
 #                         SCENELINEAR_FUZZ_PREBUILT=1 lets runs of several targets at once
 #                         skip the build (they would share one build directory; Fuzz/smoke.sh)
@@ -17,6 +20,8 @@ target=${1:?target: container, lossless-jpeg, decode, exr, hdf5, hdf5-h5py or sc
 seconds=${2:-60}
 shift $(( $# > 1 ? 2 : 1 ))
 case "$target" in
+    cli) exec "${SCENELINEAR_PYTHON:-../.venv/bin/python}" cli_fuzz.py --binary "${SCENELINEAR_BIN:-../.build/debug/scenelinear}" \
+             --seconds "$seconds" --seed "${CLI_FUZZ_SEED:-1}" "$@" ;;
     build) product="" ;;
     container) product=FuzzContainer ;;
     lossless-jpeg) product=FuzzLosslessJPEG ;;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# A short run of every libFuzzer target (`make fuzz-smoke`, part of `make test`): one build of
-# all targets and their seeds, then the targets two at a time (libFuzzer runs on one core), each
-# for SECONDS. Each target's output is printed when it ends (its last lines, or all of it when
+# A short run of every libFuzzer target and of the command-line fuzzer (`make fuzz-smoke`, part
+# of `make test`): one build of all targets and their seeds, then the runs two at a time
+# (libFuzzer runs on one core), each for SECONDS. Each target's output is printed when it ends (its last lines, or all of it when
 # it failed); a crash, a timeout or running out of memory in any target, or a target that does
 # not start, fails the whole run once every target has had its turn.
 #
@@ -14,7 +14,7 @@ export SCENELINEAR_FUZZ_PREBUILT=1
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 # Each entry: a target and its extra arguments (hdf5-h5py reads h5py's seeds as well).
-runs=("container" "lossless-jpeg" "decode" "exr" "scene" "hdf5" "hdf5-h5py corpus/hdf5")
+runs=("container" "lossless-jpeg" "decode" "exr" "scene" "hdf5" "hdf5-h5py corpus/hdf5" "cli")
 failed=()
 run_pair() {
     local pids=() names=() i status target extra entry
@@ -42,4 +42,4 @@ if [ "${#failed[@]}" -gt 0 ]; then
     echo "fuzz smoke: failed: ${failed[*]} (crashes in Fuzz/crashes/<target>/)" >&2
     exit 1
 fi
-echo "fuzz smoke: ${#runs[@]} targets, $seconds s each, no findings"
+echo "fuzz smoke: ${#runs[@]} runs, $seconds s each, no findings"
