@@ -98,10 +98,10 @@ test-asan: bootstrap
 # fixed (CLI_FUZZ_SEED, 1) so that a failure here is the same vector on any machine; explore with
 # other seeds by hand (make fuzz-smoke CLI_FUZZ_SEED=$(date +%s)), the seed is printed.
 CLI_FUZZ_SEED ?= 1
+export CLI_FUZZ_SEED
 fuzz-smoke: export SCENELINEAR_FUZZ_CONFIG = debug
 fuzz-smoke: export SCENELINEAR_BIN = $(TEST_BIN)
 fuzz-smoke: export SCENELINEAR_PYTHON = $(PYTHON)
-fuzz-smoke: export CLI_FUZZ_SEED
 fuzz-smoke: bootstrap
 	$(SWIFT) build $(TEST_BUILD) --product scenelinear
 	Fuzz/smoke.sh $(FUZZ_SECONDS)
