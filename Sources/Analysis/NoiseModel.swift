@@ -112,5 +112,17 @@ public struct NoiseModel: Sendable, Equatable {
         public func variance(ofOutput rgb: SIMD3<Double>, gain g: Double = 1) -> (rgb: SIMD3<Double>, y: Double) {
             variance(weightedOutputs: g * rgb, weightedGains: g * g)
         }
+
+        /// The variance one pixel's value has, for a per-pixel layer (`convert --std`): as
+        /// `variance(ofOutput:gain:)` with each camera-plane value taken at 0 where noise
+        /// made it negative. A value's true level is never below 0, so its variance is never
+        /// below the offset term; the unclamped form, right for sums over regions, gives a
+        /// dark pixel less than that floor, or less than 0. The merge's estimator takes its
+        /// variances from values clamped the same way.
+        public func pixelVariance(ofOutput rgb: SIMD3<Double>, gain g: Double = 1) -> SIMD3<Double> {
+            let x = pointwiseMax(inverse * (g * rgb / exposureFactor), SIMD3<Double>())
+            let v = (scale * x + g * g * offset) * planeScale
+            return SIMD3((squared.0 * v).sum(), (squared.1 * v).sum(), (squared.2 * v).sum())
+        }
     }
 }

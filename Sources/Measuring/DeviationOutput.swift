@@ -15,8 +15,8 @@ public struct StandardDeviationError: SceneLinearFailure, Equatable {
 
 extension Pipeline {
     /// σ of each output channel per pixel, interleaved RGB: √(variance) of the NoiseProfile's
-    /// model at the pixel's value (`NoiseModel.variance(ofOutput:)`, lens-shading gains
-    /// included), 0 where the pixel is clipped (a lower bound has no noise to speak of, as in a
+    /// model at the pixel's value (`NoiseModel.Kernel.pixelVariance(ofOutput:gain:)`, camera-plane
+    /// values below 0 taken at 0, lens-shading gains included), 0 where the pixel is clipped (a lower bound has no noise to speak of, as in a
     /// merge). For a demosaiced CFA image it is the σ of a raw sample of that value: sums over
     /// regions carry the correlation (`DeviationLayer`).
     /// - Throws: `StandardDeviationError` when the image has no noise model.
@@ -50,8 +50,8 @@ extension Pipeline {
                 continue
             }
             let rgb = SIMD3(Double(px[3 * i]), Double(px[3 * i + 1]), Double(px[3 * i + 2]))
-            let v = kernel.variance(ofOutput: rgb, gain: model.pixelGains.map { Double($0[i]) } ?? 1).rgb
-            for c in 0..<3 { out[3 * i + c] = Float(max(v[c], 0).squareRoot()) }
+            let v = kernel.pixelVariance(ofOutput: rgb, gain: model.pixelGains.map { Double($0[i]) } ?? 1)
+            for c in 0..<3 { out[3 * i + c] = Float(v[c].squareRoot()) }
         }
     }
 
