@@ -46,6 +46,8 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
     var output: (SinkOutput<E>, GeometryPlan)?
     /// The masks decoded before the output, when `masksReady` asked for them.
     var earlyMasks: [SemanticMaskLayer]?
+    /// The pixels the decoder reports while it decodes, in this pass (`countDecodeProgress`).
+    var decodeAhead = 0
     /// A stage collected whole, on its way to the next step.
     var stage2: LinearImage?
     var stage3: Stage3Image?
@@ -146,7 +148,8 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
         try prepareFile()
         try Pipeline.checkLimits(raw, path: path, options: options, route: plan.memoryRoute, planned: true,
                                  extra: Pipeline.maskBytes(dng, raw: raw, options: options))
-        options.progress?.start(pixels: area.width * area.height)
+        countDecodeProgress()
+        options.progress?.start(pixels: area.width * area.height, decodedFirst: decodeAhead)
         let start = DispatchTime.now().uptimeNanoseconds
         try runStage2()
         if stage2 != nil { try developCollectedStage2() }
@@ -180,7 +183,7 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
             guard stage2 != nil else { throw internalError("the blocks of \(raw.path) were planned to be decoded one by one") }
         case .collectedFromStage1:
             // The Stage 1 collector: OpcodeList1, or storage not decoded block by block.
-            var stored = try RawDecoder.decode(dng, ifd: raw, limits: options.limits, digester: digester)
+            var stored = try RawDecoder.decode(dng, ifd: raw, limits: options.limits, digester: digester, decodeProgress: decodeProgress)
             try Pipeline.applyOpcodeList1(dng: dng, raw: raw, to: &stored, clipping: options.opcodeClipping, notes: &processing)
             stage2 = try Linearizer.linearize(stored, path: path)
             options.progress?.add(area.width * area.height)
@@ -205,12 +208,28 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
     /// OpcodeList2 (when the plan runs it per region); false when the storage is not decoded
     /// block by block.
     func decodeBlocks(into target: StripTarget<E>) throws -> Bool {
-        try RawDecoder.forEachBlock(dng, ifd: raw, limits: options.limits, digester: digester, cache: cache, strips(into: target))
+        try RawDecoder.forEachBlock(dng, ifd: raw, limits: options.limits, digester: digester, cache: cache,
+                                    decodeProgress: decodeProgress, strips(into: target))
+    }
+
+    /// The pixels this pass's decoder reports while it decodes (a JPEG XL image of few
+    /// blocks, `RawDecoder.decodeProgressPixels`), counted in the progress before Stage 2's:
+    /// none without a progress, when the blocks come from the cache or Stage 2 from elsewhere.
+    func countDecodeProgress() {
+        guard options.progress != nil, plan.stage2 != .replaced, cache?.isComplete != true else { return decodeAhead = 0 }
+        decodeAhead = RawDecoder.decodeProgressPixels(dng, ifd: raw, limits: options.limits)
+    }
+
+    /// The progress told of the decoder's pixels, when this pass counts them (`decodeAhead`).
+    var decodeProgress: RawDecoder.DecodeProgress? {
+        guard let progress = options.progress, decodeAhead > 0 else { return nil }
+        return { progress.add($0) }
     }
 
     /// `decodeBlocks`, a row of blocks at a time, with `rowsDone` after each.
     func decodeBlockRows(into target: StripTarget<E>, rowsDone: (Range<Int>) throws -> Void) throws -> Bool {
         try RawDecoder.forEachBlockRow(dng, ifd: raw, limits: options.limits, digester: digester, cache: cache,
+                                       decodeProgress: decodeProgress,
                                        strips(into: target), rowsDone: rowsDone)
     }
 

@@ -96,6 +96,12 @@ struct BlockPlan: Sendable {
     /// stored block, `block.width` pixels per row, and decoders may write all of it, the
     /// part outside the image included.
     var outputIsBlock = false
+    /// Told of the pixels libjxl renders, as it renders them, when `reportsDecodeProgress`.
+    var decodeProgress: RawDecoder.DecodeProgress?
+
+    /// Whether a decode reports its progress inside blocks: JPEG XL images of fewer blocks
+    /// than threads (at least two), which libjxl decodes with its own threads, a block at a time.
+    var reportsDecodeProgress: Bool { codec == .jpegXL && blocks.count < max(2, Parallel.threadCount) }
 
     var planar: Bool { blockSPP != spp }
 

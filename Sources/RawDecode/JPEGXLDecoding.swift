@@ -23,7 +23,9 @@ extension BlockPlan {
     /// libjxl writes into a scratch buffer (not cleared first) from which the visible part is
     /// placed into the image, or, when the output is the block's own buffer (`outputIsBlock`,
     /// chunky) of the stream's own samples (16-bit integers, or floats), straight into that
-    /// buffer.
+    /// buffer. With a `decodeProgress` for an image of few blocks (`reportsDecodeProgress`),
+    /// libjxl hands its rows over as it renders them (`JXLRowSink`) and the progress is told
+    /// of each.
     func decodeJPEGXL(_ block: Block, into output: UnsafeMutableRawPointer) throws(RawDecodeError) {
         func corrupt(_ reason: String) -> RawDecodeError { jxlCorrupt(block, reason) }
         MallocThresholds.fixed
@@ -97,8 +99,18 @@ extension BlockPlan {
                         handle.scratch = buffer
                     }
                     pixels = buffer
-                    guard JxlDecoderSetImageOutBuffer(decoder, &format, buffer, needed) == JXL_DEC_SUCCESS else {
-                        throw corrupt("libjxl rejected the output buffer")
+                    if let decodeProgress, reportsDecodeProgress {
+                        let sink = JXLRowSink(base: buffer, width: block.width, rows: block.rows,
+                                              pixelBytes: blockSPP * sampleBytes, progress: decodeProgress)
+                        handle.sink = sink
+                        guard JxlDecoderSetImageOutCallback(decoder, &format, JXLRowSink.receive,
+                                                            Unmanaged.passUnretained(sink).toOpaque()) == JXL_DEC_SUCCESS else {
+                            throw corrupt("libjxl rejected the output callback")
+                        }
+                    } else {
+                        guard JxlDecoderSetImageOutBuffer(decoder, &format, buffer, needed) == JXL_DEC_SUCCESS else {
+                            throw corrupt("libjxl rejected the output buffer")
+                        }
                     }
                 case JXL_DEC_FULL_IMAGE:
                     sawImage = true
@@ -194,13 +206,14 @@ extension BlockPlan {
     }
 }
 
-/// One libjxl decoder, the owner of everything libjxl holds a pointer to: its thread pool
-/// and the scratch output buffer. They go away together, the decoder first, so libjxl
-/// never holds the address of memory already freed.
+/// One libjxl decoder, the owner of everything libjxl holds a pointer to: its thread pool,
+/// the scratch output buffer and the row sink. They go away together, the decoder first, so
+/// libjxl never holds the address of memory already freed.
 final class JXLDecoder {
     let decoder: OpaquePointer
     var runner: UnsafeMutableRawPointer?
     var scratch: UnsafeMutableRawPointer?
+    var sink: JXLRowSink?
 
     init?() {
         guard let decoder = JxlDecoderCreate(nil) else { return nil }
@@ -211,5 +224,29 @@ final class JXLDecoder {
         JxlDecoderDestroy(decoder)
         if let runner { JxlThreadParallelRunnerDestroy(runner) }
         scratch?.deallocate()
+    }
+}
+
+/// Where libjxl's image-out callback puts the rows it renders, from its own threads (each
+/// call a run of pixels of one row, different calls different pixels): into the output
+/// buffer of `width` × `rows` pixels, `pixelBytes` each, and their count on to `progress`.
+/// A run outside the buffer — which libjxl, whose image was checked to be the block's
+/// size, does not send — is dropped rather than written.
+final class JXLRowSink {
+    let base: UnsafeMutableRawPointer
+    let width: Int, rows: Int, pixelBytes: Int
+    let progress: RawDecoder.DecodeProgress
+
+    init(base: UnsafeMutableRawPointer, width: Int, rows: Int, pixelBytes: Int, progress: @escaping RawDecoder.DecodeProgress) {
+        (self.base, self.width, self.rows, self.pixelBytes, self.progress) = (base, width, rows, pixelBytes, progress)
+    }
+
+    /// The callback libjxl calls, `opaque` the sink.
+    static let receive: JxlImageOutCallback = { opaque, x, y, count, pixels in
+        guard let opaque, let pixels else { return }
+        let sink = Unmanaged<JXLRowSink>.fromOpaque(opaque).takeUnretainedValue()
+        guard y < sink.rows, x <= sink.width, count <= sink.width - x else { return }
+        (sink.base + (y * sink.width + x) * sink.pixelBytes).copyMemory(from: pixels, byteCount: count * sink.pixelBytes)
+        sink.progress(count)
     }
 }

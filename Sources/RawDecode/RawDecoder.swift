@@ -21,13 +21,19 @@ import ImageCore
 /// Every offset, count and size is validated once, before any block is decoded; blocks
 /// then decode in parallel on all cores.
 public enum RawDecoder {
+    /// Told, from any thread, of pixels a long block decode has rendered (`decodeProgressPixels`).
+    public typealias DecodeProgress = @Sendable (_ pixels: Int) -> Void
+
     /// Decodes the raw image `ifd` of `dng` (PhotometricInterpretation CFA or LinearRaw).
     /// - Throws: `RawDecodeError` naming the file, the IFD and the tile or strip.
     /// - Parameter digester: given the decoded image (or, for a digest of compressed
     ///   data, each block's stored bytes as it is decoded).
+    /// - Parameter decodeProgress: see `decodeProgressPixels`.
     public static func decode(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits(),
-                              digester: ImageDigester? = nil) throws -> StoredImage {
-        let image = try decode(BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true), digester: digester)
+                              digester: ImageDigester? = nil, decodeProgress: DecodeProgress? = nil) throws -> StoredImage {
+        var plan = try BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true)
+        plan.decodeProgress = decodeProgress
+        let image = try decode(plan, digester: digester)
         if let digester, !digester.isCompressed { digester.add(image) }
         return image
     }
@@ -63,11 +69,24 @@ public enum RawDecoder {
     ///   (the raw-image digest computed within the decoding pass).
     /// - Parameter cache: where a first pass records the decoded blocks and a later pass
     ///   (once the cache `isComplete`) takes them from, without decoding or digesting again.
+    /// - Parameter decodeProgress: see `decodeProgressPixels`.
     public static func forEachBlock(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits(),
                                     digester: ImageDigester? = nil, cache: DecodedBlockCache? = nil,
+                                    decodeProgress: DecodeProgress? = nil,
                                     _ body: @Sendable (_ region: PixelRect, _ samples: BlockSamples,
                                                        _ rowStride: Int, _ fewBlocks: Bool) throws -> Void) throws -> Bool {
-        try forEachBlock(dng, ifd: ifd, limits: limits, digester: digester, cache: cache, body, rowsDone: nil)
+        try forEachBlock(dng, ifd: ifd, limits: limits, digester: digester, cache: cache, decodeProgress: decodeProgress,
+                         body, rowsDone: nil)
+    }
+
+    /// The pixels a decode of `ifd` reports to its `decodeProgress` while it decodes, before
+    /// its blocks are handed on: those of JPEG XL images of fewer blocks than threads (at
+    /// least two), each decoded by libjxl's own threads for long enough that a progress bar
+    /// would otherwise stand still (a 60 MP single-tile stream takes 20–30 s). 0 for every
+    /// other image, whose blocks are handed on as they finish.
+    public static func decodeProgressPixels(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits()) -> Int {
+        guard let plan = try? BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true), plan.reportsDecodeProgress else { return 0 }
+        return plan.blocks.reduce(0) { $0 + $1.width * $1.rows }
     }
 
     /// Image rows that `forEachBlockRow` groups short rows of blocks into, at least: a group
@@ -82,11 +101,13 @@ public enum RawDecoder {
     /// thrown (the lowest-numbered of the image, as the groups go in block order).
     public static func forEachBlockRow(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits(),
                                        digester: ImageDigester? = nil, cache: DecodedBlockCache? = nil,
+                                       decodeProgress: DecodeProgress? = nil,
                                        _ body: @Sendable (_ region: PixelRect, _ samples: BlockSamples,
                                                           _ rowStride: Int, _ fewBlocks: Bool) throws -> Void,
                                        rowsDone: (Range<Int>) throws -> Void) throws -> Bool {
         try withoutActuallyEscaping(rowsDone) {
-            try forEachBlock(dng, ifd: ifd, limits: limits, digester: digester, cache: cache, body, rowsDone: $0)
+            try forEachBlock(dng, ifd: ifd, limits: limits, digester: digester, cache: cache, decodeProgress: decodeProgress,
+                             body, rowsDone: $0)
         }
     }
 
@@ -97,12 +118,14 @@ public enum RawDecoder {
     }
 
     private static func forEachBlock(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits, digester: ImageDigester?,
-                                     cache: DecodedBlockCache?, _ body: @Sendable (_ region: PixelRect, _ samples: BlockSamples,
+                                     cache: DecodedBlockCache?, decodeProgress: DecodeProgress?,
+                                     _ body: @Sendable (_ region: PixelRect, _ samples: BlockSamples,
                                                         _ rowStride: Int, _ fewBlocks: Bool) throws -> Void,
                                      rowsDone: ((Range<Int>) throws -> Void)?) throws -> Bool {
         var plan = try BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true)
         guard plan.decodesBlockByBlock else { return false }
         plan.outputIsBlock = true
+        plan.decodeProgress = decodeProgress
         let blockPlan = plan
         // Groups of consecutive blocks: all of them at once, or rows of blocks.
         var groups: [Range<Int>] = []

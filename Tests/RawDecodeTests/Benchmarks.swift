@@ -135,6 +135,13 @@ struct Benchmarks {
                                                  dir: dir).streams
         strip.encode = { _, _, _, _, _ in one[0] }
         try Self.time("12 MP JPEG XL lossless, 1 strip", TestDNG.build([strip]), repeats: 3)
+        // The same strip with its progress told as libjxl renders it (its image-out callback).
+        let dng = try TestDNG.open(TestDNG.build([strip]))
+        let raw = try dng.mainRawImage()
+        let counted = SharedCount()
+        let seconds = try bestTime(3) { _ = try RawDecoder.decode(dng, ifd: raw, decodeProgress: { counted.add($0) }) }
+        print(String(format: "12 MP JPEG XL lossless, 1 strip, with its progress: %.1f ms (%d pixels reported over 3 decodes)",
+                     seconds * 1e3, counted.value))
     }
 
     @Test("12 MP lossy JPEG decode")
