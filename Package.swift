@@ -47,6 +47,8 @@ let package = Package(
         .target(name: "CDigest"),
         // Signal handlers: temporaries removed on SIGTERM/SIGINT/SIGPIPE, inputs truncated under a mapping read as zeros.
         .target(name: "CProcessGuard"),
+        // libjxl loaded on first use, through stubs (scripts/generate-lazy-stubs.py).
+        .target(name: "CLazyLibraries", exclude: ["symbols.txt"]),
         .target(name: "ImageCore", dependencies: ["CHalf", "CCrypto", "CDigest", "CProcessGuard"]),
         // DNG/TIFF structure → typed, validated metadata model.
         .target(name: "DNGContainer", dependencies: ["ImageCore"]),
@@ -54,7 +56,7 @@ let package = Package(
         .target(name: "LosslessJPEG"),
         // Stage 1: stored samples of an image IFD (uncompressed, packed, lossless JPEG,
         // Deflate with predictors, JPEG XL, lossy JPEG; integer and floating-point samples).
-        .target(name: "RawDecode", dependencies: ["ImageCore", "DNGContainer", "LosslessJPEG", "CDeflate", "CJXL", "CJPEG"]),
+        .target(name: "RawDecode", dependencies: ["ImageCore", "DNGContainer", "LosslessJPEG", "CDeflate", "CJXL", "CJPEG", "CLazyLibraries"]),
         // Stage 2: linear reference values (linearization, black, white, active area, clip mask).
         .target(name: "Linearize", dependencies: ["ImageCore", "DNGContainer", "RawDecode"]),
         // The DNG colour model: camera → XYZ D50 → linear Rec.2020.

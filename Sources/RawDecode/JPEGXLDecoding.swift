@@ -1,4 +1,5 @@
 internal import CJXL
+internal import CLazyLibraries
 import DNGContainer
 import ImageCore
 
@@ -28,6 +29,7 @@ extension BlockPlan {
     /// of each.
     func decodeJPEGXL(_ block: Block, into output: UnsafeMutableRawPointer) throws(RawDecodeError) {
         func corrupt(_ reason: String) -> RawDecodeError { jxlCorrupt(block, reason) }
+        try loadJPEGXLLibrary(block)
         MallocThresholds.fixed
         guard let handle = JXLDecoder() else { throw corrupt("libjxl could not create a decoder") }
         let decoder = handle.decoder
@@ -122,6 +124,16 @@ extension BlockPlan {
         guard sawImage, let pixels else { throw corrupt("the stream holds no image frame") }
         guard handle.scratch != nil else { return }  // decoded in place
         placeJXL(pixels, type: format.data_type, streamBits: streamBits, block, into: output)
+    }
+
+    /// libjxl is loaded on first use (`CLazyLibraries`): a program that reads no JPEG XL never
+    /// loads it, nor the libraries it needs. Where it cannot be loaded, JPEG XL is a feature
+    /// this installation lacks, reported for the block as such.
+    private func loadJPEGXLLibrary(_ block: Block) throws(RawDecodeError) {
+        var message = [CChar](repeating: 0, count: 600)
+        guard sl_lazy_load(SL_LAZY_JXL, &message, message.count) != 0 else { return }
+        let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        throw .unsupportedBlock(path: path, ifd: ifd.path, block: name(block), reason: "JPEG XL cannot be decoded: \(reason)")
     }
 
     private func jxlCorrupt(_ block: Block, _ reason: String) -> RawDecodeError {
