@@ -34,7 +34,7 @@ let package = Package(
         .systemLibrary(name: "CJXL", providers: [.apt(["libjxl-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         // Cairo + Pango for the charts (PNG, SVG, PDF); the .pc adds -pthread, which SwiftPM drops with a warning.
-        .systemLibrary(name: "CCairo", pkgConfig: "pangocairo", providers: [.apt(["libcairo2-dev", "libpango1.0-dev"])]),
+        .systemLibrary(name: "CCairo", pkgConfig: "scenelinear-charts", providers: [.apt(["libcairo2-dev", "libpango1.0-dev"])]),
         // ---- plain C: run-time dispatched F16C half-float conversion ----
         .target(name: "CHalf"),
         // ---- C++: DWAA/DWAB EXR output through the OpenEXR C++ library (C interface) ----
@@ -47,8 +47,8 @@ let package = Package(
         .target(name: "CDigest"),
         // Signal handlers: temporaries removed on SIGTERM/SIGINT/SIGPIPE, inputs truncated under a mapping read as zeros.
         .target(name: "CProcessGuard"),
-        // libjxl loaded on first use, through stubs (scripts/generate-lazy-stubs.py).
-        .target(name: "CLazyLibraries", exclude: ["symbols.txt"]),
+        // libjxl, Cairo and Pango loaded on first use, through stubs (scripts/generate-lazy-stubs.py).
+        .target(name: "CLazyLibraries", dependencies: ["CProcessGuard"], exclude: ["symbols.txt"]),
         .target(name: "ImageCore", dependencies: ["CHalf", "CCrypto", "CDigest", "CProcessGuard"]),
         // DNG/TIFF structure → typed, validated metadata model.
         .target(name: "DNGContainer", dependencies: ["ImageCore"]),
@@ -90,7 +90,7 @@ let package = Package(
         // Simulated captures with known ground-truth radiance.
         .target(name: "CaptureSimulation", dependencies: ["ImageCore", "DNGWriter", "Opcodes"]),
         // Charts (histograms, false-colour EV maps, XY plots) drawn with Cairo and Pango to PNG, SVG and PDF.
-        .target(name: "Plots", dependencies: ["ImageCore", "CCairo", "CDeflate"]),
+        .target(name: "Plots", dependencies: ["ImageCore", "CCairo", "CDeflate", "CLazyLibraries"]),
         // The engine: one streaming develop for every input and command (and the
         // whole-image path for what it does not cover), export, file inspection.
         .target(
@@ -116,9 +116,9 @@ let package = Package(
         .target(name: "Studies"),
         // The library in one import (engine, measurements, batches, studies).
         .target(name: "SceneLinearKit", dependencies: ["Engine", "Measuring", "Glare", "Reporting", "Batching", "Merging", "Analysis", "Studies"]),
-        // Simulated captures checked against their ground truth, and the test chart:
         // The C interface: opaque handles, status codes, JSON options and documents.
         .target(name: "SceneLinearC", dependencies: ["SceneLinearKit", "SimulationCheck", "CaptureSimulation"], exclude: ["scenelinear.h"]),
+        // Simulated captures checked against their ground truth, and the test chart:
         // built on the library, not part of its product.
         .target(name: "SimulationCheck", dependencies: ["SceneLinearKit", "CaptureSimulation", "DNGWriter"]),
         // The command-line tool.

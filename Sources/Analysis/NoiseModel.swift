@@ -114,14 +114,20 @@ public struct NoiseModel: Sendable, Equatable {
         }
 
         /// The variance one pixel's value has, for a per-pixel layer (`convert --std`): as
-        /// `variance(ofOutput:gain:)` with each camera-plane value taken at 0 where noise
-        /// made it negative. A value's true level is never below 0, so its variance is never
-        /// below the offset term; the unclamped form, right for sums over regions, gives a
-        /// dark pixel less than that floor, or less than 0. The merge's estimator takes its
-        /// variances from values clamped the same way.
+        /// `variance(ofOutput:gain:)` — S · x + O per camera plane at the value x as measured,
+        /// an unbiased estimate, so that the layer's mean over a patch is the patch's variance
+        /// and its sum over a region the region's — except where noise took x so far below 0
+        /// that S · x + O ≤ 0, an impossible variance: there the smallest one a pixel can have,
+        /// O (its true level 0), so that no unclipped pixel has σ = 0. Clamping x at 0 instead
+        /// would keep every dark pixel's σ at least the read noise's but raise the layer's
+        /// mean by S · (E[x⁺] − μ) wherever the truth μ is within a few σ of 0 (7–12 % on the
+        /// simulator's grey ramp 12–16 stops below white): no estimate from one sample is both
+        /// unbiased and right for every dark pixel's own interval (docs/photometry.md).
         public func pixelVariance(ofOutput rgb: SIMD3<Double>, gain g: Double = 1) -> SIMD3<Double> {
-            let x = pointwiseMax(inverse * (g * rgb / exposureFactor), SIMD3<Double>())
-            let v = (scale * x + g * g * offset) * planeScale
+            let x = inverse * (g * rgb / exposureFactor)
+            let floor = g * g * offset
+            let estimate = scale * x + floor
+            let v = estimate.replacing(with: floor, where: estimate .<= 0) * planeScale
             return SIMD3((squared.0 * v).sum(), (squared.1 * v).sum(), (squared.2 * v).sum())
         }
     }

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <unistd.h>
+#include "cprocessguard.h"
 #include "lazy_libraries.h"
 #include "lazy_tables.h"
 
@@ -52,12 +53,14 @@ int sl_lazy_is_loaded(int library) {
 /// The slots the stubs jump through (stubs.S).
 extern void *sl_lazy_slots[] __attribute__((visibility("hidden")));
 
-/// A message on standard error and exit code 69 (EX_UNAVAILABLE): a function was called whose
-/// library cannot be loaded. The callers load each library first (sl_lazy_load) and report a
-/// failure as an error of the file they work on, so this is reached only by a call that was
-/// not preceded by a load.
+/// A message on standard error, the process's temporaries removed and exit code 69
+/// (EX_UNAVAILABLE): a function was called whose library cannot be loaded. RawDecode loads
+/// libjxl first (sl_lazy_load) and reports a failure as an error of the block it decodes;
+/// the chart functions, which cannot fail, end the process here, as a library missing at
+/// start would have before any work.
 static void unavailable(const char *what) {
     dprintf(2, "scenelinear: error: %s\n", what);
+    cpg_remove_temporaries();
     _exit(69);
 }
 

@@ -17,9 +17,10 @@ struct sl_lazy_symbol {
     int library;
 };
 
-extern const struct sl_lazy_library sl_lazy_libraries[];
-extern const int sl_lazy_library_count;
-extern const struct sl_lazy_symbol sl_lazy_symbols[];
-extern const int sl_lazy_symbol_count;
+#define SL_LAZY_HIDDEN __attribute__((visibility("hidden")))
+extern const struct sl_lazy_library sl_lazy_libraries[] SL_LAZY_HIDDEN;
+extern const int sl_lazy_library_count SL_LAZY_HIDDEN;
+extern const struct sl_lazy_symbol sl_lazy_symbols[] SL_LAZY_HIDDEN;
+extern const int sl_lazy_symbol_count SL_LAZY_HIDDEN;
 
 #endif

@@ -145,6 +145,558 @@ JxlDecoderVersion:
 sl_lazy_thunk_17:
     movl $17, %r11d
     jmp sl_lazy_common
+    .globl cairo_arc
+    .hidden cairo_arc
+    .type cairo_arc,@function
+cairo_arc:
+    jmp *sl_lazy_slots+144(%rip)
+sl_lazy_thunk_18:
+    movl $18, %r11d
+    jmp sl_lazy_common
+    .globl cairo_clip
+    .hidden cairo_clip
+    .type cairo_clip,@function
+cairo_clip:
+    jmp *sl_lazy_slots+152(%rip)
+sl_lazy_thunk_19:
+    movl $19, %r11d
+    jmp sl_lazy_common
+    .globl cairo_close_path
+    .hidden cairo_close_path
+    .type cairo_close_path,@function
+cairo_close_path:
+    jmp *sl_lazy_slots+160(%rip)
+sl_lazy_thunk_20:
+    movl $20, %r11d
+    jmp sl_lazy_common
+    .globl cairo_create
+    .hidden cairo_create
+    .type cairo_create,@function
+cairo_create:
+    jmp *sl_lazy_slots+168(%rip)
+sl_lazy_thunk_21:
+    movl $21, %r11d
+    jmp sl_lazy_common
+    .globl cairo_destroy
+    .hidden cairo_destroy
+    .type cairo_destroy,@function
+cairo_destroy:
+    jmp *sl_lazy_slots+176(%rip)
+sl_lazy_thunk_22:
+    movl $22, %r11d
+    jmp sl_lazy_common
+    .globl cairo_fill
+    .hidden cairo_fill
+    .type cairo_fill,@function
+cairo_fill:
+    jmp *sl_lazy_slots+184(%rip)
+sl_lazy_thunk_23:
+    movl $23, %r11d
+    jmp sl_lazy_common
+    .globl cairo_fill_preserve
+    .hidden cairo_fill_preserve
+    .type cairo_fill_preserve,@function
+cairo_fill_preserve:
+    jmp *sl_lazy_slots+192(%rip)
+sl_lazy_thunk_24:
+    movl $24, %r11d
+    jmp sl_lazy_common
+    .globl cairo_font_options_create
+    .hidden cairo_font_options_create
+    .type cairo_font_options_create,@function
+cairo_font_options_create:
+    jmp *sl_lazy_slots+200(%rip)
+sl_lazy_thunk_25:
+    movl $25, %r11d
+    jmp sl_lazy_common
+    .globl cairo_font_options_destroy
+    .hidden cairo_font_options_destroy
+    .type cairo_font_options_destroy,@function
+cairo_font_options_destroy:
+    jmp *sl_lazy_slots+208(%rip)
+sl_lazy_thunk_26:
+    movl $26, %r11d
+    jmp sl_lazy_common
+    .globl cairo_font_options_set_antialias
+    .hidden cairo_font_options_set_antialias
+    .type cairo_font_options_set_antialias,@function
+cairo_font_options_set_antialias:
+    jmp *sl_lazy_slots+216(%rip)
+sl_lazy_thunk_27:
+    movl $27, %r11d
+    jmp sl_lazy_common
+    .globl cairo_font_options_set_hint_metrics
+    .hidden cairo_font_options_set_hint_metrics
+    .type cairo_font_options_set_hint_metrics,@function
+cairo_font_options_set_hint_metrics:
+    jmp *sl_lazy_slots+224(%rip)
+sl_lazy_thunk_28:
+    movl $28, %r11d
+    jmp sl_lazy_common
+    .globl cairo_font_options_set_hint_style
+    .hidden cairo_font_options_set_hint_style
+    .type cairo_font_options_set_hint_style,@function
+cairo_font_options_set_hint_style:
+    jmp *sl_lazy_slots+232(%rip)
+sl_lazy_thunk_29:
+    movl $29, %r11d
+    jmp sl_lazy_common
+    .globl cairo_get_source
+    .hidden cairo_get_source
+    .type cairo_get_source,@function
+cairo_get_source:
+    jmp *sl_lazy_slots+240(%rip)
+sl_lazy_thunk_30:
+    movl $30, %r11d
+    jmp sl_lazy_common
+    .globl cairo_image_surface_create
+    .hidden cairo_image_surface_create
+    .type cairo_image_surface_create,@function
+cairo_image_surface_create:
+    jmp *sl_lazy_slots+248(%rip)
+sl_lazy_thunk_31:
+    movl $31, %r11d
+    jmp sl_lazy_common
+    .globl cairo_image_surface_get_data
+    .hidden cairo_image_surface_get_data
+    .type cairo_image_surface_get_data,@function
+cairo_image_surface_get_data:
+    jmp *sl_lazy_slots+256(%rip)
+sl_lazy_thunk_32:
+    movl $32, %r11d
+    jmp sl_lazy_common
+    .globl cairo_image_surface_get_height
+    .hidden cairo_image_surface_get_height
+    .type cairo_image_surface_get_height,@function
+cairo_image_surface_get_height:
+    jmp *sl_lazy_slots+264(%rip)
+sl_lazy_thunk_33:
+    movl $33, %r11d
+    jmp sl_lazy_common
+    .globl cairo_image_surface_get_stride
+    .hidden cairo_image_surface_get_stride
+    .type cairo_image_surface_get_stride,@function
+cairo_image_surface_get_stride:
+    jmp *sl_lazy_slots+272(%rip)
+sl_lazy_thunk_34:
+    movl $34, %r11d
+    jmp sl_lazy_common
+    .globl cairo_image_surface_get_width
+    .hidden cairo_image_surface_get_width
+    .type cairo_image_surface_get_width,@function
+cairo_image_surface_get_width:
+    jmp *sl_lazy_slots+280(%rip)
+sl_lazy_thunk_35:
+    movl $35, %r11d
+    jmp sl_lazy_common
+    .globl cairo_line_to
+    .hidden cairo_line_to
+    .type cairo_line_to,@function
+cairo_line_to:
+    jmp *sl_lazy_slots+288(%rip)
+sl_lazy_thunk_36:
+    movl $36, %r11d
+    jmp sl_lazy_common
+    .globl cairo_move_to
+    .hidden cairo_move_to
+    .type cairo_move_to,@function
+cairo_move_to:
+    jmp *sl_lazy_slots+296(%rip)
+sl_lazy_thunk_37:
+    movl $37, %r11d
+    jmp sl_lazy_common
+    .globl cairo_new_path
+    .hidden cairo_new_path
+    .type cairo_new_path,@function
+cairo_new_path:
+    jmp *sl_lazy_slots+304(%rip)
+sl_lazy_thunk_38:
+    movl $38, %r11d
+    jmp sl_lazy_common
+    .globl cairo_paint
+    .hidden cairo_paint
+    .type cairo_paint,@function
+cairo_paint:
+    jmp *sl_lazy_slots+312(%rip)
+sl_lazy_thunk_39:
+    movl $39, %r11d
+    jmp sl_lazy_common
+    .globl cairo_pattern_set_filter
+    .hidden cairo_pattern_set_filter
+    .type cairo_pattern_set_filter,@function
+cairo_pattern_set_filter:
+    jmp *sl_lazy_slots+320(%rip)
+sl_lazy_thunk_40:
+    movl $40, %r11d
+    jmp sl_lazy_common
+    .globl cairo_pdf_surface_create_for_stream
+    .hidden cairo_pdf_surface_create_for_stream
+    .type cairo_pdf_surface_create_for_stream,@function
+cairo_pdf_surface_create_for_stream:
+    jmp *sl_lazy_slots+328(%rip)
+sl_lazy_thunk_41:
+    movl $41, %r11d
+    jmp sl_lazy_common
+    .globl cairo_pdf_surface_set_metadata
+    .hidden cairo_pdf_surface_set_metadata
+    .type cairo_pdf_surface_set_metadata,@function
+cairo_pdf_surface_set_metadata:
+    jmp *sl_lazy_slots+336(%rip)
+sl_lazy_thunk_42:
+    movl $42, %r11d
+    jmp sl_lazy_common
+    .globl cairo_pdf_surface_set_size
+    .hidden cairo_pdf_surface_set_size
+    .type cairo_pdf_surface_set_size,@function
+cairo_pdf_surface_set_size:
+    jmp *sl_lazy_slots+344(%rip)
+sl_lazy_thunk_43:
+    movl $43, %r11d
+    jmp sl_lazy_common
+    .globl cairo_rectangle
+    .hidden cairo_rectangle
+    .type cairo_rectangle,@function
+cairo_rectangle:
+    jmp *sl_lazy_slots+352(%rip)
+sl_lazy_thunk_44:
+    movl $44, %r11d
+    jmp sl_lazy_common
+    .globl cairo_reset_clip
+    .hidden cairo_reset_clip
+    .type cairo_reset_clip,@function
+cairo_reset_clip:
+    jmp *sl_lazy_slots+360(%rip)
+sl_lazy_thunk_45:
+    movl $45, %r11d
+    jmp sl_lazy_common
+    .globl cairo_restore
+    .hidden cairo_restore
+    .type cairo_restore,@function
+cairo_restore:
+    jmp *sl_lazy_slots+368(%rip)
+sl_lazy_thunk_46:
+    movl $46, %r11d
+    jmp sl_lazy_common
+    .globl cairo_rotate
+    .hidden cairo_rotate
+    .type cairo_rotate,@function
+cairo_rotate:
+    jmp *sl_lazy_slots+376(%rip)
+sl_lazy_thunk_47:
+    movl $47, %r11d
+    jmp sl_lazy_common
+    .globl cairo_save
+    .hidden cairo_save
+    .type cairo_save,@function
+cairo_save:
+    jmp *sl_lazy_slots+384(%rip)
+sl_lazy_thunk_48:
+    movl $48, %r11d
+    jmp sl_lazy_common
+    .globl cairo_scale
+    .hidden cairo_scale
+    .type cairo_scale,@function
+cairo_scale:
+    jmp *sl_lazy_slots+392(%rip)
+sl_lazy_thunk_49:
+    movl $49, %r11d
+    jmp sl_lazy_common
+    .globl cairo_set_antialias
+    .hidden cairo_set_antialias
+    .type cairo_set_antialias,@function
+cairo_set_antialias:
+    jmp *sl_lazy_slots+400(%rip)
+sl_lazy_thunk_50:
+    movl $50, %r11d
+    jmp sl_lazy_common
+    .globl cairo_set_dash
+    .hidden cairo_set_dash
+    .type cairo_set_dash,@function
+cairo_set_dash:
+    jmp *sl_lazy_slots+408(%rip)
+sl_lazy_thunk_51:
+    movl $51, %r11d
+    jmp sl_lazy_common
+    .globl cairo_set_fill_rule
+    .hidden cairo_set_fill_rule
+    .type cairo_set_fill_rule,@function
+cairo_set_fill_rule:
+    jmp *sl_lazy_slots+416(%rip)
+sl_lazy_thunk_52:
+    movl $52, %r11d
+    jmp sl_lazy_common
+    .globl cairo_set_font_options
+    .hidden cairo_set_font_options
+    .type cairo_set_font_options,@function
+cairo_set_font_options:
+    jmp *sl_lazy_slots+424(%rip)
+sl_lazy_thunk_53:
+    movl $53, %r11d
+    jmp sl_lazy_common
+    .globl cairo_set_line_cap
+    .hidden cairo_set_line_cap
+    .type cairo_set_line_cap,@function
+cairo_set_line_cap:
+    jmp *sl_lazy_slots+432(%rip)
+sl_lazy_thunk_54:
+    movl $54, %r11d
+    jmp sl_lazy_common
+    .globl cairo_set_line_join
+    .hidden cairo_set_line_join
+    .type cairo_set_line_join,@function
+cairo_set_line_join:
+    jmp *sl_lazy_slots+440(%rip)
+sl_lazy_thunk_55:
+    movl $55, %r11d
+    jmp sl_lazy_common
+    .globl cairo_set_line_width
+    .hidden cairo_set_line_width
+    .type cairo_set_line_width,@function
+cairo_set_line_width:
+    jmp *sl_lazy_slots+448(%rip)
+sl_lazy_thunk_56:
+    movl $56, %r11d
+    jmp sl_lazy_common
+    .globl cairo_set_source_rgba
+    .hidden cairo_set_source_rgba
+    .type cairo_set_source_rgba,@function
+cairo_set_source_rgba:
+    jmp *sl_lazy_slots+456(%rip)
+sl_lazy_thunk_57:
+    movl $57, %r11d
+    jmp sl_lazy_common
+    .globl cairo_set_source_surface
+    .hidden cairo_set_source_surface
+    .type cairo_set_source_surface,@function
+cairo_set_source_surface:
+    jmp *sl_lazy_slots+464(%rip)
+sl_lazy_thunk_58:
+    movl $58, %r11d
+    jmp sl_lazy_common
+    .globl cairo_show_page
+    .hidden cairo_show_page
+    .type cairo_show_page,@function
+cairo_show_page:
+    jmp *sl_lazy_slots+472(%rip)
+sl_lazy_thunk_59:
+    movl $59, %r11d
+    jmp sl_lazy_common
+    .globl cairo_stroke
+    .hidden cairo_stroke
+    .type cairo_stroke,@function
+cairo_stroke:
+    jmp *sl_lazy_slots+480(%rip)
+sl_lazy_thunk_60:
+    movl $60, %r11d
+    jmp sl_lazy_common
+    .globl cairo_surface_destroy
+    .hidden cairo_surface_destroy
+    .type cairo_surface_destroy,@function
+cairo_surface_destroy:
+    jmp *sl_lazy_slots+488(%rip)
+sl_lazy_thunk_61:
+    movl $61, %r11d
+    jmp sl_lazy_common
+    .globl cairo_surface_finish
+    .hidden cairo_surface_finish
+    .type cairo_surface_finish,@function
+cairo_surface_finish:
+    jmp *sl_lazy_slots+496(%rip)
+sl_lazy_thunk_62:
+    movl $62, %r11d
+    jmp sl_lazy_common
+    .globl cairo_surface_flush
+    .hidden cairo_surface_flush
+    .type cairo_surface_flush,@function
+cairo_surface_flush:
+    jmp *sl_lazy_slots+504(%rip)
+sl_lazy_thunk_63:
+    movl $63, %r11d
+    jmp sl_lazy_common
+    .globl cairo_surface_mark_dirty
+    .hidden cairo_surface_mark_dirty
+    .type cairo_surface_mark_dirty,@function
+cairo_surface_mark_dirty:
+    jmp *sl_lazy_slots+512(%rip)
+sl_lazy_thunk_64:
+    movl $64, %r11d
+    jmp sl_lazy_common
+    .globl cairo_svg_surface_create_for_stream
+    .hidden cairo_svg_surface_create_for_stream
+    .type cairo_svg_surface_create_for_stream,@function
+cairo_svg_surface_create_for_stream:
+    jmp *sl_lazy_slots+520(%rip)
+sl_lazy_thunk_65:
+    movl $65, %r11d
+    jmp sl_lazy_common
+    .globl cairo_svg_surface_restrict_to_version
+    .hidden cairo_svg_surface_restrict_to_version
+    .type cairo_svg_surface_restrict_to_version,@function
+cairo_svg_surface_restrict_to_version:
+    jmp *sl_lazy_slots+528(%rip)
+sl_lazy_thunk_66:
+    movl $66, %r11d
+    jmp sl_lazy_common
+    .globl cairo_svg_surface_set_document_unit
+    .hidden cairo_svg_surface_set_document_unit
+    .type cairo_svg_surface_set_document_unit,@function
+cairo_svg_surface_set_document_unit:
+    jmp *sl_lazy_slots+536(%rip)
+sl_lazy_thunk_67:
+    movl $67, %r11d
+    jmp sl_lazy_common
+    .globl cairo_translate
+    .hidden cairo_translate
+    .type cairo_translate,@function
+cairo_translate:
+    jmp *sl_lazy_slots+544(%rip)
+sl_lazy_thunk_68:
+    movl $68, %r11d
+    jmp sl_lazy_common
+    .globl g_object_unref
+    .hidden g_object_unref
+    .type g_object_unref,@function
+g_object_unref:
+    jmp *sl_lazy_slots+552(%rip)
+sl_lazy_thunk_69:
+    movl $69, %r11d
+    jmp sl_lazy_common
+    .globl pango_cairo_create_layout
+    .hidden pango_cairo_create_layout
+    .type pango_cairo_create_layout,@function
+pango_cairo_create_layout:
+    jmp *sl_lazy_slots+560(%rip)
+sl_lazy_thunk_70:
+    movl $70, %r11d
+    jmp sl_lazy_common
+    .globl pango_cairo_layout_path
+    .hidden pango_cairo_layout_path
+    .type pango_cairo_layout_path,@function
+pango_cairo_layout_path:
+    jmp *sl_lazy_slots+568(%rip)
+sl_lazy_thunk_71:
+    movl $71, %r11d
+    jmp sl_lazy_common
+    .globl pango_cairo_show_layout
+    .hidden pango_cairo_show_layout
+    .type pango_cairo_show_layout,@function
+pango_cairo_show_layout:
+    jmp *sl_lazy_slots+576(%rip)
+sl_lazy_thunk_72:
+    movl $72, %r11d
+    jmp sl_lazy_common
+    .globl pango_context_set_round_glyph_positions
+    .hidden pango_context_set_round_glyph_positions
+    .type pango_context_set_round_glyph_positions,@function
+pango_context_set_round_glyph_positions:
+    jmp *sl_lazy_slots+584(%rip)
+sl_lazy_thunk_73:
+    movl $73, %r11d
+    jmp sl_lazy_common
+    .globl pango_font_description_free
+    .hidden pango_font_description_free
+    .type pango_font_description_free,@function
+pango_font_description_free:
+    jmp *sl_lazy_slots+592(%rip)
+sl_lazy_thunk_74:
+    movl $74, %r11d
+    jmp sl_lazy_common
+    .globl pango_font_description_new
+    .hidden pango_font_description_new
+    .type pango_font_description_new,@function
+pango_font_description_new:
+    jmp *sl_lazy_slots+600(%rip)
+sl_lazy_thunk_75:
+    movl $75, %r11d
+    jmp sl_lazy_common
+    .globl pango_font_description_set_absolute_size
+    .hidden pango_font_description_set_absolute_size
+    .type pango_font_description_set_absolute_size,@function
+pango_font_description_set_absolute_size:
+    jmp *sl_lazy_slots+608(%rip)
+sl_lazy_thunk_76:
+    movl $76, %r11d
+    jmp sl_lazy_common
+    .globl pango_font_description_set_family
+    .hidden pango_font_description_set_family
+    .type pango_font_description_set_family,@function
+pango_font_description_set_family:
+    jmp *sl_lazy_slots+616(%rip)
+sl_lazy_thunk_77:
+    movl $77, %r11d
+    jmp sl_lazy_common
+    .globl pango_font_description_set_weight
+    .hidden pango_font_description_set_weight
+    .type pango_font_description_set_weight,@function
+pango_font_description_set_weight:
+    jmp *sl_lazy_slots+624(%rip)
+sl_lazy_thunk_78:
+    movl $78, %r11d
+    jmp sl_lazy_common
+    .globl pango_layout_context_changed
+    .hidden pango_layout_context_changed
+    .type pango_layout_context_changed,@function
+pango_layout_context_changed:
+    jmp *sl_lazy_slots+632(%rip)
+sl_lazy_thunk_79:
+    movl $79, %r11d
+    jmp sl_lazy_common
+    .globl pango_layout_get_baseline
+    .hidden pango_layout_get_baseline
+    .type pango_layout_get_baseline,@function
+pango_layout_get_baseline:
+    jmp *sl_lazy_slots+640(%rip)
+sl_lazy_thunk_80:
+    movl $80, %r11d
+    jmp sl_lazy_common
+    .globl pango_layout_get_context
+    .hidden pango_layout_get_context
+    .type pango_layout_get_context,@function
+pango_layout_get_context:
+    jmp *sl_lazy_slots+648(%rip)
+sl_lazy_thunk_81:
+    movl $81, %r11d
+    jmp sl_lazy_common
+    .globl pango_layout_get_extents
+    .hidden pango_layout_get_extents
+    .type pango_layout_get_extents,@function
+pango_layout_get_extents:
+    jmp *sl_lazy_slots+656(%rip)
+sl_lazy_thunk_82:
+    movl $82, %r11d
+    jmp sl_lazy_common
+    .globl pango_layout_set_font_description
+    .hidden pango_layout_set_font_description
+    .type pango_layout_set_font_description,@function
+pango_layout_set_font_description:
+    jmp *sl_lazy_slots+664(%rip)
+sl_lazy_thunk_83:
+    movl $83, %r11d
+    jmp sl_lazy_common
+    .globl pango_layout_set_text
+    .hidden pango_layout_set_text
+    .type pango_layout_set_text,@function
+pango_layout_set_text:
+    jmp *sl_lazy_slots+672(%rip)
+sl_lazy_thunk_84:
+    movl $84, %r11d
+    jmp sl_lazy_common
+    .globl cairo_image_surface_create_from_png
+    .hidden cairo_image_surface_create_from_png
+    .type cairo_image_surface_create_from_png,@function
+cairo_image_surface_create_from_png:
+    jmp *sl_lazy_slots+680(%rip)
+sl_lazy_thunk_85:
+    movl $85, %r11d
+    jmp sl_lazy_common
+    .globl cairo_surface_status
+    .hidden cairo_surface_status
+    .type cairo_surface_status,@function
+cairo_surface_status:
+    jmp *sl_lazy_slots+688(%rip)
+sl_lazy_thunk_86:
+    movl $86, %r11d
+    jmp sl_lazy_common
 
 // The first call of a stub: keep the argument registers, look the function up, jump to it.
     .type sl_lazy_common,@function
@@ -214,6 +766,75 @@ sl_lazy_slots:
     .quad sl_lazy_thunk_15
     .quad sl_lazy_thunk_16
     .quad sl_lazy_thunk_17
+    .quad sl_lazy_thunk_18
+    .quad sl_lazy_thunk_19
+    .quad sl_lazy_thunk_20
+    .quad sl_lazy_thunk_21
+    .quad sl_lazy_thunk_22
+    .quad sl_lazy_thunk_23
+    .quad sl_lazy_thunk_24
+    .quad sl_lazy_thunk_25
+    .quad sl_lazy_thunk_26
+    .quad sl_lazy_thunk_27
+    .quad sl_lazy_thunk_28
+    .quad sl_lazy_thunk_29
+    .quad sl_lazy_thunk_30
+    .quad sl_lazy_thunk_31
+    .quad sl_lazy_thunk_32
+    .quad sl_lazy_thunk_33
+    .quad sl_lazy_thunk_34
+    .quad sl_lazy_thunk_35
+    .quad sl_lazy_thunk_36
+    .quad sl_lazy_thunk_37
+    .quad sl_lazy_thunk_38
+    .quad sl_lazy_thunk_39
+    .quad sl_lazy_thunk_40
+    .quad sl_lazy_thunk_41
+    .quad sl_lazy_thunk_42
+    .quad sl_lazy_thunk_43
+    .quad sl_lazy_thunk_44
+    .quad sl_lazy_thunk_45
+    .quad sl_lazy_thunk_46
+    .quad sl_lazy_thunk_47
+    .quad sl_lazy_thunk_48
+    .quad sl_lazy_thunk_49
+    .quad sl_lazy_thunk_50
+    .quad sl_lazy_thunk_51
+    .quad sl_lazy_thunk_52
+    .quad sl_lazy_thunk_53
+    .quad sl_lazy_thunk_54
+    .quad sl_lazy_thunk_55
+    .quad sl_lazy_thunk_56
+    .quad sl_lazy_thunk_57
+    .quad sl_lazy_thunk_58
+    .quad sl_lazy_thunk_59
+    .quad sl_lazy_thunk_60
+    .quad sl_lazy_thunk_61
+    .quad sl_lazy_thunk_62
+    .quad sl_lazy_thunk_63
+    .quad sl_lazy_thunk_64
+    .quad sl_lazy_thunk_65
+    .quad sl_lazy_thunk_66
+    .quad sl_lazy_thunk_67
+    .quad sl_lazy_thunk_68
+    .quad sl_lazy_thunk_69
+    .quad sl_lazy_thunk_70
+    .quad sl_lazy_thunk_71
+    .quad sl_lazy_thunk_72
+    .quad sl_lazy_thunk_73
+    .quad sl_lazy_thunk_74
+    .quad sl_lazy_thunk_75
+    .quad sl_lazy_thunk_76
+    .quad sl_lazy_thunk_77
+    .quad sl_lazy_thunk_78
+    .quad sl_lazy_thunk_79
+    .quad sl_lazy_thunk_80
+    .quad sl_lazy_thunk_81
+    .quad sl_lazy_thunk_82
+    .quad sl_lazy_thunk_83
+    .quad sl_lazy_thunk_84
+    .quad sl_lazy_thunk_85
+    .quad sl_lazy_thunk_86
 #else
 #error "the lazy-loading stubs are written for x86-64 Linux"
 #endif

@@ -28,6 +28,8 @@ static void remove_temporaries(void) {
     }
 }
 
+void cpg_remove_temporaries(void) { remove_temporaries(); }
+
 static void on_termination(int signal_number) {
     remove_temporaries();
     _exit(128 + signal_number);

@@ -15,8 +15,8 @@ public struct StandardDeviationError: SceneLinearFailure, Equatable {
 
 extension Pipeline {
     /// σ of each output channel per pixel, interleaved RGB: √(variance) of the NoiseProfile's
-    /// model at the pixel's value (`NoiseModel.Kernel.pixelVariance(ofOutput:gain:)`, camera-plane
-    /// values below 0 taken at 0, lens-shading gains included), 0 where the pixel is clipped (a lower bound has no noise to speak of, as in a
+    /// model at the pixel's value (`NoiseModel.Kernel.pixelVariance(ofOutput:gain:)`: never 0
+    /// for an unclipped pixel; lens-shading gains included), 0 where the pixel is clipped (a lower bound has no noise to speak of, as in a
     /// merge). For a demosaiced CFA image it is the σ of a raw sample of that value: sums over
     /// regions carry the correlation (`DeviationLayer`).
     /// - Throws: `StandardDeviationError` when the image has no noise model.

@@ -86,11 +86,12 @@ import TestSupport
     }
 
     /// Each pixel's own interval, dark pixels included: a converted LinearRaw frame against
-    /// the noise-free frame, |value − truth| ≤ 1.96 σ for 93–97 % of the unclipped samples (49k
-    /// pixels × 3 channels). The pixels outside the fisheye's circle are dark (truth 0, read
-    /// noise alone): noise makes about half of them negative, and each keeps at least the
-    /// read-noise σ (none is 0), so they hold at 93–98.5 % (the camera-plane values are
-    /// clamped at 0 for σ, which errs on the wide side in the dark: 97.4 % over 5 seeds).
+    /// the noise-free frame, |value − truth| ≤ 1.96 σ for 94–97 % of the unclipped sky samples.
+    /// The pixels outside the fisheye's circle are dark (truth 0, read noise alone): noise makes
+    /// about half of them negative and no unclipped sample has σ = 0 (339 had, before the
+    /// floor). Their σ is the unbiased S · x + O, below the read noise's for a negative x, so
+    /// they hold at 89–93 % (91.1 % over 10 seeds; docs/photometry.md says why no one-sample
+    /// σ does both).
     @Test func convertedLayerCoversEachPixelDarkOnesIncluded() throws {
         let dir = TestData.temporaryDirectory("std-pixels")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -107,7 +108,7 @@ import TestSupport
         let noisy = try converted("noisy", seed: 3, noise: true)
         let values = noisy.image.pixels.samples, clip = noisy.image.clipMask
         let brightest = truth.max() ?? 1
-        var held = 0, total = 0, darkHeld = 0, darkTotal = 0, zeroSigma = 0, negative = 0
+        var held = 0, total = 0, darkHeld = 0, darkTotal = 0, zeroSigma = 0, negative = 0  // held, total: the sky
         for i in 0..<(values.count / 3) where clip?[i] ?? 0 == 0 {
             let level: Float = truth[3 * i] + truth[3 * i + 1] + truth[3 * i + 2]
             let dark = level <= 1e-3 * brightest
@@ -115,9 +116,10 @@ import TestSupport
                 let k = 3 * i + c, sigma = noisy.deviation[k]
                 if sigma <= 0 { zeroSigma += 1; continue }
                 let inside = abs(values[k] - truth[k]) <= 1.96 * sigma
-                total += 1
-                held += inside ? 1 : 0
-                if dark {
+                if !dark {
+                    total += 1
+                    held += inside ? 1 : 0
+                } else {
                     darkTotal += 1
                     darkHeld += inside ? 1 : 0
                     negative += values[k] < 0 ? 1 : 0
@@ -127,8 +129,8 @@ import TestSupport
         let coverage = Double(held) / Double(total), darkCoverage = Double(darkHeld) / Double(darkTotal)
         #expect(zeroSigma == 0, "\(zeroSigma) unclipped samples have σ = 0")
         #expect(darkTotal > 10_000 && Double(negative) > 0.3 * Double(darkTotal), "\(negative) of \(darkTotal) dark samples below 0")
-        #expect(coverage >= 0.93 && coverage <= 0.97, "\(held) of \(total) samples within 1.96 σ")
-        #expect(darkCoverage >= 0.93 && darkCoverage <= 0.985, "\(darkHeld) of \(darkTotal) dark samples within 1.96 σ")
+        #expect(coverage >= 0.94 && coverage <= 0.97, "\(held) of \(total) sky samples within 1.96 σ")
+        #expect(darkCoverage >= 0.89 && darkCoverage <= 0.93, "\(darkHeld) of \(darkTotal) dark samples within 1.96 σ")
     }
 
     /// Merged brackets, both layouts, 8 seeds: the means of 4 regions (R, G, B, Y) and E_v

@@ -2,10 +2,12 @@ import Foundation
 import Testing
 import TestSupport
 
-/// libjxl (and the libraries it needs) is loaded on first use: a command that decodes no
-/// JPEG XL never loads it — `info` of a JPEG XL DNG included, which reads no pixels — and a
-/// conversion of one loads it when its first tile is decoded (glibc's loader, LD_DEBUG=files,
-/// says which shared objects a process loads and whether at start or by dlopen).
+/// libjxl and the chart libraries (Cairo, Pango, GLib) are loaded on first use: a command that
+/// decodes no JPEG XL never loads libjxl — `info` of a JPEG XL DNG included, which reads no
+/// pixels — and one that draws nothing never loads Cairo; a conversion of a JPEG XL DNG loads
+/// libjxl when its first tile is decoded, a histogram plot loads Cairo and Pango when it
+/// draws (glibc's loader, LD_DEBUG=files, says which shared objects a process loads and
+/// whether at start or by dlopen).
 @Suite struct LazyLibraryTests {
     /// The shared objects named `prefix…` that the command loaded, each with how it was
     /// loaded ("needed by …" at start, "dynamically loaded by …" later).
@@ -29,5 +31,20 @@ import TestSupport
         #expect(try Self.loads(["info", jxl], prefix: "libjxl").isEmpty)
         let loaded = try Self.loads(["convert", jxl, "-o", dir.appendingPathComponent("j.exr").path, "-q"], prefix: "libjxl")
         #expect(loaded.count == 2 && loaded.allSatisfy { $0.contains("dynamically loaded") }, "\(loaded)")
+    }
+
+    @Test func chartLibrariesAreLoadedOnlyToDraw() throws {
+        let chart = TestData.packageRoot.appendingPathComponent("datasets/sample/chart.dng").path
+        let dir = TestData.temporaryDirectory("lazy-charts")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for prefix in ["libcairo", "libpango"] {
+            #expect(try Self.loads(["info", chart], prefix: prefix).isEmpty)
+            #expect(try Self.loads(["stats", chart], prefix: prefix).isEmpty)
+            #expect(try Self.loads(["convert", chart, "-o", dir.appendingPathComponent("c.h5").path, "-q"], prefix: prefix).isEmpty)
+        }
+        let plot = dir.appendingPathComponent("h.png").path
+        let cairo = try Self.loads(["histogram", chart, "--plot", plot, "-q"], prefix: "libcairo")
+        #expect(!cairo.isEmpty && cairo.allSatisfy { $0.contains("dynamically loaded") }, "\(cairo)")
+        #expect(FileManager.default.fileExists(atPath: plot))
     }
 }

@@ -5,11 +5,11 @@
 #include <stddef.h>
 #include "lazy_library_ids.h"
 
-/// Loads `library` (SL_LAZY_JXL) if it is not loaded yet; safe from any thread.
+/// Loads `library` (SL_LAZY_JXL, SL_LAZY_CHARTS) if it is not loaded yet; safe from any thread.
 /// Returns 0, or -1 with what went wrong (the shared object and dlerror's reason) in `error`.
-int sl_lazy_load(int library, char *error, size_t length);
+__attribute__((visibility("hidden"))) int sl_lazy_load(int library, char *error, size_t length);
 
 /// Whether `library` has been loaded (1) or not (0).
-int sl_lazy_is_loaded(int library);
+__attribute__((visibility("hidden"))) int sl_lazy_is_loaded(int library);
 
 #endif

@@ -4,5 +4,6 @@
 
 /// The libraries loaded on first use (sl_lazy_load).
 #define SL_LAZY_JXL 0
+#define SL_LAZY_CHARTS 1
 
 #endif

@@ -32,6 +32,8 @@ void cpg_map_release(int slot);
 
 /// Test hook: runs the termination cleanup (unlinks the registered temporaries) without exiting.
 void cpg_cleanup_for_test(void);
+/// Unlinks every registered temporary (async-signal-safe), for a process about to _exit.
+void cpg_remove_temporaries(void);
 
 
 /// The number of CPUs in this process's affinity mask (sched_getaffinity), or 0 when it
