@@ -23,8 +23,8 @@ let package = Package(
     ],
     targets: [
         // ---- C libraries from Debian (module map + shim header only) ----
-        .systemLibrary(name: "CTIFF", pkgConfig: "libtiff-4", providers: [.apt(["libtiff-dev"])]),
-        .systemLibrary(name: "CHDF5", pkgConfig: "hdf5-serial", providers: [.apt(["libhdf5-dev"])]),
+        .systemLibrary(name: "CTIFF", pkgConfig: "scenelinear-tiff", providers: [.apt(["libtiff-dev"])]),
+        .systemLibrary(name: "CHDF5", pkgConfig: "scenelinear-hdf5", providers: [.apt(["libhdf5-dev"])]),
         .systemLibrary(name: "COpenEXR", providers: [.apt(["libopenexr-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
@@ -78,13 +78,13 @@ let package = Package(
         // OpenEXR writer and reader (OpenEXRCore; DWA through the OpenEXR C++ library).
         .target(name: "EXRExchange", dependencies: ["ExchangeCore", "ImageCore", "COpenEXR", "CEXRDWA", "CDeflate", "RunLengthDeflate"]),
         // HDF5 writer and reader (libhdf5, with the chunks compressed and decoded here).
-        .target(name: "HDF5Exchange", dependencies: ["ExchangeCore", "ImageCore", "CHDF5", "CZlib", "CDeflate", "RunLengthDeflate"]),
+        .target(name: "HDF5Exchange", dependencies: ["ExchangeCore", "ImageCore", "CHDF5", "CLazyLibraries", "CZlib", "CDeflate", "RunLengthDeflate"]),
         // Radiance RGBE pictures (.hdr), written and read here.
         .target(name: "RadianceExchange", dependencies: ["ExchangeCore", "ImageCore"]),
         // DNG opcode lists (OpcodeList1/2/3): parsing every opcode, applying the radiometric ones.
         .target(name: "Opcodes", dependencies: ["ImageCore"]),
         // DNG writer through libtiff (test fixtures, samples; grows into simulated capture).
-        .target(name: "DNGWriter", dependencies: ["ImageCore", "LosslessJPEG", "CTIFF"]),
+        .target(name: "DNGWriter", dependencies: ["ImageCore", "LosslessJPEG", "CTIFF", "CLazyLibraries"]),
         // Measurements: region statistics, histograms, radiance ratios with uncertainty.
         .target(name: "Analysis", dependencies: ["ImageCore"]),
         // Simulated captures with known ground-truth radiance.

@@ -42,15 +42,19 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The chart module's compile flags without link flags (scripts/pkgconfig/scenelinear-charts.pc),
-# where SwiftPM's pkg-config search finds it: Cairo and Pango are loaded on first use.
+# The compile flags without link flags of the modules whose libraries are loaded on first use
+# (Cairo and Pango, libhdf5, libtiff: scripts/pkgconfig/*.pc), where SwiftPM's pkg-config
+# search finds them.
 pc_dir=/usr/local/lib/pkgconfig
-if ! cmp -s scripts/pkgconfig/scenelinear-charts.pc "$pc_dir/scenelinear-charts.pc"; then
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo mkdir -p "$pc_dir"
-    $sudo cp scripts/pkgconfig/scenelinear-charts.pc "$pc_dir/scenelinear-charts.pc"
-fi
+for file in scripts/pkgconfig/*.pc; do
+    pc=$(basename "$file")
+    if ! cmp -s "$file" "$pc_dir/$pc"; then
+        sudo=""
+        [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        $sudo mkdir -p "$pc_dir"
+        $sudo cp "$file" "$pc_dir/$pc"
+    fi
+done
 
 requirements=scripts/python-requirements.txt
 stamp=.venv/.requirements.sha256

@@ -6,28 +6,37 @@
 #include <hdf5.h>
 #include <H5DSpublic.h>   // dimension scales (libhdf5_hl)
 
-static inline hid_t chdf5_NATIVE_FLOAT(void)   { return H5T_NATIVE_FLOAT; }
-static inline hid_t chdf5_NATIVE_DOUBLE(void)  { return H5T_NATIVE_DOUBLE; }
-static inline hid_t chdf5_NATIVE_INT32(void)   { return H5T_NATIVE_INT32; }
-static inline hid_t chdf5_NATIVE_INT64(void)   { return H5T_NATIVE_INT64; }
-static inline hid_t chdf5_NATIVE_UINT16(void)  { return H5T_NATIVE_UINT16; }
-static inline hid_t chdf5_NATIVE_UINT8(void)   { return H5T_NATIVE_UINT8; }
-static inline hid_t chdf5_NATIVE_UINT32(void)  { return H5T_NATIVE_UINT32; }
-static inline hid_t chdf5_NATIVE_UINT64(void)  { return H5T_NATIVE_UINT64; }
-static inline hid_t chdf5_IEEE_F32LE(void)     { return H5T_IEEE_F32LE; }
-static inline hid_t chdf5_IEEE_F64LE(void)     { return H5T_IEEE_F64LE; }
-static inline hid_t chdf5_STD_I32LE(void)      { return H5T_STD_I32LE; }
-static inline hid_t chdf5_STD_I64LE(void)      { return H5T_STD_I64LE; }
-static inline hid_t chdf5_STD_U8LE(void)       { return H5T_STD_U8LE; }
-static inline hid_t chdf5_STD_U16LE(void)      { return H5T_STD_U16LE; }
-static inline hid_t chdf5_STD_U32LE(void)      { return H5T_STD_U32LE; }
-static inline hid_t chdf5_C_S1(void)           { return H5T_C_S1; }
-static inline hid_t chdf5_P_DATASET_CREATE(void) { return H5P_DATASET_CREATE; }
-static inline hid_t chdf5_P_LINK_CREATE(void) { return H5P_LINK_CREATE; }
-static inline hid_t chdf5_P_FILE_ACCESS(void)  { return H5P_FILE_ACCESS; }
-static inline hid_t chdf5_P_FILE_CREATE(void)  { return H5P_FILE_CREATE; }
-static inline hid_t chdf5_P_GROUP_CREATE(void) { return H5P_GROUP_CREATE; }
-static inline hid_t chdf5_P_OBJECT_CREATE(void) { return H5P_OBJECT_CREATE; }
+/// The address of a data symbol of a library that is loaded on first use (Sources/CLazyLibraries,
+/// which HDF5Exchange links): libhdf5 is not linked, so its predefined types and property-list
+/// classes, variables that H5open() sets, are looked up by name after H5open().
+extern const void *sl_lazy_data(const char *library, const char *symbol) __attribute__((visibility("hidden")));
+static inline hid_t chdf5_global(const char *symbol) {
+    H5open();
+    return *(const hid_t *)sl_lazy_data("hdf5", symbol);
+}
+
+static inline hid_t chdf5_NATIVE_FLOAT(void)    { return chdf5_global("H5T_NATIVE_FLOAT_g"); }
+static inline hid_t chdf5_NATIVE_DOUBLE(void)   { return chdf5_global("H5T_NATIVE_DOUBLE_g"); }
+static inline hid_t chdf5_NATIVE_INT32(void)    { return chdf5_global("H5T_NATIVE_INT32_g"); }
+static inline hid_t chdf5_NATIVE_INT64(void)    { return chdf5_global("H5T_NATIVE_INT64_g"); }
+static inline hid_t chdf5_NATIVE_UINT16(void)   { return chdf5_global("H5T_NATIVE_UINT16_g"); }
+static inline hid_t chdf5_NATIVE_UINT8(void)    { return chdf5_global("H5T_NATIVE_UINT8_g"); }
+static inline hid_t chdf5_NATIVE_UINT32(void)   { return chdf5_global("H5T_NATIVE_UINT32_g"); }
+static inline hid_t chdf5_NATIVE_UINT64(void)   { return chdf5_global("H5T_NATIVE_UINT64_g"); }
+static inline hid_t chdf5_IEEE_F32LE(void)      { return chdf5_global("H5T_IEEE_F32LE_g"); }
+static inline hid_t chdf5_IEEE_F64LE(void)      { return chdf5_global("H5T_IEEE_F64LE_g"); }
+static inline hid_t chdf5_STD_I32LE(void)       { return chdf5_global("H5T_STD_I32LE_g"); }
+static inline hid_t chdf5_STD_I64LE(void)       { return chdf5_global("H5T_STD_I64LE_g"); }
+static inline hid_t chdf5_STD_U8LE(void)        { return chdf5_global("H5T_STD_U8LE_g"); }
+static inline hid_t chdf5_STD_U16LE(void)       { return chdf5_global("H5T_STD_U16LE_g"); }
+static inline hid_t chdf5_STD_U32LE(void)       { return chdf5_global("H5T_STD_U32LE_g"); }
+static inline hid_t chdf5_C_S1(void)            { return chdf5_global("H5T_C_S1_g"); }
+static inline hid_t chdf5_P_DATASET_CREATE(void) { return chdf5_global("H5P_CLS_DATASET_CREATE_ID_g"); }
+static inline hid_t chdf5_P_LINK_CREATE(void)   { return chdf5_global("H5P_CLS_LINK_CREATE_ID_g"); }
+static inline hid_t chdf5_P_FILE_ACCESS(void)   { return chdf5_global("H5P_CLS_FILE_ACCESS_ID_g"); }
+static inline hid_t chdf5_P_FILE_CREATE(void)   { return chdf5_global("H5P_CLS_FILE_CREATE_ID_g"); }
+static inline hid_t chdf5_P_GROUP_CREATE(void)  { return chdf5_global("H5P_CLS_GROUP_CREATE_ID_g"); }
+static inline hid_t chdf5_P_OBJECT_CREATE(void) { return chdf5_global("H5P_CLS_OBJECT_CREATE_ID_g"); }
 static inline unsigned chdf5_P_CRT_ORDER_TRACKED_INDEXED(void) { return H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED; }
 static inline unsigned chdf5_F_ACC_TRUNC(void) { return H5F_ACC_TRUNC; }
 static inline unsigned chdf5_F_ACC_EXCL(void)  { return H5F_ACC_EXCL; }
@@ -36,13 +45,13 @@ static inline hid_t chdf5_P_DEFAULT(void)      { return H5P_DEFAULT; }
 static inline hid_t chdf5_S_ALL(void)          { return H5S_ALL; }
 static inline hid_t chdf5_E_DEFAULT(void)      { return H5E_DEFAULT; }
 static inline size_t chdf5_T_VARIABLE(void)    { return H5T_VARIABLE; }
-static inline hid_t chdf5_E_TRUNCATED(void)    { return H5E_TRUNCATED; }
+static inline hid_t chdf5_E_TRUNCATED(void)    { return chdf5_global("H5E_TRUNCATED_g"); }
 
 /// IEEE 754 binary16, little endian, laid out exactly as h5py creates it for numpy.float16
 /// (HDF5 1.10 has no predefined half type): sign bit 15, exponent bits 10..14 (bias 15),
 /// mantissa bits 0..9.
 static inline hid_t chdf5_create_float16_le(void) {
-    hid_t t = H5Tcopy(H5T_IEEE_F32LE);
+    hid_t t = H5Tcopy(chdf5_IEEE_F32LE());
     if (t < 0) return t;
     if (H5Tset_fields(t, 15, 10, 5, 0, 10) < 0 || H5Tset_size(t, 2) < 0 || H5Tset_ebias(t, 15) < 0) {
         H5Tclose(t);

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include "cprocessguard.h"
 #include "lazy_libraries.h"
@@ -45,11 +46,6 @@ int sl_lazy_load(int library, char *error, size_t length) {
     return state == 1 ? 0 : -1;
 }
 
-int sl_lazy_is_loaded(int library) {
-    if (library < 0 || library >= SL_LAZY_MAX_LIBRARIES) return 0;
-    return atomic_load_explicit(&states[library], memory_order_acquire) == 1;
-}
-
 /// The slots the stubs jump through (stubs.S).
 extern void *sl_lazy_slots[] __attribute__((visibility("hidden")));
 
@@ -80,5 +76,29 @@ void *sl_lazy_resolve(long index) {
         unavailable(error);
     }
     __atomic_store_n(&sl_lazy_slots[index], address, __ATOMIC_RELEASE);
+    return address;
+}
+
+/// The address of data symbol `symbol` of the library named `library` in symbols.txt ("hdf5"),
+/// loading the library first; a library that cannot be loaded or lacks the symbol ends the
+/// process as a function's would (exit 69). Callers load the library with sl_lazy_load first
+/// to report a failure as an error instead.
+const void *sl_lazy_data(const char *library, const char *symbol) {
+    int number = -1;
+    for (int k = 0; k < sl_lazy_library_count; k++) {
+        if (strcmp(sl_lazy_libraries[k].name, library) == 0) number = k;
+    }
+    char error[600];
+    if (number < 0) {
+        snprintf(error, sizeof error, "no lazily loaded library named %s", library);
+        unavailable(error);
+    }
+    if (sl_lazy_load(number, error, sizeof error) != 0) unavailable(error);
+    void *address = 0;
+    for (int k = 0; k < SL_LAZY_MAX_SONAMES && !address && handles[number][k]; k++) address = dlsym(handles[number][k], symbol);
+    if (!address) {
+        snprintf(error, sizeof error, "%s is not in the %s library", symbol, library);
+        unavailable(error);
+    }
     return address;
 }

@@ -697,6 +697,902 @@ cairo_surface_status:
 sl_lazy_thunk_86:
     movl $86, %r11d
     jmp sl_lazy_common
+    .globl H5open
+    .hidden H5open
+    .type H5open,@function
+H5open:
+    jmp *sl_lazy_slots+696(%rip)
+sl_lazy_thunk_87:
+    movl $87, %r11d
+    jmp sl_lazy_common
+    .globl H5Aclose
+    .hidden H5Aclose
+    .type H5Aclose,@function
+H5Aclose:
+    jmp *sl_lazy_slots+704(%rip)
+sl_lazy_thunk_88:
+    movl $88, %r11d
+    jmp sl_lazy_common
+    .globl H5Acreate2
+    .hidden H5Acreate2
+    .type H5Acreate2,@function
+H5Acreate2:
+    jmp *sl_lazy_slots+712(%rip)
+sl_lazy_thunk_89:
+    movl $89, %r11d
+    jmp sl_lazy_common
+    .globl H5Aget_space
+    .hidden H5Aget_space
+    .type H5Aget_space,@function
+H5Aget_space:
+    jmp *sl_lazy_slots+720(%rip)
+sl_lazy_thunk_90:
+    movl $90, %r11d
+    jmp sl_lazy_common
+    .globl H5Aget_type
+    .hidden H5Aget_type
+    .type H5Aget_type,@function
+H5Aget_type:
+    jmp *sl_lazy_slots+728(%rip)
+sl_lazy_thunk_91:
+    movl $91, %r11d
+    jmp sl_lazy_common
+    .globl H5Aiterate2
+    .hidden H5Aiterate2
+    .type H5Aiterate2,@function
+H5Aiterate2:
+    jmp *sl_lazy_slots+736(%rip)
+sl_lazy_thunk_92:
+    movl $92, %r11d
+    jmp sl_lazy_common
+    .globl H5Aopen
+    .hidden H5Aopen
+    .type H5Aopen,@function
+H5Aopen:
+    jmp *sl_lazy_slots+744(%rip)
+sl_lazy_thunk_93:
+    movl $93, %r11d
+    jmp sl_lazy_common
+    .globl H5Aread
+    .hidden H5Aread
+    .type H5Aread,@function
+H5Aread:
+    jmp *sl_lazy_slots+752(%rip)
+sl_lazy_thunk_94:
+    movl $94, %r11d
+    jmp sl_lazy_common
+    .globl H5Awrite
+    .hidden H5Awrite
+    .type H5Awrite,@function
+H5Awrite:
+    jmp *sl_lazy_slots+760(%rip)
+sl_lazy_thunk_95:
+    movl $95, %r11d
+    jmp sl_lazy_common
+    .globl H5DSattach_scale
+    .hidden H5DSattach_scale
+    .type H5DSattach_scale,@function
+H5DSattach_scale:
+    jmp *sl_lazy_slots+768(%rip)
+sl_lazy_thunk_96:
+    movl $96, %r11d
+    jmp sl_lazy_common
+    .globl H5DSset_scale
+    .hidden H5DSset_scale
+    .type H5DSset_scale,@function
+H5DSset_scale:
+    jmp *sl_lazy_slots+776(%rip)
+sl_lazy_thunk_97:
+    movl $97, %r11d
+    jmp sl_lazy_common
+    .globl H5Dclose
+    .hidden H5Dclose
+    .type H5Dclose,@function
+H5Dclose:
+    jmp *sl_lazy_slots+784(%rip)
+sl_lazy_thunk_98:
+    movl $98, %r11d
+    jmp sl_lazy_common
+    .globl H5Dcreate2
+    .hidden H5Dcreate2
+    .type H5Dcreate2,@function
+H5Dcreate2:
+    jmp *sl_lazy_slots+792(%rip)
+sl_lazy_thunk_99:
+    movl $99, %r11d
+    jmp sl_lazy_common
+    .globl H5Dget_chunk_info
+    .hidden H5Dget_chunk_info
+    .type H5Dget_chunk_info,@function
+H5Dget_chunk_info:
+    jmp *sl_lazy_slots+800(%rip)
+sl_lazy_thunk_100:
+    movl $100, %r11d
+    jmp sl_lazy_common
+    .globl H5Dget_chunk_info_by_coord
+    .hidden H5Dget_chunk_info_by_coord
+    .type H5Dget_chunk_info_by_coord,@function
+H5Dget_chunk_info_by_coord:
+    jmp *sl_lazy_slots+808(%rip)
+sl_lazy_thunk_101:
+    movl $101, %r11d
+    jmp sl_lazy_common
+    .globl H5Dget_create_plist
+    .hidden H5Dget_create_plist
+    .type H5Dget_create_plist,@function
+H5Dget_create_plist:
+    jmp *sl_lazy_slots+816(%rip)
+sl_lazy_thunk_102:
+    movl $102, %r11d
+    jmp sl_lazy_common
+    .globl H5Dget_num_chunks
+    .hidden H5Dget_num_chunks
+    .type H5Dget_num_chunks,@function
+H5Dget_num_chunks:
+    jmp *sl_lazy_slots+824(%rip)
+sl_lazy_thunk_103:
+    movl $103, %r11d
+    jmp sl_lazy_common
+    .globl H5Dget_offset
+    .hidden H5Dget_offset
+    .type H5Dget_offset,@function
+H5Dget_offset:
+    jmp *sl_lazy_slots+832(%rip)
+sl_lazy_thunk_104:
+    movl $104, %r11d
+    jmp sl_lazy_common
+    .globl H5Dget_space
+    .hidden H5Dget_space
+    .type H5Dget_space,@function
+H5Dget_space:
+    jmp *sl_lazy_slots+840(%rip)
+sl_lazy_thunk_105:
+    movl $105, %r11d
+    jmp sl_lazy_common
+    .globl H5Dget_space_status
+    .hidden H5Dget_space_status
+    .type H5Dget_space_status,@function
+H5Dget_space_status:
+    jmp *sl_lazy_slots+848(%rip)
+sl_lazy_thunk_106:
+    movl $106, %r11d
+    jmp sl_lazy_common
+    .globl H5Dget_storage_size
+    .hidden H5Dget_storage_size
+    .type H5Dget_storage_size,@function
+H5Dget_storage_size:
+    jmp *sl_lazy_slots+856(%rip)
+sl_lazy_thunk_107:
+    movl $107, %r11d
+    jmp sl_lazy_common
+    .globl H5Dget_type
+    .hidden H5Dget_type
+    .type H5Dget_type,@function
+H5Dget_type:
+    jmp *sl_lazy_slots+864(%rip)
+sl_lazy_thunk_108:
+    movl $108, %r11d
+    jmp sl_lazy_common
+    .globl H5Dopen2
+    .hidden H5Dopen2
+    .type H5Dopen2,@function
+H5Dopen2:
+    jmp *sl_lazy_slots+872(%rip)
+sl_lazy_thunk_109:
+    movl $109, %r11d
+    jmp sl_lazy_common
+    .globl H5Dread
+    .hidden H5Dread
+    .type H5Dread,@function
+H5Dread:
+    jmp *sl_lazy_slots+880(%rip)
+sl_lazy_thunk_110:
+    movl $110, %r11d
+    jmp sl_lazy_common
+    .globl H5Dwrite
+    .hidden H5Dwrite
+    .type H5Dwrite,@function
+H5Dwrite:
+    jmp *sl_lazy_slots+888(%rip)
+sl_lazy_thunk_111:
+    movl $111, %r11d
+    jmp sl_lazy_common
+    .globl H5Dwrite_chunk
+    .hidden H5Dwrite_chunk
+    .type H5Dwrite_chunk,@function
+H5Dwrite_chunk:
+    jmp *sl_lazy_slots+896(%rip)
+sl_lazy_thunk_112:
+    movl $112, %r11d
+    jmp sl_lazy_common
+    .globl H5Eclear2
+    .hidden H5Eclear2
+    .type H5Eclear2,@function
+H5Eclear2:
+    jmp *sl_lazy_slots+904(%rip)
+sl_lazy_thunk_113:
+    movl $113, %r11d
+    jmp sl_lazy_common
+    .globl H5Eset_auto2
+    .hidden H5Eset_auto2
+    .type H5Eset_auto2,@function
+H5Eset_auto2:
+    jmp *sl_lazy_slots+912(%rip)
+sl_lazy_thunk_114:
+    movl $114, %r11d
+    jmp sl_lazy_common
+    .globl H5Ewalk2
+    .hidden H5Ewalk2
+    .type H5Ewalk2,@function
+H5Ewalk2:
+    jmp *sl_lazy_slots+920(%rip)
+sl_lazy_thunk_115:
+    movl $115, %r11d
+    jmp sl_lazy_common
+    .globl H5Fclose
+    .hidden H5Fclose
+    .type H5Fclose,@function
+H5Fclose:
+    jmp *sl_lazy_slots+928(%rip)
+sl_lazy_thunk_116:
+    movl $116, %r11d
+    jmp sl_lazy_common
+    .globl H5Fcreate
+    .hidden H5Fcreate
+    .type H5Fcreate,@function
+H5Fcreate:
+    jmp *sl_lazy_slots+936(%rip)
+sl_lazy_thunk_117:
+    movl $117, %r11d
+    jmp sl_lazy_common
+    .globl H5Fget_create_plist
+    .hidden H5Fget_create_plist
+    .type H5Fget_create_plist,@function
+H5Fget_create_plist:
+    jmp *sl_lazy_slots+944(%rip)
+sl_lazy_thunk_118:
+    movl $118, %r11d
+    jmp sl_lazy_common
+    .globl H5Fis_hdf5
+    .hidden H5Fis_hdf5
+    .type H5Fis_hdf5,@function
+H5Fis_hdf5:
+    jmp *sl_lazy_slots+952(%rip)
+sl_lazy_thunk_119:
+    movl $119, %r11d
+    jmp sl_lazy_common
+    .globl H5Fopen
+    .hidden H5Fopen
+    .type H5Fopen,@function
+H5Fopen:
+    jmp *sl_lazy_slots+960(%rip)
+sl_lazy_thunk_120:
+    movl $120, %r11d
+    jmp sl_lazy_common
+    .globl H5Gclose
+    .hidden H5Gclose
+    .type H5Gclose,@function
+H5Gclose:
+    jmp *sl_lazy_slots+968(%rip)
+sl_lazy_thunk_121:
+    movl $121, %r11d
+    jmp sl_lazy_common
+    .globl H5Gcreate2
+    .hidden H5Gcreate2
+    .type H5Gcreate2,@function
+H5Gcreate2:
+    jmp *sl_lazy_slots+976(%rip)
+sl_lazy_thunk_122:
+    movl $122, %r11d
+    jmp sl_lazy_common
+    .globl H5Gget_info
+    .hidden H5Gget_info
+    .type H5Gget_info,@function
+H5Gget_info:
+    jmp *sl_lazy_slots+984(%rip)
+sl_lazy_thunk_123:
+    movl $123, %r11d
+    jmp sl_lazy_common
+    .globl H5Gopen2
+    .hidden H5Gopen2
+    .type H5Gopen2,@function
+H5Gopen2:
+    jmp *sl_lazy_slots+992(%rip)
+sl_lazy_thunk_124:
+    movl $124, %r11d
+    jmp sl_lazy_common
+    .globl H5Iget_file_id
+    .hidden H5Iget_file_id
+    .type H5Iget_file_id,@function
+H5Iget_file_id:
+    jmp *sl_lazy_slots+1000(%rip)
+sl_lazy_thunk_125:
+    movl $125, %r11d
+    jmp sl_lazy_common
+    .globl H5Iget_name
+    .hidden H5Iget_name
+    .type H5Iget_name,@function
+H5Iget_name:
+    jmp *sl_lazy_slots+1008(%rip)
+sl_lazy_thunk_126:
+    movl $126, %r11d
+    jmp sl_lazy_common
+    .globl H5Lexists
+    .hidden H5Lexists
+    .type H5Lexists,@function
+H5Lexists:
+    jmp *sl_lazy_slots+1016(%rip)
+sl_lazy_thunk_127:
+    movl $127, %r11d
+    jmp sl_lazy_common
+    .globl H5Lget_name_by_idx
+    .hidden H5Lget_name_by_idx
+    .type H5Lget_name_by_idx,@function
+H5Lget_name_by_idx:
+    jmp *sl_lazy_slots+1024(%rip)
+sl_lazy_thunk_128:
+    movl $128, %r11d
+    jmp sl_lazy_common
+    .globl H5Oclose
+    .hidden H5Oclose
+    .type H5Oclose,@function
+H5Oclose:
+    jmp *sl_lazy_slots+1032(%rip)
+sl_lazy_thunk_129:
+    movl $129, %r11d
+    jmp sl_lazy_common
+    .globl H5Oget_info2
+    .hidden H5Oget_info2
+    .type H5Oget_info2,@function
+H5Oget_info2:
+    jmp *sl_lazy_slots+1040(%rip)
+sl_lazy_thunk_130:
+    movl $130, %r11d
+    jmp sl_lazy_common
+    .globl H5Oget_info_by_name2
+    .hidden H5Oget_info_by_name2
+    .type H5Oget_info_by_name2,@function
+H5Oget_info_by_name2:
+    jmp *sl_lazy_slots+1048(%rip)
+sl_lazy_thunk_131:
+    movl $131, %r11d
+    jmp sl_lazy_common
+    .globl H5Oopen
+    .hidden H5Oopen
+    .type H5Oopen,@function
+H5Oopen:
+    jmp *sl_lazy_slots+1056(%rip)
+sl_lazy_thunk_132:
+    movl $132, %r11d
+    jmp sl_lazy_common
+    .globl H5Pclose
+    .hidden H5Pclose
+    .type H5Pclose,@function
+H5Pclose:
+    jmp *sl_lazy_slots+1064(%rip)
+sl_lazy_thunk_133:
+    movl $133, %r11d
+    jmp sl_lazy_common
+    .globl H5Pcreate
+    .hidden H5Pcreate
+    .type H5Pcreate,@function
+H5Pcreate:
+    jmp *sl_lazy_slots+1072(%rip)
+sl_lazy_thunk_134:
+    movl $134, %r11d
+    jmp sl_lazy_common
+    .globl H5Pfill_value_defined
+    .hidden H5Pfill_value_defined
+    .type H5Pfill_value_defined,@function
+H5Pfill_value_defined:
+    jmp *sl_lazy_slots+1080(%rip)
+sl_lazy_thunk_135:
+    movl $135, %r11d
+    jmp sl_lazy_common
+    .globl H5Pget_chunk
+    .hidden H5Pget_chunk
+    .type H5Pget_chunk,@function
+H5Pget_chunk:
+    jmp *sl_lazy_slots+1088(%rip)
+sl_lazy_thunk_136:
+    movl $136, %r11d
+    jmp sl_lazy_common
+    .globl H5Pget_chunk_opts
+    .hidden H5Pget_chunk_opts
+    .type H5Pget_chunk_opts,@function
+H5Pget_chunk_opts:
+    jmp *sl_lazy_slots+1096(%rip)
+sl_lazy_thunk_137:
+    movl $137, %r11d
+    jmp sl_lazy_common
+    .globl H5Pget_external_count
+    .hidden H5Pget_external_count
+    .type H5Pget_external_count,@function
+H5Pget_external_count:
+    jmp *sl_lazy_slots+1104(%rip)
+sl_lazy_thunk_138:
+    movl $138, %r11d
+    jmp sl_lazy_common
+    .globl H5Pget_fill_time
+    .hidden H5Pget_fill_time
+    .type H5Pget_fill_time,@function
+H5Pget_fill_time:
+    jmp *sl_lazy_slots+1112(%rip)
+sl_lazy_thunk_139:
+    movl $139, %r11d
+    jmp sl_lazy_common
+    .globl H5Pget_filter2
+    .hidden H5Pget_filter2
+    .type H5Pget_filter2,@function
+H5Pget_filter2:
+    jmp *sl_lazy_slots+1120(%rip)
+sl_lazy_thunk_140:
+    movl $140, %r11d
+    jmp sl_lazy_common
+    .globl H5Pget_layout
+    .hidden H5Pget_layout
+    .type H5Pget_layout,@function
+H5Pget_layout:
+    jmp *sl_lazy_slots+1128(%rip)
+sl_lazy_thunk_141:
+    movl $141, %r11d
+    jmp sl_lazy_common
+    .globl H5Pget_nfilters
+    .hidden H5Pget_nfilters
+    .type H5Pget_nfilters,@function
+H5Pget_nfilters:
+    jmp *sl_lazy_slots+1136(%rip)
+sl_lazy_thunk_142:
+    movl $142, %r11d
+    jmp sl_lazy_common
+    .globl H5Pget_sizes
+    .hidden H5Pget_sizes
+    .type H5Pget_sizes,@function
+H5Pget_sizes:
+    jmp *sl_lazy_slots+1144(%rip)
+sl_lazy_thunk_143:
+    movl $143, %r11d
+    jmp sl_lazy_common
+    .globl H5Pget_userblock
+    .hidden H5Pget_userblock
+    .type H5Pget_userblock,@function
+H5Pget_userblock:
+    jmp *sl_lazy_slots+1152(%rip)
+sl_lazy_thunk_144:
+    movl $144, %r11d
+    jmp sl_lazy_common
+    .globl H5Pset_attr_creation_order
+    .hidden H5Pset_attr_creation_order
+    .type H5Pset_attr_creation_order,@function
+H5Pset_attr_creation_order:
+    jmp *sl_lazy_slots+1160(%rip)
+sl_lazy_thunk_145:
+    movl $145, %r11d
+    jmp sl_lazy_common
+    .globl H5Pset_chunk
+    .hidden H5Pset_chunk
+    .type H5Pset_chunk,@function
+H5Pset_chunk:
+    jmp *sl_lazy_slots+1168(%rip)
+sl_lazy_thunk_146:
+    movl $146, %r11d
+    jmp sl_lazy_common
+    .globl H5Pset_create_intermediate_group
+    .hidden H5Pset_create_intermediate_group
+    .type H5Pset_create_intermediate_group,@function
+H5Pset_create_intermediate_group:
+    jmp *sl_lazy_slots+1176(%rip)
+sl_lazy_thunk_147:
+    movl $147, %r11d
+    jmp sl_lazy_common
+    .globl H5Pset_deflate
+    .hidden H5Pset_deflate
+    .type H5Pset_deflate,@function
+H5Pset_deflate:
+    jmp *sl_lazy_slots+1184(%rip)
+sl_lazy_thunk_148:
+    movl $148, %r11d
+    jmp sl_lazy_common
+    .globl H5Pset_fill_time
+    .hidden H5Pset_fill_time
+    .type H5Pset_fill_time,@function
+H5Pset_fill_time:
+    jmp *sl_lazy_slots+1192(%rip)
+sl_lazy_thunk_149:
+    movl $149, %r11d
+    jmp sl_lazy_common
+    .globl H5Pset_fill_value
+    .hidden H5Pset_fill_value
+    .type H5Pset_fill_value,@function
+H5Pset_fill_value:
+    jmp *sl_lazy_slots+1200(%rip)
+sl_lazy_thunk_150:
+    movl $150, %r11d
+    jmp sl_lazy_common
+    .globl H5Pset_libver_bounds
+    .hidden H5Pset_libver_bounds
+    .type H5Pset_libver_bounds,@function
+H5Pset_libver_bounds:
+    jmp *sl_lazy_slots+1208(%rip)
+sl_lazy_thunk_151:
+    movl $151, %r11d
+    jmp sl_lazy_common
+    .globl H5Pset_shuffle
+    .hidden H5Pset_shuffle
+    .type H5Pset_shuffle,@function
+H5Pset_shuffle:
+    jmp *sl_lazy_slots+1216(%rip)
+sl_lazy_thunk_152:
+    movl $152, %r11d
+    jmp sl_lazy_common
+    .globl H5Sclose
+    .hidden H5Sclose
+    .type H5Sclose,@function
+H5Sclose:
+    jmp *sl_lazy_slots+1224(%rip)
+sl_lazy_thunk_153:
+    movl $153, %r11d
+    jmp sl_lazy_common
+    .globl H5Screate
+    .hidden H5Screate
+    .type H5Screate,@function
+H5Screate:
+    jmp *sl_lazy_slots+1232(%rip)
+sl_lazy_thunk_154:
+    movl $154, %r11d
+    jmp sl_lazy_common
+    .globl H5Screate_simple
+    .hidden H5Screate_simple
+    .type H5Screate_simple,@function
+H5Screate_simple:
+    jmp *sl_lazy_slots+1240(%rip)
+sl_lazy_thunk_155:
+    movl $155, %r11d
+    jmp sl_lazy_common
+    .globl H5Sget_simple_extent_dims
+    .hidden H5Sget_simple_extent_dims
+    .type H5Sget_simple_extent_dims,@function
+H5Sget_simple_extent_dims:
+    jmp *sl_lazy_slots+1248(%rip)
+sl_lazy_thunk_156:
+    movl $156, %r11d
+    jmp sl_lazy_common
+    .globl H5Sget_simple_extent_ndims
+    .hidden H5Sget_simple_extent_ndims
+    .type H5Sget_simple_extent_ndims,@function
+H5Sget_simple_extent_ndims:
+    jmp *sl_lazy_slots+1256(%rip)
+sl_lazy_thunk_157:
+    movl $157, %r11d
+    jmp sl_lazy_common
+    .globl H5Sget_simple_extent_npoints
+    .hidden H5Sget_simple_extent_npoints
+    .type H5Sget_simple_extent_npoints,@function
+H5Sget_simple_extent_npoints:
+    jmp *sl_lazy_slots+1264(%rip)
+sl_lazy_thunk_158:
+    movl $158, %r11d
+    jmp sl_lazy_common
+    .globl H5Sget_simple_extent_type
+    .hidden H5Sget_simple_extent_type
+    .type H5Sget_simple_extent_type,@function
+H5Sget_simple_extent_type:
+    jmp *sl_lazy_slots+1272(%rip)
+sl_lazy_thunk_159:
+    movl $159, %r11d
+    jmp sl_lazy_common
+    .globl H5Sselect_hyperslab
+    .hidden H5Sselect_hyperslab
+    .type H5Sselect_hyperslab,@function
+H5Sselect_hyperslab:
+    jmp *sl_lazy_slots+1280(%rip)
+sl_lazy_thunk_160:
+    movl $160, %r11d
+    jmp sl_lazy_common
+    .globl H5Tclose
+    .hidden H5Tclose
+    .type H5Tclose,@function
+H5Tclose:
+    jmp *sl_lazy_slots+1288(%rip)
+sl_lazy_thunk_161:
+    movl $161, %r11d
+    jmp sl_lazy_common
+    .globl H5Tconvert
+    .hidden H5Tconvert
+    .type H5Tconvert,@function
+H5Tconvert:
+    jmp *sl_lazy_slots+1296(%rip)
+sl_lazy_thunk_162:
+    movl $162, %r11d
+    jmp sl_lazy_common
+    .globl H5Tcopy
+    .hidden H5Tcopy
+    .type H5Tcopy,@function
+H5Tcopy:
+    jmp *sl_lazy_slots+1304(%rip)
+sl_lazy_thunk_163:
+    movl $163, %r11d
+    jmp sl_lazy_common
+    .globl H5Tcreate
+    .hidden H5Tcreate
+    .type H5Tcreate,@function
+H5Tcreate:
+    jmp *sl_lazy_slots+1312(%rip)
+sl_lazy_thunk_164:
+    movl $164, %r11d
+    jmp sl_lazy_common
+    .globl H5Tequal
+    .hidden H5Tequal
+    .type H5Tequal,@function
+H5Tequal:
+    jmp *sl_lazy_slots+1320(%rip)
+sl_lazy_thunk_165:
+    movl $165, %r11d
+    jmp sl_lazy_common
+    .globl H5Tget_class
+    .hidden H5Tget_class
+    .type H5Tget_class,@function
+H5Tget_class:
+    jmp *sl_lazy_slots+1328(%rip)
+sl_lazy_thunk_166:
+    movl $166, %r11d
+    jmp sl_lazy_common
+    .globl H5Tget_cset
+    .hidden H5Tget_cset
+    .type H5Tget_cset,@function
+H5Tget_cset:
+    jmp *sl_lazy_slots+1336(%rip)
+sl_lazy_thunk_167:
+    movl $167, %r11d
+    jmp sl_lazy_common
+    .globl H5Tget_size
+    .hidden H5Tget_size
+    .type H5Tget_size,@function
+H5Tget_size:
+    jmp *sl_lazy_slots+1344(%rip)
+sl_lazy_thunk_168:
+    movl $168, %r11d
+    jmp sl_lazy_common
+    .globl H5Tget_tag
+    .hidden H5Tget_tag
+    .type H5Tget_tag,@function
+H5Tget_tag:
+    jmp *sl_lazy_slots+1352(%rip)
+sl_lazy_thunk_169:
+    movl $169, %r11d
+    jmp sl_lazy_common
+    .globl H5Tis_variable_str
+    .hidden H5Tis_variable_str
+    .type H5Tis_variable_str,@function
+H5Tis_variable_str:
+    jmp *sl_lazy_slots+1360(%rip)
+sl_lazy_thunk_170:
+    movl $170, %r11d
+    jmp sl_lazy_common
+    .globl H5Tregister
+    .hidden H5Tregister
+    .type H5Tregister,@function
+H5Tregister:
+    jmp *sl_lazy_slots+1368(%rip)
+sl_lazy_thunk_171:
+    movl $171, %r11d
+    jmp sl_lazy_common
+    .globl H5Tset_cset
+    .hidden H5Tset_cset
+    .type H5Tset_cset,@function
+H5Tset_cset:
+    jmp *sl_lazy_slots+1376(%rip)
+sl_lazy_thunk_172:
+    movl $172, %r11d
+    jmp sl_lazy_common
+    .globl H5Tset_ebias
+    .hidden H5Tset_ebias
+    .type H5Tset_ebias,@function
+H5Tset_ebias:
+    jmp *sl_lazy_slots+1384(%rip)
+sl_lazy_thunk_173:
+    movl $173, %r11d
+    jmp sl_lazy_common
+    .globl H5Tset_fields
+    .hidden H5Tset_fields
+    .type H5Tset_fields,@function
+H5Tset_fields:
+    jmp *sl_lazy_slots+1392(%rip)
+sl_lazy_thunk_174:
+    movl $174, %r11d
+    jmp sl_lazy_common
+    .globl H5Tset_size
+    .hidden H5Tset_size
+    .type H5Tset_size,@function
+H5Tset_size:
+    jmp *sl_lazy_slots+1400(%rip)
+sl_lazy_thunk_175:
+    movl $175, %r11d
+    jmp sl_lazy_common
+    .globl H5Tset_tag
+    .hidden H5Tset_tag
+    .type H5Tset_tag,@function
+H5Tset_tag:
+    jmp *sl_lazy_slots+1408(%rip)
+sl_lazy_thunk_176:
+    movl $176, %r11d
+    jmp sl_lazy_common
+    .globl H5check_version
+    .hidden H5check_version
+    .type H5check_version,@function
+H5check_version:
+    jmp *sl_lazy_slots+1416(%rip)
+sl_lazy_thunk_177:
+    movl $177, %r11d
+    jmp sl_lazy_common
+    .globl H5free_memory
+    .hidden H5free_memory
+    .type H5free_memory,@function
+H5free_memory:
+    jmp *sl_lazy_slots+1424(%rip)
+sl_lazy_thunk_178:
+    movl $178, %r11d
+    jmp sl_lazy_common
+    .globl TIFFClose
+    .hidden TIFFClose
+    .type TIFFClose,@function
+TIFFClose:
+    jmp *sl_lazy_slots+1432(%rip)
+sl_lazy_thunk_179:
+    movl $179, %r11d
+    jmp sl_lazy_common
+    .globl TIFFFieldDataType
+    .hidden TIFFFieldDataType
+    .type TIFFFieldDataType,@function
+TIFFFieldDataType:
+    jmp *sl_lazy_slots+1440(%rip)
+sl_lazy_thunk_180:
+    movl $180, %r11d
+    jmp sl_lazy_common
+    .globl TIFFFieldName
+    .hidden TIFFFieldName
+    .type TIFFFieldName,@function
+TIFFFieldName:
+    jmp *sl_lazy_slots+1448(%rip)
+sl_lazy_thunk_181:
+    movl $181, %r11d
+    jmp sl_lazy_common
+    .globl TIFFFieldPassCount
+    .hidden TIFFFieldPassCount
+    .type TIFFFieldPassCount,@function
+TIFFFieldPassCount:
+    jmp *sl_lazy_slots+1456(%rip)
+sl_lazy_thunk_182:
+    movl $182, %r11d
+    jmp sl_lazy_common
+    .globl TIFFFieldSetGetSize
+    .hidden TIFFFieldSetGetSize
+    .type TIFFFieldSetGetSize,@function
+TIFFFieldSetGetSize:
+    jmp *sl_lazy_slots+1464(%rip)
+sl_lazy_thunk_183:
+    movl $183, %r11d
+    jmp sl_lazy_common
+    .globl TIFFFieldWithTag
+    .hidden TIFFFieldWithTag
+    .type TIFFFieldWithTag,@function
+TIFFFieldWithTag:
+    jmp *sl_lazy_slots+1472(%rip)
+sl_lazy_thunk_184:
+    movl $184, %r11d
+    jmp sl_lazy_common
+    .globl TIFFFieldWriteCount
+    .hidden TIFFFieldWriteCount
+    .type TIFFFieldWriteCount,@function
+TIFFFieldWriteCount:
+    jmp *sl_lazy_slots+1480(%rip)
+sl_lazy_thunk_185:
+    movl $185, %r11d
+    jmp sl_lazy_common
+    .globl TIFFFindField
+    .hidden TIFFFindField
+    .type TIFFFindField,@function
+TIFFFindField:
+    jmp *sl_lazy_slots+1488(%rip)
+sl_lazy_thunk_186:
+    movl $186, %r11d
+    jmp sl_lazy_common
+    .globl TIFFMergeFieldInfo
+    .hidden TIFFMergeFieldInfo
+    .type TIFFMergeFieldInfo,@function
+TIFFMergeFieldInfo:
+    jmp *sl_lazy_slots+1496(%rip)
+sl_lazy_thunk_187:
+    movl $187, %r11d
+    jmp sl_lazy_common
+    .globl TIFFOpenExt
+    .hidden TIFFOpenExt
+    .type TIFFOpenExt,@function
+TIFFOpenExt:
+    jmp *sl_lazy_slots+1504(%rip)
+sl_lazy_thunk_188:
+    movl $188, %r11d
+    jmp sl_lazy_common
+    .globl TIFFOpenOptionsAlloc
+    .hidden TIFFOpenOptionsAlloc
+    .type TIFFOpenOptionsAlloc,@function
+TIFFOpenOptionsAlloc:
+    jmp *sl_lazy_slots+1512(%rip)
+sl_lazy_thunk_189:
+    movl $189, %r11d
+    jmp sl_lazy_common
+    .globl TIFFReadEncodedStrip
+    .hidden TIFFReadEncodedStrip
+    .type TIFFReadEncodedStrip,@function
+TIFFReadEncodedStrip:
+    jmp *sl_lazy_slots+1520(%rip)
+sl_lazy_thunk_190:
+    movl $190, %r11d
+    jmp sl_lazy_common
+    .globl TIFFOpenOptionsFree
+    .hidden TIFFOpenOptionsFree
+    .type TIFFOpenOptionsFree,@function
+TIFFOpenOptionsFree:
+    jmp *sl_lazy_slots+1528(%rip)
+sl_lazy_thunk_191:
+    movl $191, %r11d
+    jmp sl_lazy_common
+    .globl TIFFOpenOptionsSetErrorHandlerExtR
+    .hidden TIFFOpenOptionsSetErrorHandlerExtR
+    .type TIFFOpenOptionsSetErrorHandlerExtR,@function
+TIFFOpenOptionsSetErrorHandlerExtR:
+    jmp *sl_lazy_slots+1536(%rip)
+sl_lazy_thunk_192:
+    movl $192, %r11d
+    jmp sl_lazy_common
+    .globl TIFFOpenOptionsSetWarningHandlerExtR
+    .hidden TIFFOpenOptionsSetWarningHandlerExtR
+    .type TIFFOpenOptionsSetWarningHandlerExtR,@function
+TIFFOpenOptionsSetWarningHandlerExtR:
+    jmp *sl_lazy_slots+1544(%rip)
+sl_lazy_thunk_193:
+    movl $193, %r11d
+    jmp sl_lazy_common
+    .globl TIFFSetField
+    .hidden TIFFSetField
+    .type TIFFSetField,@function
+TIFFSetField:
+    jmp *sl_lazy_slots+1552(%rip)
+sl_lazy_thunk_194:
+    movl $194, %r11d
+    jmp sl_lazy_common
+    .globl TIFFWriteDirectory
+    .hidden TIFFWriteDirectory
+    .type TIFFWriteDirectory,@function
+TIFFWriteDirectory:
+    jmp *sl_lazy_slots+1560(%rip)
+sl_lazy_thunk_195:
+    movl $195, %r11d
+    jmp sl_lazy_common
+    .globl TIFFWriteEncodedStrip
+    .hidden TIFFWriteEncodedStrip
+    .type TIFFWriteEncodedStrip,@function
+TIFFWriteEncodedStrip:
+    jmp *sl_lazy_slots+1568(%rip)
+sl_lazy_thunk_196:
+    movl $196, %r11d
+    jmp sl_lazy_common
+    .globl TIFFWriteRawStrip
+    .hidden TIFFWriteRawStrip
+    .type TIFFWriteRawStrip,@function
+TIFFWriteRawStrip:
+    jmp *sl_lazy_slots+1576(%rip)
+sl_lazy_thunk_197:
+    movl $197, %r11d
+    jmp sl_lazy_common
+    .globl TIFFWriteRawTile
+    .hidden TIFFWriteRawTile
+    .type TIFFWriteRawTile,@function
+TIFFWriteRawTile:
+    jmp *sl_lazy_slots+1584(%rip)
+sl_lazy_thunk_198:
+    movl $198, %r11d
+    jmp sl_lazy_common
 
 // The first call of a stub: keep the argument registers, look the function up, jump to it.
     .type sl_lazy_common,@function
@@ -835,6 +1731,118 @@ sl_lazy_slots:
     .quad sl_lazy_thunk_84
     .quad sl_lazy_thunk_85
     .quad sl_lazy_thunk_86
+    .quad sl_lazy_thunk_87
+    .quad sl_lazy_thunk_88
+    .quad sl_lazy_thunk_89
+    .quad sl_lazy_thunk_90
+    .quad sl_lazy_thunk_91
+    .quad sl_lazy_thunk_92
+    .quad sl_lazy_thunk_93
+    .quad sl_lazy_thunk_94
+    .quad sl_lazy_thunk_95
+    .quad sl_lazy_thunk_96
+    .quad sl_lazy_thunk_97
+    .quad sl_lazy_thunk_98
+    .quad sl_lazy_thunk_99
+    .quad sl_lazy_thunk_100
+    .quad sl_lazy_thunk_101
+    .quad sl_lazy_thunk_102
+    .quad sl_lazy_thunk_103
+    .quad sl_lazy_thunk_104
+    .quad sl_lazy_thunk_105
+    .quad sl_lazy_thunk_106
+    .quad sl_lazy_thunk_107
+    .quad sl_lazy_thunk_108
+    .quad sl_lazy_thunk_109
+    .quad sl_lazy_thunk_110
+    .quad sl_lazy_thunk_111
+    .quad sl_lazy_thunk_112
+    .quad sl_lazy_thunk_113
+    .quad sl_lazy_thunk_114
+    .quad sl_lazy_thunk_115
+    .quad sl_lazy_thunk_116
+    .quad sl_lazy_thunk_117
+    .quad sl_lazy_thunk_118
+    .quad sl_lazy_thunk_119
+    .quad sl_lazy_thunk_120
+    .quad sl_lazy_thunk_121
+    .quad sl_lazy_thunk_122
+    .quad sl_lazy_thunk_123
+    .quad sl_lazy_thunk_124
+    .quad sl_lazy_thunk_125
+    .quad sl_lazy_thunk_126
+    .quad sl_lazy_thunk_127
+    .quad sl_lazy_thunk_128
+    .quad sl_lazy_thunk_129
+    .quad sl_lazy_thunk_130
+    .quad sl_lazy_thunk_131
+    .quad sl_lazy_thunk_132
+    .quad sl_lazy_thunk_133
+    .quad sl_lazy_thunk_134
+    .quad sl_lazy_thunk_135
+    .quad sl_lazy_thunk_136
+    .quad sl_lazy_thunk_137
+    .quad sl_lazy_thunk_138
+    .quad sl_lazy_thunk_139
+    .quad sl_lazy_thunk_140
+    .quad sl_lazy_thunk_141
+    .quad sl_lazy_thunk_142
+    .quad sl_lazy_thunk_143
+    .quad sl_lazy_thunk_144
+    .quad sl_lazy_thunk_145
+    .quad sl_lazy_thunk_146
+    .quad sl_lazy_thunk_147
+    .quad sl_lazy_thunk_148
+    .quad sl_lazy_thunk_149
+    .quad sl_lazy_thunk_150
+    .quad sl_lazy_thunk_151
+    .quad sl_lazy_thunk_152
+    .quad sl_lazy_thunk_153
+    .quad sl_lazy_thunk_154
+    .quad sl_lazy_thunk_155
+    .quad sl_lazy_thunk_156
+    .quad sl_lazy_thunk_157
+    .quad sl_lazy_thunk_158
+    .quad sl_lazy_thunk_159
+    .quad sl_lazy_thunk_160
+    .quad sl_lazy_thunk_161
+    .quad sl_lazy_thunk_162
+    .quad sl_lazy_thunk_163
+    .quad sl_lazy_thunk_164
+    .quad sl_lazy_thunk_165
+    .quad sl_lazy_thunk_166
+    .quad sl_lazy_thunk_167
+    .quad sl_lazy_thunk_168
+    .quad sl_lazy_thunk_169
+    .quad sl_lazy_thunk_170
+    .quad sl_lazy_thunk_171
+    .quad sl_lazy_thunk_172
+    .quad sl_lazy_thunk_173
+    .quad sl_lazy_thunk_174
+    .quad sl_lazy_thunk_175
+    .quad sl_lazy_thunk_176
+    .quad sl_lazy_thunk_177
+    .quad sl_lazy_thunk_178
+    .quad sl_lazy_thunk_179
+    .quad sl_lazy_thunk_180
+    .quad sl_lazy_thunk_181
+    .quad sl_lazy_thunk_182
+    .quad sl_lazy_thunk_183
+    .quad sl_lazy_thunk_184
+    .quad sl_lazy_thunk_185
+    .quad sl_lazy_thunk_186
+    .quad sl_lazy_thunk_187
+    .quad sl_lazy_thunk_188
+    .quad sl_lazy_thunk_189
+    .quad sl_lazy_thunk_190
+    .quad sl_lazy_thunk_191
+    .quad sl_lazy_thunk_192
+    .quad sl_lazy_thunk_193
+    .quad sl_lazy_thunk_194
+    .quad sl_lazy_thunk_195
+    .quad sl_lazy_thunk_196
+    .quad sl_lazy_thunk_197
+    .quad sl_lazy_thunk_198
 #else
 #error "the lazy-loading stubs are written for x86-64 Linux"
 #endif

@@ -1,4 +1,5 @@
 internal import CTIFF
+internal import CLazyLibraries
 import Foundation
 import ImageCore
 import LosslessJPEG
@@ -354,8 +355,16 @@ final class TIFFFile {
     private let errors: UnsafeMutablePointer<ctiff_error_buffer>
     private var isOpen = true
 
-    /// - Throws: `DNGWriteError` naming `reportedPath` and libtiff's message.
+    /// libtiff is loaded on first use (`CLazyLibraries`): only a program that writes a DNG
+    /// loads it and the libraries it brings.
+    /// - Throws: `DNGWriteError` naming `reportedPath` and libtiff's message, or why libtiff
+    ///   cannot be loaded.
     init(path: String, mode: String, reportedPath: String) throws {
+        var message = [CChar](repeating: 0, count: 600)
+        if sl_lazy_load(SL_LAZY_TIFF, &message, message.count) != 0 {
+            let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw DNGWriteError(path: reportedPath, reason: reason)
+        }
         errors = .allocate(capacity: 1)
         errors.initialize(to: ctiff_error_buffer())
         guard let tif = ctiff_open(path, mode, errors) else {

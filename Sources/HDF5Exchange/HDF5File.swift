@@ -159,7 +159,7 @@ public enum HDF5File {
         try check(width: image.width, height: image.height, options: options, path: path)
         let pixels: HDF5Samples = options.sampleType == .float16 ? .halves(try image.halfPixels(for: path)) : .floats(image.floatPixels())
         try reportingDestination(path) {
-            try HDF5Library.withLock {
+            try HDF5Library.withLock(for: path, writing: true) {
                 let writer = try HDF5Writer(session: HDF5Session(path: temporary, writing: true), width: image.width,
                                             height: image.height, encoding: image.encoding, options: options,
                                             compressInParallel: Parallel.threadCount > 1, provenance: image.provenance)
@@ -207,7 +207,7 @@ public enum HDF5File {
     /// interleaved as RGB; nil when the file has none.
     public static func readSceneLinearWithDeviation(_ path: String, limits: ReadLimits = ReadLimits()) throws
         -> (image: SceneLinearImage, deviation: [Float]?) {
-        try HDF5Library.withLock {
+        try HDF5Library.withLock(for: path, writing: false) {
             let session = HDF5Session(path: path, writing: false)
             let file = try open(path, session)
             let r = try HDF5Reader(session: session, file: file, limits: limits).read(keepStored: false)
@@ -223,7 +223,7 @@ public enum HDF5File {
     /// Metadata as `readSceneLinear`; the semantic masks are not read.
     /// - Throws: as `readSceneLinear`.
     public static func readStored(_ path: String, limits: ReadLimits = ReadLimits()) throws -> StoredSceneLinearImage {
-        let r = try HDF5Library.withLock {
+        let r = try HDF5Library.withLock(for: path, writing: false) {
             let session = HDF5Session(path: path, writing: false)
             let file = try open(path, session)
             return try HDF5Reader(session: session, file: file, limits: limits).read(keepStored: true)
@@ -246,7 +246,7 @@ public enum HDF5File {
     /// - Throws: `ExchangeError` as `readSceneLinear`, or `.corruptData` when the object
     ///   does not exist.
     public static func readAttributes(_ path: String, object: String) throws -> [String: MetadataValue] {
-        try HDF5Library.withLock {
+        try HDF5Library.withLock(for: path, writing: false) {
             let session = HDF5Session(path: path, writing: false)
             let file = try open(path, session)
             try session.checkHeader(of: object, from: file)

@@ -30,7 +30,7 @@ public struct HDF5Series: Sendable {
         }
         try AtomicFile.write(to: path) { temporary in
             try reportingDestination(path) {
-                try HDF5Library.withLock { try writeFile(HDF5Session(path: temporary, writing: true)) }
+                try HDF5Library.withLock(for: path, writing: true) { try writeFile(HDF5Session(path: temporary, writing: true)) }
             }
         }
     }

@@ -44,7 +44,7 @@ public final class HDF5StreamWriter: StreamingImageWriter, @unchecked Sendable {
         self.path = path
         try HDF5File.check(width: width, height: height, options: options, path: path)
         let writer = try reportingDestination(path) {
-            try HDF5Library.withLock {
+            try HDF5Library.withLock(for: path, writing: true) {
                 try HDF5Writer(session: HDF5Session(path: temporaryPath, writing: true), width: width, height: height,
                                encoding: encoding, options: options, compressInParallel: true, provenance: provenance)
             }
@@ -65,7 +65,7 @@ public final class HDF5StreamWriter: StreamingImageWriter, @unchecked Sendable {
     deinit {
         clipMask?.deallocate()
         // The handles close under the library's lock.
-        HDF5Library.withLock { writer = nil }
+        try? HDF5Library.withLock(for: path, writing: true) { writer = nil }
     }
 
     public func rows(_ rows: Range<Int>) -> StreamingRows {
@@ -90,7 +90,7 @@ public final class HDF5StreamWriter: StreamingImageWriter, @unchecked Sendable {
             }
             sink.deliver(c, bytes) { index, data in
                 do {
-                    try HDF5Library.withLock { try writer!.writeChunk(index, bytes: data) }
+                    try HDF5Library.withLock(for: path, writing: true) { try writer!.writeChunk(index, bytes: data) }
                 } catch {
                     throw named(error)
                 }
@@ -117,7 +117,7 @@ public final class HDF5StreamWriter: StreamingImageWriter, @unchecked Sendable {
         }
         let mask = clipMask.map { Array($0) }
         try reportingDestination(path) {
-            try HDF5Library.withLock {
+            try HDF5Library.withLock(for: path, writing: true) {
                 try writer!.end(description, clipMask: mask, groups: groups)
                 writer = nil
             }

@@ -1,4 +1,5 @@
 internal import CHDF5
+internal import CLazyLibraries
 import ExchangeCore
 import Foundation
 import ImageCore
@@ -22,8 +23,19 @@ enum HDF5Library {
         setenv("HDF5_USE_FILE_LOCKING", "FALSE", 0)
     }()
 
-    static func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        try lock.withLock { _ in
+    /// Runs `body` under the lock, libhdf5 loaded first: it is loaded on first use
+    /// (`CLazyLibraries`), so a program that touches no HDF5 file never loads it nor the
+    /// libraries it brings (libcurl, TLS, Kerberos, …). Where it cannot be loaded, HDF5 files
+    /// are a feature this installation lacks, reported for `path` as such: exit 14 for a file
+    /// to read, 16 for one to write.
+    static func withLock<T>(for path: String, writing: Bool, _ body: () throws -> T) throws -> T {
+        var message = [CChar](repeating: 0, count: 600)
+        if sl_lazy_load(SL_LAZY_HDF5, &message, message.count) != 0 {
+            let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw ExchangeError(path: path, operation: "dlopen", message: "HDF5 files cannot be \(writing ? "written" : "read"): \(reason)",
+                                category: writing ? .outputFailure : .unsupportedFeature)
+        }
+        return try lock.withLock { _ in
             _ = fileLockingOff
             // Error printing is a per-thread setting in thread-safe builds.
             chdf5_silence_errors()

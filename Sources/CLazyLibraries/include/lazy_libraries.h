@@ -5,11 +5,13 @@
 #include <stddef.h>
 #include "lazy_library_ids.h"
 
-/// Loads `library` (SL_LAZY_JXL, SL_LAZY_CHARTS) if it is not loaded yet; safe from any thread.
+/// Loads `library` (SL_LAZY_JXL, SL_LAZY_CHARTS, SL_LAZY_HDF5) if it is not loaded yet; safe from any thread.
 /// Returns 0, or -1 with what went wrong (the shared object and dlerror's reason) in `error`.
 __attribute__((visibility("hidden"))) int sl_lazy_load(int library, char *error, size_t length);
 
-/// Whether `library` has been loaded (1) or not (0).
-__attribute__((visibility("hidden"))) int sl_lazy_is_loaded(int library);
+/// The address of data symbol `symbol` of the library named `library` in symbols.txt, loaded
+/// if it is not yet; ends the process with exit code 69 when that fails (load it first with
+/// sl_lazy_load to report the failure instead).
+__attribute__((visibility("hidden"))) const void *sl_lazy_data(const char *library, const char *symbol);
 
 #endif

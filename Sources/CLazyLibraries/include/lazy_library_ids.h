@@ -5,5 +5,7 @@
 /// The libraries loaded on first use (sl_lazy_load).
 #define SL_LAZY_JXL 0
 #define SL_LAZY_CHARTS 1
+#define SL_LAZY_HDF5 2
+#define SL_LAZY_TIFF 3
 
 #endif
