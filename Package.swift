@@ -26,7 +26,9 @@ let package = Package(
         .systemLibrary(name: "CTIFF", pkgConfig: "scenelinear-tiff", providers: [.apt(["libtiff-dev"])]),
         .systemLibrary(name: "CHDF5", pkgConfig: "scenelinear-hdf5", providers: [.apt(["libhdf5-dev"])]),
         .systemLibrary(name: "COpenEXR", providers: [.apt(["libopenexr-dev"])]),
-        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // libcrypto's headers are on the default path and nothing links it: it is loaded on first
+        // use (CLazyLibraries), as are libjxl, libhdf5, libtiff and the chart libraries.
+        .systemLibrary(name: "CCrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         // libjxl's .pc file adds -DHWY_SHARED_DEFINE, a flag SwiftPM prohibits (with a warning):
@@ -49,7 +51,7 @@ let package = Package(
         .target(name: "CProcessGuard"),
         // libjxl, Cairo and Pango loaded on first use, through stubs (scripts/generate-lazy-stubs.py).
         .target(name: "CLazyLibraries", dependencies: ["CProcessGuard"], exclude: ["symbols.txt"]),
-        .target(name: "ImageCore", dependencies: ["CHalf", "CCrypto", "CDigest", "CProcessGuard"]),
+        .target(name: "ImageCore", dependencies: ["CHalf", "CCrypto", "CDigest", "CProcessGuard", "CLazyLibraries"]),
         // DNG/TIFF structure → typed, validated metadata model.
         .target(name: "DNGContainer", dependencies: ["ImageCore"]),
         // ITU T.81 lossless JPEG (SOF3) decoder and encoder.

@@ -3,8 +3,8 @@
 # then checks it where no Swift toolchain is: a new virtual environment in a temporary
 # directory, the wheel and numpy installed, run with a PATH and environment that do not
 # reach the toolchain; the example must run and no library of the toolchain's directory may
-# be loaded. The system libraries the library links (libtiff, HDF5, OpenEXR, libjxl, ...)
-# come from the Debian packages scripts/bootstrap.sh installs.
+# be loaded. The system libraries the library links or loads on first use (OpenEXR, libjxl,
+# HDF5, libtiff, ...) come from the Debian packages scripts/bootstrap.sh installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 toolchain=$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")

@@ -1593,6 +1593,70 @@ TIFFWriteRawTile:
 sl_lazy_thunk_198:
     movl $198, %r11d
     jmp sl_lazy_common
+    .globl EVP_Digest
+    .hidden EVP_Digest
+    .type EVP_Digest,@function
+EVP_Digest:
+    jmp *sl_lazy_slots+1592(%rip)
+sl_lazy_thunk_199:
+    movl $199, %r11d
+    jmp sl_lazy_common
+    .globl EVP_DigestFinal_ex
+    .hidden EVP_DigestFinal_ex
+    .type EVP_DigestFinal_ex,@function
+EVP_DigestFinal_ex:
+    jmp *sl_lazy_slots+1600(%rip)
+sl_lazy_thunk_200:
+    movl $200, %r11d
+    jmp sl_lazy_common
+    .globl EVP_DigestInit_ex
+    .hidden EVP_DigestInit_ex
+    .type EVP_DigestInit_ex,@function
+EVP_DigestInit_ex:
+    jmp *sl_lazy_slots+1608(%rip)
+sl_lazy_thunk_201:
+    movl $201, %r11d
+    jmp sl_lazy_common
+    .globl EVP_DigestUpdate
+    .hidden EVP_DigestUpdate
+    .type EVP_DigestUpdate,@function
+EVP_DigestUpdate:
+    jmp *sl_lazy_slots+1616(%rip)
+sl_lazy_thunk_202:
+    movl $202, %r11d
+    jmp sl_lazy_common
+    .globl EVP_MD_CTX_free
+    .hidden EVP_MD_CTX_free
+    .type EVP_MD_CTX_free,@function
+EVP_MD_CTX_free:
+    jmp *sl_lazy_slots+1624(%rip)
+sl_lazy_thunk_203:
+    movl $203, %r11d
+    jmp sl_lazy_common
+    .globl EVP_MD_CTX_new
+    .hidden EVP_MD_CTX_new
+    .type EVP_MD_CTX_new,@function
+EVP_MD_CTX_new:
+    jmp *sl_lazy_slots+1632(%rip)
+sl_lazy_thunk_204:
+    movl $204, %r11d
+    jmp sl_lazy_common
+    .globl EVP_md5
+    .hidden EVP_md5
+    .type EVP_md5,@function
+EVP_md5:
+    jmp *sl_lazy_slots+1640(%rip)
+sl_lazy_thunk_205:
+    movl $205, %r11d
+    jmp sl_lazy_common
+    .globl EVP_sha256
+    .hidden EVP_sha256
+    .type EVP_sha256,@function
+EVP_sha256:
+    jmp *sl_lazy_slots+1648(%rip)
+sl_lazy_thunk_206:
+    movl $206, %r11d
+    jmp sl_lazy_common
 
 // The first call of a stub: keep the argument registers, look the function up, jump to it.
     .type sl_lazy_common,@function
@@ -1843,6 +1907,14 @@ sl_lazy_slots:
     .quad sl_lazy_thunk_196
     .quad sl_lazy_thunk_197
     .quad sl_lazy_thunk_198
+    .quad sl_lazy_thunk_199
+    .quad sl_lazy_thunk_200
+    .quad sl_lazy_thunk_201
+    .quad sl_lazy_thunk_202
+    .quad sl_lazy_thunk_203
+    .quad sl_lazy_thunk_204
+    .quad sl_lazy_thunk_205
+    .quad sl_lazy_thunk_206
 #else
 #error "the lazy-loading stubs are written for x86-64 Linux"
 #endif

@@ -6,8 +6,9 @@ const struct sl_lazy_library sl_lazy_libraries[] = {
     {"charts", {"libcairo.so.2", "libpango-1.0.so.0", "libpangocairo-1.0.so.0", "libgobject-2.0.so.0", "libglib-2.0.so.0", 0}},
     {"hdf5", {"libhdf5_serial.so.103", "libhdf5_serial_hl.so.100", 0}},
     {"tiff", {"libtiff.so.6", 0}},
+    {"crypto", {"libcrypto.so.3", 0}},
 };
-const int sl_lazy_library_count = 4;
+const int sl_lazy_library_count = 5;
 
 const struct sl_lazy_symbol sl_lazy_symbols[] = {
     {"JxlDecoderCloseInput", 0},
@@ -209,5 +210,13 @@ const struct sl_lazy_symbol sl_lazy_symbols[] = {
     {"TIFFWriteEncodedStrip", 3},
     {"TIFFWriteRawStrip", 3},
     {"TIFFWriteRawTile", 3},
+    {"EVP_Digest", 4},
+    {"EVP_DigestFinal_ex", 4},
+    {"EVP_DigestInit_ex", 4},
+    {"EVP_DigestUpdate", 4},
+    {"EVP_MD_CTX_free", 4},
+    {"EVP_MD_CTX_new", 4},
+    {"EVP_md5", 4},
+    {"EVP_sha256", 4},
 };
-const int sl_lazy_symbol_count = 199;
+const int sl_lazy_symbol_count = 207;

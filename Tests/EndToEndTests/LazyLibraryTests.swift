@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import TestSupport
 
-/// libjxl, the chart libraries (Cairo, Pango, GLib), libhdf5 and libtiff are loaded on first
-/// use: a command that decodes no JPEG XL never loads libjxl — `info` of a JPEG XL DNG
+/// libjxl, the chart libraries (Cairo, Pango, GLib), libhdf5, libtiff and libcrypto are loaded
+/// on first use: a command that decodes no JPEG XL never loads libjxl — `info` of a JPEG XL DNG
 /// included, which reads no pixels — one that draws nothing never loads Cairo, one that
 /// touches no HDF5 file never loads libhdf5 (nor libcurl and the TLS libraries under it), and
 /// only writing a DNG loads libtiff (glibc's loader, LD_DEBUG=files, says which shared
@@ -53,6 +53,7 @@ import TestSupport
         let chart = TestData.packageRoot.appendingPathComponent("datasets/sample/chart.dng").path
         let dir = TestData.temporaryDirectory("lazy-hdf5")
         defer { try? FileManager.default.removeItem(at: dir) }
+        #expect(try Self.loads(["info", chart], prefix: "libcrypto").isEmpty)
         for prefix in ["libhdf5", "libcurl", "libtiff"] {
             #expect(try Self.loads(["info", chart], prefix: prefix).isEmpty)
             #expect(try Self.loads(["stats", chart], prefix: prefix).isEmpty)
@@ -109,6 +110,12 @@ import TestSupport
         #expect(drawn.status == 69 && drawn.stderr.contains("the charts library libcairo.so.2 could not be loaded"), "\(drawn.stderr)")
         #expect(!FileManager.default.fileExists(atPath: plot))
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".") }.isEmpty)
+        // The raw-data digest without libcrypto: exit 69, nothing written.
+        let digest = try Self.runWithout(["libcrypto.so.3"], ["convert", chart, "-o", dir.appendingPathComponent("d.exr").path, "-q"])
+        #expect(digest.status == 69 && digest.stderr.contains("the crypto library libcrypto.so.3 could not be loaded"), "\(digest.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("d.exr").path))
+        let described = try Self.runWithout(["libcrypto.so.3"], ["info", chart])
+        #expect(described.status == 0, "\(described.stderr)")
         // Decoding JPEG XL without libjxl: exit 14 for the block.
         if let jxl = TestData.dngSDKSampleIfPresent("01_jxl_linear_raw_integer.dng") {
             let decoded = try Self.runWithout(["libjxl.so.0.7"], ["convert", jxl.path, "-o", dir.appendingPathComponent("j.exr").path, "-q"])

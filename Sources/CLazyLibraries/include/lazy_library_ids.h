@@ -7,5 +7,6 @@
 #define SL_LAZY_CHARTS 1
 #define SL_LAZY_HDF5 2
 #define SL_LAZY_TIFF 3
+#define SL_LAZY_CRYPTO 4
 
 #endif
