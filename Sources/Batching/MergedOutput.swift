@@ -41,13 +41,23 @@ public struct MergedOutput: Sendable {
         var options = EXROptions()
         options.pixelType = exrType
         options.layout = exrLayout
-        var channels = ["R", "G", "B"].enumerated().map { c, name in
-            merged.standardDeviation.samples.withUnsafeBufferPointer { std in
-                EXRAuxiliaryChannel(name: EXRFile.standardDeviationChannel(name, layout: exrLayout), values: (0..<n).map { std[3 * $0 + c] })
+        // The interleaved deviations are moved out and freed once split into their channels.
+        var channels: [EXRAuxiliaryChannel] = []
+        do {
+            let deviations = merged.standardDeviation.samples
+            merged.standardDeviation.samples = []
+            channels = ["R", "G", "B"].enumerated().map { c, name in
+                EXRAuxiliaryChannel(name: EXRFile.standardDeviationChannel(name, layout: exrLayout),
+                                    values: LargeBuffer.make(Float.self, count: n, reading: deviations) { range, std, out in
+                                        for i in range { out[i] = std[3 * i + c] }
+                                    })
             }
         }
-        merged.standardDeviation.samples = []
-        channels.append(EXRAuxiliaryChannel(name: "merge_frames", values: merged.frames.map(Float.init)))
+        let frames = merged.frames
+        channels.append(EXRAuxiliaryChannel(name: "merge_frames",
+                                            values: LargeBuffer.make(Float.self, count: n) { range, out in
+                                                for i in range { out[i] = Float(frames[i]) }
+                                            }))
         do {
             try EXRFile.write(merged.image, to: path, options: options, auxiliary: channels)
         } catch is HalfRangeError {

@@ -66,7 +66,10 @@ public enum EXRFile {
         let extraNames = extras.map(\.name) + auxiliary.map(\.name)
         let extraPlanes: [[Float]] = extras.map { extra in
             guard let layer = extra.layer else {
-                return (image.clipMask ?? [UInt8](repeating: 0, count: width * height)).map { $0 != 0 ? 1 : 0 }
+                guard let mask = image.clipMask else { return LargeBuffer.zeroed(Float.self, count: width * height) }
+                return LargeBuffer.make(Float.self, count: mask.count, reading: mask) { range, m, out in
+                    for i in range { out[i] = m[i] != 0 ? 1 : 0 }
+                }
             }
             return image.masks[layer].values.samples
         } + auxiliary.map(\.values)

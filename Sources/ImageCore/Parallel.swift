@@ -191,6 +191,37 @@ public enum LargeBuffer {
         }
     }
 
+    /// An array of `count` elements that `fill` writes in parallel chunks: it gets a range of
+    /// indices and the array's first element, and must write every element of its range. In
+    /// 2 MiB pages where the kernel offers them, first touched by the threads that fill them.
+    public static func make<T: BitwiseCopyable>(_: T.Type, count: Int,
+                                                fill: @Sendable (Range<Int>, UnsafeMutablePointer<T>) -> Void) -> [T] {
+        make(T.self, count: count, reading: [UInt8]()) { range, _, out in fill(range, out) }
+    }
+
+    /// `make` for an array computed from `source`, which `fill` gets to read.
+    public static func make<S: Sendable, T: BitwiseCopyable>(_: T.Type, count: Int, reading source: [S],
+                                                             fill: @Sendable (Range<Int>, UnsafeBufferPointer<S>,
+                                                                              UnsafeMutablePointer<T>) -> Void) -> [T] {
+        var out = uninitialized(T.self, count: count)
+        source.withUnsafeBufferPointer { input in
+            out.withUnsafeMutableBufferPointer { buffer in
+                guard let base = buffer.baseAddress else { return }
+                // Safe because each chunk writes only its own range of the output, and the source is only read.
+                nonisolated(unsafe) let pointers = (input, base)
+                Parallel.forEachChunk(count: count, minimumChunk: 1 << 16) { range in fill(range, pointers.0, pointers.1) }
+            }
+        }
+        return out
+    }
+
+    /// An array of `count` zeros (`make` writing zero bytes).
+    public static func zeroed<T: BitwiseCopyable>(_: T.Type, count: Int) -> [T] {
+        make(T.self, count: count) { range, first in
+            memset(first + range.lowerBound, 0, range.count * MemoryLayout<T>.stride)
+        }
+    }
+
     /// `uninitialized` as memory the caller owns (and must `deallocate`), for a buffer whose
     /// parts are written through pointers from several threads.
     public static func allocate<T: BitwiseCopyable>(_: T.Type, count: Int) -> UnsafeMutableBufferPointer<T> {

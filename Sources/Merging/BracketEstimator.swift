@@ -87,15 +87,12 @@ public struct MergedSamples: Sendable {
     /// The variances, from the compact standard deviations when those were kept.
     public mutating func expandVariance() {
         guard variance.isEmpty, !deviation.isEmpty else { return }
-        var out = [Float](repeating: 0, count: deviation.count)
-        deviation.withUnsafeBufferPointer { d in out.withUnsafeMutableBufferPointer { HalfConversion.convert(d, to: $0) } }
-        deviation = []
-        out.withUnsafeMutableBufferPointer { p in
-            // Safe because each chunk writes its own range of `p`.
-            nonisolated(unsafe) let p = p
-            Parallel.forEachChunk(count: p.count, minimumChunk: 1 << 16) { range in for i in range { p[i] *= p[i] } }
+        variance = LargeBuffer.make(Float.self, count: deviation.count, reading: deviation) { range, d, first in
+            let out = UnsafeMutableBufferPointer(start: first + range.lowerBound, count: range.count)
+            HalfConversion.convert(UnsafeBufferPointer(rebasing: d[range]), to: out)
+            for i in out.indices { out[i] *= out[i] }
         }
-        variance = out
+        deviation = []
     }
 
     /// For superpixel output, which averages the two greens of a cell: the variance of their
@@ -112,14 +109,11 @@ public struct MergedSamples: Sendable {
     /// deviation and frame count, and each pixel's lower-bound bits), so their pages are
     /// first touched by the rows that fill them.
     init(count: Int, pixels: Int, compact: Bool) {
-        func uninitialized<T>(_: T.Type, _ n: Int) -> [T] {
-            [T](unsafeUninitializedCapacity: n) { _, initialized in initialized = n }
-        }
-        values = uninitialized(Float.self, count)
-        variance = uninitialized(Float.self, compact ? 0 : count)
-        deviation = uninitialized(Float16.self, compact ? count : 0)
-        frames = uninitialized(UInt8.self, count)
-        lowerBound = uninitialized(UInt8.self, pixels)
+        values = LargeBuffer.uninitialized(Float.self, count: count)
+        variance = LargeBuffer.uninitialized(Float.self, count: compact ? 0 : count)
+        deviation = LargeBuffer.uninitialized(Float16.self, count: compact ? count : 0)
+        frames = LargeBuffer.uninitialized(UInt8.self, count: count)
+        lowerBound = LargeBuffer.uninitialized(UInt8.self, count: pixels)
     }
 
     /// Where the estimator writes: the arrays' elements, each row written by one thread.

@@ -239,7 +239,7 @@ extension Pipeline {
             LinearImage(ifd: raw, values: ImageBuffer(width: width, height: height, channels: planes, samples: values), clipMask: clip,
                         mapping: mapping)
         }
-        let noClip = [UInt8](repeating: 0, count: width * height)
+        let noClip = LargeBuffer.zeroed(UInt8.self, count: width * height)
         var develop = options.develop
         develop.includeMasks = false
         // The reference frame's filter and the uncertainty of the others' (scene-proportional units only).
@@ -338,14 +338,10 @@ extension Pipeline {
     /// The standard deviations of developed variances (negative rounding taken as 0); 0 where
     /// the value is a lower bound.
     static func standardDeviations(_ variance: ImageBuffer<Float>, lowerBounds clip: [UInt8]) -> ImageBuffer<Float> {
-        var std = variance
-        std.samples.withUnsafeMutableBufferPointer { p in
-            for i in 0..<(std.width * std.height) {
-                let lower = !clip.isEmpty && clip[i] != 0
-                for c in 0..<3 { p[3 * i + c] = lower ? 0 : max(p[3 * i + c], 0).squareRoot() }
-            }
+        let std = LargeBuffer.make(Float.self, count: variance.samples.count, reading: variance.samples) { range, v, out in
+            for k in range { out[k] = !clip.isEmpty && clip[k / 3] != 0 ? 0 : max(v[k], 0).squareRoot() }
         }
-        return std
+        return ImageBuffer(width: variance.width, height: variance.height, channels: 3, samples: std)
     }
 
     /// Per pixel of developed frame counts (one per channel), the fewest, as a count.

@@ -216,8 +216,7 @@ public enum RawDecoder {
     /// parallel, instead of by one thread before them.
     private static func decodeBlocks<T: AdditiveArithmetic & BitwiseCopyable & Sendable>(_ plan: BlockPlan, count: Int, as: T.Type,
                                                                                          digester: ImageDigester?) throws -> ImageBuffer<T> {
-        var samples = plan.codec == .jpegXL ? LargeBuffer.uninitialized(T.self, count: count)
-                                            : [T](repeating: .zero, count: count)
+        var samples = plan.codec == .jpegXL ? LargeBuffer.uninitialized(T.self, count: count) : LargeBuffer.zeroed(T.self, count: count)
         try samples.withUnsafeMutableBufferPointer { output in
             // Safe because each block is decoded into its own rectangle of the output.
             nonisolated(unsafe) let out = UnsafeMutableRawPointer(output.baseAddress!)

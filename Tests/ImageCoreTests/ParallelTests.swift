@@ -85,4 +85,29 @@ import Testing
             #expect((0..<count).allSatisfy { buffer[$0] == pattern($0) })
         }
     }
+
+    /// `make` writes every element through its chunks (several chunks for a large count, one
+    /// for a small one), `make(reading:)` sees the whole source, `zeroed` is zeros even where
+    /// the memory was used before.
+    @Test func largeBuffersMadeInParallelChunks() {
+        for count in [0, 1, 1000, 3 << 20 + 7] {
+            let made = LargeBuffer.make(Int32.self, count: count) { range, out in
+                for i in range { out[i] = Int32(truncatingIfNeeded: i &* 7 &+ 3) }
+            }
+            #expect(made.count == count && made.indices.allSatisfy { made[$0] == Int32(truncatingIfNeeded: $0 &* 7 &+ 3) })
+            let source = (0..<count).map { UInt8(truncatingIfNeeded: $0 % 251) }
+            let read = LargeBuffer.make(Float.self, count: count, reading: source) { range, s, out in
+                #expect(s.count == count)
+                for i in range { out[i] = Float(s[i]) + 0.5 }
+            }
+            #expect(read.indices.allSatisfy { read[$0] == Float(source[$0]) + 0.5 })
+            for _ in 0..<2 {
+                var garbage = LargeBuffer.uninitialized(UInt64.self, count: count)
+                for i in garbage.indices { garbage[i] = .max }
+                garbage = []
+                let zeros = LargeBuffer.zeroed(UInt64.self, count: count)
+                #expect(zeros.count == count && zeros.allSatisfy { $0 == 0 })
+            }
+        }
+    }
 }
