@@ -6,6 +6,9 @@
 #   benchmarks/run.sh --sizes 12,48 --runs 5 --out report.md --json report.json
 # or, with --merge first, benchmarks/merge_bench.py (brackets; installs the peer HDRutils):
 #   benchmarks/run.sh --merge --sizes 12 --runs 3
+# or, with --jxl first, benchmarks/jxl_bench.py (the DNG SDK's JPEG XL samples, fetched first,
+# against imagecodecs' decode of their tiles):
+#   benchmarks/run.sh --jxl --runs 3
 # The report goes to stdout; progress and build output to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,5 +32,10 @@ if [ "${1:-}" = "--merge" ]; then
     shift
     .venv/bin/python -c "import HDRutils" 2>/dev/null || .venv/bin/pip install -q HDRutils >&2
     exec .venv/bin/python benchmarks/merge_bench.py "$@"
+fi
+if [ "${1:-}" = "--jxl" ]; then
+    shift
+    scripts/fetch-dng-sdk-samples.sh >&2
+    exec .venv/bin/python benchmarks/jxl_bench.py "$@"
 fi
 exec .venv/bin/python benchmarks/bench.py "$@"

@@ -102,9 +102,16 @@ public struct NoiseModel: Sendable, Equatable {
         }
 
         private func variance(weightedOutputs a: SIMD3<Double>, weightedGains b: Double, planes: SIMD3<Double>) -> (rgb: SIMD3<Double>, y: Double) {
-            let x = inverse * (a / exposureFactor)
-            let v = (scale * x + b * offset) * planes
-            return (SIMD3((squared.0 * v).sum(), (squared.1 * v).sum(), (squared.2 * v).sum()), (luminance * v).sum())
+            let v = (scale * cameraPlanes(ofOutput: a) + b * offset) * planes
+            return (outputVariances(ofPlanes: v), (luminance * v).sum())
+        }
+
+        /// The camera planes' values behind output channels `rgb` (before the exposure factor).
+        private func cameraPlanes(ofOutput rgb: SIMD3<Double>) -> SIMD3<Double> { inverse * (rgb / exposureFactor) }
+
+        /// The output channels' variances from the independent camera planes' variances `v`.
+        private func outputVariances(ofPlanes v: SIMD3<Double>) -> SIMD3<Double> {
+            SIMD3((squared.0 * v).sum(), (squared.1 * v).sum(), (squared.2 * v).sum())
         }
 
         /// Variances of the output channels and of Y for a pixel whose output is `rgb`,
@@ -124,11 +131,9 @@ public struct NoiseModel: Sendable, Equatable {
         /// simulator's grey ramp 12–16 stops below white): no estimate from one sample is both
         /// unbiased and right for every dark pixel's own interval (docs/photometry.md).
         public func pixelVariance(ofOutput rgb: SIMD3<Double>, gain g: Double = 1) -> SIMD3<Double> {
-            let x = inverse * (g * rgb / exposureFactor)
             let floor = g * g * offset
-            let estimate = scale * x + floor
-            let v = estimate.replacing(with: floor, where: estimate .<= 0) * planeScale
-            return SIMD3((squared.0 * v).sum(), (squared.1 * v).sum(), (squared.2 * v).sum())
+            let estimate = scale * cameraPlanes(ofOutput: g * rgb) + floor
+            return outputVariances(ofPlanes: estimate.replacing(with: floor, where: estimate .<= 0) * planeScale)
         }
     }
 }

@@ -41,18 +41,9 @@ public struct MergedOutput: Sendable {
         var options = EXROptions()
         options.pixelType = exrType
         options.layout = exrLayout
-        // The interleaved deviations are moved out and freed once split into their channels.
-        var channels: [EXRAuxiliaryChannel] = []
-        do {
-            let deviations = merged.standardDeviation.samples
-            merged.standardDeviation.samples = []
-            channels = ["R", "G", "B"].enumerated().map { c, name in
-                EXRAuxiliaryChannel(name: EXRFile.standardDeviationChannel(name, layout: exrLayout),
-                                    values: LargeBuffer.make(Float.self, count: n, reading: deviations) { range, std, out in
-                                        for i in range { out[i] = std[3 * i + c] }
-                                    })
-            }
-        }
+        var channels = EXRAuxiliaryChannel.standardDeviations(merged.standardDeviation.samples, pixels: n, layout: exrLayout)
+        // The interleaved deviations are freed once split into their channels.
+        merged.standardDeviation.samples = []
         let frames = merged.frames
         channels.append(EXRAuxiliaryChannel(name: "merge_frames",
                                             values: LargeBuffer.make(Float.self, count: n) { range, out in

@@ -310,4 +310,15 @@ public struct EXRAuxiliaryChannel: Sendable {
         self.name = name
         self.values = values
     }
+
+    /// The channels `std_R`, `std_G`, `std_B` (or `std.R`, … in `.layers`) of standard
+    /// deviations interleaved as RGB, `pixels` of them, split in parallel.
+    public static func standardDeviations(_ interleaved: [Float], pixels: Int, layout: EXRLayout) -> [EXRAuxiliaryChannel] {
+        ["R", "G", "B"].enumerated().map { c, name in
+            EXRAuxiliaryChannel(name: EXRFile.standardDeviationChannel(name, layout: layout),
+                                values: LargeBuffer.make(Float.self, count: pixels, reading: interleaved) { range, std, out in
+                                    for i in range { out[i] = std[3 * i + c] }
+                                })
+        }
+    }
 }

@@ -79,10 +79,8 @@ extension Pipeline {
         switch format {
         case .exr:
             let layout = options.exr.layout
-            image.provenance.processing += deviationProvenance(image, channels: ["R", "G", "B"].map { EXRFile.standardDeviationChannel($0, layout: layout) }.joined(separator: ", "))
-            let channels = ["R", "G", "B"].enumerated().map { c, name in
-                EXRAuxiliaryChannel(name: EXRFile.standardDeviationChannel(name, layout: layout), values: (0..<n).map { deviation[3 * $0 + c] })
-            }
+            let channels = EXRAuxiliaryChannel.standardDeviations(deviation, pixels: n, layout: layout)
+            image.provenance.processing += deviationProvenance(image, channels: channels.map(\.name).joined(separator: ", "))
             try EXRFile.write(image, to: path, options: options.exr, auxiliary: channels)
         case .hdf5:
             image.provenance.processing += deviationProvenance(image, channels: "/noise/std")
@@ -92,7 +90,9 @@ extension Pipeline {
                 HDF5Dataset(imageLayer: "std", width: image.width, height: image.height, channels: 3, values: .floats(deviation), attributes: [
                     MetadataItem("description", .text("standard deviation of each channel of /image (noise), same units; 0 where /clip_mask is set")),
                     MetadataItem("region_sum_scale", .numbers(regionScale(image))),
-                    MetadataItem("correlation", .text("pixels of a LinearRaw or superpixel image are independent; a demosaiced CFA image's pixels share raw samples: the variance of a region's sum is that of its raw samples, each camera plane's scaled by region_sum_scale (docs/photometry.md)")),
+                    MetadataItem("correlation", .text("pixels of a LinearRaw or superpixel image are independent; a demosaiced CFA "
+                                                      + "image's pixels share raw samples: the variance of a region's sum is that of its "
+                                                      + "raw samples, each camera plane's scaled by region_sum_scale (docs/photometry.md)")),
                 ]),
             ])
             try HDF5File.write(image, to: path, options: options.hdf5, groups: hdf5Groups + [group])
