@@ -24,17 +24,11 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from processes import timed  # noqa: E402
+
 SAMPLES = ["01_jxl_linear_raw_integer.dng", "02_jxl_linear_raw_float.dng", "03_jxl_bayer_raw_integer.dng"]
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def process(args):
-    """Seconds and peak resident MB of one process (/usr/bin/time)."""
-    r = subprocess.run(["/usr/bin/time", "-f", "%e %M"] + args, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"{' '.join(args)} failed ({r.returncode}): {r.stderr[-2000:]}")
-    seconds, kb = r.stderr.strip().splitlines()[-1].split()
-    return float(seconds), int(kb) / 1024
 
 
 def peer(python, path):
@@ -67,7 +61,7 @@ def main():
     for _ in range(a.runs):
         for s in present:
             path = os.path.join(samples, s)
-            seconds, peak = process([binary, "convert", path, "-o", os.path.join(work, "x.exr"), "-q", "--overwrite"])
+            seconds, peak = timed([binary, "convert", path, "-o", os.path.join(work, "x.exr"), "-q", "--overwrite"])
             best, asarray, info[s] = peer(a.python, path)
             r = rows[s]
             r["ours"].append(seconds), r["peak"].append(peak), r["peer"].append(best), r["asarray"].append(asarray)

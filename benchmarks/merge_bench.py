@@ -25,6 +25,9 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from processes import timed  # noqa: E402
+
 SIZES = {12: "4032x3024", 48: "8064x6048"}
 HDRUTILS = """
 import json, sys, numpy as np, HDRutils, pyexr
@@ -34,15 +37,6 @@ hdr = HDRutils.merge(files, demosaic_first=False, color_space='raw', exp=exp, ga
 hdr = hdr[0] if isinstance(hdr, tuple) else hdr
 pyexr.write(sys.argv[2], hdr.astype(np.float32))
 """
-
-
-def peak(args):
-    """Time and peak memory (MB) of one process, measured by /usr/bin/time."""
-    r = subprocess.run(["/usr/bin/time", "-f", "%e %M"] + args, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"{' '.join(args)} failed ({r.returncode}): {r.stderr[-2000:]}")
-    seconds, kb = r.stderr.strip().splitlines()[-1].split()
-    return float(seconds), int(kb) / 1024
 
 
 def main():
@@ -88,7 +82,7 @@ def main():
             results = {k: [] for k in jobs}
             for _ in range(a.runs):
                 for name, args in jobs.items():
-                    results[name].append(peak(args))
+                    results[name].append(timed(args))
                     print(layout, size, name, results[name][-1], file=sys.stderr)
             med = {k: (statistics.median(t for t, _ in v), statistics.median(m for _, m in v)) for k, v in results.items()}
             w, h = (int(x) for x in SIZES[size].split("x"))

@@ -28,6 +28,9 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from processes import timed  # noqa: E402
+
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 
 CALL = r"""
@@ -86,14 +89,6 @@ print(json.dumps({"seconds": time.perf_counter() - t}))
 """
 
 
-def process(args):
-    r = subprocess.run(["/usr/bin/time", "-f", "%e %M"] + args, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"{' '.join(args)} failed ({r.returncode}): {r.stderr[-2000:]}")
-    seconds, kb = r.stderr.strip().splitlines()[-1].split()
-    return float(seconds), int(kb) / 1024
-
-
 def python(code, *args):
     r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
     if r.returncode != 0:
@@ -120,7 +115,7 @@ def main():
     sample = os.path.join(REPO, "datasets", "sim", "sunset.dng")
     shape = None
     for _ in range(a.runs):
-        s, mb = process([a.bin, "convert", files[0], "-o", out, "--overwrite", "-q"])
+        s, mb = timed([a.bin, "convert", files[0], "-o", out, "--overwrite", "-q"])
         rows["convert_s"].append(s)
         rows["convert_mb"].append(mb)
         r = python(CALL, "scenelinear", "-", files[0])
