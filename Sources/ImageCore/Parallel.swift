@@ -204,15 +204,24 @@ public enum LargeBuffer {
                                                              fill: @Sendable (Range<Int>, UnsafeBufferPointer<S>,
                                                                               UnsafeMutablePointer<T>) -> Void) -> [T] {
         var out = uninitialized(T.self, count: count)
+        update(&out, reading: source, fill)
+        return out
+    }
+
+    /// Rewrites `array`'s elements in parallel chunks, in place: `body` gets a range of
+    /// indices, `source` to read and the array's first element, and writes the elements of its
+    /// range (no copy of the array, no fresh memory when it is uniquely referenced).
+    public static func update<S: Sendable, T: BitwiseCopyable>(_ array: inout [T], reading source: [S],
+                                                               _ body: @Sendable (Range<Int>, UnsafeBufferPointer<S>,
+                                                                                  UnsafeMutablePointer<T>) -> Void) {
         source.withUnsafeBufferPointer { input in
-            out.withUnsafeMutableBufferPointer { buffer in
+            array.withUnsafeMutableBufferPointer { buffer in
                 guard let base = buffer.baseAddress else { return }
-                // Safe because each chunk writes only its own range of the output, and the source is only read.
+                // Safe because each chunk writes only its own range of the array, and the source is only read.
                 nonisolated(unsafe) let pointers = (input, base)
-                Parallel.forEachChunk(count: count, minimumChunk: 1 << 16) { range in fill(range, pointers.0, pointers.1) }
+                Parallel.forEachChunk(count: buffer.count, minimumChunk: 1 << 16) { range in body(range, pointers.0, pointers.1) }
             }
         }
-        return out
     }
 
     /// An array of `count` zeros (`make` writing zero bytes).

@@ -261,7 +261,7 @@ extension Pipeline {
         merged.variance = []
         lap("develop")
         let clip = image.clipMask ?? []
-        let std = standardDeviations(variance, lowerBounds: clip)
+        let std = standardDeviations(consume variance, lowerBounds: clip)
         // Frame counts on the Stage 3 grid (the fewest of a pixel's samples: its planes, its
         // 2×2 cell, or the 3×3 neighbourhood an interpolation reads), then the image's geometry.
         var frameCount = try frameCounts(merged.frames, width: width, height: height, planes: planes, cfa: cfa != nil,
@@ -335,13 +335,13 @@ extension Pipeline {
         return offsets
     }
 
-    /// The standard deviations of developed variances (negative rounding taken as 0); 0 where
-    /// the value is a lower bound.
-    static func standardDeviations(_ variance: ImageBuffer<Float>, lowerBounds clip: [UInt8]) -> ImageBuffer<Float> {
-        let std = LargeBuffer.make(Float.self, count: variance.samples.count, reading: variance.samples) { range, v, out in
-            for k in range { out[k] = !clip.isEmpty && clip[k / 3] != 0 ? 0 : max(v[k], 0).squareRoot() }
+    /// The standard deviations of developed variances (negative rounding taken as 0), in place
+    /// of the variances; 0 where the value is a lower bound.
+    static func standardDeviations(_ variance: consuming ImageBuffer<Float>, lowerBounds clip: [UInt8]) -> ImageBuffer<Float> {
+        LargeBuffer.update(&variance.samples, reading: clip) { range, clip, p in
+            for k in range { p[k] = !clip.isEmpty && clip[k / 3] != 0 ? 0 : max(p[k], 0).squareRoot() }
         }
-        return ImageBuffer(width: variance.width, height: variance.height, channels: 3, samples: std)
+        return variance
     }
 
     /// Per pixel of developed frame counts (one per channel), the fewest, as a count.
