@@ -40,7 +40,7 @@ let package = Package(
         // ---- plain C: run-time dispatched F16C half-float conversion ----
         .target(name: "CHalf"),
         // ---- C++: DWAA/DWAB EXR output through the OpenEXR C++ library (C interface) ----
-        .systemLibrary(name: "COpenEXRCxx", pkgConfig: "OpenEXR", providers: [.apt(["libopenexr-dev"])]),
+        .systemLibrary(name: "COpenEXRCxx", pkgConfig: "scenelinear-openexr", providers: [.apt(["libopenexr-dev"])]),
         .target(name: "CEXRDWA", dependencies: ["COpenEXRCxx"]),
 
         // ---- the data flow, one module per stage ----

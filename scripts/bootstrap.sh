@@ -42,9 +42,10 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The compile flags without link flags of the modules whose libraries are loaded on first use
-# (Cairo and Pango, libhdf5, libtiff: scripts/pkgconfig/*.pc), where SwiftPM's pkg-config
-# search finds them.
+# The project's own pkg-config files (scripts/pkgconfig/*.pc), where SwiftPM's pkg-config
+# search finds them: the compile flags without link flags of the modules whose libraries are
+# loaded on first use (Cairo and Pango, libhdf5, libtiff), and OpenEXR's C++ flags with only
+# the libraries CEXRDWA calls.
 pc_dir=/usr/local/lib/pkgconfig
 for file in scripts/pkgconfig/*.pc; do
     pc=$(basename "$file")
