@@ -49,7 +49,8 @@ let package = Package(
         .target(name: "CDigest"),
         // Signal handlers: temporaries removed on SIGTERM/SIGINT/SIGPIPE, inputs truncated under a mapping read as zeros.
         .target(name: "CProcessGuard"),
-        // libjxl, Cairo and Pango loaded on first use, through stubs (scripts/generate-lazy-stubs.py).
+        // libjxl, the chart libraries, libhdf5, libtiff and libcrypto loaded on first use, through
+        // stubs (scripts/generate-lazy-stubs.py); ImageCore.LazyLibrary loads them explicitly.
         .target(name: "CLazyLibraries", dependencies: ["CProcessGuard"], exclude: ["symbols.txt"]),
         .target(name: "ImageCore", dependencies: ["CHalf", "CCrypto", "CDigest", "CProcessGuard", "CLazyLibraries"]),
         // DNG/TIFF structure → typed, validated metadata model.
@@ -58,7 +59,7 @@ let package = Package(
         .target(name: "LosslessJPEG"),
         // Stage 1: stored samples of an image IFD (uncompressed, packed, lossless JPEG,
         // Deflate with predictors, JPEG XL, lossy JPEG; integer and floating-point samples).
-        .target(name: "RawDecode", dependencies: ["ImageCore", "DNGContainer", "LosslessJPEG", "CDeflate", "CJXL", "CJPEG", "CLazyLibraries"]),
+        .target(name: "RawDecode", dependencies: ["ImageCore", "DNGContainer", "LosslessJPEG", "CDeflate", "CJXL", "CJPEG"]),
         // Stage 2: linear reference values (linearization, black, white, active area, clip mask).
         .target(name: "Linearize", dependencies: ["ImageCore", "DNGContainer", "RawDecode"]),
         // The DNG colour model: camera → XYZ D50 → linear Rec.2020.
@@ -86,7 +87,7 @@ let package = Package(
         // DNG opcode lists (OpcodeList1/2/3): parsing every opcode, applying the radiometric ones.
         .target(name: "Opcodes", dependencies: ["ImageCore"]),
         // DNG writer through libtiff (test fixtures, samples; grows into simulated capture).
-        .target(name: "DNGWriter", dependencies: ["ImageCore", "LosslessJPEG", "CTIFF", "CLazyLibraries"]),
+        .target(name: "DNGWriter", dependencies: ["ImageCore", "LosslessJPEG", "CTIFF"]),
         // Measurements: region statistics, histograms, radiance ratios with uncertainty.
         .target(name: "Analysis", dependencies: ["ImageCore"]),
         // Simulated captures with known ground-truth radiance.

@@ -1,5 +1,4 @@
 internal import CTIFF
-internal import CLazyLibraries
 import Foundation
 import ImageCore
 import LosslessJPEG
@@ -360,11 +359,7 @@ final class TIFFFile {
     /// - Throws: `DNGWriteError` naming `reportedPath` and libtiff's message, or why libtiff
     ///   cannot be loaded.
     init(path: String, mode: String, reportedPath: String) throws {
-        var message = [CChar](repeating: 0, count: 600)
-        if sl_lazy_load(SL_LAZY_TIFF, &message, message.count) != 0 {
-            let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw DNGWriteError(path: reportedPath, reason: reason)
-        }
+        if let reason = LazyLibrary.tiff.load() { throw DNGWriteError(path: reportedPath, reason: reason) }
         errors = .allocate(capacity: 1)
         errors.initialize(to: ctiff_error_buffer())
         guard let tif = ctiff_open(path, mode, errors) else {

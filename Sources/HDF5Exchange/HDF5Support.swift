@@ -1,5 +1,4 @@
 internal import CHDF5
-internal import CLazyLibraries
 import ExchangeCore
 import Foundation
 import ImageCore
@@ -29,9 +28,7 @@ enum HDF5Library {
     /// are a feature this installation lacks, reported for `path` as such: exit 14 for a file
     /// to read, 16 for one to write.
     static func withLock<T>(for path: String, writing: Bool, _ body: () throws -> T) throws -> T {
-        var message = [CChar](repeating: 0, count: 600)
-        if sl_lazy_load(SL_LAZY_HDF5, &message, message.count) != 0 {
-            let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if let reason = LazyLibrary.hdf5.load() {
             throw ExchangeError(path: path, operation: "dlopen", message: "HDF5 files cannot be \(writing ? "written" : "read"): \(reason)",
                                 category: writing ? .outputFailure : .unsupportedFeature)
         }

@@ -1,5 +1,4 @@
 internal import CJXL
-internal import CLazyLibraries
 import DNGContainer
 import ImageCore
 
@@ -130,9 +129,7 @@ extension BlockPlan {
     /// loads it, nor the libraries it needs. Where it cannot be loaded, JPEG XL is a feature
     /// this installation lacks, reported for the block as such.
     private func loadJPEGXLLibrary(_ block: Block) throws(RawDecodeError) {
-        var message = [CChar](repeating: 0, count: 600)
-        guard sl_lazy_load(SL_LAZY_JXL, &message, message.count) != 0 else { return }
-        let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let reason = LazyLibrary.jpegXL.load() else { return }
         throw .unsupportedBlock(path: path, ifd: ifd.path, block: name(block), reason: "JPEG XL cannot be decoded: \(reason)")
     }
 

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include "lazy_library_ids.h"
 
-/// Loads `library` (SL_LAZY_JXL, SL_LAZY_CHARTS, SL_LAZY_HDF5) if it is not loaded yet; safe from any thread.
+/// Loads `library` (an SL_LAZY_* number of lazy_library_ids.h) if it is not loaded yet; safe from any thread.
 /// Returns 0, or -1 with what went wrong (the shared object and dlerror's reason) in `error`.
 __attribute__((visibility("hidden"))) int sl_lazy_load(int library, char *error, size_t length);
 
