@@ -47,12 +47,13 @@ extension Pipeline {
     }
 
     /// What converting the DNG at `path` into `targets` reserves in a batch: the estimate of
-    /// its plan's route and of its masks (0 when the header cannot be read: the conversion
+    /// its plan's route (with a Stage 1 it collects) and of its masks (0 when the header cannot be read: the conversion
     /// then fails at once).
     public static func estimatedFileBytes(path: String, options: DevelopOptions, targets: [(OutputFormat, String)],
                                           export: ExportOptions) -> Int {
         guard let dng = try? DNGFile.open(path: path), let (raw, _, _) = try? selectImage(dng, options: options),
               let plan = try? plan(dng, options: options, request: request(targets: targets, export: export)) else { return 0 }
-        return adding(estimatedFileBytes(raw, plannedRoute: plan.memoryRoute), maskBytes(dng, raw: raw, options: options))
+        return adding(adding(estimatedFileBytes(raw, plannedRoute: plan.memoryRoute), collectedStage1Bytes(raw, plan: plan)),
+                      maskBytes(dng, raw: raw, options: options))
     }
 }

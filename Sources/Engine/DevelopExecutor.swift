@@ -49,6 +49,7 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
     /// The pixels the decoder reports while it decodes, in this pass (`countDecodeProgress`).
     var decodeAhead = 0
     /// A stage collected whole, on its way to the next step.
+    var stage1: StoredImage?
     var stage2: LinearImage?
     var stage3: Stage3Image?
 
@@ -147,7 +148,8 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
         defer { _ = hashing.wait() }
         try prepareFile()
         try Pipeline.checkLimits(raw, path: path, options: options, route: plan.memoryRoute, planned: true,
-                                 extra: Pipeline.maskBytes(dng, raw: raw, options: options))
+                                 extra: Pipeline.adding(Pipeline.maskBytes(dng, raw: raw, options: options),
+                                                        Pipeline.collectedStage1Bytes(raw, plan: plan)))
         countDecodeProgress()
         options.progress?.start(pixels: area.width * area.height, decodedFirst: decodeAhead)
         let start = DispatchTime.now().uptimeNanoseconds
@@ -166,6 +168,9 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
 
     /// Stage 2 as the plan makes it: on to the output, through the mosaic window, or collected.
     func runStage2() throws {
+        // Stage 1 collected first: its OpcodeList1 note precedes what the stages after it
+        // record, and a decoding error comes before any output is started.
+        if plan.stage1 == .collected { stage1 = try decodeStage1() }
         switch plan.stage2 {
         case .streamed:
             let geometry = try geometry(width: area.width, height: area.height)
@@ -182,9 +187,7 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
                                                 mapping: linearization.mapping) { try decodeBlocks(into: .collect($0)) }
             guard stage2 != nil else { throw internalError("the blocks of \(raw.path) were planned to be decoded one by one") }
         case .collectedFromStage1:
-            // The Stage 1 collector: OpcodeList1, or storage not decoded block by block.
-            var stored = try RawDecoder.decode(dng, ifd: raw, limits: options.limits, digester: digester, decodeProgress: decodeProgress)
-            try Pipeline.applyOpcodeList1(dng: dng, raw: raw, to: &stored, clipping: options.opcodeClipping, notes: &processing)
+            guard let stored = stage1.take() else { throw internalError("no Stage 1 was collected for \(raw.path)") }
             stage2 = try Linearizer.linearize(stored, path: path)
             options.progress?.add(area.width * area.height)
         case .replaced:
@@ -208,8 +211,44 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
     /// OpcodeList2 (when the plan runs it per region); false when the storage is not decoded
     /// block by block.
     func decodeBlocks(into target: StripTarget<E>) throws -> Bool {
-        try RawDecoder.forEachBlock(dng, ifd: raw, limits: options.limits, digester: digester, cache: cache,
-                                    decodeProgress: decodeProgress, strips(into: target))
+        if plan.stage1 == .collected { return try handOnStage1(into: target, rowsDone: nil) }
+        return try RawDecoder.forEachBlock(dng, ifd: raw, limits: options.limits, digester: digester, cache: cache,
+                                           decodeProgress: decodeProgress, strips(into: target))
+    }
+
+    /// The Stage 1 collector: the whole raw image decoded (its digest taken), OpcodeList1 applied.
+    func decodeStage1() throws -> StoredImage {
+        var stored = try RawDecoder.decode(dng, ifd: raw, limits: options.limits, digester: digester, decodeProgress: decodeProgress)
+        try Pipeline.applyOpcodeList1(dng: dng, raw: raw, to: &stored, clipping: options.opcodeClipping, notes: &processing)
+        return stored
+    }
+
+    /// Rows of the collected Stage 1 handed on at a time to a consumer that needs whole rows.
+    static var stage1GroupRows: Int { 4 * RawDecoder.rowGroupRows }
+
+    /// The collected Stage 1 (taken: its memory goes when it has been handed on) handed on
+    /// as the decoder's blocks are (`strips(into:)`): all of
+    /// it at once (its strips spread over the cores), or `stage1GroupRows` rows at a time with
+    /// `rowsDone` after each; false for samples held as 32-bit integers (the plan then
+    /// linearizes Stage 1 whole).
+    func handOnStage1(into target: StripTarget<E>, rowsDone: ((Range<Int>) throws -> Void)?) throws -> Bool {
+        guard let stored = stage1.take() else { throw internalError("no Stage 1 was collected for \(raw.path)") }
+        let width = stored.ifd.width, height = stored.ifd.height, rowStride = width * stored.ifd.samplesPerPixel
+        let body = strips(into: target), groupRows = rowsDone == nil ? max(1, height) : Self.stage1GroupRows
+        func handOn(_ first: BlockSamples) throws {
+            for top in stride(from: 0, to: height, by: groupRows) {
+                let rows = top..<min(height, top + groupRows)
+                try body(PixelRect(top: rows.lowerBound, left: 0, bottom: rows.upperBound, right: width),
+                         first.advanced(by: top * rowStride), rowStride, true)
+                try rowsDone?(rows)
+            }
+        }
+        switch stored.samples {
+        case .uint16(let b): try b.samples.withUnsafeBufferPointer { try handOn(.uint16($0.baseAddress!)) }
+        case .float32(let b): try b.samples.withUnsafeBufferPointer { try handOn(.float32($0.baseAddress!)) }
+        case .uint32: return false
+        }
+        return true
     }
 
     /// The pixels this pass's decoder reports while it decodes (a JPEG XL image of few
@@ -228,7 +267,10 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
 
     /// `decodeBlocks`, a row of blocks at a time, with `rowsDone` after each.
     func decodeBlockRows(into target: StripTarget<E>, rowsDone: (Range<Int>) throws -> Void) throws -> Bool {
-        try RawDecoder.forEachBlockRow(dng, ifd: raw, limits: options.limits, digester: digester, cache: cache,
+        if plan.stage1 == .collected {
+            return try withoutActuallyEscaping(rowsDone) { try handOnStage1(into: target, rowsDone: $0) }
+        }
+        return try RawDecoder.forEachBlockRow(dng, ifd: raw, limits: options.limits, digester: digester, cache: cache,
                                        decodeProgress: decodeProgress,
                                        strips(into: target), rowsDone: rowsDone)
     }
@@ -288,7 +330,7 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
         } catch {
             throw FileFailure(path: path, error)
         }
-        let blockRows = raw.layout?.blockHeight ?? area.height
+        let blockRows = plan.stage1 == .collected ? Self.stage1GroupRows : raw.layout?.blockHeight ?? area.height
         let bandReach = (0..<bands.bandCount).map { bands.inputRows(ofBand: $0).count }.max() ?? 0
         // The window holds fewer rows than one band reads from before a group of block rows
         // arrives, plus that group (under rowGroupRows plus one block's height).

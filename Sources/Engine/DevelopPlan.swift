@@ -25,22 +25,31 @@ public struct SourceLayout: Equatable, Sendable {
     /// Chunky integer samples of at most 16 bits or floating-point samples, without
     /// interleaved fields: decoded block by block.
     public var blockwiseStorage: Bool
+    /// Decoded whole, Stage 1 holds integers of at most 16 bits or floating-point samples
+    /// (not wider integers), so strips can be cut from it as from the decoder's blocks.
+    public var stage1CutsIntoStrips: Bool
     public var hasOpcodeList1: Bool
     public var opcodeList2: ListReach
     public var opcodeList3: ListReach
 
-    public init(kind: Kind, blockwiseStorage: Bool, hasOpcodeList1: Bool = false, opcodeList2: ListReach = .absent,
-                opcodeList3: ListReach = .absent) {
+    public init(kind: Kind, blockwiseStorage: Bool, stage1CutsIntoStrips: Bool = true, hasOpcodeList1: Bool = false,
+                opcodeList2: ListReach = .absent, opcodeList3: ListReach = .absent) {
         self.kind = kind
         self.blockwiseStorage = blockwiseStorage
+        self.stage1CutsIntoStrips = stage1CutsIntoStrips
         self.hasOpcodeList1 = hasOpcodeList1
         self.opcodeList2 = opcodeList2
         self.opcodeList3 = opcodeList3
     }
 
-    /// Whether the decoder's blocks can go on through the stages (the layout and the storage allow).
-    var blockwise: Bool {
-        guard blockwiseStorage else { return false }
+    /// Whether Stage 1 is decoded whole: OpcodeList1 acts on all of it, or the storage is not
+    /// decoded block by block (interleaved fields, planes, integers wider than 16 bits).
+    var collectsStage1: Bool { hasOpcodeList1 || !blockwiseStorage }
+
+    /// Whether strips can go on through the stages, from the decoder's blocks or from the
+    /// whole Stage 1 (the layout and the storage allow).
+    var strips: Bool {
+        guard !collectsStage1 || stage1CutsIntoStrips else { return false }
         switch kind {
         case .linearRaw(let spp): return spp == 3
         case .bayer: return true
@@ -90,15 +99,23 @@ public struct DevelopRequest: Equatable, Sendable {
 /// output goes; with the reason for each collector. A pure value of the file's layout and
 /// the request (`init(layout:request:)`); the executor (`Pipeline.stream`) follows it.
 public struct DevelopPlan: Equatable, Sendable {
+    public enum Stage1: Equatable, Sendable {
+        /// Decoded block by block, each block handed on as it is decoded.
+        case blocks
+        /// Decoded whole (OpcodeList1 applied), then handed on in strips as if they were
+        /// blocks (or, with `Stage2.collectedFromStage1`, linearized whole).
+        case collected
+    }
     public enum Stage2: Equatable, Sendable {
-        /// Each strip goes from the decoder through every stage to the output.
+        /// Each strip goes from the decoder (or the collected Stage 1) through every stage to the output.
         case streamed
         /// The mosaic's rows kept in a window, demosaiced band by band as they arrive.
         case mosaicWindow
-        /// Collected whole from the decoder's blocks (strips linearized, OpcodeList2 on them
-        /// when it runs per region).
+        /// Collected whole from strips of the decoder's blocks or of the collected Stage 1
+        /// (linearized, OpcodeList2 on them when it runs per region).
         case collectedFromBlocks
-        /// The whole Stage 1 decoded (OpcodeList1 applied), then linearized.
+        /// The whole Stage 1 linearized at once: a layout strips cannot be cut from (32-bit
+        /// integers, LinearRaw of other than 3 samples, a CFA the band demosaicer does not read).
         case collectedFromStage1
         /// Made outside the file (a merged bracket), OpcodeList2 taken as applied.
         case replaced
@@ -140,6 +157,7 @@ public struct DevelopPlan: Equatable, Sendable {
         case scan
     }
 
+    public var stage1: Stage1
     public var stage2: Stage2
     public var list2: ListStep
     public var demosaic: Demosaic
@@ -157,13 +175,16 @@ public struct DevelopPlan: Equatable, Sendable {
         var collectors: [String] = []
         let list2Whole = layout.opcodeList2 == .whole, list3Whole = layout.opcodeList3 == .whole
         let cfa = !layout.kind.isLinearRaw
+        stage1 = (layout.collectsStage1 || !layout.strips) && !request.replacesStage2 ? .collected : .blocks
+        if stage1 == .collected {
+            collectors.append(layout.hasOpcodeList1 ? "Stage 1: OpcodeList1 acts on the whole raw image"
+                              : !layout.collectsStage1 ? "Stage 1: a layout the blocks cannot go on from (refused, or damage reported first)"
+                              : "Stage 1: integer samples wider than 16 bits, planar or in interleaved fields")
+        }
         if request.replacesStage2 {
             stage2 = .replaced
-        } else if layout.hasOpcodeList1 || !layout.blockwise {
+        } else if !layout.strips {
             stage2 = .collectedFromStage1
-            collectors.append(layout.hasOpcodeList1 ? "Stage 1: OpcodeList1 acts on the whole raw image"
-                              : layout.blockwiseStorage ? "Stage 1: a layout the blocks cannot go on from (refused, or damage reported first)"
-                              : "Stage 1: integer samples wider than 16 bits, planar or in interleaved fields")
         } else if !cfa && !list2Whole && !list3Whole {
             stage2 = .streamed
         } else if cfa && !list2Whole {
@@ -186,6 +207,8 @@ public struct DevelopPlan: Equatable, Sendable {
         if !stage3Streams && cfa { collectors.append("Stage 3: OpcodeList3 reads neighbours or crops") }
         list3 = layout.opcodeList3 == .absent ? .absent : list3Whole ? .whole : .perRegion
         sink = Self.sink(request)
+        // A Stage 1 collected only for its storage adds its own size to the route's estimate
+        // (`Pipeline.estimatedFileBytes(_:plan:)`).
         let collects = layout.hasOpcodeList1 || list2Whole || list3Whole
         memoryRoute = request.replacesStage2 || collects || stage2 == .collectedFromStage1 ? nil : Self.route(sink, request: request)
         self.collectors = collectors
@@ -218,7 +241,7 @@ public struct DevelopPlan: Equatable, Sendable {
 
     /// The plan as one line per stage (for errors and logs).
     public var summary: [String] {
-        var lines = ["Stage 2: \(stage2)", "OpcodeList2: \(list2)", "demosaic: \(demosaic)", "Stage 3: \(stage3)",
+        var lines = ["Stage 1: \(stage1)", "Stage 2: \(stage2)", "OpcodeList2: \(list2)", "demosaic: \(demosaic)", "Stage 3: \(stage3)",
                      "OpcodeList3: \(list3)", "sink: \(sink)"]
         lines += collectors.map { "collected — \($0)" }
         return lines
@@ -247,6 +270,7 @@ extension SourceLayout {
         // A storage the block plan cannot describe fails on every route, in the decoder: as blockwise here.
         let blockwise = (try? RawDecoder.decodesBlockByBlock(dng, ifd: raw, limits: limits)) ?? true
         return SourceLayout(kind: kind, blockwiseStorage: blockwise,
+                            stage1CutsIntoStrips: (try? RawDecoder.storedSampleType(dng, ifd: raw, limits: limits)) != .uint32,
                             hasOpcodeList1: try dng.opcodeListBytes(1, of: raw) != nil,
                             opcodeList2: reach(list2), opcodeList3: reach(list3))
     }

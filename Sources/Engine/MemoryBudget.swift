@@ -141,6 +141,17 @@ extension Pipeline {
         return bytes >= Double(Int.max / 2) ? .max : Int(bytes)
     }
 
+    /// What a plan's Stage 1, collected whole for its storage alone (interleaved fields,
+    /// planes) and then cut into strips, adds to its route's estimate: the decoded samples,
+    /// 2 bytes each up to 16 bits, else 4. 0 when the plan is estimated whole (`memoryRoute`
+    /// nil) or decodes block by block.
+    public static func collectedStage1Bytes(_ raw: ImageIFD, plan: DevelopPlan) -> Int {
+        guard plan.stage1 == .collected, plan.memoryRoute != nil else { return 0 }
+        let stored: Double = raw.sampleFormat == 3 || (raw.bitsPerSample.first ?? 16) > 16 ? 4 : 2
+        let bytes = Double(raw.width) * Double(raw.height) * Double(max(1, raw.samplesPerPixel)) * stored
+        return bytes >= Double(Int.max / 2) ? .max : Int(bytes)
+    }
+
     /// `a + b`, at most `Int.max`.
     static func adding(_ a: Int, _ b: Int) -> Int { a > Int.max - b ? .max : a + b }
 

@@ -117,6 +117,11 @@ public enum RawDecoder {
         try BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true).decodesBlockByBlock
     }
 
+    /// The type `decode` holds `ifd`'s samples in (16-bit integers, wider integers or `Float`).
+    public static func storedSampleType(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits()) throws -> StoredSampleType {
+        try BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true).encoding.storedType
+    }
+
     private static func forEachBlock(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits, digester: ImageDigester?,
                                      cache: DecodedBlockCache?, decodeProgress: DecodeProgress?,
                                      _ body: @Sendable (_ region: PixelRect, _ samples: BlockSamples,

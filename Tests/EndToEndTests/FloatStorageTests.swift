@@ -167,9 +167,9 @@ import TestSupport
         for file in [wholeEXR, streamedEXR, wholeHDF5, streamedHDF5] { try FileManager.default.removeItem(atPath: file) }
     }
 
-    /// Planar floats (one plane per block) are still decoded whole (Stage 2 collected from
-    /// Stage 1, the whole-image estimate): the same pixels and clip mask as the same samples
-    /// stored chunky and developed block by block.
+    /// Planar floats (one plane per block) are decoded whole, then cut into strips that go on
+    /// as blocks do (the route's estimate with the decoded samples besides): the same pixels
+    /// and clip mask as the same samples stored chunky and developed block by block.
     @Test func planarFloatsDecodedWholeGiveTheSamePixels() throws {
         let dir = TestData.temporaryDirectory("float-storage-planar")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -180,7 +180,8 @@ import TestSupport
         try file.write(to: planar)
         let request = DevelopRequest(output: .exr(streamable: true))
         let planarPlan = try Pipeline.plan(try DNGFile.open(path: planar), options: DevelopOptions(), request: request)
-        #expect(planarPlan.stage2 == .collectedFromStage1 && planarPlan.memoryRoute == nil, "\(planarPlan.summary)")
+        #expect(planarPlan.stage1 == .collected && planarPlan.stage2 == .streamed && planarPlan.memoryRoute == .streamedEXR,
+                "\(planarPlan.summary)")
         let a = try Pipeline.developHalf(path: chunky, options: DevelopOptions(), keepClipMask: true).image
         let b = try Pipeline.developHalf(path: planar, options: DevelopOptions(), keepClipMask: true).image
         #expect(a.pixels.samples.map(\.bitPattern) == b.pixels.samples.map(\.bitPattern))
@@ -190,7 +191,8 @@ import TestSupport
 
     /// The memory estimate from the IFD alone (`--max-memory` of commands that plan no
     /// route, batch reservations) is the block-by-block route's for chunky floats, as the
-    /// plan's, and the whole image's for planar ones.
+    /// plan's, and the whole image's for planar ones; the plan of planar ones adds the
+    /// decoded samples (4 bytes each) to the route's.
     @Test func memoryEstimates() throws {
         let dir = TestData.temporaryDirectory("float-storage-estimate")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -203,7 +205,9 @@ import TestSupport
             let raw = try dng.mainRawImage()
             let plan = try Pipeline.plan(dng, options: DevelopOptions(), request: DevelopRequest(output: .exr(streamable: true)))
             let fromIFD = Pipeline.estimatedPeakBytes(raw, route: .streamedEXR)
-            #expect(fromIFD == Pipeline.estimatedPeakBytes(raw, plannedRoute: plan.memoryRoute), "planar \(planar)")
+            let planned = Pipeline.estimatedPeakBytes(raw, plannedRoute: plan.memoryRoute) + Pipeline.collectedStage1Bytes(raw, plan: plan)
+            let route = Pipeline.estimatedPeakBytes(raw, plannedRoute: .streamedEXR)
+            #expect(planned == (planar == 1 ? fromIFD : route + raw.width * raw.height * 3 * 4), "planar \(planar)")
             #expect(Pipeline.developsByBlocks(raw) == (planar == 1))
             #expect((fromIFD == Pipeline.estimatedPeakBytes(raw, route: nil)) == (planar == 2), "planar \(planar)")
         }
