@@ -142,6 +142,19 @@ public enum MaskResampler {
         var weight: Double
     }
 
+    /// Whether every pixel centre of `grid` falls exactly on the centre of the stored mask
+    /// pixel of its own position (weights 0): `resample` then gives each finite value of at
+    /// least +0 back unchanged, so a mask of such values needs no resampling.
+    public static func isIdentity(width: Int, height: Int, subArea: MaskSubArea?, onto grid: Stage3Grid) -> Bool {
+        guard width == grid.width, height == grid.height else { return false }
+        let columns = taps(count: grid.width, origin: grid.originX, step: grid.step, span: grid.activeWidth,
+                           full: subArea?.fullWidth ?? width, offset: subArea?.left ?? 0, storedCount: width)
+        let rows = taps(count: grid.height, origin: grid.originY, step: grid.step, span: grid.activeHeight,
+                        full: subArea?.fullHeight ?? height, offset: subArea?.top ?? 0, storedCount: height)
+        func exact(_ taps: [Tap]) -> Bool { taps.indices.allSatisfy { taps[$0].first == $0 && taps[$0].weight == 0 } }
+        return exact(columns) && exact(rows)
+    }
+
     static func taps(count: Int, origin: Double, step: Double, span: Int, full: Int, offset: Int, storedCount: Int) -> [Tap] {
         (0..<count).map { i in
             let centre = origin + (Double(i) + 0.5) * step

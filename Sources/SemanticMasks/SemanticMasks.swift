@@ -45,7 +45,11 @@ public enum SemanticMasks {
         let scale = Float(1 / (pow2(bits) - 1))
         switch stored.samples {
         case .uint16(let b):
-            return ImageBuffer(width: b.width, height: b.height, channels: 1, samples: b.samples.map { Float($0) * scale })
+            // In parallel chunks, into memory written only once (a mask can be the size of the image).
+            let values = LargeBuffer.make(Float.self, count: b.samples.count, reading: b.samples) { range, codes, out in
+                for i in range { out[i] = Float(codes[i]) * scale }
+            }
+            return ImageBuffer(width: b.width, height: b.height, channels: 1, samples: values)
         case .uint32(let b):
             let s = 1 / (pow2(bits) - 1)
             return ImageBuffer(width: b.width, height: b.height, channels: 1, samples: b.samples.map { Float(Double($0) * s) })
@@ -59,8 +63,15 @@ public enum SemanticMasks {
     /// Decodes the semantic mask `ifd` of `dng` as 0…1 values at its stored size.
     /// - Throws: `SemanticMaskError` wrapping the decoder's error.
     public static func decode(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits()) throws -> ImageBuffer<Float> {
+        try decodeWithKind(dng, ifd: ifd, limits: limits).values
+    }
+
+    /// `decode`, and whether the mask was stored in integers (its values then finite, at
+    /// least +0).
+    static func decodeWithKind(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits) throws -> (values: ImageBuffer<Float>, integers: Bool) {
         do {
-            return try unitValues(RawDecoder.decodeAnyImage(dng, ifd: ifd, limits: limits), path: dng.path)
+            let stored = try RawDecoder.decodeAnyImage(dng, ifd: ifd, limits: limits)
+            return (try unitValues(stored, path: dng.path), stored.samples.type != .float32)
         } catch let failure as any SceneLinearFailure {
             throw SemanticMaskError(path: dng.path, ifd: ifd.path, semanticName: ifd.semanticName ?? "", underlying: failure)
         }
@@ -87,12 +98,14 @@ public enum SemanticMasks {
         let names = layerNames(dng)
         var out: [SemanticMaskLayer] = []
         for (ifd, name) in zip(masks, names) {
-            let values = try decode(dng, ifd: ifd, limits: limits)
+            let (values, integers) = try decodeWithKind(dng, ifd: ifd, limits: limits)
             var subArea: MaskSubArea?
             if case .subArea(let a) = MaskSubArea.read(ifd.maskSubArea, maskWidth: values.width, maskHeight: values.height) {
                 subArea = a
             }
-            let onGrid = MaskResampler.resample(values, subArea: subArea, onto: grid)
+            // A mask stored on the grid itself is its own resampling (no second mask-sized buffer).
+            let onGrid = integers && MaskResampler.isIdentity(width: values.width, height: values.height, subArea: subArea, onto: grid)
+                ? values : MaskResampler.resample(values, subArea: subArea, onto: grid)
             out.append(SemanticMaskLayer(name: name, semanticName: semanticName(of: ifd), instanceID: ifd.semanticInstanceID ?? "",
                                          sourceIFD: ifd.path, values: ImageGeometry.apply(plan, to: onGrid)))
         }

@@ -126,6 +126,24 @@ import TestSupport
         #expect(out.samples == row + row)
     }
 
+    /// A mask stored at the grid's own size is its own resampling — each value given back bit
+    /// for bit — and any other mapping is not (half resolution, a trim, a sub-area, superpixels).
+    @Test func maskOnItsOwnGridIsTheIdentity() {
+        let codes: [UInt16] = (0..<(37 * 23)).map { UInt16(($0 * 7919) % 65536) }
+        let mask = ImageBuffer<Float>(width: 37, height: 23, channels: 1, samples: codes.map { Float($0) * Float(1.0 / 65535) })
+        let grid = Stage3Grid(width: 37, height: 23, activeWidth: 37, activeHeight: 23)
+        #expect(MaskResampler.isIdentity(width: 37, height: 23, subArea: nil, onto: grid))
+        #expect(MaskResampler.resample(mask, subArea: nil, onto: grid).samples.map(\.bitPattern) == mask.samples.map(\.bitPattern))
+        #expect(!MaskResampler.isIdentity(width: 19, height: 12, subArea: nil, onto: grid))
+        #expect(!MaskResampler.isIdentity(width: 36, height: 23, subArea: nil,
+                                          onto: Stage3Grid.pipeline(activeArea: PixelRect(width: 37, height: 23), binning: 1, width: 36,
+                                                                    height: 23, trim2: PixelRect(top: 0, left: 1, bottom: 23, right: 37))))
+        #expect(!MaskResampler.isIdentity(width: 37, height: 23, subArea: MaskSubArea(top: 0, left: 1, fullWidth: 38, fullHeight: 23),
+                                          onto: grid))
+        #expect(!MaskResampler.isIdentity(width: 18, height: 11, subArea: nil,
+                                          onto: Stage3Grid.pipeline(activeArea: PixelRect(width: 37, height: 23), binning: 2, width: 18, height: 11)))
+    }
+
     /// The real iPhone 12 Pro ProRAW header: its sky matte is listed with its geometry, and
     /// decoding it names the truncation and the way around it.
     @Test func realProRAWSkyMatte() throws {
