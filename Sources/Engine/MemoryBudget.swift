@@ -153,7 +153,7 @@ extension Pipeline {
     }
 
     /// `a + b`, at most `Int.max`.
-    static func adding(_ a: Int, _ b: Int) -> Int { a > Int.max - b ? .max : a + b }
+    public static func adding(_ a: Int, _ b: Int) -> Int { a > Int.max - b ? .max : a + b }
 
     /// The estimated peak memory of the whole process developing `raw` by `route`, in
     /// bytes (`processBaseBytes` included); `wholeImagePeakBytes` for an image not developed

@@ -128,6 +128,7 @@ func exitForFailures(_ results: [FileAnalysis]) throws {
 extension SceneLinearCommand {
     struct Stats: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "stats",
             abstract: "Statistics of R, G, B and luminance Y per region: mean (± standard error), median, percentiles, spread, clipping, dynamic range.",
             discussion: """
                 Values are in the image's units (linear reference values × the exposure factor). \
@@ -219,6 +220,7 @@ extension SceneLinearCommand {
 
     struct Ratio: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "ratio",
             abstract: "Radiance ratios between regions, with 95 % intervals from the NoiseProfile.",
             discussion: """
                 By default the first region over the second; --ratio names pairs. The interval \
@@ -266,6 +268,7 @@ extension SceneLinearCommand {
 extension SceneLinearCommand {
     struct Report: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "report",
             abstract: "Write an HTML, Markdown or PDF report: EV map with regions, statistics, dynamic range, ratios with intervals, histograms.",
             discussion: """
                 One section per input file: its provenance (path, SHA-256, size, colour encoding, \

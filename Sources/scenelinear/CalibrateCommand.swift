@@ -6,6 +6,7 @@ import SceneLinearKit
 extension SceneLinearCommand {
     struct Calibrate: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "calibrate",
             abstract: "Fit a camera's luminance calibration constant to reference luminances (spot meter, grey card, or illuminance at a fisheye).",
             discussion: """
                 Each reference is a region of a photo and its known luminance: measured with a \

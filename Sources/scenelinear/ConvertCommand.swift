@@ -6,6 +6,7 @@ import SceneLinearKit
 extension SceneLinearCommand {
     struct Convert: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "convert",
             abstract: "Convert a DNG to scene-linear half-float OpenEXR and/or HDF5.",
             discussion: """
                 The main raw image is decoded (lossless JPEG or uncompressed), mapped to linear \

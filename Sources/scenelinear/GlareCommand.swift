@@ -5,6 +5,7 @@ import SceneLinearKit
 extension SceneLinearCommand {
     struct Glare: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "glare",
             abstract: "Glare at a fisheye camera: DGP, DGI and UGR with 95 % intervals, and the glare sources.",
             discussion: """
                 For a circular fisheye image in absolute units (a DNG developed in cd/m², or an \

@@ -5,6 +5,7 @@ import SceneLinearKit
 extension SceneLinearCommand {
     struct Illuminance: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "illuminance",
             abstract: "Illuminance at a fisheye camera (E_v = Σ L · cos θ · ω, lux) with its 95 % interval.",
             discussion: """
                 For a circular fisheye image — a DNG (developed in cd/m²: --units luminance is the \

@@ -5,6 +5,7 @@ import SceneLinearKit
 extension SceneLinearCommand {
     struct Info: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "info",
             abstract: "Summarise a DNG: camera, capture, colour calibration and every image IFD.",
             discussion: """
                 Lists each IFD holding image data with its role from NewSubFileType (main raw \

@@ -5,6 +5,7 @@ import SceneLinearKit
 extension SceneLinearCommand {
     struct Manifest: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "manifest",
             abstract: "Merge and summarise batch manifests (e.g. from the shards of a cluster job).",
             discussion: """
                 Reads scenelinear-manifest*.jsonl files (given, or found in the given directories), \

@@ -18,6 +18,7 @@ struct MergeDocument: Codable {
 extension SceneLinearCommand {
     struct Merge: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "merge",
             abstract: "Merge raw frames of one scene (a bracket) into one image, noise-optimally, with each pixel's standard deviation.",
             discussion: """
                 The frames come from one camera (make, model, serial number), have one size and \

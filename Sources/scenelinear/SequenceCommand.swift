@@ -5,6 +5,7 @@ import SceneLinearKit
 extension SceneLinearCommand {
     struct Sequence: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "sequence",
             abstract: "Group a study's DNG frames into bracket sets; with -o, merge and measure each set into a time series.",
             discussion: """
                 Reads each DNG's capture time (DateTimeOriginal with SubSecTimeOriginal, in UTC by \

@@ -8,6 +8,7 @@ import SimulationCheck
 extension SceneLinearCommand {
     struct Simulate: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "simulate",
             abstract: "Photograph a scene of known radiance with a simulated camera: a DNG plus its ground truth.",
             discussion: """
                 The scene is a built-in one (grey-ramp, colour-chart, sunset, sky-sun, sky-dome), a scene \
@@ -220,6 +221,7 @@ extension SceneLinearCommand {
 
     struct Validate: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "validate",
             abstract: "Compare the decode of a simulated capture with its ground truth.",
             discussion: """
                 Decodes the DNG (no crop, sensor orientation; superpixel for CFA) and reports: the \

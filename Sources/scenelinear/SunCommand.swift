@@ -5,6 +5,7 @@ import SceneLinearKit
 extension SceneLinearCommand {
     struct Sun: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "sun",
             abstract: "The sun's position from a site at given times or at DNG files' capture times.",
             discussion: """
                 Prints the sun's apparent elevation, azimuth (degrees east of north) and zenith \

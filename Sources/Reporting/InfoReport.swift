@@ -1,4 +1,5 @@
 import Foundation
+import Engine
 
 /// What `scenelinear info` reports about a DNG: a readable summary and a JSON document.
 public struct InfoReport: Encodable, Sendable {
