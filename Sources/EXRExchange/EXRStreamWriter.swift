@@ -38,8 +38,8 @@ public final class EXRStreamWriter: StreamingImageWriter {
     /// A chunk's buffer holds RGB interleaved (3 halves a pixel), then one plane per extra
     /// channel, each `linesPerChunk × width` halves.
     private let staging: RowChunkStaging
-    /// The extra channels' names and sources: a mask layer's values, or the clip mask (nil).
-    private let extras: [(name: String, source: [Float]?)]
+    /// The extra channels' names and sources: a mask layer's weights, or the clip mask (nil).
+    private let extras: [(name: String, source: SemanticMaskLayer.Samples?)]
     /// Where the clip mask plane starts in a chunk's buffer (nil without one).
     private let clipHalves: Int?
     private let path: String
@@ -60,7 +60,7 @@ public final class EXRStreamWriter: StreamingImageWriter {
         try EXRFile.check(width: description.width, height: description.height, options: options, path: path)
         // (The conversion always makes the clip mask when the options ask for it.)
         let channels = EXRFile.extraChannels(masks: description.masks, clipMaskKnown: true, options: options)
-        extras = channels.map { ($0.name, $0.layer.map { description.masks[$0].values.samples }) }
+        extras = channels.map { ($0.name, $0.layer.map { description.masks[$0].samples }) }
         file = try EXRScanlineWriter(file: temporaryPath, reportedAs: path, width: width, height: height,
                                      extraNames: channels.map(\.name),
                                      attributes: EXRMetadata.attributes(for: description, acesContainer: false), options: options)
@@ -88,12 +88,17 @@ public final class EXRStreamWriter: StreamingImageWriter {
         let b = staging.buffer(c)
         let rows = staging.rows(of: c), plane = linesPerChunk * width
         // The mask layers' rows of this chunk, rounded to half as `EXRFile.write` rounds them
-        // (the same conversion), straight into the chunk's buffer.
+        // (the same conversion, or made so already), straight into the chunk's buffer.
+        let span = (rows.lowerBound * width)..<(rows.upperBound * width)
         for (k, extra) in extras.enumerated() {
-            guard let source = extra.source else { continue }
-            _ = source.withUnsafeBufferPointer { all in
-                HalfConversion.convert(UnsafeBufferPointer(rebasing: all[(rows.lowerBound * width)..<(rows.upperBound * width)]),
-                                       to: UnsafeMutableBufferPointer(start: b + plane * (3 + k), count: rows.count * width))
+            let target = UnsafeMutableBufferPointer(start: b + plane * (3 + k), count: rows.count * width)
+            switch extra.source {
+            case .float(let values)?:
+                _ = values.withUnsafeBufferPointer { HalfConversion.convert(UnsafeBufferPointer(rebasing: $0[span]), to: target) }
+            case .half(let halves)?:
+                _ = halves.withUnsafeBufferPointer { target.initialize(fromContentsOf: UnsafeBufferPointer(rebasing: $0[span])) }
+            case nil:
+                continue
             }
         }
         let base = UnsafeRawPointer(b)

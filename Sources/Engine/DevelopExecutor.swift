@@ -104,12 +104,13 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
     }
 
     /// The semantic masks on the output grid of `geometry` for a `stage3Width` × `stage3Height`
-    /// Stage 3 (none unless asked for and present).
-    func outputMasks(_ geometry: GeometryPlan, stage3Width: Int, stage3Height: Int) throws -> [SemanticMaskLayer] {
+    /// Stage 3 (none unless asked for and present); in half floats for a file written as its
+    /// rows are made (both such writers store masks in half floats).
+    func outputMasks(_ geometry: GeometryPlan, stage3Width: Int, stage3Height: Int, half: Bool = false) throws -> [SemanticMaskLayer] {
         guard options.includeMasks && !dng.maskIFDs.isEmpty else { return [] }
         let grid = Stage3Grid.pipeline(activeArea: area, binning: binning, width: stage3Width, height: stage3Height,
                                        trim2: trims[2], trim3: trims[3])
-        return try SemanticMasks.layers(dng, grid: grid, plan: geometry, limits: options.limits)
+        return try SemanticMasks.layers(dng, grid: grid, plan: geometry, limits: options.limits, half: half)
     }
 
     /// The output sink over Stage 3 bands (`OutputSink.run`); the masks decoded and handed on
@@ -438,7 +439,7 @@ extension DevelopRun {
             let digestItems = try Pipeline.checkDigests(dng, raw: raw, main: main, expectation: digestExpectation, imageDigest: nil,
                                                         options: options, assumingImageMatches: true)
             fileStart = { [unowned self] geometry, stage3Width, stage3Height in
-                streamedMasks = try outputMasks(geometry, stage3Width: stage3Width, stage3Height: stage3Height)
+                streamedMasks = try outputMasks(geometry, stage3Width: stage3Width, stage3Height: stage3Height, half: true)
                 var provenance = headerProvenance()
                 // What the pass notes after the header: OpcodeList2 run region by region, a CFA
                 // image's demosaicing, OpcodeList3 run band by band.
@@ -502,7 +503,8 @@ extension DevelopRun {
             try Pipeline.measure(&timings.export[OutputFormat.exr.rawValue, default: 0]) { try writer.finish(sourceSHA256: sha) }
             masks = streamedMasks
         } else {
-            masks = try earlyMasks ?? outputMasks(geometry, stage3Width: made.stage3Width, stage3Height: made.stage3Height)
+            masks = try earlyMasks ?? outputMasks(geometry, stage3Width: made.stage3Width, stage3Height: made.stage3Height,
+                                                  half: made.writer is HDF5StreamWriter)
         }
         if let writer = made.writer as? HDF5StreamWriter {
             // What is left after the pass: the clip mask, the semantic masks and the attributes.

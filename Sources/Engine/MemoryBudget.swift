@@ -123,7 +123,8 @@ extension Pipeline {
 
     /// What the mask layers developed with `raw` add to its peak (semantic masks and the
     /// transparency mask, unless `options.includeMasks` is off): each is held on the output
-    /// grid as `Float` until the output is written (4 bytes per pixel of the ActiveArea, the
+    /// grid as `Float` until the output is written (half floats for a file written as its
+    /// rows are made, counted as `Float` all the same: 4 bytes per pixel of the ActiveArea, the
     /// output grid without DefaultScale), and the one being made also holds its decoded
     /// samples (2 bytes each up to 16 bits, else 4) and their `Float` values (4 bytes) per
     /// mask pixel. The routes' models leave masks out. (The DNG SDK's float16 JPEG XL sample,

@@ -284,6 +284,11 @@ enum HDF5Samples {
         self = type == .float16 ? .halves(HalfConversion.halves(values)) : .floats(values)
     }
 
+    /// A mask layer's weights as `type` (a layer held in half floats is written as it is held).
+    init(_ layer: SemanticMaskLayer, as type: HDF5SampleType) {
+        self = type == .float16 ? .halves(layer.halves) : .floats(layer.values.samples)
+    }
+
     var elementSize: Int {
         if case .halves = self { return 2 }
         return 4

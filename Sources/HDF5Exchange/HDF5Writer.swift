@@ -267,7 +267,7 @@ final class HDF5Writer {
             try s.check(H5Pset_deflate(dcpl.id, UInt32(level)), "H5Pset_deflate")
             let dataset = try s.handle(H5Dcreate2(group.id, layer.name, f16.id, space.id, chdf5_P_DEFAULT(), dcpl.id,
                                                   chdf5_P_DEFAULT()), "H5Dcreate2 (\(name))", closer: H5Dclose)
-            let samples = HDF5Samples(layer.values.samples, as: options.sampleType)
+            let samples = HDF5Samples(layer, as: options.sampleType)
             try samples.withUnsafeBytes { raw in
                 if Parallel.threadCount > 1 {
                     let compressor = HDF5ChunkCompressor(session: s, level: level, shuffle: true, elementSize: samples.elementSize)

@@ -174,7 +174,7 @@ public struct SceneLinearImage: Sendable {
     /// in file order; empty when the file has none or they were not asked for.
     public var masks: [SemanticMaskLayer] {
         didSet {
-            for m in masks { precondition(m.values.width == pixels.width && m.values.height == pixels.height && m.values.channels == 1) }
+            for m in masks { precondition(m.width == pixels.width && m.height == pixels.height) }
         }
     }
 
@@ -210,8 +210,39 @@ public struct SemanticMaskLayer: Sendable, Equatable {
     public var instanceID: String
     /// The IFD the mask was read from, e.g. `IFD0/SubIFD1`.
     public var sourceIFD: String
-    /// One channel, the same size as the image it belongs to.
-    public var values: ImageBuffer<Float>
+    /// The weights as they are held: `Float`, or half floats for a layer made only for the
+    /// files written as their rows are made, which store masks in half floats (the same bits
+    /// as rounding the `Float` weights, in half the memory).
+    public enum Samples: Sendable {
+        case float([Float])
+        case half([Float16])
+    }
+    public private(set) var samples: Samples
+    /// The layer's size: the size of the image it belongs to.
+    public private(set) var width: Int, height: Int
+
+    /// One channel, the same size as the image it belongs to (half floats widened exactly;
+    /// setting it holds `Float`).
+    public var values: ImageBuffer<Float> {
+        get {
+            switch samples {
+            case .float(let f): return ImageBuffer(width: width, height: height, channels: 1, samples: f)
+            case .half(let h): return ImageBuffer(width: width, height: height, channels: 1, samples: HalfConversion.floats(h))
+            }
+        }
+        set {
+            precondition(newValue.channels == 1, "a mask layer has one channel")
+            (width, height, samples) = (newValue.width, newValue.height, .float(newValue.samples))
+        }
+    }
+
+    /// The weights in half floats, each rounded to nearest as every half-float output rounds them.
+    public var halves: [Float16] {
+        switch samples {
+        case .float(let f): return HalfConversion.halves(f)
+        case .half(let h): return h
+        }
+    }
 
     public init(name: String, semanticName: String, instanceID: String = "", sourceIFD: String,
                 values: ImageBuffer<Float>) {
@@ -220,12 +251,23 @@ public struct SemanticMaskLayer: Sendable, Equatable {
         self.semanticName = semanticName
         self.instanceID = instanceID
         self.sourceIFD = sourceIFD
-        self.values = values
+        (width, height, samples) = (values.width, values.height, .float(values.samples))
+    }
+
+    /// A layer held in half floats (`width` × `height` of them).
+    public init(name: String, semanticName: String, instanceID: String = "", sourceIFD: String,
+                width: Int, height: Int, halves: [Float16]) {
+        precondition(halves.count == width * height, "a mask layer has one channel")
+        self.name = name
+        self.semanticName = semanticName
+        self.instanceID = instanceID
+        self.sourceIFD = sourceIFD
+        (self.width, self.height, samples) = (width, height, .half(halves))
     }
 
     public static func == (a: SemanticMaskLayer, b: SemanticMaskLayer) -> Bool {
         a.name == b.name && a.semanticName == b.semanticName && a.instanceID == b.instanceID && a.sourceIFD == b.sourceIFD
-            && a.values.width == b.values.width && a.values.height == b.values.height && a.values.samples == b.values.samples
+            && a.width == b.width && a.height == b.height && a.values.samples == b.values.samples
     }
 }
 
@@ -234,5 +276,5 @@ public struct SemanticMaskLayer: Sendable, Equatable {
 func checkSceneLinearLayout(width: Int, height: Int, channels: Int, clipMask: [UInt8]?, masks: [SemanticMaskLayer]) {
     precondition(channels == 3, "a scene-linear image has three channels")
     if let mask = clipMask { precondition(mask.count == width * height) }
-    for m in masks { precondition(m.values.width == width && m.values.height == height && m.values.channels == 1) }
+    for m in masks { precondition(m.width == width && m.height == height) }
 }

@@ -36,26 +36,45 @@ public enum SemanticMasks {
     /// point values as they are.
     /// - Throws: `RawDecodeError.unsupported` for a mask with more than one sample per pixel.
     public static func unitValues(_ stored: StoredImage, path: String) throws -> ImageBuffer<Float> {
-        let ifd = stored.ifd
-        guard stored.channels == 1 else {
-            throw RawDecodeError.unsupported(path: path, ifd: ifd.path,
-                                             reason: "a semantic mask with \(stored.channels) samples per pixel (1 expected)")
-        }
-        let bits = ifd.bitsPerSample.first ?? 8
-        let scale = Float(1 / (pow2(bits) - 1))
+        let scale = try unitScale(stored, path: path)
         switch stored.samples {
         case .uint16(let b):
             // In parallel chunks, into memory written only once (a mask can be the size of the image).
             let values = LargeBuffer.make(Float.self, count: b.samples.count, reading: b.samples) { range, codes, out in
-                for i in range { out[i] = Float(codes[i]) * scale }
+                for i in range { out[i] = Float(codes[i]) * Float(scale) }
             }
             return ImageBuffer(width: b.width, height: b.height, channels: 1, samples: values)
         case .uint32(let b):
-            let s = 1 / (pow2(bits) - 1)
-            return ImageBuffer(width: b.width, height: b.height, channels: 1, samples: b.samples.map { Float(Double($0) * s) })
+            return ImageBuffer(width: b.width, height: b.height, channels: 1, samples: b.samples.map { Float(Double($0) * scale) })
         case .float32(let b):
             return b
         }
+    }
+
+    /// `unitValues` of 16-bit codes rounded to half floats, as every half-float output rounds
+    /// them, without a `Float` image between.
+    static func unitHalves(_ codes: ImageBuffer<UInt16>, scale: Double) -> ImageBuffer<Float16> {
+        let halves = LargeBuffer.make(Float16.self, count: codes.samples.count, reading: codes.samples) { range, codes, out in
+            var values = [Float](repeating: 0, count: 4096)
+            values.withUnsafeMutableBufferPointer { v in
+                for start in stride(from: range.lowerBound, to: range.upperBound, by: v.count) {
+                    let n = min(v.count, range.upperBound - start)
+                    for k in 0..<n { v[k] = Float(codes[start + k]) * Float(scale) }
+                    _ = HalfConversion.convert(UnsafeBufferPointer(rebasing: v[0..<n]), to: UnsafeMutableBufferPointer(start: out + start, count: n))
+                }
+            }
+        }
+        return ImageBuffer(width: codes.width, height: codes.height, channels: 1, samples: halves)
+    }
+
+    /// What an unsigned integer code is multiplied by to give 0…1: 1 / (2^BitsPerSample − 1).
+    /// - Throws: `RawDecodeError.unsupported` for a mask with more than one sample per pixel.
+    static func unitScale(_ stored: StoredImage, path: String) throws -> Double {
+        guard stored.channels == 1 else {
+            throw RawDecodeError.unsupported(path: path, ifd: stored.ifd.path,
+                                             reason: "a semantic mask with \(stored.channels) samples per pixel (1 expected)")
+        }
+        return 1 / (pow2(stored.ifd.bitsPerSample.first ?? 8) - 1)
     }
 
     private static func pow2(_ bits: Int) -> Double { Double(UInt64(1) << UInt64(min(max(bits, 1), 32))) }
@@ -63,15 +82,13 @@ public enum SemanticMasks {
     /// Decodes the semantic mask `ifd` of `dng` as 0…1 values at its stored size.
     /// - Throws: `SemanticMaskError` wrapping the decoder's error.
     public static func decode(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits()) throws -> ImageBuffer<Float> {
-        try decodeWithKind(dng, ifd: ifd, limits: limits).values
+        try naming(ifd, of: dng) { try unitValues(RawDecoder.decodeAnyImage(dng, ifd: ifd, limits: limits), path: dng.path) }
     }
 
-    /// `decode`, and whether the mask was stored in integers (its values then finite, at
-    /// least +0).
-    static func decodeWithKind(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits) throws -> (values: ImageBuffer<Float>, integers: Bool) {
+    /// `body`, its failures wrapped in a `SemanticMaskError` naming mask `ifd`.
+    static func naming<T>(_ ifd: ImageIFD, of dng: DNGFile, _ body: () throws -> T) throws -> T {
         do {
-            let stored = try RawDecoder.decodeAnyImage(dng, ifd: ifd, limits: limits)
-            return (try unitValues(stored, path: dng.path), stored.samples.type != .float32)
+            return try body()
         } catch let failure as any SceneLinearFailure {
             throw SemanticMaskError(path: dng.path, ifd: ifd.path, semanticName: ifd.semanticName ?? "", underlying: failure)
         }
@@ -90,26 +107,49 @@ public enum SemanticMasks {
     }
 
     /// Every semantic mask of `dng` on the output grid: decoded, resampled onto `grid` (see
-    /// `MaskResampler`) and transformed by `plan` exactly as the image is.
+    /// `MaskResampler`) and transformed by `plan` exactly as the image is; held in half floats
+    /// when `half` (for outputs that store them so: the same bits, half the memory).
     /// - Throws: `SemanticMaskError` for the first mask that cannot be decoded.
-    public static func layers(_ dng: DNGFile, grid: Stage3Grid, plan: GeometryPlan,
-                              limits: DecodeLimits = DecodeLimits()) throws -> [SemanticMaskLayer] {
-        let masks = dng.maskIFDs
-        let names = layerNames(dng)
-        var out: [SemanticMaskLayer] = []
-        for (ifd, name) in zip(masks, names) {
-            let (values, integers) = try decodeWithKind(dng, ifd: ifd, limits: limits)
-            var subArea: MaskSubArea?
-            if case .subArea(let a) = MaskSubArea.read(ifd.maskSubArea, maskWidth: values.width, maskHeight: values.height) {
-                subArea = a
+    public static func layers(_ dng: DNGFile, grid: Stage3Grid, plan: GeometryPlan, limits: DecodeLimits = DecodeLimits(),
+                              half: Bool = false) throws -> [SemanticMaskLayer] {
+        try zip(dng.maskIFDs, layerNames(dng)).map { ifd, name in
+            try naming(ifd, of: dng) {
+                let placed = try layerValues(RawDecoder.decodeAnyImage(dng, ifd: ifd, limits: limits), grid: grid, plan: plan,
+                                             half: half, path: dng.path)
+                let (semantic, instance) = (semanticName(of: ifd), ifd.semanticInstanceID ?? "")
+                switch placed {
+                case .float(let v):
+                    return SemanticMaskLayer(name: name, semanticName: semantic, instanceID: instance, sourceIFD: ifd.path, values: v)
+                case .half(let h):
+                    return SemanticMaskLayer(name: name, semanticName: semantic, instanceID: instance, sourceIFD: ifd.path,
+                                             width: h.width, height: h.height, halves: h.samples)
+                }
             }
-            // A mask stored on the grid itself is its own resampling (no second mask-sized buffer).
-            let onGrid = integers && MaskResampler.isIdentity(width: values.width, height: values.height, subArea: subArea, onto: grid)
-                ? values : MaskResampler.resample(values, subArea: subArea, onto: grid)
-            out.append(SemanticMaskLayer(name: name, semanticName: semanticName(of: ifd), instanceID: ifd.semanticInstanceID ?? "",
-                                         sourceIFD: ifd.path, values: ImageGeometry.apply(plan, to: onGrid)))
         }
-        return out
+    }
+
+    enum Placed {
+        case float(ImageBuffer<Float>)
+        case half(ImageBuffer<Float16>)
+    }
+
+    /// One decoded mask on the output grid. A mask of integers stored on the grid itself is its
+    /// own resampling (no second mask-sized buffer); asked for half floats with a geometry that
+    /// only crops and turns, its 16-bit codes go straight to half floats.
+    static func layerValues(_ stored: StoredImage, grid: Stage3Grid, plan: GeometryPlan, half: Bool, path: String) throws -> Placed {
+        let scale = try unitScale(stored, path: path)
+        var subArea: MaskSubArea?
+        let (width, height) = (stored.samples.width, stored.samples.height)
+        if case .subArea(let a) = MaskSubArea.read(stored.ifd.maskSubArea, maskWidth: width, maskHeight: height) { subArea = a }
+        let onItsGrid = stored.samples.type != .float32 && MaskResampler.isIdentity(width: width, height: height, subArea: subArea, onto: grid)
+        let copiesOnly = plan.crop.width == plan.scaledWidth && plan.crop.height == plan.scaledHeight
+        if half, onItsGrid, copiesOnly, case .uint16(let codes) = stored.samples {
+            return .half(ImageGeometry.apply(plan, to: unitHalves(codes, scale: scale)))
+        }
+        let values = try unitValues(stored, path: path)
+        let placed = ImageGeometry.apply(plan, to: onItsGrid ? values : MaskResampler.resample(values, subArea: subArea, onto: grid))
+        guard half else { return .float(placed) }
+        return .half(ImageBuffer(width: placed.width, height: placed.height, channels: 1, samples: HalfConversion.halves(placed.samples)))
     }
 }
 
