@@ -43,7 +43,9 @@ extension SceneLinearCommand {
                 var options = DevelopOptions()
                 limits.apply(to: &options)
                 // Standard input: at most --max-memory, or 1 GiB without it (a DNG larger than that comes as a file).
-                let limit = limits.maxMemory == nil ? min(1 << 30, Pipeline.memoryLimit(options)) : Pipeline.memoryLimit(options)
+                // (Worked out only then: the allocation's cgroup files are otherwise not read.)
+                let limit = file != "-" ? 0
+                    : limits.maxMemory == nil ? min(1 << 30, Pipeline.memoryLimit(options)) : Pipeline.memoryLimit(options)
                 let report = try InfoReport.make(path: file, includeTags: tags, verifyDigest: verifyDigest, options: options,
                                                  standardInputLimit: limit)
                 mismatch = report.digestMismatch
