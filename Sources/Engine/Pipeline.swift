@@ -87,14 +87,36 @@ public struct DevelopOptions: Sendable {
 
 /// A file that would need more pixels or memory than the configured limits.
 public struct LimitError: SceneLinearFailure, Equatable {
+    /// Which limit, with the values that exceed it.
+    public enum Kind: Equatable, Sendable {
+        /// The raw image `ifd` has `width` × `height` pixels, more than `limit` (`--max-pixels`).
+        case pixels(ifd: String, width: Int, height: Int, limit: Int)
+        /// Developing a `width` × `height` raw image needs about `needed` bytes, more than
+        /// `limit` (`--max-memory`).
+        case memory(width: Int, height: Int, needed: Int, limit: Int)
+        /// Standard input is longer than `limit` bytes (`--max-memory`).
+        case standardInput(limit: Int)
+    }
     public var path: String
-    public var reason: String
-    public init(path: String, reason: String) {
+    public var kind: Kind
+    public init(path: String, _ kind: Kind) {
         self.path = path
-        self.reason = reason
+        self.kind = kind
     }
     public var category: FailureCategory { .limitExceeded }
     public var description: String { "\(path): too large: \(reason)" }
+
+    /// What is too large, in words.
+    public var reason: String {
+        switch kind {
+        case .pixels(let ifd, let width, let height, let limit):
+            return "the raw image (\(ifd)) is \(width)×\(height) pixels, more than the limit of \(limit) (--max-pixels)"
+        case .memory(let width, let height, let needed, let limit):
+            return "developing the \(width)×\(height) raw image needs about \(Self.gibibytes(needed)) of memory, more than the limit of \(Self.gibibytes(limit)) (--max-memory)"
+        case .standardInput(let limit):
+            return "standard input is longer than the limit of \(limit) bytes (--max-memory)"
+        }
+    }
 
     static func gibibytes(_ bytes: Int) -> String {
         bytes >= 1 << 30 ? String(format: "%.2f GiB", Double(bytes) / 1_073_741_824) : String(format: "%.1f MiB", Double(bytes) / 1_048_576)
@@ -202,7 +224,7 @@ public enum Pipeline {
     static func checkPixelLimit(_ raw: ImageIFD, path: String, options: DevelopOptions) throws {
         let pixels = raw.width.multipliedReportingOverflow(by: raw.height)
         if pixels.overflow || pixels.partialValue > options.limits.maxPixels {
-            throw LimitError(path: path, reason: "the raw image (\(raw.path)) is \(raw.width)×\(raw.height) pixels, more than the limit of \(options.limits.maxPixels) (--max-pixels)")
+            throw LimitError(path: path, .pixels(ifd: raw.path, width: raw.width, height: raw.height, limit: options.limits.maxPixels))
         }
     }
 
@@ -215,7 +237,7 @@ public enum Pipeline {
         let need = adding(planned ? estimatedPeakBytes(raw, plannedRoute: route) : estimatedPeakBytes(raw, route: route), extra)
         let limit = memoryLimit(options)
         if need > limit {
-            throw LimitError(path: path, reason: "developing the \(raw.width)×\(raw.height) raw image needs about \(LimitError.gibibytes(need)) of memory, more than the limit of \(LimitError.gibibytes(limit)) (--max-memory)")
+            throw LimitError(path: path, .memory(width: raw.width, height: raw.height, needed: need, limit: limit))
         }
     }
 

@@ -289,7 +289,7 @@ extension InfoReport {
             let chunk = FileHandle.standardInput.readData(ofLength: 1 << 20)
             if chunk.isEmpty { return data }
             guard data.count + chunk.count <= limit else {
-                throw LimitError(path: "<stdin>", reason: "standard input is longer than the limit of \(limit) bytes (--max-memory)")
+                throw LimitError(path: "<stdin>", .standardInput(limit: limit))
             }
             data.append(chunk)
         }

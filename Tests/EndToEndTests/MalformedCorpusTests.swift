@@ -116,6 +116,12 @@ import TestSupport
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
         let raw = try DNGFile.open(path: path).mainRawImage()
+        // The library's error carries the values that exceeded the limit.
+        var few = DevelopOptions()
+        few.limits.maxPixels = 6000
+        let refused = try #require(throws: LimitError.self) { try Pipeline.develop(path: path, options: few) }
+        #expect(refused.kind == .pixels(ifd: raw.path, width: 96, height: 64, limit: 6000) && refused.category == .limitExceeded)
+        #expect(refused.description == "\(path): too large: the raw image (\(raw.path)) is 96×64 pixels, more than the limit of 6000 (--max-pixels)")
         // One EXR written as its rows are made: the process's base, 28 MiB and 2 bytes per pixel.
         let streamed = Pipeline.estimatedPeakBytes(raw, route: .streamedEXR)
         #expect(streamed == Pipeline.processBaseBytes + 28 << 20 + 96 * 64 * 2)
