@@ -208,9 +208,9 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
         stage2 = replacement.image
     }
 
-    /// The decoder's blocks into `target`, a strip of rows at a time through Stage 2 and
-    /// OpcodeList2 (when the plan runs it per region); false when the storage is not decoded
-    /// block by block.
+    /// The decoder's blocks (or, when the plan collects Stage 1, strips of it) into `target`, a
+    /// strip of rows at a time through Stage 2 and OpcodeList2 (when the plan runs it per
+    /// region); false when neither can be cut.
     func decodeBlocks(into target: StripTarget<E>) throws -> Bool {
         if plan.stage1 == .collected { return try handOnStage1(into: target, rowsDone: nil) }
         return try RawDecoder.forEachBlock(dng, ifd: raw, limits: options.limits, digester: digester, cache: cache,

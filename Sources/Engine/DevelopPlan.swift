@@ -268,9 +268,9 @@ extension SourceLayout {
             kind = .otherCFA
         }
         // A storage the block plan cannot describe fails on every route, in the decoder: as blockwise here.
-        let blockwise = (try? RawDecoder.decodesBlockByBlock(dng, ifd: raw, limits: limits)) ?? true
-        return SourceLayout(kind: kind, blockwiseStorage: blockwise,
-                            stage1CutsIntoStrips: (try? RawDecoder.storedSampleType(dng, ifd: raw, limits: limits)) != .uint32,
+        let storage = try? RawDecoder.storage(dng, ifd: raw, limits: limits)
+        return SourceLayout(kind: kind, blockwiseStorage: storage?.blockByBlock ?? true,
+                            stage1CutsIntoStrips: storage?.storedType != .uint32,
                             hasOpcodeList1: try dng.opcodeListBytes(1, of: raw) != nil,
                             opcodeList2: reach(list2), opcodeList3: reach(list3))
     }

@@ -132,4 +132,25 @@ import TestSupport
         #expect(try RawDecoder.forEachBlock(dng, ifd: raw) { _, _, _, _ in } == false)
         #expect(spec.image.matches(try RawDecoder.decode(dng, ifd: raw)))
     }
+
+    /// How an IFD is stored, read once: whether it is decoded block by block and the type a
+    /// whole decode holds its samples in (what a development plan cuts strips from).
+    @Test func storageOfEachSampleType() throws {
+        let cases: [(String, TestImage, Int, Bool, StoredSampleType)] = [
+            ("12-bit integers", TestImage.random(width: 20, height: 18, spp: 3, bits: 12, seed: 5), 1, true, .uint16),
+            ("32-bit integers", TestImage.random(width: 20, height: 18, spp: 3, bits: 32, seed: 6), 1, false, .uint32),
+            ("half floats", TestImage.random(width: 20, height: 18, spp: 3, bits: 16, isFloat: true, seed: 7), 1, true, .float32),
+            ("planar half floats", TestImage.random(width: 20, height: 18, spp: 3, bits: 16, isFloat: true, seed: 8), 2, false, .float32),
+        ]
+        for (what, image, planar, blockByBlock, type) in cases {
+            var spec = IFDSpec(image: image)
+            spec.planar = planar
+            let dng = try TestDNG.open(TestDNG.build([spec]))
+            let raw = try dng.mainRawImage()
+            let storage = try RawDecoder.storage(dng, ifd: raw)
+            #expect(storage.blockByBlock == blockByBlock && storage.storedType == type, "\(what): \(storage)")
+            #expect(try RawDecoder.decodesBlockByBlock(dng, ifd: raw) == blockByBlock, "\(what)")
+            #expect(try RawDecoder.decode(dng, ifd: raw).samples.type == type, "\(what)")
+        }
+    }
 }
