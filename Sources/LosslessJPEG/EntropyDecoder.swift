@@ -42,10 +42,22 @@ struct BitReader {
         count &-= n
     }
 
+    /// The entry of `table` (one component's `PairedLookups` table) for the next bits.
+    @inline(__always)
+    func peek(_ table: UnsafePointer<UInt64>) -> UInt64 {
+        table[Int(truncatingIfNeeded: buffer &>> UInt64(64 - lookupBits))]
+    }
+
     /// Decodes one difference; `count` must be at least 32 (one code and its extra bits).
     @inline(__always)
     mutating func decodeDifference(_ table: HuffmanLookup) -> UInt16 {
-        let entry = table.fast[Int(truncatingIfNeeded: buffer &>> UInt64(64 - lookupBits))]
+        decodeDifference(entry: table.fast[Int(truncatingIfNeeded: buffer &>> UInt64(64 - lookupBits))], table)
+    }
+
+    /// Decodes one difference whose lookup entry (low half) is `entry`; `count` must be at
+    /// least 32.
+    @inline(__always)
+    mutating func decodeDifference(entry: UInt32, _ table: HuffmanLookup) -> UInt16 {
         if entry & fullEntryFlag != 0 {
             // The masking shift uses the low 6 bits of the entry, which are the length
             // (bit 5 is always clear), saving the mask on the dependency chain.
@@ -209,15 +221,104 @@ func decodeInterval<P: Predictor, C: ComponentCount>(
     return .ok
 }
 
-/// `decodeInterval` specialised for one predictor and component count (opens the
-/// existential types so that the generic loop is specialised).
+/// `decodeInterval` reading two codes per lookup wherever `pairs` (`PairedLookups.entries`)
+/// holds two complete codes: the same samples, and the same stops, with fewer lookups when
+/// most codes are short. Each lookup's table then depends on the one before (the component
+/// after a pair is not the one after a single code), which costs more than it saves when
+/// pairs are rare (`PairedLookups.pairShare`).
+@inline(__always)
+func decodeIntervalPaired<P: Predictor, C: ComponentCount>(
+    _: P.Type, _: C.Type, reader caller: inout BitReader, tables: UnsafePointer<HuffmanLookup>,
+    pairs: UnsafePointer<UInt64>, output: UnsafeMutablePointer<UInt16>, width: Int, lines: Int, initial: UInt16
+) -> IntervalResult {
+    let n = C.value
+    let stride = width * n
+    let slack = LJ92Decoder.maximumZeroFillBits
+    // A local copy, written back on return: nothing takes its address, so its fields stay
+    // in registers through the loop.
+    var reader = caller
+    defer { caller = reader }
+
+    // First line: the first pixel from the default prediction, the rest from the left.
+    var line = output
+    for k in 0..<n {
+        if reader.count < 32 { reader.refill() }
+        line[k] = initial &+ reader.decodeDifference(tables[k])
+    }
+    decodeLine(PredictorA.self, C.self, reader: &reader, tables: tables, pairs: pairs, line: line, above: line, end: stride)
+    if reader.invalidCodeAt >= 0 { return .invalidCode(bitPosition: reader.invalidCodeAt) }
+    if reader.consumedBits > reader.limit * 8 + slack { return .exhausted }
+
+    var remaining = lines - 1
+    while remaining > 0 {
+        let above = UnsafePointer(line)
+        line += stride
+        for k in 0..<n {
+            if reader.count < 32 { reader.refill() }
+            line[k] = above[k] &+ reader.decodeDifference(tables[k])
+        }
+        decodeLine(P.self, C.self, reader: &reader, tables: tables, pairs: pairs, line: line, above: above, end: stride)
+        if reader.invalidCodeAt >= 0 { return .invalidCode(bitPosition: reader.invalidCodeAt) }
+        if reader.consumedBits > reader.limit * 8 + slack { return .exhausted }
+        remaining -= 1
+    }
+    return .ok
+}
+
+/// Samples `C.value..<end` of one line, predicted by `P` from the line itself (left) and
+/// `above` (the first line passes `PredictorA` and itself, so only the left sample is read),
+/// two per lookup wherever the `pairs` entry holds two complete codes.
+@inline(__always)
+func decodeLine<P: Predictor, C: ComponentCount>(
+    _: P.Type, _: C.Type, reader: inout BitReader, tables: UnsafePointer<HuffmanLookup>,
+    pairs: UnsafePointer<UInt64>, line: UnsafeMutablePointer<UInt16>, above: UnsafePointer<UInt16>, end: Int
+) {
+    let n = C.value
+    @inline(__always) func predicted(_ i: Int) -> UInt16 {
+        UInt16(truncatingIfNeeded: P.predict(Int32(line[i &- n]), Int32(above[i]), Int32(above[i &- n])))
+    }
+    var i = n
+    var table = 0  // the index in `pairs` of the table of sample i's component
+    let last = end &- 1
+    while i < last {
+        if reader.count < 32 { reader.refill() }
+        let entry = reader.peek(pairs + table)
+        if UInt32(truncatingIfNeeded: entry) & fullEntryFlag != 0 {
+            // Without a branch on whether a second code follows: both samples are stored,
+            // and when there is none the next step overwrites the second (i + 1 < end).
+            // As in `decodeDifference`, the masking shift uses the low 6 bits, the length.
+            reader.buffer &<<= entry
+            reader.count &-= Int(truncatingIfNeeded: entry & 0x1F)
+            line[i] = predicted(i) &+ UInt16(truncatingIfNeeded: entry &>> 16)
+            line[i &+ 1] = predicted(i &+ 1) &+ UInt16(truncatingIfNeeded: entry &>> 32)
+            i &+= 1 &+ Int(truncatingIfNeeded: entry &>> 6 & 1)
+        } else {
+            let k = table &>> lookupBits
+            line[i] = predicted(i) &+ reader.decodeDifference(entry: UInt32(truncatingIfNeeded: entry), tables[k])
+            i &+= 1
+        }
+        table = Int(truncatingIfNeeded: entry &>> 48)
+    }
+    if i < end {
+        if reader.count < 32 { reader.refill() }
+        line[i] = predicted(i) &+ reader.decodeDifference(tables[table &>> lookupBits])
+    }
+}
+
+/// `decodeInterval`, or `decodeIntervalPaired` when `pairs` is given, specialised for one
+/// predictor and component count (opens the existential types so that the generic loop is
+/// specialised).
 func decodeIntervalDispatch(
     predictor: Int, components: Int, reader: inout BitReader, tables: UnsafePointer<HuffmanLookup>,
-    output: UnsafeMutablePointer<UInt16>, width: Int, lines: Int, initial: UInt16
+    pairs: UnsafePointer<UInt64>?, output: UnsafeMutablePointer<UInt16>, width: Int, lines: Int, initial: UInt16
 ) -> IntervalResult {
     func run<P: Predictor, C: ComponentCount>(_ p: P.Type, _ c: C.Type) -> IntervalResult {
-        decodeInterval(p, c, reader: &reader, tables: tables, output: output, width: width,
-                       lines: lines, initial: initial)
+        if let pairs {
+            return decodeIntervalPaired(p, c, reader: &reader, tables: tables, pairs: pairs, output: output,
+                                        width: width, lines: lines, initial: initial)
+        }
+        return decodeInterval(p, c, reader: &reader, tables: tables, output: output, width: width,
+                              lines: lines, initial: initial)
     }
     switch (predictor, components) {
     case (1, 1): return run(PredictorA.self, OneComponent.self)

@@ -39,8 +39,19 @@ public enum LJ92Decoder {
     @discardableResult
     public static func decode(_ data: UnsafeRawBufferPointer,
                               into output: UnsafeMutableBufferPointer<UInt16>) throws(LJ92Error) -> LJ92Frame {
+        try decode(data, into: output, lookups: .automatic)
+    }
+
+    /// How the entropy decoder looks codes up: one per lookup, two where a lookup holds two
+    /// (`PairedLookups`), or the faster of the two for the scan's tables.
+    enum Lookups { case automatic, single, paired }
+
+    /// `decode(_:into:)` with the lookup mode chosen (the tests decode both ways).
+    @discardableResult
+    static func decode(_ data: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<UInt16>,
+                       lookups: Lookups) throws(LJ92Error) -> LJ92Frame {
         let header = try parseHeader(data)
-        try decodeScan(data, header: header, into: output)
+        try decodeScan(data, header: header, into: output, lookups: lookups)
         return header.frame
     }
 
@@ -79,7 +90,8 @@ public enum LJ92Decoder {
     /// interval, and applies the point transform.
     /// - Throws: `LJ92Error` naming the first problem found.
     static func decodeScan(_ data: UnsafeRawBufferPointer, header: LJ92Header,
-                           into output: UnsafeMutableBufferPointer<UInt16>) throws(LJ92Error) {
+                           into output: UnsafeMutableBufferPointer<UInt16>,
+                           lookups mode: Lookups = .automatic) throws(LJ92Error) {
         let frame = header.frame
         let sampleCount = frame.sampleCount
         guard output.count >= sampleCount else {
@@ -97,6 +109,12 @@ public enum LJ92Decoder {
             built[id] = table
             (lookups + c).initialize(to: table.lookup)
         }
+        let pairs = PairedLookups(lookups, components: frame.components)
+        let paired: UnsafePointer<UInt64>? = switch mode {
+        case .automatic: pairs.pairShare >= pairedLookupThreshold ? pairs.entries : nil
+        case .single: nil
+        case .paired: pairs.entries
+        }
 
         // Scratch for one unstuffed segment plus the 8 zero bytes the bit reader may load.
         let scratchCapacity = data.count - header.scanStart + 8
@@ -112,7 +130,7 @@ public enum LJ92Decoder {
         var position = header.scanStart
         var restartIndex = 0
 
-        try withExtendedLifetime(built) { () throws(LJ92Error) in
+        try withExtendedLifetime((built, pairs)) { () throws(LJ92Error) in
             while line < frame.height {
                 let segment = unstuff(source, count: data.count, from: position, into: scratch, stuffing: &stuffing)
                 (scratch + segment.length).initialize(repeating: 0, count: 8)
@@ -122,7 +140,7 @@ public enum LJ92Decoder {
                 var reader = BitReader(bytes: scratch, limit: segment.length)
                 let result = decodeIntervalDispatch(
                     predictor: frame.predictor, components: frame.components, reader: &reader,
-                    tables: lookups, output: out + line * stride, width: frame.width, lines: lines,
+                    tables: lookups, pairs: paired, output: out + line * stride, width: frame.width, lines: lines,
                     initial: initial)
                 switch result {
                 case .ok:
