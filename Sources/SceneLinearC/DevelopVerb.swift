@@ -28,11 +28,12 @@ final class Destination: Sendable {
             (pixels + 3 * (y * width + r.left)).update(from: patch.values + 3 * source, count: 3 * w)
             let row = clip + y * width + r.left
             if let mask = patch.mask {
-                for x in 0..<w {
-                    let bit: UInt8 = mask[source + x] != 0 ? 1 : 0
-                    row[x] = bit
-                    count += Int(bit)
-                }
+                // Two loops without a dependency between pixels, so that each is vectorised.
+                let from = mask + source
+                for x in 0..<w { row[x] = from[x] != 0 ? 1 : 0 }
+                var set = 0
+                for x in 0..<w { set &+= Int(row[x]) }
+                count += set
             } else {
                 row.update(repeating: 0, count: w)
             }
