@@ -139,6 +139,14 @@ enum PredictorMeanAB: Predictor {
     @inline(__always) static func predict(_ a: Int32, _ b: Int32, _ c: Int32) -> Int32 { (a &+ b) &>> 1 }
 }
 
+/// Codes per lookup, as a type so that each way has its own loop (sharing one, the paired
+/// way's registers slowed the single way by 8 %).
+protocol LookupWidth {
+    static var paired: Bool { get }
+}
+enum OneCodePerLookup: LookupWidth { @inline(__always) static var paired: Bool { false } }
+enum TwoCodesPerLookup: LookupWidth { @inline(__always) static var paired: Bool { true } }
+
 /// The number of interleaved components, as a type so that the per-pixel loop is unrolled.
 protocol ComponentCount {
     static var value: Int { get }
@@ -160,76 +168,16 @@ enum IntervalResult {
 }
 
 /// Decodes `lines` lines of one restart interval (or the whole scan) into `output`, which
-/// points at the first sample of the interval's first line.
+/// points at the first sample of the interval's first line: two codes per lookup when
+/// `pairs` (`PairedLookups.entries`) is given, else one.
 ///
 /// The first line predicts from the left neighbour (its first pixel from `initial`), every
 /// later line starts from the sample above (T.81 H.1.2.1), and all other samples use `P`.
 /// Stops early, with the reason, when a line hits an invalid code or runs out of data.
 @inline(__always)
-func decodeInterval<P: Predictor, C: ComponentCount>(
-    _: P.Type, _: C.Type, reader caller: inout BitReader, tables: UnsafePointer<HuffmanLookup>,
-    output: UnsafeMutablePointer<UInt16>, width: Int, lines: Int, initial: UInt16
-) -> IntervalResult {
-    let n = C.value
-    let stride = width * n
-    let slack = LJ92Decoder.maximumZeroFillBits
-    let end = stride
-    // A local copy, written back on return: nothing takes its address, so its fields stay
-    // in registers through the loop.
-    var reader = caller
-    defer { caller = reader }
-
-    // First line: the first pixel from the default prediction, the rest from the left.
-    var line = output
-    for k in 0..<n {
-        if reader.count < 32 { reader.refill() }
-        line[k] = initial &+ reader.decodeDifference(tables[k])
-    }
-    var i = n
-    while i < end {
-        for k in 0..<n {
-            if reader.count < 32 { reader.refill() }
-            line[i &+ k] = line[i &+ k &- n] &+ reader.decodeDifference(tables[k])
-        }
-        i &+= n
-    }
-    if reader.invalidCodeAt >= 0 { return .invalidCode(bitPosition: reader.invalidCodeAt) }
-    if reader.consumedBits > reader.limit * 8 + slack { return .exhausted }
-
-    var remaining = lines - 1
-    while remaining > 0 {
-        let above = UnsafePointer(line)
-        line += stride
-        for k in 0..<n {
-            if reader.count < 32 { reader.refill() }
-            line[k] = above[k] &+ reader.decodeDifference(tables[k])
-        }
-        i = n
-        while i < end {
-            for k in 0..<n {
-                if reader.count < 32 { reader.refill() }
-                let a = Int32(line[i &+ k &- n]), b = Int32(above[i &+ k]), c = Int32(above[i &+ k &- n])
-                let prediction = UInt16(truncatingIfNeeded: P.predict(a, b, c))
-                line[i &+ k] = prediction &+ reader.decodeDifference(tables[k])
-            }
-            i &+= n
-        }
-        if reader.invalidCodeAt >= 0 { return .invalidCode(bitPosition: reader.invalidCodeAt) }
-        if reader.consumedBits > reader.limit * 8 + slack { return .exhausted }
-        remaining -= 1
-    }
-    return .ok
-}
-
-/// `decodeInterval` reading two codes per lookup wherever `pairs` (`PairedLookups.entries`)
-/// holds two complete codes: the same samples, and the same stops, with fewer lookups when
-/// most codes are short. Each lookup's table then depends on the one before (the component
-/// after a pair is not the one after a single code), which costs more than it saves when
-/// pairs are rare (`PairedLookups.pairShare`).
-@inline(__always)
-func decodeIntervalPaired<P: Predictor, C: ComponentCount>(
-    _: P.Type, _: C.Type, reader caller: inout BitReader, tables: UnsafePointer<HuffmanLookup>,
-    pairs: UnsafePointer<UInt64>, output: UnsafeMutablePointer<UInt16>, width: Int, lines: Int, initial: UInt16
+func decodeInterval<P: Predictor, C: ComponentCount, L: LookupWidth>(
+    _: P.Type, _: C.Type, _: L.Type, reader caller: inout BitReader, tables: UnsafePointer<HuffmanLookup>,
+    pairs: UnsafePointer<UInt64>?, output: UnsafeMutablePointer<UInt16>, width: Int, lines: Int, initial: UInt16
 ) -> IntervalResult {
     let n = C.value
     let stride = width * n
@@ -245,7 +193,7 @@ func decodeIntervalPaired<P: Predictor, C: ComponentCount>(
         if reader.count < 32 { reader.refill() }
         line[k] = initial &+ reader.decodeDifference(tables[k])
     }
-    decodeLine(PredictorA.self, C.self, reader: &reader, tables: tables, pairs: pairs, line: line, above: line, end: stride)
+    decodeLine(PredictorA.self, C.self, L.self, reader: &reader, tables: tables, pairs: pairs, line: line, above: line, end: stride)
     if reader.invalidCodeAt >= 0 { return .invalidCode(bitPosition: reader.invalidCodeAt) }
     if reader.consumedBits > reader.limit * 8 + slack { return .exhausted }
 
@@ -257,7 +205,7 @@ func decodeIntervalPaired<P: Predictor, C: ComponentCount>(
             if reader.count < 32 { reader.refill() }
             line[k] = above[k] &+ reader.decodeDifference(tables[k])
         }
-        decodeLine(P.self, C.self, reader: &reader, tables: tables, pairs: pairs, line: line, above: above, end: stride)
+        decodeLine(P.self, C.self, L.self, reader: &reader, tables: tables, pairs: pairs, line: line, above: above, end: stride)
         if reader.invalidCodeAt >= 0 { return .invalidCode(bitPosition: reader.invalidCodeAt) }
         if reader.consumedBits > reader.limit * 8 + slack { return .exhausted }
         remaining -= 1
@@ -266,10 +214,36 @@ func decodeIntervalPaired<P: Predictor, C: ComponentCount>(
 }
 
 /// Samples `C.value..<end` of one line, predicted by `P` from the line itself (left) and
-/// `above` (the first line passes `PredictorA` and itself, so only the left sample is read),
-/// two per lookup wherever the `pairs` entry holds two complete codes.
+/// `above` (the first line passes `PredictorA` and itself, so only the left sample is read):
+/// two codes per lookup with `pairs`, else one.
 @inline(__always)
-func decodeLine<P: Predictor, C: ComponentCount>(
+func decodeLine<P: Predictor, C: ComponentCount, L: LookupWidth>(
+    _ p: P.Type, _ c: C.Type, _: L.Type, reader: inout BitReader, tables: UnsafePointer<HuffmanLookup>,
+    pairs: UnsafePointer<UInt64>?, line: UnsafeMutablePointer<UInt16>, above: UnsafePointer<UInt16>, end: Int
+) {
+    if L.paired, let pairs {
+        decodeLinePaired(p, c, reader: &reader, tables: tables, pairs: pairs, line: line, above: above, end: end)
+        return
+    }
+    // One code per lookup, component after component.
+    let n = C.value
+    var i = n
+    while i < end {
+        for k in 0..<n {
+            if reader.count < 32 { reader.refill() }
+            let a = Int32(line[i &+ k &- n]), b = Int32(above[i &+ k]), c = Int32(above[i &+ k &- n])
+            line[i &+ k] = UInt16(truncatingIfNeeded: P.predict(a, b, c)) &+ reader.decodeDifference(tables[k])
+        }
+        i &+= n
+    }
+}
+
+/// Samples `C.value..<end` of one line, two per lookup wherever the `pairs` entry holds two
+/// complete codes. Each lookup's table then depends on the one before (the component after
+/// a pair is not the one after a single code), which costs more than pairs save when they
+/// are rare (`pairedLookupMaximumBits`).
+@inline(__always)
+func decodeLinePaired<P: Predictor, C: ComponentCount>(
     _: P.Type, _: C.Type, reader: inout BitReader, tables: UnsafePointer<HuffmanLookup>,
     pairs: UnsafePointer<UInt64>, line: UnsafeMutablePointer<UInt16>, above: UnsafePointer<UInt16>, end: Int
 ) {
@@ -305,20 +279,19 @@ func decodeLine<P: Predictor, C: ComponentCount>(
     }
 }
 
-/// `decodeInterval`, or `decodeIntervalPaired` when `pairs` is given, specialised for one
-/// predictor and component count (opens the existential types so that the generic loop is
+/// `decodeInterval` specialised for one predictor and component count (opens the existential types so that the generic loop is
 /// specialised).
 func decodeIntervalDispatch(
     predictor: Int, components: Int, reader: inout BitReader, tables: UnsafePointer<HuffmanLookup>,
     pairs: UnsafePointer<UInt64>?, output: UnsafeMutablePointer<UInt16>, width: Int, lines: Int, initial: UInt16
 ) -> IntervalResult {
     func run<P: Predictor, C: ComponentCount>(_ p: P.Type, _ c: C.Type) -> IntervalResult {
-        if let pairs {
-            return decodeIntervalPaired(p, c, reader: &reader, tables: tables, pairs: pairs, output: output,
-                                        width: width, lines: lines, initial: initial)
+        if pairs == nil {
+            return decodeInterval(p, c, OneCodePerLookup.self, reader: &reader, tables: tables, pairs: nil, output: output,
+                                  width: width, lines: lines, initial: initial)
         }
-        return decodeInterval(p, c, reader: &reader, tables: tables, output: output, width: width,
-                              lines: lines, initial: initial)
+        return decodeInterval(p, c, TwoCodesPerLookup.self, reader: &reader, tables: tables, pairs: pairs, output: output,
+                              width: width, lines: lines, initial: initial)
     }
     switch (predictor, components) {
     case (1, 1): return run(PredictorA.self, OneComponent.self)

@@ -7,10 +7,11 @@ let fullEntryFlag: UInt32 = 0x80
 /// Flag in a `PairedLookups` entry: the entry holds two complete differences.
 let pairFlag: UInt32 = 0x40
 
-/// The `PairedLookups.pairShare` from which a scan is decoded two codes per lookup. Measured
-/// on 256 × 256 three-component tiles (`LJ92_BENCH=1`): at a share of 0.66 pairs decode 1.4×
-/// faster, at 0.41 as fast, at 0 a third slower (each lookup's table then waits on the last).
-let pairedLookupThreshold = 0.5
+/// The mean bits per sample of a scan's entropy-coded data up to which it is decoded two
+/// codes per lookup. Measured on 256 × 256 three-component tiles (`LJ92_BENCH=1`): at 2.5
+/// and 4.5 bits per sample pairs decode 1.3–1.4× faster, at 5.5 as fast, at 6.9 a third
+/// slower (each lookup's table then waits on the one before, and two codes rarely fit).
+let pairedLookupMaximumBits = 5.0
 
 /// Raw pointers into a `HuffmanDecodingTable`, for the decoding loop (no reference counting).
 ///
@@ -127,16 +128,11 @@ final class PairedLookups {
     ///   lookup's address is one shift and one add from this entry, as short a dependency as
     ///   the bit buffer's own.
     let entries: UnsafePointer<UInt64>
-    /// The share of entries holding two codes. The stream's bits after a code are close to
-    /// uniformly distributed (the encoder's table fits the differences' frequencies), so this
-    /// is about the share of lookups that would decode two samples.
-    let pairShare: Double
 
     init(_ tables: UnsafePointer<HuffmanLookup>, components: Int) {
         let size = 1 << lookupBits
         let mask = size - 1
         storage = .allocate(capacity: components * size)
-        var pairs = 0
         for k in 0..<components {
             let first = tables[k].fast, next = tables[(k + 1) % components].fast
             let out = storage + k * size
@@ -156,11 +152,9 @@ final class PairedLookups {
                     }
                 }
                 out[j] = paired
-                pairs += Int(truncatingIfNeeded: paired >> 6 & 1)
             }
         }
         entries = UnsafePointer(storage)
-        pairShare = Double(pairs) / Double(components * size)
     }
 
     deinit { storage.deallocate() }

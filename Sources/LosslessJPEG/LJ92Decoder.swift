@@ -46,6 +46,12 @@ public enum LJ92Decoder {
     /// (`PairedLookups`), or the faster of the two for the scan's tables.
     enum Lookups { case automatic, single, paired }
 
+    /// Whether a scan of `samples` samples in `entropyBytes` bytes of entropy-coded data
+    /// decodes faster two codes per lookup (`pairedLookupMaximumBits`).
+    static func pairsPay(entropyBytes: Int, samples: Int) -> Bool {
+        Double(entropyBytes) * 8 <= pairedLookupMaximumBits * Double(samples)
+    }
+
     /// `decode(_:into:)` with the lookup mode chosen (the tests decode both ways).
     @discardableResult
     static func decode(_ data: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<UInt16>,
@@ -109,12 +115,9 @@ public enum LJ92Decoder {
             built[id] = table
             (lookups + c).initialize(to: table.lookup)
         }
-        let pairs = PairedLookups(lookups, components: frame.components)
-        let paired: UnsafePointer<UInt64>? = switch mode {
-        case .automatic: pairs.pairShare >= pairedLookupThreshold ? pairs.entries : nil
-        case .single: nil
-        case .paired: pairs.entries
-        }
+        let pairs = mode == .paired || (mode == .automatic && pairsPay(entropyBytes: data.count - header.scanStart,
+                                                                         samples: sampleCount))
+            ? PairedLookups(lookups, components: frame.components) : nil
 
         // Scratch for one unstuffed segment plus the 8 zero bytes the bit reader may load.
         let scratchCapacity = data.count - header.scanStart + 8
@@ -140,7 +143,7 @@ public enum LJ92Decoder {
                 var reader = BitReader(bytes: scratch, limit: segment.length)
                 let result = decodeIntervalDispatch(
                     predictor: frame.predictor, components: frame.components, reader: &reader,
-                    tables: lookups, pairs: paired, output: out + line * stride, width: frame.width, lines: lines,
+                    tables: lookups, pairs: pairs?.entries, output: out + line * stride, width: frame.width, lines: lines,
                     initial: initial)
                 switch result {
                 case .ok:

@@ -67,24 +67,17 @@ struct PairedLookupTests {
     }
 
     @Test("Quiet data decodes two codes per lookup; noisy data one")
-    func shareFollowsTheData() throws {
+    func choiceFollowsTheData() throws {
         var generator = SeededGenerator(seed: 5)
-        func share(_ samples: [UInt16]) throws -> Double {
+        func pairs(_ samples: [UInt16]) throws -> Bool {
             let stream = try LJ92Encoder.encode(samples, width: 64, height: 64, components: 3, precision: 12,
                                                 predictor: 1, restartInterval: 0)
             let header = try stream.withUnsafeBytes { raw throws(LJ92Error) in try LJ92Decoder.parseHeader(raw) }
-            let tables = header.tableIDs.indices.map { HuffmanDecodingTable(header.tables[$0]) }
-            let lookups = tables.map(\.lookup)
-            return withExtendedLifetime(tables) {
-                lookups.withUnsafeBufferPointer { PairedLookups($0.baseAddress!, components: 3).pairShare }
-            }
+            return LJ92Decoder.pairsPay(entropyBytes: stream.count - header.scanStart, samples: 64 * 64 * 3)
         }
-        let quiet = try share(quietSamples(width: 64, height: 64, components: 3, precision: 12, spikes: false,
-                                           generator: &generator))
-        let noisy = try share(randomSamples(64 * 64 * 3, precision: 12, generator: &generator))
-        #expect(quiet > 0.7, "share of pairs for differences within ±2: \(quiet)")
-        #expect(noisy == 0, "share of pairs for random 12-bit samples: \(noisy)")
-        #expect(quiet >= pairedLookupThreshold && noisy < pairedLookupThreshold)
+        #expect(try pairs(quietSamples(width: 64, height: 64, components: 3, precision: 12, spikes: false, generator: &generator)))
+        #expect(try !pairs(randomSamples(64 * 64 * 3, precision: 12, generator: &generator)))
+        #expect(LJ92Decoder.pairsPay(entropyBytes: 5, samples: 8) && !LJ92Decoder.pairsPay(entropyBytes: 6, samples: 8))
     }
 
     @Test("Damaged streams stop at the same place, with the same error, either way")
