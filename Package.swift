@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "CHalf"),
         // ---- C++: DWAA/DWAB EXR output through the OpenEXR C++ library (C interface) ----
         .systemLibrary(name: "COpenEXRCxx", pkgConfig: "scenelinear-openexr", providers: [.apt(["libopenexr-dev"])]),
-        .target(name: "CEXRDWA", dependencies: ["COpenEXRCxx"]),
+        .target(name: "CEXRDWA", dependencies: ["COpenEXRCxx", "CLazyLibraries"]),
 
         // ---- the data flow, one module per stage ----
         // Shared value types: images, rectangles, matrices, errors, provenance, hashing.

@@ -44,8 +44,7 @@ fi
 
 # The project's own pkg-config files (scripts/pkgconfig/*.pc), where SwiftPM's pkg-config
 # search finds them: the compile flags without link flags of the modules whose libraries are
-# loaded on first use (Cairo and Pango, libhdf5, libtiff), and OpenEXR's C++ flags with only
-# the libraries CEXRDWA calls.
+# loaded on first use (Cairo and Pango, libhdf5, libtiff, the OpenEXR C++ library).
 pc_dir=/usr/local/lib/pkgconfig
 for file in scripts/pkgconfig/*.pc; do
     pc=$(basename "$file")

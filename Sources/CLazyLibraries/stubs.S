@@ -1657,6 +1657,174 @@ EVP_sha256:
 sl_lazy_thunk_206:
     movl $206, %r11d
     jmp sl_lazy_common
+    .globl _ZN7Imf_3_110OutputFile11writePixelsEi
+    .hidden _ZN7Imf_3_110OutputFile11writePixelsEi
+    .type _ZN7Imf_3_110OutputFile11writePixelsEi,@function
+_ZN7Imf_3_110OutputFile11writePixelsEi:
+    jmp *sl_lazy_slots+1656(%rip)
+sl_lazy_thunk_207:
+    movl $207, %r11d
+    jmp sl_lazy_common
+    .globl _ZN7Imf_3_110OutputFile14setFrameBufferERKNS_11FrameBufferE
+    .hidden _ZN7Imf_3_110OutputFile14setFrameBufferERKNS_11FrameBufferE
+    .type _ZN7Imf_3_110OutputFile14setFrameBufferERKNS_11FrameBufferE,@function
+_ZN7Imf_3_110OutputFile14setFrameBufferERKNS_11FrameBufferE:
+    jmp *sl_lazy_slots+1664(%rip)
+sl_lazy_thunk_208:
+    movl $208, %r11d
+    jmp sl_lazy_common
+    .globl _ZN7Imf_3_110OutputFileC1EPKcRKNS_6HeaderEi
+    .hidden _ZN7Imf_3_110OutputFileC1EPKcRKNS_6HeaderEi
+    .type _ZN7Imf_3_110OutputFileC1EPKcRKNS_6HeaderEi,@function
+_ZN7Imf_3_110OutputFileC1EPKcRKNS_6HeaderEi:
+    jmp *sl_lazy_slots+1672(%rip)
+sl_lazy_thunk_209:
+    movl $209, %r11d
+    jmp sl_lazy_common
+    .globl _ZN7Imf_3_110OutputFileD1Ev
+    .hidden _ZN7Imf_3_110OutputFileD1Ev
+    .type _ZN7Imf_3_110OutputFileD1Ev,@function
+_ZN7Imf_3_110OutputFileD1Ev:
+    jmp *sl_lazy_slots+1680(%rip)
+sl_lazy_thunk_210:
+    movl $210, %r11d
+    jmp sl_lazy_common
+    .globl _ZN7Imf_3_111ChannelList3endEv
+    .hidden _ZN7Imf_3_111ChannelList3endEv
+    .type _ZN7Imf_3_111ChannelList3endEv,@function
+_ZN7Imf_3_111ChannelList3endEv:
+    jmp *sl_lazy_slots+1688(%rip)
+sl_lazy_thunk_211:
+    movl $211, %r11d
+    jmp sl_lazy_common
+    .globl _ZN7Imf_3_111ChannelList5beginEv
+    .hidden _ZN7Imf_3_111ChannelList5beginEv
+    .type _ZN7Imf_3_111ChannelList5beginEv,@function
+_ZN7Imf_3_111ChannelList5beginEv:
+    jmp *sl_lazy_slots+1696(%rip)
+sl_lazy_thunk_212:
+    movl $212, %r11d
+    jmp sl_lazy_common
+    .globl _ZN7Imf_3_111FrameBuffer6insertEPKcRKNS_5SliceE
+    .hidden _ZN7Imf_3_111FrameBuffer6insertEPKcRKNS_5SliceE
+    .type _ZN7Imf_3_111FrameBuffer6insertEPKcRKNS_5SliceE,@function
+_ZN7Imf_3_111FrameBuffer6insertEPKcRKNS_5SliceE:
+    jmp *sl_lazy_slots+1704(%rip)
+sl_lazy_thunk_213:
+    movl $213, %r11d
+    jmp sl_lazy_common
+    .globl _ZN7Imf_3_117globalThreadCountEv
+    .hidden _ZN7Imf_3_117globalThreadCountEv
+    .type _ZN7Imf_3_117globalThreadCountEv,@function
+_ZN7Imf_3_117globalThreadCountEv:
+    jmp *sl_lazy_slots+1712(%rip)
+sl_lazy_thunk_214:
+    movl $214, %r11d
+    jmp sl_lazy_common
+    .globl _ZN7Imf_3_15SliceC1ENS_9PixelTypeEPcmmiidbb
+    .hidden _ZN7Imf_3_15SliceC1ENS_9PixelTypeEPcmmiidbb
+    .type _ZN7Imf_3_15SliceC1ENS_9PixelTypeEPcmmiidbb,@function
+_ZN7Imf_3_15SliceC1ENS_9PixelTypeEPcmmiidbb:
+    jmp *sl_lazy_slots+1720(%rip)
+sl_lazy_thunk_215:
+    movl $215, %r11d
+    jmp sl_lazy_common
+    .globl _ZN7Imf_3_16Header10dataWindowEv
+    .hidden _ZN7Imf_3_16Header10dataWindowEv
+    .type _ZN7Imf_3_16Header10dataWindowEv,@function
+_ZN7Imf_3_16Header10dataWindowEv:
+    jmp *sl_lazy_slots+1728(%rip)
+sl_lazy_thunk_216:
+    movl $216, %r11d
+    jmp sl_lazy_common
+    .globl _ZN7Imf_3_16Header11compressionEv
+    .hidden _ZN7Imf_3_16Header11compressionEv
+    .type _ZN7Imf_3_16Header11compressionEv,@function
+_ZN7Imf_3_16Header11compressionEv:
+    jmp *sl_lazy_slots+1736(%rip)
+sl_lazy_thunk_217:
+    movl $217, %r11d
+    jmp sl_lazy_common
+    .globl _ZN7Imf_3_16Header19dwaCompressionLevelEv
+    .hidden _ZN7Imf_3_16Header19dwaCompressionLevelEv
+    .type _ZN7Imf_3_16Header19dwaCompressionLevelEv,@function
+_ZN7Imf_3_16Header19dwaCompressionLevelEv:
+    jmp *sl_lazy_slots+1744(%rip)
+sl_lazy_thunk_218:
+    movl $218, %r11d
+    jmp sl_lazy_common
+    .globl _ZN7Imf_3_16Header8channelsEv
+    .hidden _ZN7Imf_3_16Header8channelsEv
+    .type _ZN7Imf_3_16Header8channelsEv,@function
+_ZN7Imf_3_16Header8channelsEv:
+    jmp *sl_lazy_slots+1752(%rip)
+sl_lazy_thunk_219:
+    movl $219, %r11d
+    jmp sl_lazy_common
+    .globl _ZN7Imf_3_16HeaderC1ERKS0_
+    .hidden _ZN7Imf_3_16HeaderC1ERKS0_
+    .type _ZN7Imf_3_16HeaderC1ERKS0_,@function
+_ZN7Imf_3_16HeaderC1ERKS0_:
+    jmp *sl_lazy_slots+1760(%rip)
+sl_lazy_thunk_220:
+    movl $220, %r11d
+    jmp sl_lazy_common
+    .globl _ZN7Imf_3_16HeaderD1Ev
+    .hidden _ZN7Imf_3_16HeaderD1Ev
+    .type _ZN7Imf_3_16HeaderD1Ev,@function
+_ZN7Imf_3_16HeaderD1Ev:
+    jmp *sl_lazy_slots+1768(%rip)
+sl_lazy_thunk_221:
+    movl $221, %r11d
+    jmp sl_lazy_common
+    .globl _ZN7Imf_3_19InputFile10readPixelsEii
+    .hidden _ZN7Imf_3_19InputFile10readPixelsEii
+    .type _ZN7Imf_3_19InputFile10readPixelsEii,@function
+_ZN7Imf_3_19InputFile10readPixelsEii:
+    jmp *sl_lazy_slots+1776(%rip)
+sl_lazy_thunk_222:
+    movl $222, %r11d
+    jmp sl_lazy_common
+    .globl _ZN7Imf_3_19InputFile14setFrameBufferERKNS_11FrameBufferE
+    .hidden _ZN7Imf_3_19InputFile14setFrameBufferERKNS_11FrameBufferE
+    .type _ZN7Imf_3_19InputFile14setFrameBufferERKNS_11FrameBufferE,@function
+_ZN7Imf_3_19InputFile14setFrameBufferERKNS_11FrameBufferE:
+    jmp *sl_lazy_slots+1784(%rip)
+sl_lazy_thunk_223:
+    movl $223, %r11d
+    jmp sl_lazy_common
+    .globl _ZN7Imf_3_19InputFileC1EPKci
+    .hidden _ZN7Imf_3_19InputFileC1EPKci
+    .type _ZN7Imf_3_19InputFileC1EPKci,@function
+_ZN7Imf_3_19InputFileC1EPKci:
+    jmp *sl_lazy_slots+1792(%rip)
+sl_lazy_thunk_224:
+    movl $224, %r11d
+    jmp sl_lazy_common
+    .globl _ZN7Imf_3_19InputFileD1Ev
+    .hidden _ZN7Imf_3_19InputFileD1Ev
+    .type _ZN7Imf_3_19InputFileD1Ev,@function
+_ZN7Imf_3_19InputFileD1Ev:
+    jmp *sl_lazy_slots+1800(%rip)
+sl_lazy_thunk_225:
+    movl $225, %r11d
+    jmp sl_lazy_common
+    .globl _ZNK7Imf_3_16Header18hasTileDescriptionEv
+    .hidden _ZNK7Imf_3_16Header18hasTileDescriptionEv
+    .type _ZNK7Imf_3_16Header18hasTileDescriptionEv,@function
+_ZNK7Imf_3_16Header18hasTileDescriptionEv:
+    jmp *sl_lazy_slots+1808(%rip)
+sl_lazy_thunk_226:
+    movl $226, %r11d
+    jmp sl_lazy_common
+    .globl _ZNK7Imf_3_19InputFile6headerEv
+    .hidden _ZNK7Imf_3_19InputFile6headerEv
+    .type _ZNK7Imf_3_19InputFile6headerEv,@function
+_ZNK7Imf_3_19InputFile6headerEv:
+    jmp *sl_lazy_slots+1816(%rip)
+sl_lazy_thunk_227:
+    movl $227, %r11d
+    jmp sl_lazy_common
 
 // The first call of a stub: keep the argument registers, look the function up, jump to it.
     .type sl_lazy_common,@function
@@ -1915,6 +2083,27 @@ sl_lazy_slots:
     .quad sl_lazy_thunk_204
     .quad sl_lazy_thunk_205
     .quad sl_lazy_thunk_206
+    .quad sl_lazy_thunk_207
+    .quad sl_lazy_thunk_208
+    .quad sl_lazy_thunk_209
+    .quad sl_lazy_thunk_210
+    .quad sl_lazy_thunk_211
+    .quad sl_lazy_thunk_212
+    .quad sl_lazy_thunk_213
+    .quad sl_lazy_thunk_214
+    .quad sl_lazy_thunk_215
+    .quad sl_lazy_thunk_216
+    .quad sl_lazy_thunk_217
+    .quad sl_lazy_thunk_218
+    .quad sl_lazy_thunk_219
+    .quad sl_lazy_thunk_220
+    .quad sl_lazy_thunk_221
+    .quad sl_lazy_thunk_222
+    .quad sl_lazy_thunk_223
+    .quad sl_lazy_thunk_224
+    .quad sl_lazy_thunk_225
+    .quad sl_lazy_thunk_226
+    .quad sl_lazy_thunk_227
 #else
 #error "the lazy-loading stubs are written for x86-64 Linux"
 #endif

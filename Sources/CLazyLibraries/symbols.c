@@ -7,8 +7,9 @@ const struct sl_lazy_library sl_lazy_libraries[] = {
     {"hdf5", {"libhdf5_serial.so.103", "libhdf5_serial_hl.so.100", 0}},
     {"tiff", {"libtiff.so.6", 0}},
     {"crypto", {"libcrypto.so.3", 0}},
+    {"openexr", {"libOpenEXR-3_1.so.30", 0}},
 };
-const int sl_lazy_library_count = 5;
+const int sl_lazy_library_count = 6;
 
 const struct sl_lazy_symbol sl_lazy_symbols[] = {
     {"JxlDecoderCloseInput", 0},
@@ -218,5 +219,26 @@ const struct sl_lazy_symbol sl_lazy_symbols[] = {
     {"EVP_MD_CTX_new", 4},
     {"EVP_md5", 4},
     {"EVP_sha256", 4},
+    {"_ZN7Imf_3_110OutputFile11writePixelsEi", 5},
+    {"_ZN7Imf_3_110OutputFile14setFrameBufferERKNS_11FrameBufferE", 5},
+    {"_ZN7Imf_3_110OutputFileC1EPKcRKNS_6HeaderEi", 5},
+    {"_ZN7Imf_3_110OutputFileD1Ev", 5},
+    {"_ZN7Imf_3_111ChannelList3endEv", 5},
+    {"_ZN7Imf_3_111ChannelList5beginEv", 5},
+    {"_ZN7Imf_3_111FrameBuffer6insertEPKcRKNS_5SliceE", 5},
+    {"_ZN7Imf_3_117globalThreadCountEv", 5},
+    {"_ZN7Imf_3_15SliceC1ENS_9PixelTypeEPcmmiidbb", 5},
+    {"_ZN7Imf_3_16Header10dataWindowEv", 5},
+    {"_ZN7Imf_3_16Header11compressionEv", 5},
+    {"_ZN7Imf_3_16Header19dwaCompressionLevelEv", 5},
+    {"_ZN7Imf_3_16Header8channelsEv", 5},
+    {"_ZN7Imf_3_16HeaderC1ERKS0_", 5},
+    {"_ZN7Imf_3_16HeaderD1Ev", 5},
+    {"_ZN7Imf_3_19InputFile10readPixelsEii", 5},
+    {"_ZN7Imf_3_19InputFile14setFrameBufferERKNS_11FrameBufferE", 5},
+    {"_ZN7Imf_3_19InputFileC1EPKci", 5},
+    {"_ZN7Imf_3_19InputFileD1Ev", 5},
+    {"_ZNK7Imf_3_16Header18hasTileDescriptionEv", 5},
+    {"_ZNK7Imf_3_19InputFile6headerEv", 5},
 };
-const int sl_lazy_symbol_count = 207;
+const int sl_lazy_symbol_count = 228;

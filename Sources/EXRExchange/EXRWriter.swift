@@ -105,7 +105,7 @@ public enum EXRFile {
                 var uncompressed = options
                 uncompressed.compression = .none
                 try writeFile(stage, levels: levels, attributes: attributes, options: uncompressed)
-                try rewrite(stage, as: temporary, compression: options.compression, path: path, category: .outputFailure)
+                try rewrite(stage, as: temporary, compression: options.compression, path: path, category: .outputFailure, writing: true)
             }
     }
 
@@ -126,8 +126,15 @@ public enum EXRFile {
 
     /// Rewrites the scanline EXR `input` as `output` with `compression`, through the OpenEXR
     /// C++ library (for DWA, which OpenEXRCore 3.1 neither writes nor reads); errors name `path`.
+    /// The library is loaded on first use (`CLazyLibraries`); where it cannot be, DWA files are
+    /// a feature this installation lacks: exit 16 for a file to write, 14 for one to read.
     static func rewrite(_ input: String, as output: String, compression: EXRCompression, path: String,
-                        category: FailureCategory) throws {
+                        category: FailureCategory, writing: Bool) throws {
+        if let reason = LazyLibrary.openEXRCxx.load() {
+            throw ExchangeError(path: path, operation: "dlopen",
+                                message: "DWA-compressed EXR files cannot be \(writing ? "written" : "read"): \(reason)",
+                                category: writing ? .outputFailure : .unsupportedFeature)
+        }
         var message = [CChar](repeating: 0, count: 512)
         guard scenelinear_exr_rewrite(input, output, Int32(compression.exrValue.rawValue), dwaLevel, &message, message.count) == 0 else {
             throw ExchangeError(path: path, operation: "OpenEXR C++ rewrite (\(compression.rawValue))",

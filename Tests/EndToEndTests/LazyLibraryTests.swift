@@ -2,11 +2,12 @@ import Foundation
 import Testing
 import TestSupport
 
-/// libjxl, the chart libraries (Cairo, Pango, GLib), libhdf5, libtiff and libcrypto are loaded
-/// on first use: a command that decodes no JPEG XL never loads libjxl — `info` of a JPEG XL DNG
+/// libjxl, the chart libraries (Cairo, Pango, GLib), libhdf5, libtiff, libcrypto and the
+/// OpenEXR C++ library are loaded on first use: a command that decodes no JPEG XL never loads libjxl — `info` of a JPEG XL DNG
 /// included, which reads no pixels — one that draws nothing never loads Cairo, one that
 /// touches no HDF5 file never loads libhdf5 (nor libcurl and the TLS libraries under it), and
-/// only writing a DNG loads libtiff (glibc's loader, LD_DEBUG=files, says which shared
+/// only writing a DNG loads libtiff, and only a DWA-compressed EXR the OpenEXR C++ library
+/// (OpenEXRCore, the C library, is linked) (glibc's loader, LD_DEBUG=files, says which shared
 /// objects a process loads and whether at start or by dlopen). A library that cannot be
 /// loaded is an error naming the file, with the exit code docs/cli.md gives.
 @Suite struct LazyLibraryTests {
@@ -69,6 +70,23 @@ import TestSupport
         #expect(tiff.count == 1 && tiff[0].contains("dynamically loaded"), "\(tiff)")
     }
 
+    @Test func openEXRCxxIsLoadedOnlyForDWA() throws {
+        let chart = TestData.packageRoot.appendingPathComponent("datasets/sample/chart.dng").path
+        let dir = TestData.temporaryDirectory("lazy-openexr")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let zip = dir.appendingPathComponent("z.exr").path, dwa = dir.appendingPathComponent("d.exr").path
+        for prefix in ["libOpenEXR-", "libIex-", "libImath-", "libIlmThread-"] {
+            #expect(try Self.loads(["info", chart], prefix: prefix).isEmpty)
+            #expect(try Self.loads(["stats", chart], prefix: prefix).isEmpty)
+            #expect(try Self.loads(["convert", chart, "-o", zip, "-q"], prefix: prefix).isEmpty)
+            #expect(try Self.loads(["stats", zip], prefix: prefix).isEmpty)
+        }
+        let written = try Self.loads(["convert", chart, "-o", dwa, "--exr-compression", "dwaa", "-q"], prefix: "libOpenEXR-")
+        #expect(written.count == 1 && written[0].contains("dynamically loaded"), "\(written)")
+        let read = try Self.loads(["stats", dwa], prefix: "libOpenEXR-")
+        #expect(read.count == 1 && read[0].contains("dynamically loaded"), "\(read)")
+    }
+
     /// Runs the CLI in a mount namespace where each of `hidden` (shared objects, by soname) is
     /// an empty file, so that dlopen fails as it would where the library is not installed.
     static func runWithout(_ hidden: [String], _ arguments: [String]) throws -> ProcessResult {
@@ -116,6 +134,21 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("d.exr").path))
         let described = try Self.runWithout(["libcrypto.so.3"], ["info", chart])
         #expect(described.status == 0, "\(described.stderr)")
+        // DWA without the OpenEXR C++ library: exit 16 to write (nothing left), 14 to read.
+        let openEXR = ["libOpenEXR-3_1.so.30"]
+        let dwa = dir.appendingPathComponent("w.exr").path
+        let dwaWrite = try Self.runWithout(openEXR, ["convert", chart, "-o", dwa, "--exr-compression", "dwab", "-q"])
+        #expect(dwaWrite.status == 16 && dwaWrite.stderr.contains(
+            "cannot write \(dwa): dlopen: DWA-compressed EXR files cannot be written: the openexr library libOpenEXR-3_1.so.30 could not be loaded"),
+                "\(dwaWrite.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dwa))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".") }.isEmpty)
+        try #require(try TestData.run(try CLI.binary, ["convert", chart, "-o", dwa, "--exr-compression", "dwab", "-q"]).status == 0)
+        let dwaRead = try Self.runWithout(openEXR, ["stats", dwa])
+        #expect(dwaRead.status == 14 && dwaRead.stderr.contains("DWA-compressed EXR files cannot be read"), "\(dwaRead.stderr)")
+        // A zip EXR needs only OpenEXRCore.
+        let zipped = try Self.runWithout(openEXR, ["convert", chart, "-o", dir.appendingPathComponent("z.exr").path, "-q"])
+        #expect(zipped.status == 0, "\(zipped.stderr)")
         // Decoding JPEG XL without libjxl: exit 14 for the block.
         if let jxl = TestData.dngSDKSampleIfPresent("01_jxl_linear_raw_integer.dng") {
             let decoded = try Self.runWithout(["libjxl.so.0.7"], ["convert", jxl.path, "-o", dir.appendingPathComponent("j.exr").path, "-q"])

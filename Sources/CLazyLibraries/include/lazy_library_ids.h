@@ -8,5 +8,6 @@
 #define SL_LAZY_HDF5 2
 #define SL_LAZY_TIFF 3
 #define SL_LAZY_CRYPTO 4
+#define SL_LAZY_OPENEXR 5
 
 #endif
