@@ -347,7 +347,7 @@ final class DevelopRun<E: BitwiseCopyable & Sendable> {
                 guard last > nextBand else { return }
                 let rowHasClip = RowClipIndex(flags: window.rowHasClip)
                 try Pipeline.demosaicInParallel(nextBand..<last, of: bands, { b, values, mask in
-                    bands.demosaic(band: b, window: window.values, clip: window.clip, windowTop: window.top,
+                    bands.demosaic(band: b, window: window.values.base, clip: window.clip.base, windowTop: window.top,
                                    rowHasClip: rowHasClip, into: values, mask: mask)
                 }, body)
                 nextBand = last

@@ -21,12 +21,10 @@ struct Band {
 
 /// A sink that collects the bands of a stage into one image, for a stage that needs more
 /// than a band (demosaicing, area opcodes, TrimBounds). Bands from any thread write their
-/// own rows; each pixel must be written once.
-// Safe because bands from any thread write their own rows, each pixel once (see above).
-struct StageCollector: @unchecked Sendable {
-    private let values: UnsafeMutablePointer<Float>
-    private let mask: UnsafeMutablePointer<UInt8>
-    private let width: Int, planes: Int
+/// own rows (`PixelView`'s rule); each pixel must be written once.
+struct StageCollector: Sendable {
+    private let values: PixelView<Float>
+    private let mask: PixelView<UInt8>
 
     /// Runs `body` with a collector over a `width` × `height` image of `planes` planes and
     /// returns the image and its clip mask, or nil when `body` returns false (nothing was
@@ -38,7 +36,8 @@ struct StageCollector: @unchecked Sendable {
         var mask = [UInt8](repeating: 0, count: width * height)
         let complete = try values.withUnsafeMutableBufferPointer { v in
             try mask.withUnsafeMutableBufferPointer { m in
-                try body(StageCollector(values: v.baseAddress!, mask: m.baseAddress!, width: width, planes: planes))
+                try body(StageCollector(values: PixelView(v, width: width, height: height, channels: planes),
+                                        mask: PixelView(m, width: width, height: height)))
             }
         }
         guard complete else { return nil }
@@ -55,13 +54,12 @@ struct StageCollector: @unchecked Sendable {
 
     /// Stores `band`, the image's `rows` × `columns`.
     func store(_ band: Band, rows: Range<Int>, columns: Range<Int>) {
-        let n = columns.count
+        let n = columns.count, planes = values.channels
         band.values.samples.withUnsafeBufferPointer { v in
             band.mask.withUnsafeBufferPointer { m in
                 for (i, r) in rows.enumerated() {
-                    let at = r * width + columns.lowerBound
-                    (values + at * planes).update(from: v.baseAddress! + i * n * planes, count: n * planes)
-                    (mask + at).update(from: m.baseAddress! + i * n, count: n)
+                    values.pixel(columns.lowerBound, r).update(from: v.baseAddress! + i * n * planes, count: n * planes)
+                    mask.pixel(columns.lowerBound, r).update(from: m.baseAddress! + i * n, count: n)
                 }
             }
         }
@@ -159,7 +157,8 @@ struct OutputSink<E: BitwiseCopyable & Sendable>: Sendable {
         let clipped = SharedCount()
         try out.withUnsafeMutableBufferPointer { o in
             try mask.withUnsafeMutableBufferPointer { m in
-                let target = BandFinisher<E>.Target.output(out: o.baseAddress!, mask: keepClipMask ? m.baseAddress : nil,
+                let target = BandFinisher<E>.Target.output(out: PixelView(o, width: outWidth, height: outHeight, channels: 3),
+                                                           mask: keepClipMask ? PixelView(m, width: outWidth, height: outHeight) : nil,
                                                            plan: plan, clipped: clipped, convert: convert, observe: observer?.visit)
                 try body(BandFinisher(list3: list3, bounds: bounds, opcodes: opcodes, matrix: matrix, target: target))
             }
@@ -174,7 +173,7 @@ struct OutputSink<E: BitwiseCopyable & Sendable>: Sendable {
 // Safe because each band is finished once, by one thread, into its own rows of the target.
 struct BandFinisher<E: BitwiseCopyable & Sendable>: @unchecked Sendable {
     enum Target {
-        case output(out: UnsafeMutablePointer<E>, mask: UnsafeMutablePointer<UInt8>?, plan: GeometryPlan, clipped: SharedCount,
+        case output(out: PixelView<E>, mask: PixelView<UInt8>?, plan: GeometryPlan, clipped: SharedCount,
                     convert: @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void,
                     observe: ImageScan.Visitor?)
         case collect(StageCollector)
@@ -201,7 +200,7 @@ struct BandFinisher<E: BitwiseCopyable & Sendable>: @unchecked Sendable {
             collector.store(band, rows: rows, columns: columns)
         case .output(let out, let mask, let plan, let clipped, let convert, let observe):
             try Pipeline.place(band.values, mask: band.mask, rows: rows, columns: columns, crop: plan.crop,
-                           orientation: plan.orientation, outWidth: plan.outputWidth, into: out, maskInto: mask, clipped: clipped,
+                           orientation: plan.orientation, into: out, maskInto: mask, clipped: clipped,
                            convert: convert, observe: observe)
         case .visit(let visit, let plan, let clipped):
             try Pipeline.visitPlaced(band.values, mask: band.mask, rows: rows, columns: columns, crop: plan.crop,
@@ -243,22 +242,23 @@ final class MosaicWindow: @unchecked Sendable {
     private(set) var top = 0
     /// Rows `top..<frontier` are complete.
     private(set) var frontier = 0
-    let values: UnsafeMutablePointer<Float>
-    let clip: UnsafeMutablePointer<UInt8>
+    /// The window's rows, `capacity` of them (window row `r − top` holds mosaic row `r`).
+    let values: PixelView<Float>
+    let clip: PixelView<UInt8>
     /// Per mosaic row, once complete: whether it holds a clipped sample.
     private(set) var rowHasClip: [Bool]
 
     init(width: Int, height: Int, capacity: Int) {
         self.width = width
         self.capacity = capacity
-        values = .allocate(capacity: width * capacity)
-        clip = .allocate(capacity: width * capacity)
+        values = PixelView(.allocate(capacity: width * capacity), width: width, height: capacity)
+        clip = PixelView(.allocate(capacity: width * capacity), width: width, height: capacity)
         rowHasClip = [Bool](repeating: false, count: height)
     }
 
     deinit {
-        values.deallocate()
-        clip.deallocate()
+        values.base.deallocate()
+        clip.base.deallocate()
     }
 
     /// Stores a strip: mosaic `rows` × `columns`, one plane.
@@ -268,9 +268,8 @@ final class MosaicWindow: @unchecked Sendable {
         band.values.samples.withUnsafeBufferPointer { v in
             band.mask.withUnsafeBufferPointer { m in
                 for (i, r) in rows.enumerated() {
-                    let at = (r - top) * width + columns.lowerBound
-                    (values + at).update(from: v.baseAddress! + i * n, count: n)
-                    (clip + at).update(from: m.baseAddress! + i * n, count: n)
+                    values.pixel(columns.lowerBound, r - top).update(from: v.baseAddress! + i * n, count: n)
+                    clip.pixel(columns.lowerBound, r - top).update(from: m.baseAddress! + i * n, count: n)
                 }
             }
         }
@@ -278,7 +277,7 @@ final class MosaicWindow: @unchecked Sendable {
 
     /// Rows up to `upTo` have been stored.
     func complete(upTo: Int) {
-        for r in frontier..<upTo { rowHasClip[r] = RowClipIndex.holdsClip(clip + (r - top) * width, width: width) }
+        for r in frontier..<upTo { rowHasClip[r] = RowClipIndex.holdsClip(clip.row(r - top), width: width) }
         frontier = upTo
     }
 
@@ -288,8 +287,8 @@ final class MosaicWindow: @unchecked Sendable {
         guard newTop > top else { return }
         let kept = frontier - newTop
         // The kept rows may overlap their new place: memmove.
-        memmove(values, values + (newTop - top) * width, kept * width * MemoryLayout<Float>.stride)
-        memmove(clip, clip + (newTop - top) * width, kept * width)
+        memmove(values.base, values.row(newTop - top), kept * width * MemoryLayout<Float>.stride)
+        memmove(clip.base, clip.row(newTop - top), kept * width)
         top = newTop
     }
 }

@@ -440,18 +440,18 @@ extension Pipeline {
     /// `visitPlaced` makes of it, row by row, shown first to `observe` when given); counts
     /// clipped pixels.
     static func place<E: BitwiseCopyable>(_ values: ImageBuffer<Float>, mask: [UInt8], rows: Range<Int>, columns: Range<Int>,
-                                          crop: PixelRect, orientation: Int, outWidth: Int, into out: UnsafeMutablePointer<E>,
-                                          maskInto maskOut: UnsafeMutablePointer<UInt8>?, clipped: SharedCount,
+                                          crop: PixelRect, orientation: Int, into out: PixelView<E>,
+                                          maskInto maskOut: PixelView<UInt8>?, clipped: SharedCount,
                                           convert: (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void,
                                           observe: ImageScan.Visitor? = nil) throws {
         try visitPlaced(values, mask: mask, rows: rows, columns: columns, crop: crop, orientation: orientation, clipped: clipped) { patch in
             try observe?(patch)
             let r = patch.rect, n = r.width
             for y in r.top..<r.bottom {
-                let from = (y - r.top) * patch.rowStride, to = y * outWidth + r.left
+                let from = (y - r.top) * patch.rowStride
                 convert(UnsafeBufferPointer(start: patch.values + 3 * from, count: 3 * n),
-                        UnsafeMutableBufferPointer(start: out + 3 * to, count: 3 * n))
-                if let maskOut, let m = patch.mask { (maskOut + to).update(from: m + from, count: n) }
+                        UnsafeMutableBufferPointer(start: out.pixel(r.left, y), count: 3 * n))
+                if let maskOut, let m = patch.mask { maskOut.pixel(r.left, y).update(from: m + from, count: n) }
             }
         }
     }

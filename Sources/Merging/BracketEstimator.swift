@@ -116,27 +116,27 @@ public struct MergedSamples: Sendable {
         lowerBound = LargeBuffer.uninitialized(UInt8.self, count: pixels)
     }
 
-    /// Where the estimator writes: the arrays' elements, each row written by one thread.
-    // Safe because the rows of one merge are written by one chunk each.
-    struct Pointers: @unchecked Sendable {
-        let values: UnsafeMutablePointer<Float>, variance: UnsafeMutablePointer<Float>, deviation: UnsafeMutablePointer<Float16>
-        let frames: UnsafeMutablePointer<UInt8>, lowerBound: UnsafeMutablePointer<UInt8>
+    /// Where the estimator writes: the arrays as images (`width × height` pixels of `planes`
+    /// samples; the lower bounds one byte a pixel), each row written by one thread
+    /// (`PixelView`'s rule).
+    struct Pointers: Sendable {
+        let values: PixelView<Float>, variance: PixelView<Float>, deviation: PixelView<Float16>
+        let frames: PixelView<UInt8>, lowerBound: PixelView<UInt8>
     }
 
-    /// Runs `body` with pointers to the arrays (valid inside `body` only; an empty array's
-    /// pointer is never written through).
-    mutating func withPointers<R>(_ body: (Pointers) -> R) -> R {
+    /// Runs `body` with views of the arrays (valid inside `body` only; an array not kept,
+    /// such as `variance` when compact, gives an empty view that is never written).
+    mutating func withPointers<R>(width: Int, height: Int, planes: Int, _ body: (Pointers) -> R) -> R {
         values.withUnsafeMutableBufferPointer { v in
             variance.withUnsafeMutableBufferPointer { s in
                 deviation.withUnsafeMutableBufferPointer { d in
                     frames.withUnsafeMutableBufferPointer { f in
                         lowerBound.withUnsafeMutableBufferPointer { l in
-                            let none = UnsafeMutableRawPointer(bitPattern: 16)!
-                            return body(Pointers(values: v.baseAddress ?? none.assumingMemoryBound(to: Float.self),
-                                                 variance: s.baseAddress ?? none.assumingMemoryBound(to: Float.self),
-                                                 deviation: d.baseAddress ?? none.assumingMemoryBound(to: Float16.self),
-                                                 frames: f.baseAddress ?? none.assumingMemoryBound(to: UInt8.self),
-                                                 lowerBound: l.baseAddress ?? none.assumingMemoryBound(to: UInt8.self)))
+                            body(Pointers(values: PixelView(v, width: width, height: height, channels: planes),
+                                          variance: PixelView(s, width: width, height: height, channels: planes),
+                                          deviation: PixelView(d, width: width, height: height, channels: planes),
+                                          frames: PixelView(f, width: width, height: height, channels: planes),
+                                          lowerBound: PixelView(l, width: width, height: height)))
                         }
                     }
                 }
@@ -180,7 +180,7 @@ public struct BracketEstimator: Sendable {
         let sorted = frames.indices.sorted { frames[$0].exposure > frames[$1].exposure }.map { frames[$0] }
         let rows = RowMerger(frames: sorted, width: width, planes: planes, colours: colours, saturation: saturation,
                              passes: max(1, iterations), compact: compact)
-        merged.withPointers { out in
+        merged.withPointers(width: width, height: height, planes: planes) { out in
             Parallel.forEachChunk(count: height, minimumChunk: 8) { range in
                 let buffers = RowMerger.Buffers(frames: sorted.count, rowLength: width * planes, width: width,
                                                 colourCycle: colours.repeatColumns)
@@ -297,7 +297,7 @@ struct RowMerger: Sendable {
         }
         guard compact else { return false }
         let beyond = HalfConversion.convert(UnsafeBufferPointer(start: b.deviation, count: rowLength),
-                                            to: UnsafeMutableBufferPointer(start: out.deviation + y * rowLength, count: rowLength))
+                                            to: UnsafeMutableBufferPointer(start: out.deviation.row(y), count: rowLength))
         return beyond > 0
     }
 
