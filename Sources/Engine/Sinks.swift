@@ -169,9 +169,8 @@ struct OutputSink<E: BitwiseCopyable & Sendable>: Sendable {
 }
 
 /// Finishes Stage 3 bands for the output sink (see `OutputSink`); safe to call from any
-/// thread, each band once.
-// Safe because each band is finished once, by one thread, into its own rows of the target.
-struct BandFinisher<E: BitwiseCopyable & Sendable>: @unchecked Sendable {
+/// thread, each band once (each band's rows of the target are its own: `PixelView`'s rule).
+struct BandFinisher<E: BitwiseCopyable & Sendable>: Sendable {
     enum Target {
         case output(out: PixelView<E>, mask: PixelView<UInt8>?, plan: GeometryPlan, clipped: SharedCount,
                     convert: @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableBufferPointer<E>) -> Void,
