@@ -279,8 +279,8 @@ func decodeLinePaired<P: Predictor, C: ComponentCount>(
     }
 }
 
-/// `decodeInterval` specialised for one predictor and component count (opens the existential types so that the generic loop is
-/// specialised).
+/// `decodeInterval` specialised for one predictor, component count and lookup width (opens
+/// the existential types so that the generic loop is specialised).
 func decodeIntervalDispatch(
     predictor: Int, components: Int, reader: inout BitReader, tables: UnsafePointer<HuffmanLookup>,
     pairs: UnsafePointer<UInt64>?, output: UnsafeMutablePointer<UInt16>, width: Int, lines: Int, initial: UInt16
