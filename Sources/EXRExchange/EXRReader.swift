@@ -69,7 +69,7 @@ extension EXRFile {
             try context.finish()
             let copy = NSTemporaryDirectory() + "/scenelinear-dwa-\(getpid())-\(UUID().uuidString).exr"
             defer { unlink(copy) }
-            try rewrite(path, as: copy, compression: .none, path: path, category: .corruptData, writing: false)
+            try rewrite(path, as: copy, compression: .none, path: path, category: .corruptData)
             let (planes, _, _) = try readPlanes(copy, limits: limits, only: only)
             return (planes, attributes, compression)
         }

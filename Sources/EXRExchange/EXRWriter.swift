@@ -105,7 +105,7 @@ public enum EXRFile {
                 var uncompressed = options
                 uncompressed.compression = .none
                 try writeFile(stage, levels: levels, attributes: attributes, options: uncompressed)
-                try rewrite(stage, as: temporary, compression: options.compression, path: path, category: .outputFailure, writing: true)
+                try rewrite(stage, as: temporary, compression: options.compression, path: path, category: .outputFailure)
             }
     }
 
@@ -127,10 +127,12 @@ public enum EXRFile {
     /// Rewrites the scanline EXR `input` as `output` with `compression`, through the OpenEXR
     /// C++ library (for DWA, which OpenEXRCore 3.1 neither writes nor reads); errors name `path`.
     /// The library is loaded on first use (`CLazyLibraries`); where it cannot be, DWA files are
-    /// a feature this installation lacks: exit 16 for a file to write, 14 for one to read.
+    /// a feature this installation lacks: exit 16 for a file to write (`category`
+    /// `.outputFailure`), 14 for one to read.
     static func rewrite(_ input: String, as output: String, compression: EXRCompression, path: String,
-                        category: FailureCategory, writing: Bool) throws {
+                        category: FailureCategory) throws {
         if let reason = LazyLibrary.openEXRCxx.load() {
+            let writing = category == .outputFailure
             throw ExchangeError(path: path, operation: "dlopen",
                                 message: "DWA-compressed EXR files cannot be \(writing ? "written" : "read"): \(reason)",
                                 category: writing ? .outputFailure : .unsupportedFeature)
