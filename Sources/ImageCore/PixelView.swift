@@ -1,7 +1,7 @@
 /// Pixels in memory that something else owns: `channels` interleaved values a pixel, `width`
 /// pixels a row, `height` rows, each row `rowStride` pixels after the one before. The one view
-/// through which the engine's collectors, its output sink, the demosaicing kernels and the
-/// bracket estimator write images from several threads at once.
+/// through which the engine's stage collector, its output sink and its mosaic window, and the
+/// bracket estimator, write images from several threads at once.
 ///
 /// The view owns nothing: whoever made it keeps the memory alive (and initialised where it is
 /// read) for as long as any copy of the view is used, which the `with…` functions that make

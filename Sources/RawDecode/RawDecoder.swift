@@ -111,15 +111,10 @@ public enum RawDecoder {
         }
     }
 
-    /// Whether `forEachBlock` decodes `ifd` (chunky integer samples of at most 16 bits or
-    /// floating-point samples, not in interleaved fields); false: `decode` reads it whole.
-    public static func decodesBlockByBlock(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits()) throws -> Bool {
-        try storage(dng, ifd: ifd, limits: limits).blockByBlock
-    }
-
     /// How `ifd` is stored, from one reading of its layout: whether `forEachBlock` decodes it
-    /// (`decodesBlockByBlock`), and the type `decode` holds its samples in (16-bit integers,
-    /// wider integers or `Float`).
+    /// (chunky integer samples of at most 16 bits or floating-point samples, not in
+    /// interleaved fields; else `decode` reads it whole), and the type `decode` holds its
+    /// samples in (16-bit integers, wider integers or `Float`).
     public static func storage(_ dng: DNGFile, ifd: ImageIFD,
                                limits: DecodeLimits = DecodeLimits()) throws -> (blockByBlock: Bool, storedType: StoredSampleType) {
         let plan = try BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true)

@@ -84,7 +84,7 @@ import TestSupport
         let spec = Self.spec(c, seed: UInt64(c.bits * 10 + c.spp + c.predictor))
         let dng = try TestDNG.open(TestDNG.build([spec], bigEndian: c.bigEndian))
         let raw = try dng.mainRawImage()
-        #expect(try RawDecoder.decodesBlockByBlock(dng, ifd: raw))
+        #expect(try RawDecoder.storage(dng, ifd: raw).blockByBlock)
         let whole = try RawDecoder.decode(dng, ifd: raw)
         let samples = try #require(whole.float32?.samples)
         #expect(spec.image.matches(whole))
@@ -128,7 +128,7 @@ import TestSupport
         spec.planar = 2
         let dng = try TestDNG.open(TestDNG.build([spec]))
         let raw = try dng.mainRawImage()
-        #expect(try !RawDecoder.decodesBlockByBlock(dng, ifd: raw))
+        #expect(try !RawDecoder.storage(dng, ifd: raw).blockByBlock)
         #expect(try RawDecoder.forEachBlock(dng, ifd: raw) { _, _, _, _ in } == false)
         #expect(spec.image.matches(try RawDecoder.decode(dng, ifd: raw)))
     }
@@ -149,7 +149,6 @@ import TestSupport
             let raw = try dng.mainRawImage()
             let storage = try RawDecoder.storage(dng, ifd: raw)
             #expect(storage.blockByBlock == blockByBlock && storage.storedType == type, "\(what): \(storage)")
-            #expect(try RawDecoder.decodesBlockByBlock(dng, ifd: raw) == blockByBlock, "\(what)")
             #expect(try RawDecoder.decode(dng, ifd: raw).samples.type == type, "\(what)")
         }
     }
