@@ -42,16 +42,14 @@ struct BitReader {
         count &-= n
     }
 
-    /// The entry of `table` (one component's `PairedLookups` table) for the next bits.
+    /// The next `lookupBits` bits: the index into a lookup table.
     @inline(__always)
-    func peek(_ table: UnsafePointer<UInt64>) -> UInt64 {
-        table[Int(truncatingIfNeeded: buffer &>> UInt64(64 - lookupBits))]
-    }
+    var lookupIndex: Int { Int(truncatingIfNeeded: buffer &>> UInt64(64 - lookupBits)) }
 
     /// Decodes one difference; `count` must be at least 32 (one code and its extra bits).
     @inline(__always)
     mutating func decodeDifference(_ table: HuffmanLookup) -> UInt16 {
-        decodeDifference(entry: table.fast[Int(truncatingIfNeeded: buffer &>> UInt64(64 - lookupBits))], table)
+        decodeDifference(entry: table.fast[lookupIndex], table)
     }
 
     /// Decodes one difference whose lookup entry (low half) is `entry`; `count` must be at
@@ -256,7 +254,7 @@ func decodeLinePaired<P: Predictor, C: ComponentCount>(
     let last = end &- 1
     while i < last {
         if reader.count < 32 { reader.refill() }
-        let entry = reader.peek(pairs + table)
+        let entry = pairs[table &+ reader.lookupIndex]
         if UInt32(truncatingIfNeeded: entry) & fullEntryFlag != 0 {
             // Without a branch on whether a second code follows: both samples are stored,
             // and when there is none the next step overwrites the second (i + 1 < end).
