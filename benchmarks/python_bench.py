@@ -15,7 +15,8 @@ interleaved over `--runs` rounds, each in a fresh interpreter or process:
 - `rawpy.imread(f).postprocess(gamma=(1, 1), no_auto_bright=True, output_bps=16)`: the same;
 - two files, each developed 3 times, in one Python thread against two Python threads
   (`ThreadPoolExecutor`, one file each), each call with the library's own threads set to 1
-  and, separately, left at every core;
+  and, separately, left at every core; and with library threads 1, each Python thread
+  reusing one output array from call to call (`sl.open(f, out=a)`);
 - `import scenelinear` in a fresh interpreter.
 
 Prints a Markdown report with the medians and the ratios the targets name.
@@ -60,15 +61,20 @@ print(json.dumps({"seconds": seconds, "added_mb": (peak - base) / 1024, "shape":
 THREADS = r"""
 import json, sys, time
 from concurrent.futures import ThreadPoolExecutor
+import numpy as np
 import scenelinear as sl
 sl.library_version()
 threads = None if sys.argv[1] == "all" else int(sys.argv[1])
-paths = sys.argv[2:]
+reuse = sys.argv[2] == "reuse"
+paths = sys.argv[3:]
 REPEATS = 3
 def run(p):
+    out = None
     for _ in range(REPEATS):
-        with sl.open(p, threads=threads) as img:
+        with sl.open(p, threads=threads, out=out) as img:
             img.image()
+            if reuse and out is None:
+                out = np.empty(img.shape, dtype=np.float32)
 run(paths[0])  # warm the page cache and the library
 t = time.perf_counter()
 for p in paths:
@@ -111,7 +117,7 @@ def main():
                             os.path.dirname(f), "-q"], check=True)
     out = os.path.join(inputs, "out.exr")
     rows = {k: [] for k in ("convert_s", "convert_mb", "sl_s", "sl_mb", "sl_warm_s", "sl_warm_mb", "rawpy_s", "rawpy_mb", "one1", "two1",
-                            "oneN", "twoN", "import_s")}
+                            "oneN", "twoN", "oneR", "twoR", "import_s")}
     sample = os.path.join(REPO, "datasets", "sim", "sunset.dng")
     shape = None
     for _ in range(a.runs):
@@ -128,12 +134,10 @@ def main():
         r = python(CALL, "rawpy", "-", files[0])
         rows["rawpy_s"].append(r["seconds"])
         rows["rawpy_mb"].append(r["added_mb"])
-        r = python(THREADS, "1", *files)
-        rows["one1"].append(r["one_thread"])
-        rows["two1"].append(r["two_threads"])
-        r = python(THREADS, "all", *files)
-        rows["oneN"].append(r["one_thread"])
-        rows["twoN"].append(r["two_threads"])
+        for key, threads, arrays in (("1", "1", "new"), ("N", "all", "new"), ("R", "1", "reuse")):
+            r = python(THREADS, threads, arrays, *files)
+            rows["one" + key].append(r["one_thread"])
+            rows["two" + key].append(r["two_threads"])
         rows["import_s"].append(python(IMPORT)["seconds"])
     m = {k: statistics.median(v) for k, v in rows.items()}
     float_mb = shape[0] * shape[1] * shape[2] * 4 / 2 ** 20
@@ -152,6 +156,8 @@ def main():
           f"{m['one1'] / m['two1']:.2f}× throughput |")
     print(f"| 2 files × 3, one Python thread → two threads, library threads = all | {m['oneN']:.3f} → {m['twoN']:.3f} s | | "
           f"{m['oneN'] / m['twoN']:.2f}× throughput |")
+    print(f"| the same, library threads = 1, each thread's array reused (`open(p, out=a)`) | {m['oneR']:.3f} → {m['twoR']:.3f} s | | "
+          f"{m['oneR'] / m['twoR']:.2f}× throughput |")
     print(f"| `import scenelinear` (fresh interpreter) | {1000 * m['import_s']:.0f} ms | | |")
 
 

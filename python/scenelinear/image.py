@@ -69,25 +69,45 @@ def _is_dng(path):
     return not path.lower().endswith((".exr", ".h5", ".hdf5", ".hdr", ".pic"))
 
 
-def _develop(path, options):
+def _develop(path, options, out=None):
     """A DNG developed straight into numpy arrays (sl_develop): the handle (no pixels), the
-    pixels and the clip mask (0/1)."""
+    pixels (into `out` when given) and the clip mask (0/1)."""
     arrays = {}
 
     def allocate(_context, height, width, pixels, clip):
         try:
-            arrays["pixels"] = np.empty((height, width, 3), dtype=np.float32)
+            arrays["pixels"] = np.empty((height, width, 3), dtype=np.float32) if out is None else _checked_out(out, (height, width, 3), path)
             arrays["clip"] = np.empty((height, width), dtype=np.uint8)
             pixels[0] = arrays["pixels"].ctypes.data_as(_native._float_p)
             clip[0] = arrays["clip"].ctypes.data_as(_native._uint8_p)
             return 0
-        except BaseException:  # noqa: BLE001 - nothing may escape into the library's thread
+        except BaseException as e:  # noqa: BLE001 - nothing may escape into the library's thread
+            arrays["error"] = e
             return 1
 
     callback = _native.ALLOCATE(allocate)
     handle = ctypes.c_void_p()
-    _native.call("sl_develop", os.fsencode(path), _native.options_json(options), callback, None, ctypes.byref(handle))
+    try:
+        _native.call("sl_develop", os.fsencode(path), _native.options_json(options), callback, None, ctypes.byref(handle))
+    except errors.SceneLinearError:
+        if "error" in arrays:
+            raise arrays["error"] from None
+        raise
     return handle, arrays["pixels"], arrays["clip"]
+
+
+def _checked_out(out, shape, path):
+    """`out` when it can take the image: a writeable, C-contiguous float32 array of `shape`."""
+    if not isinstance(out, np.ndarray):
+        raise errors.UsageError(f"{path}: out= must be a numpy array, not {type(out).__name__}", 64)
+    problems = [what for what, bad in (
+        (f"of shape {shape}, not {out.shape}", out.shape != tuple(shape)),
+        (f"float32, not {out.dtype}", out.dtype != np.float32),
+        ("C-contiguous", not out.flags.c_contiguous),
+        ("writeable", not out.flags.writeable)) if bad]
+    if problems:
+        raise errors.UsageError(f"{path}: out= must be " + ", ".join(problems), 64)
+    return out
 
 
 def _read_only(a):
@@ -99,17 +119,20 @@ class Image:
     """An image in memory. Use as a context manager, or call `close()`; the memory is also
     released when the object is collected."""
 
-    def __init__(self, path, **options):
+    def __init__(self, path, out=None, **options):
         self.path = os.fspath(path)
         self.options = develop_options(options)
         #: "file" (opened from a path), "merge" (a merged bracket) or "array" (from numpy arrays).
         self.kind = "file"
         if _is_dng(self.path):
-            handle, pixels, clip = _develop(self.path, self.options)
+            handle, pixels, clip = _develop(self.path, self.options, out)
             self._adopt(handle)
-            self._pixels, self._clip = _read_only(pixels), _read_only(clip.view(bool))
+            self._pixels, self._clip = (pixels if out is not None else _read_only(pixels)), _read_only(clip.view(bool))
         else:
             self._adopt(_open_handle(self.path, self.options))
+            if out is not None:
+                _native.call("sl_image_read", self._handle, _checked_out(out, self.shape, self.path).ctypes.data_as(_native._float_p), out.size)
+                self._pixels = out
 
     @classmethod
     def _from_handle(cls, handle, path, kind, options=None):
@@ -320,8 +343,10 @@ def from_array(pixels, clip_mask=None, std=None, units="relative", color="rec202
     return Image._from_handle(handle, name, "array")
 
 
-def open(path, **options):  # noqa: A001 - the package's entry point mirrors the built-in
+def open(path, out=None, **options):  # noqa: A001 - the package's entry point mirrors the built-in
     """Opens a DNG (developed with `options`: units, exposure, calibration, color, demosaic,
     crop, orientation, source, masks, threads, max_memory, ...), or an EXR, HDF5 or Radiance
-    .hdr file written by scenelinear."""
-    return Image(path, **options)
+    .hdr file written by scenelinear. `out`, a writeable C-contiguous float32 array of the
+    image's shape, receives the pixels (and is what `image()` returns): one array reused from
+    file to file spares the fresh memory a new array costs on every call."""
+    return Image(path, out=out, **options)

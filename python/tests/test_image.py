@@ -36,6 +36,37 @@ def test_image_equals_the_float_exr_of_convert(cli, tmp_path, path, options, fla
         assert np.array_equal(img.clip_mask, ch["mask_clipped"] > 0)
 
 
+def test_out_receives_the_pixels_and_is_reused(tmp_path, cli):
+    with sl.open(SUNSET) as img:
+        expected, shape = img.image().copy(), img.shape
+    buf = np.full(shape, np.nan, dtype=np.float32)
+    with sl.open(SUNSET, out=buf) as img:
+        assert img.image() is buf and buf.flags.writeable
+        assert np.array_equal(buf, expected)
+    exr = str(tmp_path / "s.exr")
+    code, _, err = cli("convert", SUNSET, "-o", exr, "--exr-type", "float")
+    assert code == 0, err
+    buf[:] = -1
+    with sl.open(exr, out=buf) as img:
+        assert img.image() is buf
+        assert np.array_equal(buf, expected)
+
+
+@pytest.mark.parametrize("make,words", [
+    (lambda s: np.empty((s[0], s[1] + 1, 3), np.float32), "of shape"),
+    (lambda s: np.empty(s, np.float64), "float32, not float64"),
+    (lambda s: np.empty((s[1], s[0], 3), np.float32).transpose(1, 0, 2), "C-contiguous"),
+    (lambda s: np.broadcast_to(np.float32(0), s), "writeable"),
+    (lambda s: [0.0], "a numpy array, not list"),
+])
+def test_out_that_cannot_take_the_image_is_refused(make, words):
+    with sl.open(SUNSET) as img:
+        shape = img.shape
+    with pytest.raises(sl.UsageError) as e:
+        sl.open(SUNSET, out=make(shape))
+    assert SUNSET in str(e.value) and "out= must be" in str(e.value) and words in str(e.value)
+
+
 def test_clip_mask_and_std_of_clipped_pixels(tmp_path):
     with sl.open(GREY_RAMP) as img:
         clipped = img.clip_mask
