@@ -156,6 +156,7 @@ const struct sl_lazy_symbol sl_lazy_symbols[] = {
     {"H5Pget_layout", 2},
     {"H5Pget_nfilters", 2},
     {"H5Pget_sizes", 2},
+    {"H5Pget_sym_k", 2},
     {"H5Pget_userblock", 2},
     {"H5Pset_attr_creation_order", 2},
     {"H5Pset_chunk", 2},
@@ -241,4 +242,4 @@ const struct sl_lazy_symbol sl_lazy_symbols[] = {
     {"_ZNK7Imf_3_16Header18hasTileDescriptionEv", 5},
     {"_ZNK7Imf_3_19InputFile6headerEv", 5},
 };
-const int sl_lazy_symbol_count = 228;
+const int sl_lazy_symbol_count = 229;

@@ -1,48 +1,80 @@
 import Foundation
 
-/// The attribute messages of an HDF5 object header, checked by this module before libhdf5
-/// decodes them.
+/// Every message of an HDF5 version-1 object header, checked by this module before libhdf5
+/// decodes any of them (docs/robustness.md, "Untrusted HDF5 input").
 ///
 /// The earliest file format (h5py's default, `libver="earliest"`) writes version-1 object
-/// headers, which carry no checksum. libhdf5 1.10.8 decodes a compact attribute by copying
-/// its name with `strdup` before it compares the name's length with the stored one, so a
-/// name without its terminating NUL is read past the end of the header (a heap-buffer
-/// overflow under AddressSanitizer, `H5MM_strdup` called from `H5A__compact_build_table`).
-/// So before the reader lists or opens an object's attributes, it walks that object's
-/// header itself (HDF5 file format specification, "Version 1 Data Object Header Prefix"):
-/// the 16-byte prefix — version 1, a reserved byte, the number of messages (2 bytes), the
-/// reference count (4) and the size of the first chunk (4), padded to 8 — then messages of
-/// type (2), size (2), flags (1) and 3 reserved bytes before their data, with continuation
-/// messages (type 0x10: an address and a length) naming further chunks. Every message must
-/// lie inside its chunk, every chunk inside the file, and every attribute message (type
-/// 0x0C, unless shared) must hold its name, NUL-terminated, then its datatype, dataspace and
-/// data inside the message: version 1 and 2 after an 8-byte header (version, reserved or
-/// flags, name size, datatype size, dataspace size), version 3 after 9 (and the name's
-/// encoding); version 1 pads each part to 8 bytes (`checkAttribute`). A version-2 header starts
-/// with `OHDR` and ends with a checksum, which libhdf5 verifies before it decodes anything:
-/// it is left to the library.
+/// headers, which carry no checksum, and libhdf5 1.10.8 decodes their messages by the sizes
+/// and terminators the file states (a name without its NUL was copied with `strdup` past the
+/// header). So before the reader opens an object, lists or reads its attributes, it walks
+/// that object's header itself (HDF5 file format specification, "Version 1 Data Object
+/// Header Prefix"): the 16-byte prefix — version 1, a reserved byte, the number of messages
+/// (2 bytes), the reference count (4) and the size of the first chunk (4), padded to 8 —
+/// then messages of type (2), size (2), flags (1) and 3 reserved bytes before their data,
+/// with continuation messages (type 0x10: an address and a length) naming further chunks.
+/// Every chunk must lie inside the file, every message inside its chunk, and every message
+/// must hold what its type says it holds (`checkMessage`): a type this walker does not know
+/// is refused as unsupported rather than handed to libhdf5 unchecked. A shared message holds
+/// a reference to the message in another object header, which is walked the same way. A
+/// version-2 header starts with `OHDR` and ends with a checksum, which libhdf5 verifies
+/// before it decodes anything: it is left to the library.
 enum HDF5ObjectHeader {
     struct Damage: Error, Equatable, CustomStringConvertible {
         let description: String
+        /// Not damage but something this reader does not read (exit code 14 rather than 13).
+        var unsupported = false
         init(_ description: String) { self.description = description }
+
+        static func unsupported(_ description: String) -> Damage {
+            var damage = Damage(description)
+            damage.unsupported = true
+            return damage
+        }
+    }
+
+    /// The superblock's sizes the messages are read with: of addresses (`offsets`) and of
+    /// lengths, and the ranks of the symbol-table B-trees (their nodes hold at most twice as
+    /// many entries).
+    struct Sizes: Sendable, Equatable {
+        var offsets: Int, lengths: Int, leafK = 4, internalK = 16
     }
 
     /// Most chunks one header may have (each continuation message names one).
     static let chunkLimit = 4096
+    /// Most headers one walk may follow through shared messages.
+    static let sharedLimit = 64
 
     /// Checks the header at `address` of `file` whose addresses take `offsetSize` bytes
     /// and lengths `lengthSize`.
     /// - Throws: `Damage` saying what is out of place.
     static func check(_ file: HDF5MappedFile, at address: UInt64, offsetSize: Int, lengthSize: Int) throws(Damage) {
+        try check(file, at: address, sizes: Sizes(offsets: offsetSize, lengths: lengthSize))
+    }
+
+    /// Checks the header at `address` of `file`, and the headers its shared messages name.
+    /// - Throws: `Damage` saying what is out of place.
+    static func check(_ file: HDF5MappedFile, at address: UInt64, sizes: Sizes) throws(Damage) {
+        var headers: [UInt64] = [address], seen: Set<UInt64> = [address]
+        while let next = headers.popLast() {
+            for shared in try walk(file, at: next, sizes: sizes) where seen.insert(shared).inserted {
+                guard seen.count <= sharedLimit else { throw Damage("shared messages naming more than \(sharedLimit) object headers") }
+                headers.append(shared)
+            }
+        }
+    }
+
+    /// Walks one header; returns the addresses of the headers its shared messages name.
+    private static func walk(_ file: HDF5MappedFile, at address: UInt64, sizes: Sizes) throws(Damage) -> [UInt64] {
         let bytes = file.bytes
         guard let start = file.offset(of: address, count: 16) else {
             throw Damage("the header runs past the end of the file (\(bytes.count) bytes)")
         }
-        if bytes[start] == 0x4F, bytes[start + 1] == 0x48, bytes[start + 2] == 0x44, bytes[start + 3] == 0x52 { return }  // "OHDR"
+        if bytes[start] == 0x4F, bytes[start + 1] == 0x48, bytes[start + 2] == 0x44, bytes[start + 3] == 0x52 { return [] }  // "OHDR"
         guard bytes[start] == 1 else { throw Damage("object header version \(bytes[start])") }
         let firstSize = UInt64(unsigned(bytes, at: start + 8, size: 4))
         var chunks = [(address: address + 16, length: firstSize)]
         var seen: Set<UInt64> = [address + 16]
+        var shared: [UInt64] = []
         var next = 0
         while next < chunks.count {
             let chunk = chunks[next]
@@ -59,25 +91,69 @@ enum HDF5ObjectHeader {
                     throw Damage("message \(describe(type)) of \(size) bytes at address \(chunk.address + UInt64(p - from)) runs past its chunk")
                 }
                 if type == 0x10 {
-                    guard size >= offsetSize + lengthSize,
-                          let target = HDF5GlobalHeap.unsigned(bytes, at: data, size: offsetSize),
-                          let length = HDF5GlobalHeap.unsigned(bytes, at: data + offsetSize, size: lengthSize) else {
+                    let o = sizes.offsets, l = sizes.lengths
+                    guard size >= o + l, let target = HDF5GlobalHeap.unsigned(bytes, at: data, size: o),
+                          let length = HDF5GlobalHeap.unsigned(bytes, at: data + o, size: l) else {
                         throw Damage("a continuation message of \(size) bytes that names no chunk")
                     }
                     guard seen.insert(target).inserted else { throw Damage("a continuation to address \(target) seen before") }
                     guard chunks.count < chunkLimit else { throw Damage("more than \(chunkLimit) chunks") }
                     chunks.append((target, length))
-                } else if flags & 0x02 == 0 {
-                    // (A shared message holds a reference to the message elsewhere.)
-                    switch type {
-                    case 0x03: _ = try checkDatatype(bytes, at: data, end: data + size, depth: 0, context: "the datatype")
-                    case 0x0B: try checkFilterPipeline(bytes, at: data, size: size)
-                    case 0x0C: try checkAttribute(bytes, at: data, size: size, offsetSize: offsetSize, lengthSize: lengthSize)
-                    default: break
-                    }
+                } else if flags & 0x02 != 0 {
+                    shared.append(try sharedHeader(bytes, at: data, size: size, type: type, sizes: sizes))
+                } else {
+                    try checkMessage(type, file, at: data, size: size, sizes: sizes)
                 }
                 p = data + size
             }
+        }
+        return shared
+    }
+
+    /// The message of `type` and `size` bytes at `data`, checked by its type's layout.
+    static func checkMessage(_ type: Int, _ file: HDF5MappedFile, at data: Int, size: Int, sizes: Sizes) throws(Damage) {
+        let bytes = file.bytes
+        switch type {
+        case 0x03: _ = try checkDatatype(bytes, at: data, end: data + size, depth: 0, context: "the datatype")
+        case 0x0B: try checkFilterPipeline(bytes, at: data, size: size)
+        case 0x0C: try checkAttribute(bytes, at: data, size: size, offsetSize: sizes.offsets, lengthSize: sizes.lengths)
+        case 0x11: try checkSymbolTable(file, at: data, size: size, sizes: sizes)
+        default:
+            guard let layout = HDF5HeaderMessage(rawValue: type) else {
+                throw .unsupported("message type \(describe(type)), not one this reader checks")
+            }
+            try layout.check(file, at: data, size: size, sizes: sizes)
+        }
+    }
+
+    /// The address of the object header a shared message's reference (`size` bytes at `data`)
+    /// names: version 1 (type, 6 reserved bytes, then the address), 2 (type, address) or 3 with
+    /// type 2 (type, address). A message shared through the file's shared-message heap
+    /// (version 3, type 1) is not read.
+    private static func sharedHeader(_ bytes: UnsafeRawBufferPointer, at data: Int, size: Int, type: Int, sizes: Sizes) throws(Damage) -> UInt64 {
+        guard size >= 2 else { throw Damage("a shared message \(describe(type)) of \(size) bytes") }
+        let at: Int
+        switch (bytes[data], bytes[data + 1]) {
+        case (1, _): at = 8
+        case (2, _), (3, 2): at = 2
+        case (3, 1): throw .unsupported("message \(describe(type)) is shared through the file's shared-message heap, which this reader does not read")
+        case (let version, let kind): throw Damage("a shared message \(describe(type)) of version \(version), type \(kind)")
+        }
+        guard at + sizes.offsets <= size, let address = HDF5GlobalHeap.unsigned(bytes, at: data + at, size: sizes.offsets) else {
+            throw Damage("a shared message \(describe(type)) of \(size) bytes that names no header")
+        }
+        return address
+    }
+
+    /// A symbol-table message (the B-tree and local heap of a group's names), and the table itself.
+    private static func checkSymbolTable(_ file: HDF5MappedFile, at data: Int, size: Int, sizes: Sizes) throws(Damage) {
+        let o = sizes.offsets
+        guard size >= 2 * o else { throw Damage("a symbol-table message of \(size) bytes") }
+        let tree = HDF5SymbolTable.number(file.bytes, data, o), heap = HDF5SymbolTable.number(file.bytes, data + o, o)
+        do {
+            try HDF5SymbolTable.checkTree(file, tree: tree, heap: heap, sizes: sizes)
+        } catch {
+            throw Damage("the group's symbol table is damaged: \(error)")
         }
     }
 
@@ -229,9 +305,15 @@ enum HDF5ObjectHeader {
     }
 
     /// The number of points of the dataspace message of `size` bytes at `at` (version 1:
-    /// rank 0 is a scalar; version 2: its type, scalar, simple or null).
+    /// rank 0 is a scalar; version 2: its type, scalar, simple or null), with its dimensions
+    /// — and its maximum dimensions, when its flags say they follow — inside the message.
     static func points(_ bytes: UnsafeRawBufferPointer, at: Int, size: Int, lengthSize: Int, attribute: String) throws(Damage) -> UInt64 {
-        let version = bytes[at], rank = Int(bytes[at + 1])
+        try points(bytes, at: at, size: size, lengthSize: lengthSize, context: "attribute \(attribute)")
+    }
+
+    static func points(_ bytes: UnsafeRawBufferPointer, at: Int, size: Int, lengthSize: Int, context: String) throws(Damage) -> UInt64 {
+        guard size >= 4 else { throw Damage("\(context): a dataspace of \(size) bytes") }
+        let version = bytes[at], rank = Int(bytes[at + 1]), maximaFollow = bytes[at + 2] & 1 != 0
         let dimensionsAt: Int
         switch version {
         case 1:
@@ -242,27 +324,27 @@ enum HDF5ObjectHeader {
             case 0: return 1
             case 1: dimensionsAt = 4
             case 2: return 0
-            default: throw Damage("attribute \(attribute): dataspace type \(bytes[at + 3])")
+            default: throw Damage("\(context): dataspace type \(bytes[at + 3])")
             }
         default:
-            throw Damage("attribute \(attribute): dataspace version \(version)")
+            throw Damage("\(context): dataspace version \(version)")
         }
-        guard rank <= 32, dimensionsAt + rank * lengthSize <= size else {
-            throw Damage("attribute \(attribute): a dataspace of rank \(rank) in \(size) bytes")
+        guard rank <= 32, dimensionsAt + rank * lengthSize * (maximaFollow ? 2 : 1) <= size else {
+            throw Damage("\(context): a dataspace of rank \(rank) in \(size) bytes")
         }
         var points: UInt64 = 1
         for d in 0..<rank {
             guard let extent = HDF5GlobalHeap.unsigned(bytes, at: at + dimensionsAt + d * lengthSize, size: lengthSize) else {
-                throw Damage("attribute \(attribute): a dimension beyond 64 bits")
+                throw Damage("\(context): a dimension beyond 64 bits")
             }
             let (product, overflow) = points.multipliedReportingOverflow(by: extent)
-            guard !overflow else { throw Damage("attribute \(attribute): more than 2⁶⁴ points") }
+            guard !overflow else { throw Damage("\(context): more than 2⁶⁴ points") }
             points = product
         }
         return points
     }
 
-    private static func describe(_ type: Int) -> String { String(format: "0x%04X", type) }
+    static func describe(_ type: Int) -> String { String(format: "0x%04X", type) }
 
     /// The little-endian unsigned integer of `size` (≤ 4) bytes at `offset`.
     private static func unsigned(_ bytes: UnsafeRawBufferPointer, at offset: Int, size: Int) -> Int {

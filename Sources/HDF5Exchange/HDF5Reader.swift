@@ -66,6 +66,7 @@ struct HDF5Reader {
 
         func items(_ name: String) throws -> [MetadataItem] {
             guard exists(name) else { return [] }
+            try s.checkHeader(of: name, from: file)
             let group = try s.handle(H5Gopen2(file.id, name, chdf5_P_DEFAULT()), "H5Gopen2 (/\(name))", closer: H5Gclose)
             return try s.attributes(group).map { MetadataItem($0.0, $0.1) }
         }
@@ -147,6 +148,7 @@ struct HDF5Reader {
     private func readMasks(width: Int, height: Int) throws -> [SemanticMaskLayer] {
         let s = session
         guard exists("masks") else { return [] }
+        try s.checkHeader(of: "masks", from: file)
         let group = try s.handle(H5Gopen2(file.id, "masks", chdf5_P_DEFAULT()), "H5Gopen2 (/masks)", closer: H5Gclose)
         var info = H5G_info_t()
         try s.check(H5Gget_info(group.id, &info), "H5Gget_info (/masks)")

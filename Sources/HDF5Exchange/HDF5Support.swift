@@ -172,7 +172,7 @@ struct HDF5Session {
     private final class FileSlot: @unchecked Sendable {
         var file: HDF5MappedFile?
         var heap: HDF5GlobalHeap?
-        /// Addresses of the object headers whose attribute messages passed `HDF5ObjectHeader`.
+        /// Addresses of the object headers whose messages passed `HDF5ObjectHeader`.
         var checkedHeaders: Set<UInt64> = []
     }
 
@@ -417,25 +417,29 @@ extension HDF5Session {
     /// The global heap of the file `object` is in (a session reads one file).
     private func globalHeap(_ object: H5Handle) throws -> HDF5GlobalHeap {
         if let known = slot.heap { return known }
-        let (offsetSize, lengthSize) = try addressSizes(object)
-        let opened = HDF5GlobalHeap(file: try mappedFile(object), offsetSize: offsetSize, lengthSize: lengthSize)
+        let sizes = try headerSizes(object)
+        let opened = HDF5GlobalHeap(file: try mappedFile(object), offsetSize: sizes.offsets, lengthSize: sizes.lengths)
         slot.heap = opened
         return opened
     }
 
-    /// The superblock's "size of offsets" and "size of lengths" of the file `object` is in.
-    private func addressSizes(_ object: H5Handle) throws -> (offsets: Int, lengths: Int) {
+    /// The superblock's "size of offsets" and "size of lengths" of the file `object` is in,
+    /// and the ranks of its symbol-table B-trees.
+    private func headerSizes(_ object: H5Handle) throws -> HDF5ObjectHeader.Sizes {
         let file = try handle(H5Iget_file_id(object.id), "H5Iget_file_id", closer: H5Fclose)
         let creation = try plist(H5Fget_create_plist(file.id), "H5Fget_create_plist")
         var offsetSize = 0, lengthSize = 0
         try check(H5Pget_sizes(creation.id, &offsetSize, &lengthSize), "H5Pget_sizes")
-        return (offsetSize, lengthSize)
+        var internalK: UInt32 = 0, leafK: UInt32 = 0
+        try check(H5Pget_sym_k(creation.id, &internalK, &leafK), "H5Pget_sym_k")
+        return .init(offsets: offsetSize, lengths: lengthSize, leafK: Int(leafK), internalK: Int(internalK))
     }
 
-    /// Checks the messages of `object`'s header that libhdf5 would decode unsafely
-    /// (`HDF5ObjectHeader`) before it decodes them; once per object.
-    /// - Throws: `ExchangeError` `.corruptData` (operation "object header") naming the object,
-    ///   its address and what is out of place.
+    /// Checks every message of `object`'s header (`HDF5ObjectHeader`) before libhdf5 decodes
+    /// any of them; once per object.
+    /// - Throws: `ExchangeError` (operation "object header") naming the object, its address and
+    ///   what is out of place: `.corruptData`, or `.unsupportedFeature` for a message this
+    ///   reader does not check.
     func checkHeader(of object: H5Handle) throws {
         let found = chdf5_object_address(object.id)
         guard found != chdf5_HADDR_UNDEF() else { throw error("H5Oget_info2") }
@@ -453,12 +457,12 @@ extension HDF5Session {
     private func checkHeader(at address: UInt64, in object: H5Handle, named name: String) throws {
         if slot.checkedHeaders.contains(address) { return }
         let file = try mappedFile(object)
-        let (offsetSize, lengthSize) = try addressSizes(object)
+        let sizes = try headerSizes(object)
         do {
-            try HDF5ObjectHeader.check(file, at: address, offsetSize: offsetSize, lengthSize: lengthSize)
+            try HDF5ObjectHeader.check(file, at: address, sizes: sizes)
         } catch {
             throw ExchangeError(path: path, operation: "object header", message: "\(name) at address \(address): \(error)",
-                                category: .corruptData)
+                                category: error.unsupported ? .unsupportedFeature : .corruptData)
         }
         slot.checkedHeaders.insert(address)
     }

@@ -36,4 +36,42 @@ import TestSupport
             #expect(e.category == .corruptData && e.description.contains("damaged.h5") && e.description.contains("symbol table"), "\(e)")
         }
     }
+
+    /// The superblock (version 0) is checked before libhdf5 opens the file: a driver
+    /// information address (a family, multi or split file) is unsupported, a B-tree rank of 0
+    /// and another root-entry version are damage, and the root group's object header is walked
+    /// first (here its version changed).
+    @Test func superblockAndRootHeader() throws {
+        let dir = TestData.temporaryDirectory("hdf5-superblock")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("old.h5").path
+        let made = try TestData.runPython("""
+            import sys, h5py, numpy as np
+            with h5py.File(sys.argv[1], "w") as f:
+                f.attrs["format"] = "SceneLinear"
+            """, [path])
+        try #require(made.status == 0, "\(made.stderr)")
+        let good = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(try HDF5File.readAttributes(path, object: "/")["format"] == .text("SceneLinear"))
+        // Superblock version 0 with 8-byte addresses: base, free space, end of file, driver
+        // information from byte 24; the root entry's object header address at 24 + 32 + 8.
+        var root = 0
+        for i in 0..<8 { root |= Int(good[64 + i]) << (8 * i) }
+        func damaged(_ name: String, _ change: (inout [UInt8]) -> Void) throws -> ExchangeError {
+            var bytes = good
+            change(&bytes)
+            let copy = dir.appendingPathComponent(name).path
+            try Data(bytes).write(to: URL(fileURLWithPath: copy))
+            return try #require(throws: ExchangeError.self, "\(name)") { try HDF5File.readAttributes(copy, object: "/") }
+        }
+        let driver = try damaged("driver.h5") { for i in 0..<8 { $0[24 + 24 + i] = 0 } }
+        #expect(driver.category == .unsupportedFeature && driver.message.contains("stored in several parts"), "\(driver)")
+        let rank = try damaged("rank.h5") { $0[16] = 0; $0[17] = 0 }
+        #expect(rank.category == .corruptData && rank.message == "symbol-table B-tree ranks 0, 16 (at least 1)", "\(rank)")
+        let entry = try damaged("entry.h5") { $0[10] = 7 }
+        #expect(entry.category == .corruptData && entry.message.contains("root-group or shared-header versions 0, 7, 0"), "\(entry)")
+        let header = try damaged("header.h5") { $0[root] = 9 }
+        #expect(header.operation == "object header" && header.category == FailureCategory.corruptData, "\(header)")
+        #expect(header.message == "/ at address \(root): object header version 9", "\(header)")
+    }
 }
