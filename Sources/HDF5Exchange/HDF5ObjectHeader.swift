@@ -13,8 +13,8 @@ import Foundation
 /// then messages of type (2), size (2), flags (1) and 3 reserved bytes before their data,
 /// with continuation messages (type 0x10: an address and a length) naming further chunks.
 /// Every chunk must lie inside the file, every message inside its chunk, and every message
-/// must hold what its type says it holds (`checkMessage`): a type this walker does not know
-/// is refused as unsupported rather than handed to libhdf5 unchecked. A shared message holds
+/// must hold what its type says it holds (`checkMessage`): a type libhdf5 decodes but this
+/// walker does not check is refused as unsupported rather than handed to libhdf5 unchecked. A shared message holds
 /// a reference to the message in another object header, which is walked the same way. A
 /// version-2 header starts with `OHDR` and ends with a checksum, which libhdf5 verifies
 /// before it decodes anything: it is left to the library.
@@ -38,6 +38,10 @@ enum HDF5ObjectHeader {
     struct Sizes: Sendable, Equatable {
         var offsets: Int, lengths: Int, leafK = 4, internalK = 16
     }
+
+    /// The last message type libhdf5 1.10 decodes (0x18, the metadata cache image); it keeps
+    /// the bytes of later types undecoded.
+    static let lastTypeDecoded = 0x18
 
     /// Most chunks one header may have (each continuation message names one).
     static let chunkLimit = 4096
@@ -119,10 +123,13 @@ enum HDF5ObjectHeader {
         case 0x0C: try checkAttribute(bytes, at: data, size: size, offsetSize: sizes.offsets, lengthSize: sizes.lengths)
         case 0x11: try checkSymbolTable(file, at: data, size: size, sizes: sizes)
         default:
-            guard let layout = HDF5HeaderMessage(rawValue: type) else {
+            if let layout = HDF5HeaderMessage(rawValue: type) {
+                try layout.check(file, at: data, size: size, sizes: sizes)
+            } else if type <= lastTypeDecoded {
                 throw .unsupported("message type \(describe(type)), not one this reader checks")
             }
-            try layout.check(file, at: data, size: size, sizes: sizes)
+            // libhdf5 keeps a message of a type it does not know as undecoded bytes (and
+            // refuses the object when the message's flags ask it to).
         }
     }
 

@@ -71,12 +71,16 @@ struct HDF5HeaderMessageTests {
         }
     }
 
-    /// A message type the reader does not check, and a message shared through the file's
-    /// shared-message heap, are unsupported (exit 14), not damage; a shared message names
+    /// A message type libhdf5 decodes that the reader does not check, and a message shared
+    /// through the file's shared-message heap, are unsupported (exit 14), not damage; a type
+    /// libhdf5 does not know passes (it keeps the bytes undecoded); a shared message names
     /// another header, which is walked too.
     @Test func uncheckedTypesAreUnsupportedAndSharedMessagesAreFollowed() throws {
         #expect(try Self.check([H.message(0x09, [1, 2, 3])]) == .unsupported("message type 0x0009, not one this reader checks"))
         #expect(try Self.check([H.message(0x17, [1, 2, 3])]) == .unsupported("message type 0x0017, not one this reader checks"))
+        #expect(try Self.check([H.message(0x18, [1, 2, 3])]) == .unsupported("message type 0x0018, not one this reader checks"))
+        // A type libhdf5 does not know it keeps as bytes, undecoded.
+        #expect(try Self.check([H.message(0x19, [1, 2, 3]), H.message(0x1234, [9])]) == nil)
         #expect(try Self.check([H.message(0x03, [3, 1] + Self.le(7, 8), flags: 2)])
                 == .unsupported("message 0x0003 is shared through the file's shared-message heap, which this reader does not read"))
         // A committed datatype: the first header shares its datatype with a second header at
