@@ -81,7 +81,10 @@ let package = Package(
         // OpenEXR writer and reader (OpenEXRCore; DWA through the OpenEXR C++ library).
         .target(name: "EXRExchange", dependencies: ["ExchangeCore", "ImageCore", "COpenEXR", "CEXRDWA", "CDeflate", "RunLengthDeflate"]),
         // HDF5 writer and reader (libhdf5, with the chunks compressed and decoded here).
-        .target(name: "HDF5Exchange", dependencies: ["ExchangeCore", "ImageCore", "CHDF5", "CLazyLibraries", "CZlib", "CDeflate", "RunLengthDeflate"]),
+        // The HDF5 file format's structures read by this project itself, from the mapped file:
+        // the walks that vet what libhdf5 may decode, the global heap, chunk placement and decoding.
+        .target(name: "HDF5Format", dependencies: ["ExchangeCore", "ImageCore", "CDeflate"]),
+        .target(name: "HDF5Exchange", dependencies: ["ExchangeCore", "ImageCore", "HDF5Format", "CHDF5", "CLazyLibraries", "CZlib", "CDeflate", "RunLengthDeflate"]),
         // Radiance RGBE pictures (.hdr), written and read here.
         .target(name: "RadianceExchange", dependencies: ["ExchangeCore", "ImageCore"]),
         // DNG opcode lists (OpcodeList1/2/3): parsing every opcode, applying the radiometric ones.
@@ -145,7 +148,7 @@ let package = Package(
         .testTarget(name: "RunLengthDeflateTests", dependencies: ["RunLengthDeflate", "CZlib", "CDeflate", "TestSupport"]),
         // The exchange formats' tests, one target for the four modules (the suite name the
         // Makefile's ASAN_SUITES lists).
-        .testTarget(name: "ImageExchangeTests", dependencies: ["ExchangeCore", "EXRExchange", "HDF5Exchange", "RadianceExchange", "TestSupport"]),
+        .testTarget(name: "ImageExchangeTests", dependencies: ["ExchangeCore", "EXRExchange", "HDF5Exchange", "HDF5Format", "RadianceExchange", "TestSupport"]),
         .testTarget(name: "SemanticMasksTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Reporting", "Batching", "SimulationCheck", "SemanticMasks", "DNGWriter", "TestSupport"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "TestSupport"]),
         .testTarget(name: "OpcodesTests", dependencies: ["Opcodes", "ImageCore", "TestSupport"]),

@@ -1,5 +1,6 @@
 internal import CHDF5
 import ExchangeCore
+import HDF5Format
 import Foundation
 import ImageCore
 

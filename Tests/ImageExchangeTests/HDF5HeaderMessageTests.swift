@@ -2,6 +2,7 @@ import Foundation
 import ImageCore
 import ExchangeCore
 @testable import HDF5Exchange
+@testable import HDF5Format
 import Testing
 import TestSupport
 

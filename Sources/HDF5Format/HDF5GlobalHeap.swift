@@ -22,21 +22,21 @@ import ImageCore
 /// each string in a collection that passed `Collection.parse`. Only collections a reference
 /// names are read, as libhdf5 would; bytes that merely look like a collection elsewhere in
 /// the file (inside compressed pixels, say) are never looked at.
-final class HDF5GlobalHeap {
+package final class HDF5GlobalHeap {
     /// A variable-length string as an attribute stores it.
-    struct Reference: Equatable {
+    package struct Reference: Equatable {
         /// The string's length in bytes.
-        var length: UInt32
+        package var length: UInt32
         /// The collection's address (relative to the file's base address).
-        var address: UInt64
+        package var address: UInt64
         /// The object's index in the collection.
-        var index: UInt32
+        package var index: UInt32
 
         /// A reference from the bytes `HDF5Library.storedStringType` holds for one string:
         /// the stored form (`offsetSize + 8` bytes) and, in the last byte, its size; nil for
         /// an element libhdf5 left zero (an attribute without data), which reads as "".
         /// - Throws: `Damage` when the stored form's size is not `offsetSize + 8`.
-        init?(stored element: UnsafeRawBufferPointer, offsetSize: Int) throws(Damage) {
+        package init?(stored element: UnsafeRawBufferPointer, offsetSize: Int) throws(Damage) {
             let size = Int(element[element.count - 1])
             if size == 0 { return nil }
             guard size == offsetSize + 8 else {
@@ -50,7 +50,7 @@ final class HDF5GlobalHeap {
             index = UInt32(truncatingIfNeeded: HDF5GlobalHeap.unsigned(element, at: 4 + offsetSize, size: 4) ?? 0)
         }
 
-        init(length: UInt32, address: UInt64, index: UInt32) {
+        package init(length: UInt32, address: UInt64, index: UInt32) {
             self.length = length
             self.address = address
             self.index = index
@@ -58,31 +58,31 @@ final class HDF5GlobalHeap {
     }
 
     /// What is wrong with a collection or a reference, as a sentence fragment.
-    struct Damage: Error, Equatable, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
+    package struct Damage: Error, Equatable, CustomStringConvertible {
+        package let description: String
+        package init(_ description: String) { self.description = description }
     }
 
     /// One collection that passed the checks: where each object's data is.
-    struct Collection: Equatable {
+    package struct Collection: Equatable {
         /// The spec's minimum collection size, which libhdf5 also writes as the smallest.
-        static let minimumSize = 4096
+        package static let minimumSize = 4096
 
         /// The collection's size in bytes.
-        let size: Int
+        package let size: Int
         /// Object index → (file offset of the data, data size in bytes); object 0 (free
         /// space) is not listed.
-        let objects: [UInt16: Object]
+        package let objects: [UInt16: Object]
 
-        struct Object: Equatable {
-            let offset: Int
-            let size: Int
+        package struct Object: Equatable {
+            package let offset: Int
+            package let size: Int
         }
 
         /// Checks the collection at file offset `start` of `file` and lists its objects.
         /// - Parameter lengthSize: the superblock's "size of lengths" (2, 4, 8, ...).
         /// - Throws: `Damage` naming the first thing wrong.
-        static func parse(_ file: UnsafeRawBufferPointer, at start: Int, lengthSize: Int) throws(Damage) -> Collection {
+        package static func parse(_ file: UnsafeRawBufferPointer, at start: Int, lengthSize: Int) throws(Damage) -> Collection {
             let headerSize = 8 + lengthSize
             guard start >= 0, start < file.count else {
                 throw Damage("the address is past the end of the file (\(file.count) bytes)")
@@ -141,13 +141,13 @@ final class HDF5GlobalHeap {
     }
 
     /// The file, mapped.
-    let file: HDF5MappedFile
+    package let file: HDF5MappedFile
     /// The superblock's "size of offsets" and "size of lengths".
-    let offsetSize: Int
-    let lengthSize: Int
+    package let offsetSize: Int
+    package let lengthSize: Int
     private var collections: [UInt64: Collection] = [:]
 
-    init(file: HDF5MappedFile, offsetSize: Int, lengthSize: Int) {
+    package init(file: HDF5MappedFile, offsetSize: Int, lengthSize: Int) {
         self.file = file
         self.offsetSize = offsetSize
         self.lengthSize = lengthSize
@@ -160,7 +160,7 @@ final class HDF5GlobalHeap {
     /// collection libhdf5 does not read either.
     /// - Throws: `Damage` when the collection fails `Collection.parse`, holds no object of
     ///   that index, or the object's size is not the string's length.
-    func string(_ reference: Reference) throws(Damage) -> String {
+    package func string(_ reference: Reference) throws(Damage) -> String {
         guard reference.address != 0, reference.length != 0 else { return "" }
         let place = "the collection at address \(reference.address)"
         let collection: Collection
@@ -193,7 +193,7 @@ final class HDF5GlobalHeap {
 
     /// The little-endian unsigned integer of `size` bytes at `offset`, or nil when it does
     /// not fit in 64 bits. The caller has checked the range.
-    static func unsigned(_ bytes: UnsafeRawBufferPointer, at offset: Int, size: Int) -> UInt64? {
+    package static func unsigned(_ bytes: UnsafeRawBufferPointer, at offset: Int, size: Int) -> UInt64? {
         var value: UInt64 = 0
         for i in 0..<size {
             let byte = UInt64(bytes[offset + i])

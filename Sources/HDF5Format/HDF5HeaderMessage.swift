@@ -4,7 +4,7 @@ import Foundation
 /// attribute, continuation and symbol-table messages (`HDF5ObjectHeader`), each with the
 /// layout the HDF5 file format specification gives it ("Header Message" sections): what a
 /// message of that type must hold inside its stated size before libhdf5 may decode it.
-enum HDF5HeaderMessage: Int {
+package enum HDF5HeaderMessage: Int {
     case nil_ = 0x00
     case dataspace = 0x01
     case linkInfo = 0x02
@@ -23,10 +23,10 @@ enum HDF5HeaderMessage: Int {
     case attributeInfo = 0x15
     case referenceCount = 0x16
 
-    typealias Damage = HDF5ObjectHeader.Damage
+    package typealias Damage = HDF5ObjectHeader.Damage
 
     /// Checks the message of `size` bytes at `data`.
-    func check(_ file: HDF5MappedFile, at data: Int, size: Int, sizes: HDF5ObjectHeader.Sizes) throws(Damage) {
+    package func check(_ file: HDF5MappedFile, at data: Int, size: Int, sizes: HDF5ObjectHeader.Sizes) throws(Damage) {
         let bytes = file.bytes
         var reader = MessageReader(bytes: bytes, start: data, end: data + size, name: name)
         let o = sizes.offsets, l = sizes.lengths
@@ -161,7 +161,7 @@ enum HDF5HeaderMessage: Int {
         }
     }
 
-    var name: String {
+    package var name: String {
         switch self {
         case .nil_: "null"
         case .dataspace: "dataspace"
@@ -184,12 +184,12 @@ enum HDF5HeaderMessage: Int {
 
 /// Reads a message's fields in order, each inside the message.
 private struct MessageReader {
-    let bytes: UnsafeRawBufferPointer
-    let start: Int, end: Int
-    var position: Int
-    let name: String
+    package let bytes: UnsafeRawBufferPointer
+    package let start: Int, end: Int
+    package var position: Int
+    package let name: String
 
-    init(bytes: UnsafeRawBufferPointer, start: Int, end: Int, name: String) {
+    package init(bytes: UnsafeRawBufferPointer, start: Int, end: Int, name: String) {
         self.bytes = bytes
         self.start = start
         self.end = end
@@ -203,13 +203,13 @@ private struct MessageReader {
         }
     }
 
-    mutating func skip(_ n: Int) throws(HDF5ObjectHeader.Damage) {
+    package mutating func skip(_ n: Int) throws(HDF5ObjectHeader.Damage) {
         try need(n)
         position += n
     }
 
     /// A little-endian unsigned integer of `size` bytes (at most 8; its value must fit an `Int32`).
-    mutating func integer(_ size: Int) throws(HDF5ObjectHeader.Damage) -> Int {
+    package mutating func integer(_ size: Int) throws(HDF5ObjectHeader.Damage) -> Int {
         try need(size)
         guard let value = HDF5GlobalHeap.unsigned(bytes, at: position, size: size), value <= UInt64(Int32.max) else {
             throw HDF5ObjectHeader.Damage("a \(name) message holds a field of \(size) bytes beyond any size")
@@ -219,7 +219,7 @@ private struct MessageReader {
     }
 
     /// An address or length of `size` bytes, unchecked.
-    mutating func number(_ size: Int) throws(HDF5ObjectHeader.Damage) -> UInt64 {
+    package mutating func number(_ size: Int) throws(HDF5ObjectHeader.Damage) -> UInt64 {
         try need(size)
         defer { position += size }
         return HDF5SymbolTable.number(bytes, position, size)
@@ -227,14 +227,14 @@ private struct MessageReader {
 
     /// The version byte, which must be in `accepted`.
     @discardableResult
-    mutating func version(_ accepted: ClosedRange<Int>) throws(HDF5ObjectHeader.Damage) -> Int {
+    package mutating func version(_ accepted: ClosedRange<Int>) throws(HDF5ObjectHeader.Damage) -> Int {
         let version = try integer(1)
         guard accepted.contains(version) else { throw HDF5ObjectHeader.Damage("\(name) message version \(version)") }
         return version
     }
 
     /// A size of `width` bytes and that many bytes after it.
-    mutating func sized(_ width: Int) throws(HDF5ObjectHeader.Damage) {
+    package mutating func sized(_ width: Int) throws(HDF5ObjectHeader.Damage) {
         try skip(try integer(width))
     }
 }

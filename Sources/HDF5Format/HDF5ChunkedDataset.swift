@@ -10,16 +10,16 @@ import ImageCore
 /// Immutable once made, and the mapping is read-only, so it is shared by the worker threads
 /// that decode chunks.
 // Safe because it is immutable once made and its mapping is read-only.
-final class HDF5MappedFile: @unchecked Sendable {
-    let path: String
+package final class HDF5MappedFile: @unchecked Sendable {
+    package let path: String
     /// The file offset of address 0: the size of the user block before the superblock.
-    let base: UInt64
+    package let base: UInt64
     private let mapping: UnsafeMutableRawPointer?
     private let size: Int
 
     /// Maps the file.
     /// - Throws: `ExchangeError` (`.inputUnreadable`) when it cannot be opened or mapped.
-    init(path: String, base: UInt64) throws {
+    package init(path: String, base: UInt64) throws {
         self.path = path
         self.base = base
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -47,11 +47,11 @@ final class HDF5MappedFile: @unchecked Sendable {
     }
 
     /// The whole file.
-    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: mapping, count: mapping == nil ? 0 : size) }
+    package var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: mapping, count: mapping == nil ? 0 : size) }
 
     /// The file offset of `count` bytes at `address` (relative to the base), or nil when any
     /// of them lies outside the file.
-    func offset(of address: UInt64, count: UInt64) -> Int? {
+    package func offset(of address: UInt64, count: UInt64) -> Int? {
         let (start, overflow) = base.addingReportingOverflow(address)
         let (end, overflow2) = start.addingReportingOverflow(count)
         guard !overflow, !overflow2, end <= UInt64(size) else { return nil }
@@ -60,13 +60,13 @@ final class HDF5MappedFile: @unchecked Sendable {
 }
 
 /// A filter of a dataset's pipeline that the reader undoes itself.
-enum HDF5Filter: Equatable, Sendable {
+package enum HDF5Filter: Equatable, Sendable {
     /// zlib (HDF5 filter 1).
     case deflate
     /// Byte shuffle (HDF5 filter 2) of elements of `elementSize` bytes, the filter's parameter.
     case shuffle(elementSize: Int)
 
-    var name: String {
+    package var name: String {
         switch self {
         case .deflate: "deflate"
         case .shuffle: "shuffle"
@@ -75,26 +75,33 @@ enum HDF5Filter: Equatable, Sendable {
 }
 
 /// One chunk as the chunk index lists it (`H5Dget_chunk_info`).
-struct HDF5StoredChunk: Equatable, Sendable {
+package struct HDF5StoredChunk: Equatable, Sendable {
     /// Dataset coordinates of the chunk's first element.
-    var offset: [UInt64]
+    package var offset: [UInt64]
     /// Bit i set: filter i of the pipeline was not applied to this chunk.
-    var filterMask: UInt32
+    package var filterMask: UInt32
     /// Where its stored bytes start, relative to the file's base address.
-    var address: UInt64
+    package var address: UInt64
     /// How many bytes are stored.
-    var size: UInt64
+    package var size: UInt64
+
+    package init(offset: [UInt64], filterMask: UInt32, address: UInt64, size: UInt64) {
+        self.offset = offset
+        self.filterMask = filterMask
+        self.address = address
+        self.size = size
+    }
 }
 
 /// What is wrong with a chunk or the chunk index, as a sentence fragment (the caller names
 /// the file and dataset); `operation` is "chunk index" for what the index says about a chunk
 /// (where it is, how large, which filters) and "chunk data" for its bytes.
-struct HDF5ChunkDamage: Error, Equatable, CustomStringConvertible {
-    let operation: String
-    let description: String
+package struct HDF5ChunkDamage: Error, Equatable, CustomStringConvertible {
+    package let operation: String
+    package let description: String
 
-    static func index(_ description: String) -> HDF5ChunkDamage { .init(operation: "chunk index", description: description) }
-    static func data(_ description: String) -> HDF5ChunkDamage { .init(operation: "chunk data", description: description) }
+    package static func index(_ description: String) -> HDF5ChunkDamage { .init(operation: "chunk index", description: description) }
+    package static func data(_ description: String) -> HDF5ChunkDamage { .init(operation: "chunk data", description: description) }
 }
 
 /// A chunked dataset read chunk by chunk from the file's bytes, with the chunk index's
@@ -108,33 +115,33 @@ struct HDF5ChunkDamage: Error, Equatable, CustomStringConvertible {
 /// the dataset, be listed once, lie inside the file, and — after the filters its mask does
 /// not skip are undone, deflate with libdeflate (output exactly one chunk, else refused) and
 /// shuffle as libhdf5 undoes it — come to exactly one chunk of bytes.
-struct HDF5ChunkedDataset: Sendable {
+package struct HDF5ChunkedDataset: Sendable {
     /// HDF5 stores a chunk's size in 32 bits.
-    static let maximumChunkBytes = Int(UInt32.max)
+    package static let maximumChunkBytes = Int(UInt32.max)
     /// Deflate writes at least 2 bits (a length and a distance code) per 258 bytes it
     /// repeats, so a stream of n bytes inflates to less than 1032 × n.
-    static let maximumDeflateRatio = 1032
+    package static let maximumDeflateRatio = 1032
 
     /// Dataset dimensions, C order.
-    let dims: [Int]
+    package let dims: [Int]
     /// Chunk dimensions.
-    let chunk: [Int]
+    package let chunk: [Int]
     /// Bytes per element in the file.
-    let elementSize: Int
+    package let elementSize: Int
     /// The filters in the order the writer applied them.
-    let pipeline: [HDF5Filter]
+    package let pipeline: [HDF5Filter]
     /// `H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS`: chunks that reach past the dataset's edge
     /// are stored unfiltered.
-    let partialChunksUnfiltered: Bool
+    package let partialChunksUnfiltered: Bool
     /// Bytes of one chunk.
-    let chunkBytes: Int
+    package let chunkBytes: Int
     /// Chunks along each dimension.
-    let grid: [Int]
+    package let grid: [Int]
     /// Chunks in the grid.
-    let cellCount: Int
+    package let cellCount: Int
 
     /// - Throws: `HDF5ChunkDamage` (index) for a chunk dimension of 0 or a chunk of 4 GiB or more.
-    init(dims: [Int], chunk: [Int], elementSize: Int, pipeline: [HDF5Filter], partialChunksUnfiltered: Bool = false)
+    package init(dims: [Int], chunk: [Int], elementSize: Int, pipeline: [HDF5Filter], partialChunksUnfiltered: Bool = false)
         throws(HDF5ChunkDamage) {
         precondition(dims.count == chunk.count && !dims.isEmpty && dims.allSatisfy { $0 > 0 } && elementSize > 0)
         guard chunk.allSatisfy({ $0 > 0 }) else {
@@ -160,22 +167,22 @@ struct HDF5ChunkedDataset: Sendable {
     }
 
     /// A stored chunk that passed `place`: where it goes and how to decode it.
-    struct PlacedChunk: Sendable {
+    package struct PlacedChunk: Sendable {
         /// Its position in the grid, row-major.
-        let cell: Int
+        package let cell: Int
         /// Dataset coordinates of its first element.
-        let offset: [Int]
+        package let offset: [Int]
         /// File offset and size of its stored bytes.
-        let start: Int
-        let size: Int
+        package let start: Int
+        package let size: Int
         /// The filters to undo, in the order to undo them (the pipeline's last applied first).
-        let undo: [HDF5Filter]
+        package let undo: [HDF5Filter]
     }
 
     /// Checks every chunk the index lists against the grid and the file, and returns them
     /// placed, with the grid cells no chunk was stored for (which read as the fill value).
     /// - Throws: `HDF5ChunkDamage` naming the first chunk in index order that fails.
-    func place(_ chunks: [HDF5StoredChunk], in file: HDF5MappedFile) throws(HDF5ChunkDamage) -> (chunks: [PlacedChunk], missing: [Int]) {
+    package func place(_ chunks: [HDF5StoredChunk], in file: HDF5MappedFile) throws(HDF5ChunkDamage) -> (chunks: [PlacedChunk], missing: [Int]) {
         guard chunks.count <= cellCount else {
             throw .index("the chunk index lists \(chunks.count) chunks; a grid of \(Self.describe(grid)) has \(cellCount)")
         }
@@ -234,7 +241,7 @@ struct HDF5ChunkedDataset: Sendable {
     }
 
     /// Dataset coordinates of the first element of grid cell `cell`.
-    func offset(ofCell cell: Int) -> [Int] {
+    package func offset(ofCell cell: Int) -> [Int] {
         var rest = cell
         var offset = [Int](repeating: 0, count: dims.count)
         for k in stride(from: dims.count - 1, through: 0, by: -1) {
@@ -245,13 +252,13 @@ struct HDF5ChunkedDataset: Sendable {
     }
 
     /// Buffers for the filter steps of one worker's chunks, kept from chunk to chunk.
-    struct Scratch: ~Copyable {
+    package struct Scratch: ~Copyable {
         private var buffers: [(pointer: UnsafeMutableRawPointer, count: Int)] = []
 
-        init() {}
+        package init() {}
 
         /// Buffer `index` (0 or 1), with room for at least `count` bytes.
-        mutating func buffer(_ index: Int, count: Int) -> UnsafeMutableRawPointer {
+        package mutating func buffer(_ index: Int, count: Int) -> UnsafeMutableRawPointer {
             while buffers.count <= index { buffers.append((UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 16), 1)) }
             if buffers[index].count < count {
                 buffers[index].pointer.deallocate()
@@ -269,7 +276,7 @@ struct HDF5ChunkedDataset: Sendable {
     /// inside the dataset whose elements follow one another there too (every dimension but
     /// the first spanned whole) gets its last filter step written straight into place.
     /// - Throws: `HDF5ChunkDamage` (data) when an inflate fails or does not give exactly one chunk.
-    func decode(_ placed: PlacedChunk, from file: HDF5MappedFile, into destination: UnsafeMutableRawPointer,
+    package func decode(_ placed: PlacedChunk, from file: HDF5MappedFile, into destination: UnsafeMutableRawPointer,
                 scratch: inout Scratch) throws(HDF5ChunkDamage) {
         var current = UnsafeRawPointer(file.bytes.baseAddress! + placed.start)
         var length = placed.size
@@ -319,7 +326,7 @@ struct HDF5ChunkedDataset: Sendable {
     /// `b × n + e` for the n = count / elementSize whole elements; the remaining
     /// `count % elementSize` bytes are at the end, as they are; with fewer than two elements
     /// or one-byte elements the bytes are as they are.
-    static func unshuffle(_ source: UnsafeRawPointer, into output: UnsafeMutableRawPointer, count: Int, elementSize: Int) {
+    package static func unshuffle(_ source: UnsafeRawPointer, into output: UnsafeMutableRawPointer, count: Int, elementSize: Int) {
         let n = count / elementSize
         guard elementSize > 1, n > 1 else {
             output.copyMemory(from: source, byteCount: count)
@@ -392,7 +399,7 @@ struct HDF5ChunkedDataset: Sendable {
     }
 
     /// Copies a decoded chunk (chunk-shaped, C order) into the dataset, clipped at its edge.
-    func scatter(_ chunkData: UnsafeRawPointer, at offset: [Int], into destination: UnsafeMutableRawPointer) {
+    package func scatter(_ chunkData: UnsafeRawPointer, at offset: [Int], into destination: UnsafeMutableRawPointer) {
         forEachRun(at: offset) { from, to, count in
             (destination + to).copyMemory(from: chunkData + from, byteCount: count)
         }
@@ -400,7 +407,7 @@ struct HDF5ChunkedDataset: Sendable {
 
     /// Writes `element` (one element's bytes) over the part of grid cell `cell` inside the
     /// dataset.
-    func fill(cell: Int, with element: [UInt8], into destination: UnsafeMutableRawPointer) {
+    package func fill(cell: Int, with element: [UInt8], into destination: UnsafeMutableRawPointer) {
         precondition(element.count == elementSize)
         element.withUnsafeBytes { pattern in
             forEachRun(at: offset(ofCell: cell)) { _, to, count in
@@ -414,7 +421,7 @@ struct HDF5ChunkedDataset: Sendable {
     }
 
     /// "[16, 0, 3]".
-    static func describe<T: BinaryInteger>(_ values: [T]) -> String {
+    package static func describe<T: BinaryInteger>(_ values: [T]) -> String {
         "[" + values.map { String($0) }.joined(separator: ", ") + "]"
     }
 }

@@ -10,13 +10,13 @@ import ImageCore
 /// checksum. So the superblock is checked before libhdf5 opens the file, with the root
 /// group's table; every other group's table is checked when its object header is
 /// (`HDF5ObjectHeader`, the symbol-table message), before the group is opened or listed.
-enum HDF5SymbolTable {
+package enum HDF5SymbolTable {
     /// Checks the superblock of the file at `path` (versions 0 and 1; later ones carry a
     /// checksum, which libhdf5 verifies), the root group's object header and, for versions 0
     /// and 1, the root group's symbol table.
     /// - Throws: `ExchangeError` `.corruptData` for damage, `.unsupportedFeature` for a file
     ///   stored in several parts or a message this reader does not check.
-    static func check(_ path: String) throws {
+    package static func check(_ path: String) throws {
         guard let file = try? HDF5MappedFile(path: path, base: 0) else { return }
         let bytes = file.bytes
         func fail(_ what: String, _ category: FailureCategory = .corruptData) -> ExchangeError {
@@ -84,7 +84,7 @@ enum HDF5SymbolTable {
     /// with its signature and a count of entries its rank allows, at most 32 levels, every
     /// symbol-table node inside the file, and every name offset (B-tree keys, symbol entries)
     /// naming a NUL-terminated name inside the heap's data.
-    static func checkTree(_ file: HDF5MappedFile, tree: UInt64, heap: UInt64, sizes: HDF5ObjectHeader.Sizes) throws(HDF5ObjectHeader.Damage) {
+    package static func checkTree(_ file: HDF5MappedFile, tree: UInt64, heap: UInt64, sizes: HDF5ObjectHeader.Sizes) throws(HDF5ObjectHeader.Damage) {
         let o = sizes.offsets, l = sizes.lengths, bytes = file.bytes
         let names = try localHeap(file, at: heap, sizes: sizes)
         func fail(_ what: String) -> HDF5ObjectHeader.Damage { HDF5ObjectHeader.Damage(what) }
@@ -125,7 +125,7 @@ enum HDF5SymbolTable {
 
     /// A local heap (signature, version 0, reserved, data size, free-list offset, data address)
     /// whose data lies inside the file.
-    static func localHeap(_ file: HDF5MappedFile, at address: UInt64, sizes: HDF5ObjectHeader.Sizes) throws(HDF5ObjectHeader.Damage) -> LocalHeap {
+    package static func localHeap(_ file: HDF5MappedFile, at address: UInt64, sizes: HDF5ObjectHeader.Sizes) throws(HDF5ObjectHeader.Damage) -> LocalHeap {
         let o = sizes.offsets, l = sizes.lengths, bytes = file.bytes
         guard let h = file.offset(of: address, count: UInt64(8 + 2 * l + o)), has(bytes, h, "HEAP"), bytes[h + 4] == 0 else {
             throw HDF5ObjectHeader.Damage("its local heap of names is not in the file")
@@ -138,11 +138,11 @@ enum HDF5SymbolTable {
     }
 
     /// A local heap's data: `size` bytes at file offset `start`.
-    struct LocalHeap {
-        let start: Int, size: Int
+    package struct LocalHeap {
+        package let start: Int, size: Int
 
         /// Whether `offset` starts a name that ends in NUL inside the heap's data.
-        func holdsName(at offset: UInt64, in bytes: UnsafeRawBufferPointer) -> Bool {
+        package func holdsName(at offset: UInt64, in bytes: UnsafeRawBufferPointer) -> Bool {
             guard offset < UInt64(size) else { return false }
             return (start + Int(offset)..<(start + size)).contains { bytes[$0] == 0 }
         }
@@ -153,7 +153,7 @@ enum HDF5SymbolTable {
     }
 
     /// The little-endian unsigned integer of `size` bytes at `offset` (inside `bytes`).
-    static func number(_ bytes: UnsafeRawBufferPointer, _ offset: Int, _ size: Int) -> UInt64 {
+    package static func number(_ bytes: UnsafeRawBufferPointer, _ offset: Int, _ size: Int) -> UInt64 {
         var v: UInt64 = 0
         for i in 0..<min(size, 8) { v |= UInt64(bytes[offset + i]) << (8 * UInt64(i)) }
         return v

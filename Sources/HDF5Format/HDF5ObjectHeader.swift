@@ -18,14 +18,14 @@ import Foundation
 /// a reference to the message in another object header, which is walked the same way. A
 /// version-2 header starts with `OHDR` and ends with a checksum, which libhdf5 verifies
 /// before it decodes anything: it is left to the library.
-enum HDF5ObjectHeader {
-    struct Damage: Error, Equatable, CustomStringConvertible {
-        let description: String
+package enum HDF5ObjectHeader {
+    package struct Damage: Error, Equatable, CustomStringConvertible {
+        package let description: String
         /// Not damage but something this reader does not read (exit code 14 rather than 13).
-        var unsupported = false
-        init(_ description: String) { self.description = description }
+        package var unsupported = false
+        package init(_ description: String) { self.description = description }
 
-        static func unsupported(_ description: String) -> Damage {
+        package static func unsupported(_ description: String) -> Damage {
             var damage = Damage(description)
             damage.unsupported = true
             return damage
@@ -35,29 +35,36 @@ enum HDF5ObjectHeader {
     /// The superblock's sizes the messages are read with: of addresses (`offsets`) and of
     /// lengths, and the ranks of the symbol-table B-trees (their nodes hold at most twice as
     /// many entries).
-    struct Sizes: Sendable, Equatable {
-        var offsets: Int, lengths: Int, leafK = 4, internalK = 16
+    package struct Sizes: Sendable, Equatable {
+        package var offsets: Int, lengths: Int, leafK = 4, internalK = 16
+
+        package init(offsets: Int, lengths: Int, leafK: Int = 4, internalK: Int = 16) {
+            self.offsets = offsets
+            self.lengths = lengths
+            self.leafK = leafK
+            self.internalK = internalK
+        }
     }
 
     /// The last message type libhdf5 1.10 decodes (0x18, the metadata cache image); it keeps
     /// the bytes of later types undecoded.
-    static let lastTypeDecoded = 0x18
+    package static let lastTypeDecoded = 0x18
 
     /// Most chunks one header may have (each continuation message names one).
-    static let chunkLimit = 4096
+    package static let chunkLimit = 4096
     /// Most headers one walk may follow through shared messages.
-    static let sharedLimit = 64
+    package static let sharedLimit = 64
 
     /// Checks the header at `address` of `file` whose addresses take `offsetSize` bytes
     /// and lengths `lengthSize`.
     /// - Throws: `Damage` saying what is out of place.
-    static func check(_ file: HDF5MappedFile, at address: UInt64, offsetSize: Int, lengthSize: Int) throws(Damage) {
+    package static func check(_ file: HDF5MappedFile, at address: UInt64, offsetSize: Int, lengthSize: Int) throws(Damage) {
         try check(file, at: address, sizes: Sizes(offsets: offsetSize, lengths: lengthSize))
     }
 
     /// Checks the header at `address` of `file`, and the headers its shared messages name.
     /// - Throws: `Damage` saying what is out of place.
-    static func check(_ file: HDF5MappedFile, at address: UInt64, sizes: Sizes) throws(Damage) {
+    package static func check(_ file: HDF5MappedFile, at address: UInt64, sizes: Sizes) throws(Damage) {
         var headers: [UInt64] = [address], seen: Set<UInt64> = [address]
         while let next = headers.popLast() {
             for shared in try walk(file, at: next, sizes: sizes) where seen.insert(shared).inserted {
@@ -115,7 +122,7 @@ enum HDF5ObjectHeader {
     }
 
     /// The message of `type` and `size` bytes at `data`, checked by its type's layout.
-    static func checkMessage(_ type: Int, _ file: HDF5MappedFile, at data: Int, size: Int, sizes: Sizes) throws(Damage) {
+    package static func checkMessage(_ type: Int, _ file: HDF5MappedFile, at data: Int, size: Int, sizes: Sizes) throws(Damage) {
         let bytes = file.bytes
         switch type {
         case 0x03: _ = try checkDatatype(bytes, at: data, end: data + size, depth: 0, context: "the datatype")
@@ -169,7 +176,7 @@ enum HDF5ObjectHeader {
     /// dataspace has points, of the datatype's size — inside it after those; a variable-length
     /// datatype's size must be that of its stored element (a length, an address and an index).
     /// libhdf5 copies each part by the sizes the message states.
-    static func checkAttribute(_ bytes: UnsafeRawBufferPointer, at data: Int, size: Int, offsetSize: Int,
+    package static func checkAttribute(_ bytes: UnsafeRawBufferPointer, at data: Int, size: Int, offsetSize: Int,
                                lengthSize: Int) throws(Damage) {
         guard size >= 8 else { throw Damage("an attribute message of \(size) bytes") }
         let version = bytes[data]
@@ -216,7 +223,7 @@ enum HDF5ObjectHeader {
     /// — padded to 8 bytes before version 3), an opaque tag, array dimensions and enumeration
     /// values lie before `end`, and member, base and parent types are checked the same way.
     /// Returns where the datatype ends.
-    static func checkDatatype(_ bytes: UnsafeRawBufferPointer, at start: Int, end: Int, depth: Int, context: String) throws(Damage) -> Int {
+    package static func checkDatatype(_ bytes: UnsafeRawBufferPointer, at start: Int, end: Int, depth: Int, context: String) throws(Damage) -> Int {
         guard depth < 32 else { throw Damage("\(context): datatypes nested more than 32 deep") }
         guard start + 8 <= end else { throw Damage("\(context): a datatype past the end of its message") }
         let version = Int(bytes[start] >> 4), typeClass = Int(bytes[start] & 0x0F)
@@ -283,7 +290,7 @@ enum HDF5ObjectHeader {
     /// A filter pipeline message of `size` bytes at `at`: every filter's name inside it and
     /// ending in NUL within its stated length (libhdf5 takes the name's `strlen`), its client
     /// values inside it.
-    static func checkFilterPipeline(_ bytes: UnsafeRawBufferPointer, at data: Int, size: Int) throws(Damage) {
+    package static func checkFilterPipeline(_ bytes: UnsafeRawBufferPointer, at data: Int, size: Int) throws(Damage) {
         guard size >= 2 else { throw Damage("a filter pipeline message of \(size) bytes") }
         let version = bytes[data], filters = Int(bytes[data + 1])
         guard version == 1 || version == 2 else { throw Damage("filter pipeline version \(version)") }
@@ -314,11 +321,11 @@ enum HDF5ObjectHeader {
     /// The number of points of the dataspace message of `size` bytes at `at` (version 1:
     /// rank 0 is a scalar; version 2: its type, scalar, simple or null), with its dimensions
     /// — and its maximum dimensions, when its flags say they follow — inside the message.
-    static func points(_ bytes: UnsafeRawBufferPointer, at: Int, size: Int, lengthSize: Int, attribute: String) throws(Damage) -> UInt64 {
+    package static func points(_ bytes: UnsafeRawBufferPointer, at: Int, size: Int, lengthSize: Int, attribute: String) throws(Damage) -> UInt64 {
         try points(bytes, at: at, size: size, lengthSize: lengthSize, context: "attribute \(attribute)")
     }
 
-    static func points(_ bytes: UnsafeRawBufferPointer, at: Int, size: Int, lengthSize: Int, context: String) throws(Damage) -> UInt64 {
+    package static func points(_ bytes: UnsafeRawBufferPointer, at: Int, size: Int, lengthSize: Int, context: String) throws(Damage) -> UInt64 {
         guard size >= 4 else { throw Damage("\(context): a dataspace of \(size) bytes") }
         let version = bytes[at], rank = Int(bytes[at + 1]), maximaFollow = bytes[at + 2] & 1 != 0
         let dimensionsAt: Int
@@ -351,7 +358,7 @@ enum HDF5ObjectHeader {
         return points
     }
 
-    static func describe(_ type: Int) -> String { String(format: "0x%04X", type) }
+    package static func describe(_ type: Int) -> String { String(format: "0x%04X", type) }
 
     /// The little-endian unsigned integer of `size` (≤ 4) bytes at `offset`.
     private static func unsigned(_ bytes: UnsafeRawBufferPointer, at offset: Int, size: Int) -> Int {
