@@ -325,7 +325,7 @@ public struct BatchConverter: Sendable {
                 files += names.filter { $0.hasPrefix("scenelinear-manifest") && $0.hasSuffix(".jsonl") }.sorted()
                     .map { (path.hasSuffix("/") ? path : path + "/") + $0 }
             } else {
-                if let problem = RegularFile.problem(path) { throw ContainerError.unreadable(path: path, reason: problem) }
+                if let problem = RegularFile.problem(path) { throw ContainerError.unreadable(path: path, problem: .notRegularFile(problem)) }
                 files.append(path)
             }
         }
@@ -365,7 +365,7 @@ final class ManifestWriter: Sendable {
     init(path: String) throws {
         self.path = path
         let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw OutputError(path: path, reason: "cannot open the manifest: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw OutputError(path: path, failed: "cannot open the manifest", systemError: errno) }
         descriptor = Mutex(fd)
     }
 
@@ -391,7 +391,7 @@ final class ManifestWriter: Sendable {
             }
             if let failure {
                 if written > 0 && end >= 0 { _ = ftruncate(fd, end) }  // no half line for the next writer to follow
-                throw OutputError(path: path, reason: "cannot append to the manifest: \(String(cString: strerror(failure)))")
+                throw OutputError(path: path, failed: "cannot append to the manifest", systemError: failure)
             }
         }
     }
@@ -401,7 +401,7 @@ final class ManifestWriter: Sendable {
             guard fd >= 0 else { return }
             let status = Foundation.close(fd)
             fd = -1
-            if status != 0 { throw OutputError(path: path, reason: "cannot close the manifest: \(String(cString: strerror(errno)))") }
+            if status != 0 { throw OutputError(path: path, failed: "cannot close the manifest", systemError: errno) }
         }
     }
 }

@@ -3,6 +3,7 @@ import ImageCore
 /// Why the DNG colour model could not be built.
 public struct ColorError: SceneLinearFailure, Equatable {
     public let path: String
+    public var file: String? { path }
     public let reason: String
     public let category: FailureCategory
 

@@ -1,3 +1,4 @@
+import Foundation
 import ImageCore
 
 /// Why a file could not be read as a DNG.
@@ -5,7 +6,7 @@ public enum ContainerError: SceneLinearFailure, Equatable {
     /// No file at that path.
     case fileNotFound(path: String)
     /// The file exists but cannot be read.
-    case unreadable(path: String, reason: String)
+    case unreadable(path: String, problem: ReadProblem)
     /// Not a TIFF file (bad byte-order mark or magic number, too short).
     case notTIFF(path: String, reason: String)
     /// A TIFF file without DNGVersion (tag 50706) in IFD0.
@@ -20,6 +21,23 @@ public enum ContainerError: SceneLinearFailure, Equatable {
     case unsupported(path: String, ifd: String, reason: String)
     /// DNGBackwardVersion (tag 50707) newer than this reader.
     case unsupportedVersion(path: String, backwardVersion: String, supported: String)
+
+    public var file: String? {
+        switch self {
+        case .fileNotFound(let path), .unreadable(let path, _), .notTIFF(let path, _), .notDNG(let path),
+             .truncated(let path, _, _, _, _), .shrankWhileReading(let path, _, _), .corrupt(let path, _, _),
+             .unsupported(let path, _, _), .unsupportedVersion(let path, _, _):
+            return path
+        }
+    }
+
+    public var systemError: Int32? {
+        switch self {
+        case .fileNotFound: return ENOENT
+        case .unreadable(_, .system(let code)), .unreadable(_, .mapping(let code)): return code
+        default: return nil
+        }
+    }
 
     public var category: FailureCategory {
         switch self {
@@ -36,8 +54,8 @@ public enum ContainerError: SceneLinearFailure, Equatable {
         switch self {
         case .fileNotFound(let path):
             return "\(path): file not found"
-        case .unreadable(let path, let reason):
-            return "\(path): cannot read the file: \(reason)"
+        case .unreadable(let path, let problem):
+            return "\(path): cannot read the file: \(problem)"
         case .notTIFF(let path, let reason):
             return "\(path): not a TIFF/DNG file: \(reason)"
         case .notDNG(let path):
@@ -52,6 +70,25 @@ public enum ContainerError: SceneLinearFailure, Equatable {
             return "\(path): unsupported in \(ifd): \(reason)"
         case .unsupportedVersion(let path, let version, let supported):
             return "\(path): unsupported DNG version: DNGBackwardVersion \(version) needs a newer reader (this one reads up to \(supported))"
+        }
+    }
+}
+
+/// Why a file that exists cannot be read.
+public enum ReadProblem: Sendable, Equatable, CustomStringConvertible {
+    /// Finding or opening the file failed with this error number (`errno`).
+    case system(Int32)
+    /// Mapping the file into memory failed with this error number.
+    case mapping(Int32)
+    /// Not a regular file: `RegularFile.problem`'s sentence ("it is a FIFO (named pipe), not
+    /// a regular file").
+    case notRegularFile(String)
+
+    public var description: String {
+        switch self {
+        case .system(let code): return String(cString: strerror(code))
+        case .mapping(let code): return "cannot map the file: \(String(cString: strerror(code)))"
+        case .notRegularFile(let sentence): return sentence
         }
     }
 }

@@ -25,16 +25,16 @@ public final class FileBytes: @unchecked Sendable {
         var pathInfo = stat()
         guard stat(path, &pathInfo) == 0 else {
             if errno == ENOENT || errno == ENOTDIR { throw .fileNotFound(path: path) }
-            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+            throw .unreadable(path: path, problem: .system(errno))
         }
-        if let problem = RegularFile.problem(mode: pathInfo.st_mode) { throw .unreadable(path: path, reason: problem) }
+        if let problem = RegularFile.problem(mode: pathInfo.st_mode) { throw .unreadable(path: path, problem: .notRegularFile(problem)) }
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw .unreadable(path: path, problem: .system(errno)) }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+        guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, problem: .system(errno)) }
         // (Replaced between the stat and the open.)
-        if let problem = RegularFile.problem(mode: info.st_mode) { throw .unreadable(path: path, reason: problem) }
+        if let problem = RegularFile.problem(mode: info.st_mode) { throw .unreadable(path: path, problem: .notRegularFile(problem)) }
         let size = Int(info.st_size)
         guard size > 0 else {
             data = Data()
@@ -43,7 +43,7 @@ public final class FileBytes: @unchecked Sendable {
             return
         }
         guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else {
-            throw .unreadable(path: path, reason: "cannot map the file: \(String(cString: strerror(errno)))")
+            throw .unreadable(path: path, problem: .mapping(errno))
         }
         mapping = base
         shrinkGuard = MappedRange(base: base, length: size)

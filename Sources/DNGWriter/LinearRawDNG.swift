@@ -159,6 +159,7 @@ public enum DNGByteOrder: String, Sendable { case littleEndian, bigEndian }
 /// Why a DNG could not be written.
 public struct DNGWriteError: SceneLinearFailure, Equatable {
     public let path: String
+    public var file: String? { path }
     public let reason: String
 
     public var category: FailureCategory { .outputFailure }

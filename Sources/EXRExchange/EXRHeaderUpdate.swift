@@ -10,8 +10,11 @@ extension EXRFile {
         func failure(_ message: String) -> ExchangeError {
             ExchangeError(path: path, operation: "updating attribute \(name)", message: message, category: .outputFailure)
         }
+        func systemFailure(_ code: Int32) -> ExchangeError {
+            ExchangeError(path: path, operation: "updating attribute \(name)", systemError: code, category: .outputFailure)
+        }
         let fd = open(file, O_RDWR)
-        guard fd >= 0 else { throw failure(String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw systemFailure(errno) }
         defer { close(fd) }
         // The header is a few kilobytes: read 64 KiB, and more while the walk runs past them
         // (up to 16 MiB).
@@ -32,7 +35,7 @@ extension EXRFile {
             }
             let bytes = Array(value.utf8)
             let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(valueStart)) }
-            guard written == bytes.count else { throw failure(String(cString: strerror(errno))) }
+            guard written == bytes.count else { throw systemFailure(errno) }
             return true
         }
         if !found { throw failure("the header has no such attribute") }

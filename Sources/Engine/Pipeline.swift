@@ -98,6 +98,7 @@ public struct LimitError: SceneLinearFailure, Equatable {
         case standardInput(limit: Int)
     }
     public var path: String
+    public var file: String? { path }
     public var kind: Kind
     public init(path: String, _ kind: Kind) {
         self.path = path

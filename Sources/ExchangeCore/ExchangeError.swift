@@ -1,3 +1,4 @@
+import Foundation
 import ImageCore
 
 /// A failure while writing or reading an EXR or HDF5 file.
@@ -17,6 +18,8 @@ public struct ExchangeError: SceneLinearFailure, Equatable {
     public var message: String
     /// Decides the command-line exit code.
     public var category: FailureCategory
+    /// The operating system's error number when a system call failed (`message` is its text).
+    public var systemError: Int32?
 
     /// Creates an error; `category` decides the exit code.
     public init(path: String, operation: String, message: String, category: FailureCategory) {
@@ -25,6 +28,14 @@ public struct ExchangeError: SceneLinearFailure, Equatable {
         self.message = message
         self.category = category
     }
+
+    /// The system call `operation` failed with `code`; the message is its text.
+    public init(path: String, operation: String, systemError code: Int32, category: FailureCategory) {
+        self.init(path: path, operation: operation, message: String(cString: strerror(code)), category: category)
+        systemError = code
+    }
+
+    public var file: String? { path }
 
     public var description: String {
         let verb = category == .outputFailure ? "cannot write" : "cannot read"

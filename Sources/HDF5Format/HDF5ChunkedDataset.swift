@@ -24,12 +24,12 @@ package final class HDF5MappedFile: @unchecked Sendable {
         self.base = base
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            throw ExchangeError(path: path, operation: "open", message: String(cString: strerror(errno)), category: .inputUnreadable)
+            throw ExchangeError(path: path, operation: "open", systemError: errno, category: .inputUnreadable)
         }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
-            throw ExchangeError(path: path, operation: "fstat", message: String(cString: strerror(errno)), category: .inputUnreadable)
+            throw ExchangeError(path: path, operation: "fstat", systemError: errno, category: .inputUnreadable)
         }
         size = Int(info.st_size)
         if size == 0 {
@@ -37,7 +37,7 @@ package final class HDF5MappedFile: @unchecked Sendable {
             return
         }
         guard let start = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), start != MAP_FAILED else {
-            throw ExchangeError(path: path, operation: "mmap", message: String(cString: strerror(errno)), category: .inputUnreadable)
+            throw ExchangeError(path: path, operation: "mmap", systemError: errno, category: .inputUnreadable)
         }
         mapping = start
     }

@@ -6,6 +6,8 @@ public struct OutputError: SceneLinearFailure, Equatable {
     public var path: String
     public var reason: String
     public var category: FailureCategory
+    /// The operating system's error number when a system call failed (its text ends `reason`).
+    public var systemError: Int32?
 
     public init(path: String, reason: String, category: FailureCategory = .outputFailure) {
         self.path = path
@@ -13,6 +15,13 @@ public struct OutputError: SceneLinearFailure, Equatable {
         self.category = category
     }
 
+    /// A system call that failed with `code`: "`doing`: its text" ("rename failed: No space left on device").
+    public init(path: String, failed doing: String, systemError code: Int32) {
+        self.init(path: path, reason: "\(doing): \(String(cString: strerror(code)))")
+        systemError = code
+    }
+
+    public var file: String? { path }
     public var description: String { "cannot write \(path): \(reason)" }
 }
 
@@ -164,7 +173,7 @@ public enum AtomicFile {
                         throw OutputError(path: destination, reason: "its temporary file \(temporary) vanished before it could be renamed into place (another process removed it); run again",
                                           category: .temporaryFailure)
                     }
-                    throw OutputError(path: destination, reason: "rename failed: \(String(cString: strerror(code)))")
+                    throw OutputError(path: destination, failed: "rename failed", systemError: code)
                 }
                 return result
             } catch {

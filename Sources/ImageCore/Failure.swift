@@ -62,6 +62,15 @@ public enum FailureCategory: Int32, Sendable, CaseIterable, Codable {
 /// and a category that decides the exit code.
 public protocol SceneLinearFailure: Error, CustomStringConvertible {
     var category: FailureCategory { get }
+    /// The file the failure is about, when it is about one (as the caller named it).
+    var file: String? { get }
+    /// The operating system's error number (`errno`) behind the failure, when there is one.
+    var systemError: Int32? { get }
+}
+
+extension SceneLinearFailure {
+    public var file: String? { nil }
+    public var systemError: Int32? { nil }
 }
 
 /// A failure from a stage that does not know the file name, with the file added.
@@ -76,4 +85,6 @@ public struct FileFailure: SceneLinearFailure {
 
     public var category: FailureCategory { underlying.category }
     public var description: String { "\(path): \(underlying.description)" }
+    public var file: String? { underlying.file ?? path }
+    public var systemError: Int32? { underlying.systemError }
 }

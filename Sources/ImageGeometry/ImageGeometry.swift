@@ -53,6 +53,7 @@ public struct GeometryPlan: Sendable, Equatable {
 /// Why the geometry tags could not be used.
 public struct GeometryError: SceneLinearFailure, Equatable {
     public let path: String
+    public var file: String? { path }
     public let reason: String
     public var category: FailureCategory { .corruptData }
     public var description: String { "\(path): invalid crop or scale tags: \(reason)" }

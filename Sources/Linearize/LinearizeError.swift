@@ -3,6 +3,7 @@ import ImageCore
 /// Why Stage 2 could not map stored values to linear reference values.
 public struct LinearizeError: SceneLinearFailure, Equatable {
     public let path: String
+    public var file: String? { path }
     public let ifd: String
     public let reason: String
 

@@ -7,6 +7,7 @@ import Foundation
 /// of the file (and any other reader) has its noise without the camera's model.
 public struct StandardDeviationError: SceneLinearFailure, Equatable {
     public let path: String
+    public var file: String? { path }
     public var description: String {
         "\(path): the DNG has no usable NoiseProfile (tag 51041), so no standard deviation layer can be made (--std)"
     }

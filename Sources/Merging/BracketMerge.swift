@@ -127,6 +127,7 @@ public struct MergedBracket: Sendable {
 /// Why frames cannot be merged.
 public struct MergeError: SceneLinearFailure, Equatable {
     public let path: String
+    public var file: String? { path }
     public let reason: String
     public let category: FailureCategory
 

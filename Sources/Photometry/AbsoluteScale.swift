@@ -158,6 +158,7 @@ extension ExposureScaling {
 /// Absolute units that cannot be worked out for a file.
 public struct PhotometryError: SceneLinearFailure, Equatable {
     public let path: String
+    public var file: String? { path }
     public let reason: String
     public let category: FailureCategory
 

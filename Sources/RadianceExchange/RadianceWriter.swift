@@ -242,6 +242,7 @@ public enum RadianceFile {
 /// A Radiance picture that cannot be written from this image.
 public struct RadianceError: SceneLinearFailure, Equatable {
     public let path: String
+    public var file: String? { path }
     public let reason: String
     public var category: FailureCategory { .unsupportedFeature }
     public var description: String { "cannot write \(path) as a Radiance picture: \(reason)" }

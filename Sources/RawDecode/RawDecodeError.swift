@@ -25,6 +25,15 @@ public enum RawDecodeError: SceneLinearFailure, Equatable {
     /// The image is larger than the configured limit.
     case tooLarge(path: String, ifd: String, pixels: Int, limit: Int)
 
+    public var file: String? {
+        switch self {
+        case .truncated(let path, _, _, _, _, _), .corruptBlock(let path, _, _, _), .corruptStream(let path, _, _, _, _),
+             .shortBlock(let path, _, _, _), .inconsistentLayout(let path, _, _), .unsupportedCompression(let path, _, _),
+             .unsupported(let path, _, _), .unsupportedBlock(let path, _, _, _), .tooLarge(let path, _, _, _):
+            return path
+        }
+    }
+
     public var category: FailureCategory {
         switch self {
         case .truncated: return .truncated

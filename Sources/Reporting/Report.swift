@@ -262,7 +262,7 @@ public enum AnalysisReport {
             try writeText(out.text, to: path)
             try? FileManager.default.removeItem(at: folder)
             guard rename(staging.path, folder.path) == 0 else {
-                throw OutputError(path: folder.path, reason: "rename failed: \(String(cString: strerror(errno)))")
+                throw OutputError(path: folder.path, failed: "rename failed", systemError: errno)
             }
         } catch {
             try? FileManager.default.removeItem(at: staging)

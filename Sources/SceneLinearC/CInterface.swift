@@ -52,18 +52,53 @@ struct InterfaceError: SceneLinearFailure {
     var description: String { reason }
 }
 
-/// Runs `body`, returning 0, or the failure's category code with its message in `err`.
+/// Runs `body`, returning 0, or the failure's category code with its message in `err`; the
+/// failure's file and system error number are kept for `sl_error_details` on this thread.
 func status(_ err: UnsafeMutablePointer<CChar>?, _ errlen: UInt, _ body: () throws -> Void) -> Int32 {
     do {
         try body()
+        LastFailure.keep(nil)
         return 0
     } catch let failure as any SceneLinearFailure {
+        LastFailure.keep(failure)
         write(message: failure.description, to: err, errlen)
         return failure.category.exitCode
     } catch {
+        LastFailure.keep(nil)
         write(message: "internal error: \(error)", to: err, errlen)
         return FailureCategory.internalError.exitCode
     }
+}
+
+/// The file and system error number of the calling thread's last failure.
+enum LastFailure {
+    private static let key = "scenelinear.lastFailure"
+
+    static func keep(_ failure: (any SceneLinearFailure)?) {
+        let details = failure.map { (file: $0.file, systemError: $0.systemError) }
+        if let details, details.file != nil || details.systemError != nil {
+            Thread.current.threadDictionary[key] = [details.file ?? "", String(details.systemError ?? 0)]
+        } else {
+            Thread.current.threadDictionary.removeObject(forKey: key)
+        }
+    }
+
+    static var details: (file: String, systemError: Int32)? {
+        guard let kept = Thread.current.threadDictionary[key] as? [String], kept.count == 2 else { return nil }
+        return (kept[0], Int32(kept[1]) ?? 0)
+    }
+}
+
+@_cdecl("sl_error_details")
+public func sl_error_details(_ systemError: UnsafeMutablePointer<Int32>?, _ path: UnsafeMutablePointer<CChar>?, _ pathlen: UInt) -> Int32 {
+    guard let details = LastFailure.details else {
+        systemError?.pointee = 0
+        write(message: "", to: path, pathlen)
+        return 0
+    }
+    systemError?.pointee = details.systemError
+    write(message: details.file, to: path, pathlen)
+    return details.file.utf8.count + 1 > Int(pathlen) && path != nil ? 2 : 1
 }
 
 /// Copies `message` into `err`, cut at a character boundary to fit `errlen` bytes with its NUL.

@@ -36,6 +36,13 @@ int32_t sl_abi_version(void);
  * when it does not fit. */
 int32_t sl_version(char *buffer, size_t length);
 
+/* Details of the calling thread's last failure (the function that failed returned a status
+ * other than 0): the file it is about, as the caller named it, into `path` (NUL-terminated,
+ * cut to `pathlen` bytes; "" when none), and the operating system's error number (errno)
+ * behind it into `system_error` (0 when none). Returns 1 with details, 2 when the path was
+ * cut, 0 when the last call succeeded or its failure has neither. Either pointer may be NULL. */
+int32_t sl_error_details(int32_t *system_error, char *path, size_t pathlen);
+
 /* An image in memory: a DNG developed to scene-linear light, or an EXR, HDF5 or Radiance .hdr
  * file this tool wrote, with its clip mask, semantic masks, standard deviations and metadata. */
 typedef struct sl_image sl_image;

@@ -8,6 +8,7 @@ import RawDecode
 /// and the way to convert without masks.
 public struct SemanticMaskError: SceneLinearFailure {
     public let path: String
+    public var file: String? { path }
     public let ifd: String
     public let semanticName: String
     public let underlying: any SceneLinearFailure

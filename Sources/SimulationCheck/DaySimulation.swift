@@ -143,7 +143,7 @@ extension Pipeline {
             let clouded = try simulateDayBracket(try RenderedScene(cloudy), plan: plan, camera: camera, name: setName, directory: other)
             let last = out.frames.count - 1
             guard rename(clouded.frames[last], out.frames[last]) == 0 else {
-                throw OutputError(path: out.frames[last], reason: "cannot replace it by the clouded frame: \(String(cString: strerror(errno)))")
+                throw OutputError(path: out.frames[last], failed: "cannot replace it by the clouded frame", systemError: errno)
             }
         }
         let photometry = out.record.photometry!

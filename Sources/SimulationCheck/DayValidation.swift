@@ -121,6 +121,7 @@ extension Pipeline {
 /// A day's truth file that cannot be used.
 public struct DayTruthError: SceneLinearFailure, Equatable {
     public let path: String, reason: String
+    public var file: String? { path }
     public let category: FailureCategory
     public var description: String { "\(path): \(reason)" }
 }

@@ -72,11 +72,17 @@ struct FailureDocument: Encodable {
     var error: String
     var message: String
     var exitCode: Int
+    /// The file the failure is about, when there is one.
+    var file: String?
+    /// The operating system's error number (errno) when a system call failed.
+    var systemError: Int32?
 
     init(_ failure: any SceneLinearFailure) {
         error = failure.category.name
         message = failure.description
         exitCode = Int(failure.category.exitCode)
+        file = failure.file
+        systemError = failure.systemError
     }
 
     /// One line of JSON.

@@ -145,6 +145,13 @@ enum CLI {
         let json = try CLI.run(["convert", notTIFF, "-o", out.path, "--json"])
         let error = try #require(try JSONSerialization.jsonObject(with: Data(json.stderr.utf8)) as? [String: Any])
         #expect(error["error"] as? String == "not-dng" && error["exitCode"] as? Int == 11, "exitCode is a number")
+        #expect(error["file"] as? String == notTIFF && error["systemError"] == nil, "\(json.stderr)")
+        // A missing input: its file and the system's error number (ENOENT).
+        let missing = out.path + "/missing.dng"
+        let gone = try CLI.run(["info", missing, "--json"])
+        let goneError = try #require(try JSONSerialization.jsonObject(with: Data(gone.stderr.utf8)) as? [String: Any])
+        #expect(goneError["error"] as? String == "input-unreadable" && goneError["file"] as? String == missing
+                && goneError["systemError"] as? Int == Int(ENOENT), "\(gone.stderr)")
     }
 
     /// A write that fails part way (the file-size limit reached, as on a full disk) while the

@@ -231,6 +231,13 @@ import TestSupport
         #expect(r.status == 16, "exit \(r.status): \(r.stderr)")
         #expect(r.stderr.contains("manifest") && r.stderr.contains("No space left"), "\(r.stderr)")
         #expect(Self.partials(out).isEmpty)
+        // With --json the error names the manifest and carries ENOSPC as a number.
+        let json = try CLI.run(["convert"] + inputs + ["-o", out.path, "--json"])
+        #expect(json.status == 16, "exit \(json.status): \(json.stderr)")
+        let line = try #require(json.stderr.split(separator: "\n").last.map(String.init))
+        let error = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(json.stderr)")
+        #expect(error["systemError"] as? Int == Int(ENOSPC) && (error["file"] as? String)?.hasSuffix("scenelinear-manifest.jsonl") == true,
+                "\(json.stderr)")
     }
 
     // MARK: 7. a file cut while it is read

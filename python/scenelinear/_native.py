@@ -54,6 +54,7 @@ SIGNATURES = {
     "sl_calibrate": (c_int32, [c_char_p, c_char_p, _str_out, c_char_p, c_size_t]),
     "sl_calibrate_lens": (c_int32, [c_char_p, c_char_p, _str_out, c_char_p, c_size_t]),
     "sl_string_free": (None, [c_void_p]),
+    "sl_error_details": (c_int32, [ctypes.POINTER(c_int32), c_char_p, c_size_t]),
 }
 
 
@@ -101,7 +102,14 @@ def call(name, *args):
     err = ctypes.create_string_buffer(_ERR_LEN)
     status = getattr(lib(), name)(*args, err, _ERR_LEN)
     if status != 0:
-        raise errors.from_status(status, err.value.decode("utf-8", "replace"))
+        raise errors.from_status(status, err.value.decode("utf-8", "replace"), *error_details())
+
+
+def error_details():
+    """The file and system error number of this thread's last failure (sl_error_details)."""
+    code, path = c_int32(), ctypes.create_string_buffer(_ERR_LEN)
+    lib().sl_error_details(ctypes.byref(code), path, _ERR_LEN)
+    return os.fsdecode(path.value), code.value
 
 
 def call_for_string(name, *args):

@@ -1,8 +1,12 @@
 """Exceptions: one class per failure category of the command line's exit codes (docs/cli.md).
 
 Every exception carries the library's message (the one `scenelinear` prints, naming the file
-and the problem), the category's exit `code` and its `category` name.
+and the problem), the category's exit `code` and its `category` name, and `path`, the file the
+failure is about when the library names one. InputUnreadableError and OutputError are also
+OSErrors: `filename` is that file, and `errno` and `strerror` are set when a system call failed
+(`errno.ENOENT` for a missing input, `errno.ENOSPC` for a full disk).
 """
+import os
 
 
 class SceneLinearError(Exception):
@@ -10,11 +14,28 @@ class SceneLinearError(Exception):
     code = 1
     category = "internal-error"
 
+    #: The file the failure is about, when the library names one.
+    path = None
+
     def __init__(self, message, code=None):
         super().__init__(message)
         self.message = message
         if code is not None:
             self.code = code
+
+    def __str__(self):
+        # (OSError's own would print "[Errno 2] No such file or directory: 'x'" once
+        # `filename` is set: the library's message says more, naming the file too.)
+        return self.message
+
+    def _details(self, path, system_error):
+        """Sets the file and, for an OSError, the system error number."""
+        self.path = path or None
+        if isinstance(self, OSError):
+            self.filename = self.path
+            if system_error:
+                self.errno, self.strerror = system_error, os.strerror(system_error)
+        return self
 
 
 class InputUnreadableError(SceneLinearError, OSError):
@@ -88,9 +109,10 @@ _BY_CODE = {c.code: c for c in (InputUnreadableError, NotDNGError, TruncatedErro
 _BY_NAME = {c.category: c for c in _BY_CODE.values()}
 
 
-def from_status(code, message):
-    """The exception for a status code of the C interface."""
-    return _BY_CODE.get(code, InternalError)(message, code)
+def from_status(code, message, path=None, system_error=0):
+    """The exception for a status code of the C interface, with the failure's file and
+    system error number (sl_error_details)."""
+    return _BY_CODE.get(code, InternalError)(message, code)._details(path, system_error)
 
 
 def from_category(name, message):

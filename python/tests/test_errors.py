@@ -1,4 +1,6 @@
 """Bad input raises the exception of its category, naming the file; no input crashes the interpreter."""
+import ctypes
+import errno
 import os
 import random
 import subprocess
@@ -16,6 +18,28 @@ def test_missing_file(tmp_path):
     with pytest.raises(sl.InputUnreadableError) as e:
         sl.open(path)
     assert path in str(e.value) and e.value.code == 10 and isinstance(e.value, OSError)
+
+
+def test_failures_name_their_file_and_system_error(tmp_path):
+    missing = str(tmp_path / "nothing.dng")
+    with pytest.raises(sl.InputUnreadableError) as e:
+        sl.open(missing)
+    assert e.value.errno == errno.ENOENT and e.value.strerror == os.strerror(errno.ENOENT)
+    assert e.value.filename == e.value.path == missing
+    # A directory is not a regular file: no system call failed, so no errno.
+    with pytest.raises(sl.InputUnreadableError) as e:
+        sl.open(str(tmp_path))
+    assert e.value.errno is None and e.value.filename == str(tmp_path) and "not a regular file" in str(e.value)
+    # Not an OSError: the file is named all the same.
+    bad = tmp_path / "text.dng"
+    bad.write_text("hello, not a TIFF file at all")
+    with pytest.raises(sl.NotDNGError) as e:
+        sl.open(bad)
+    assert e.value.path == str(bad) and not isinstance(e.value, OSError)
+    # The details belong to the thread's last call: a success clears them.
+    sl.open(SUNSET).close()
+    code, path = ctypes.c_int32(7), ctypes.create_string_buffer(64)
+    assert sl._native.lib().sl_error_details(ctypes.byref(code), path, 64) == 0 and code.value == 0 and path.value == b""
 
 
 def test_not_a_dng(tmp_path):
