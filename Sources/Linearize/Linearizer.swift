@@ -153,19 +153,30 @@ public struct LinearizationPlan: Sendable {
     /// 16-bit (and narrower) integers, the common case: table lookups, row chunks of the
     /// ActiveArea through `linearize` on all cores.
     private func apply(to samples: ImageBuffer<UInt16>) -> LinearImage {
+        wholeImage(samples) { src, rowStride, rows, dst, mask in
+            linearize(src, rowStride: rowStride, rows: rows, columns: 0..<area.width, into: dst, mask: mask)
+        }
+    }
+
+    /// The ActiveArea of `samples` linearized in row chunks on all cores: `chunk` gets the
+    /// stored sample of a chunk's first pixel, the row stride in samples, the chunk's rows and
+    /// where its values and clip-mask bytes go.
+    private func wholeImage<S: Sendable>(_ samples: ImageBuffer<S>,
+                                         _ chunk: @Sendable (UnsafePointer<S>, Int, Range<Int>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<UInt8>) -> Void)
+        -> LinearImage {
         let width = area.width, height = area.height
         var values = [Float](repeating: 0, count: width * height * planes)
         var clip = [UInt8](repeating: 0, count: width * height)
         let srcRowSamples = samples.width * planes
+        let (planes, top, left) = (planes, area.top, area.left)
         samples.samples.withUnsafeBufferPointer { srcAll in
             values.withUnsafeMutableBufferPointer { dstAll in
                 clip.withUnsafeMutableBufferPointer { clipAll in
                     // Safe because each chunk writes its own rows; the source is only read.
                     nonisolated(unsafe) let src = srcAll.baseAddress!, dst = dstAll.baseAddress!, mask = clipAll.baseAddress!
                     Parallel.forEachChunk(count: height, minimumChunk: 16) { rows in
-                        linearize(src + (rows.lowerBound + area.top) * srcRowSamples + area.left * planes, rowStride: srcRowSamples,
-                                  rows: rows, columns: 0..<width, into: dst + rows.lowerBound * width * planes,
-                                  mask: mask + rows.lowerBound * width)
+                        chunk(src + (rows.lowerBound + top) * srcRowSamples + left * planes, srcRowSamples, rows,
+                              dst + rows.lowerBound * width * planes, mask + rows.lowerBound * width)
                     }
                 }
             }
@@ -208,27 +219,13 @@ public struct LinearizationPlan: Sendable {
     /// 32-bit integers and floating-point samples: row chunks of the ActiveArea through
     /// `rowExact` on all cores, with `linearized` giving step 1.
     private func apply<S: Sendable>(to samples: ImageBuffer<S>, linearized: @escaping @Sendable (S) -> Double) -> LinearImage {
-        let width = area.width, height = area.height
-        var values = [Float](repeating: 0, count: width * height * planes)
-        var clip = [UInt8](repeating: 0, count: width * height)
-        let srcRowSamples = samples.width * planes
-        let (planes, top, left) = (planes, area.top, area.left)
-        samples.samples.withUnsafeBufferPointer { srcAll in
-            values.withUnsafeMutableBufferPointer { dstAll in
-                clip.withUnsafeMutableBufferPointer { clipAll in
-                    // Safe because each chunk writes its own rows; the source is only read.
-                    nonisolated(unsafe) let src = srcAll.baseAddress!, dst = dstAll.baseAddress!, mask = clipAll.baseAddress!
-                    Parallel.forEachChunk(count: height, minimumChunk: 16) { rows in
-                        for r in rows {
-                            rowExact(src + (r + top) * srcRowSamples + left * planes, dst + r * width * planes, mask + r * width,
-                                     row: r, firstColumn: 0, width: width, linearized: linearized)
-                        }
-                    }
-                }
+        let (width, planes) = (area.width, planes)
+        return wholeImage(samples) { src, rowStride, rows, dst, mask in
+            for (i, r) in rows.enumerated() {
+                rowExact(src + i * rowStride, dst + i * width * planes, mask + i * width,
+                         row: r, firstColumn: 0, width: width, linearized: linearized)
             }
         }
-        return LinearImage(ifd: ifd, values: ImageBuffer(width: width, height: height, channels: planes, samples: values),
-                           clipMask: clip, mapping: mapping)
     }
 
     /// Stage 2 of a rectangle of floating-point stored samples (held as `Float`), as
