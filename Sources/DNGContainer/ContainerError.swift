@@ -8,7 +8,7 @@ public enum ContainerError: SceneLinearFailure, Equatable {
     /// The file exists but cannot be read.
     case unreadable(path: String, problem: ReadProblem)
     /// Not a TIFF file (bad byte-order mark or magic number, too short).
-    case notTIFF(path: String, reason: String)
+    case notTIFF(path: String, header: HeaderProblem)
     /// A TIFF file without DNGVersion (tag 50706) in IFD0.
     case notDNG(path: String)
     /// The file ends before a structure it points to.
@@ -56,8 +56,8 @@ public enum ContainerError: SceneLinearFailure, Equatable {
             return "\(path): file not found"
         case .unreadable(let path, let problem):
             return "\(path): cannot read the file: \(problem)"
-        case .notTIFF(let path, let reason):
-            return "\(path): not a TIFF/DNG file: \(reason)"
+        case .notTIFF(let path, let header):
+            return "\(path): not a TIFF/DNG file: \(header)"
         case .notDNG(let path):
             return "\(path): a TIFF file but not a DNG (IFD0 has no DNGVersion tag 50706)"
         case .truncated(let path, let what, let offset, let length, let fileSize):
@@ -89,6 +89,27 @@ public enum ReadProblem: Sendable, Equatable, CustomStringConvertible {
         case .system(let code): return String(cString: strerror(code))
         case .mapping(let code): return "cannot map the file: \(String(cString: strerror(code)))"
         case .notRegularFile(let sentence): return sentence
+        }
+    }
+}
+
+/// Why the first bytes of a file are not a TIFF header.
+public enum HeaderProblem: Sendable, Equatable, CustomStringConvertible {
+    /// The file has only this many bytes (a header takes 8).
+    case tooShort(bytes: Int)
+    /// The first two bytes, which should be "II" or "MM".
+    case byteOrder(UInt8, UInt8)
+    /// A BigTIFF header whose offset size or reserved field is wrong.
+    case malformedBigTIFF
+    /// The magic number, which should be 42 (TIFF) or 43 (BigTIFF).
+    case magic(Int)
+
+    public var description: String {
+        switch self {
+        case .tooShort(let bytes): return "only \(bytes) bytes, too short for a TIFF header"
+        case .byteOrder(let a, let b): return String(format: "byte-order mark is 0x%02X%02X, not II or MM", a, b)
+        case .malformedBigTIFF: return "BigTIFF header is malformed"
+        case .magic(let magic): return "magic number is \(magic), not 42 (TIFF) or 43 (BigTIFF)"
         }
     }
 }

@@ -120,14 +120,14 @@ struct TIFFParser {
     mutating func parse() throws(ContainerError) -> TIFFStructure {
         let path = file.path
         guard file.count >= 8 else {
-            throw .notTIFF(path: path, reason: "only \(file.count) bytes, too short for a TIFF header")
+            throw .notTIFF(path: path, header: .tooShort(bytes: file.count))
         }
         let header = file.bytes(offset: 0, length: min(16, file.count))
         switch (header[0], header[1]) {
         case (0x49, 0x49): order = .littleEndian
         case (0x4D, 0x4D): order = .bigEndian
         default:
-            throw .notTIFF(path: path, reason: String(format: "byte-order mark is 0x%02X%02X, not II or MM", header[0], header[1]))
+            throw .notTIFF(path: path, header: .byteOrder(header[0], header[1]))
         }
         let magic = read16(2)
         let first: Int
@@ -137,13 +137,13 @@ struct TIFFParser {
         case 43:
             bigTIFF = true
             guard file.count >= 16, read16(4) == 8, read16(6) == 0 else {
-                throw .notTIFF(path: path, reason: "BigTIFF header is malformed")
+                throw .notTIFF(path: path, header: .malformedBigTIFF)
             }
             let o = read64(8)
             guard o <= UInt64(Int.max) else { throw .corrupt(path: path, ifd: "header", reason: "IFD0 offset \(o) is impossible") }
             first = Int(o)
         default:
-            throw .notTIFF(path: path, reason: "magic number is \(magic), not 42 (TIFF) or 43 (BigTIFF)")
+            throw .notTIFF(path: path, header: .magic(Int(magic)))
         }
         var chain: [IFD] = []
         var next = first
