@@ -1145,693 +1145,701 @@ H5Pget_nfilters:
 sl_lazy_thunk_142:
     movl $142, %r11d
     jmp sl_lazy_common
+    .globl H5Pget_istore_k
+    .hidden H5Pget_istore_k
+    .type H5Pget_istore_k,@function
+H5Pget_istore_k:
+    jmp *sl_lazy_slots+1144(%rip)
+sl_lazy_thunk_143:
+    movl $143, %r11d
+    jmp sl_lazy_common
     .globl H5Pget_sizes
     .hidden H5Pget_sizes
     .type H5Pget_sizes,@function
 H5Pget_sizes:
-    jmp *sl_lazy_slots+1144(%rip)
-sl_lazy_thunk_143:
-    movl $143, %r11d
+    jmp *sl_lazy_slots+1152(%rip)
+sl_lazy_thunk_144:
+    movl $144, %r11d
     jmp sl_lazy_common
     .globl H5Pget_sym_k
     .hidden H5Pget_sym_k
     .type H5Pget_sym_k,@function
 H5Pget_sym_k:
-    jmp *sl_lazy_slots+1152(%rip)
-sl_lazy_thunk_144:
-    movl $144, %r11d
+    jmp *sl_lazy_slots+1160(%rip)
+sl_lazy_thunk_145:
+    movl $145, %r11d
     jmp sl_lazy_common
     .globl H5Pget_userblock
     .hidden H5Pget_userblock
     .type H5Pget_userblock,@function
 H5Pget_userblock:
-    jmp *sl_lazy_slots+1160(%rip)
-sl_lazy_thunk_145:
-    movl $145, %r11d
+    jmp *sl_lazy_slots+1168(%rip)
+sl_lazy_thunk_146:
+    movl $146, %r11d
     jmp sl_lazy_common
     .globl H5Pset_attr_creation_order
     .hidden H5Pset_attr_creation_order
     .type H5Pset_attr_creation_order,@function
 H5Pset_attr_creation_order:
-    jmp *sl_lazy_slots+1168(%rip)
-sl_lazy_thunk_146:
-    movl $146, %r11d
+    jmp *sl_lazy_slots+1176(%rip)
+sl_lazy_thunk_147:
+    movl $147, %r11d
     jmp sl_lazy_common
     .globl H5Pset_chunk
     .hidden H5Pset_chunk
     .type H5Pset_chunk,@function
 H5Pset_chunk:
-    jmp *sl_lazy_slots+1176(%rip)
-sl_lazy_thunk_147:
-    movl $147, %r11d
+    jmp *sl_lazy_slots+1184(%rip)
+sl_lazy_thunk_148:
+    movl $148, %r11d
     jmp sl_lazy_common
     .globl H5Pset_create_intermediate_group
     .hidden H5Pset_create_intermediate_group
     .type H5Pset_create_intermediate_group,@function
 H5Pset_create_intermediate_group:
-    jmp *sl_lazy_slots+1184(%rip)
-sl_lazy_thunk_148:
-    movl $148, %r11d
+    jmp *sl_lazy_slots+1192(%rip)
+sl_lazy_thunk_149:
+    movl $149, %r11d
     jmp sl_lazy_common
     .globl H5Pset_deflate
     .hidden H5Pset_deflate
     .type H5Pset_deflate,@function
 H5Pset_deflate:
-    jmp *sl_lazy_slots+1192(%rip)
-sl_lazy_thunk_149:
-    movl $149, %r11d
+    jmp *sl_lazy_slots+1200(%rip)
+sl_lazy_thunk_150:
+    movl $150, %r11d
     jmp sl_lazy_common
     .globl H5Pset_fill_time
     .hidden H5Pset_fill_time
     .type H5Pset_fill_time,@function
 H5Pset_fill_time:
-    jmp *sl_lazy_slots+1200(%rip)
-sl_lazy_thunk_150:
-    movl $150, %r11d
+    jmp *sl_lazy_slots+1208(%rip)
+sl_lazy_thunk_151:
+    movl $151, %r11d
     jmp sl_lazy_common
     .globl H5Pset_fill_value
     .hidden H5Pset_fill_value
     .type H5Pset_fill_value,@function
 H5Pset_fill_value:
-    jmp *sl_lazy_slots+1208(%rip)
-sl_lazy_thunk_151:
-    movl $151, %r11d
+    jmp *sl_lazy_slots+1216(%rip)
+sl_lazy_thunk_152:
+    movl $152, %r11d
     jmp sl_lazy_common
     .globl H5Pset_libver_bounds
     .hidden H5Pset_libver_bounds
     .type H5Pset_libver_bounds,@function
 H5Pset_libver_bounds:
-    jmp *sl_lazy_slots+1216(%rip)
-sl_lazy_thunk_152:
-    movl $152, %r11d
+    jmp *sl_lazy_slots+1224(%rip)
+sl_lazy_thunk_153:
+    movl $153, %r11d
     jmp sl_lazy_common
     .globl H5Pset_shuffle
     .hidden H5Pset_shuffle
     .type H5Pset_shuffle,@function
 H5Pset_shuffle:
-    jmp *sl_lazy_slots+1224(%rip)
-sl_lazy_thunk_153:
-    movl $153, %r11d
+    jmp *sl_lazy_slots+1232(%rip)
+sl_lazy_thunk_154:
+    movl $154, %r11d
     jmp sl_lazy_common
     .globl H5Sclose
     .hidden H5Sclose
     .type H5Sclose,@function
 H5Sclose:
-    jmp *sl_lazy_slots+1232(%rip)
-sl_lazy_thunk_154:
-    movl $154, %r11d
+    jmp *sl_lazy_slots+1240(%rip)
+sl_lazy_thunk_155:
+    movl $155, %r11d
     jmp sl_lazy_common
     .globl H5Screate
     .hidden H5Screate
     .type H5Screate,@function
 H5Screate:
-    jmp *sl_lazy_slots+1240(%rip)
-sl_lazy_thunk_155:
-    movl $155, %r11d
+    jmp *sl_lazy_slots+1248(%rip)
+sl_lazy_thunk_156:
+    movl $156, %r11d
     jmp sl_lazy_common
     .globl H5Screate_simple
     .hidden H5Screate_simple
     .type H5Screate_simple,@function
 H5Screate_simple:
-    jmp *sl_lazy_slots+1248(%rip)
-sl_lazy_thunk_156:
-    movl $156, %r11d
+    jmp *sl_lazy_slots+1256(%rip)
+sl_lazy_thunk_157:
+    movl $157, %r11d
     jmp sl_lazy_common
     .globl H5Sget_simple_extent_dims
     .hidden H5Sget_simple_extent_dims
     .type H5Sget_simple_extent_dims,@function
 H5Sget_simple_extent_dims:
-    jmp *sl_lazy_slots+1256(%rip)
-sl_lazy_thunk_157:
-    movl $157, %r11d
+    jmp *sl_lazy_slots+1264(%rip)
+sl_lazy_thunk_158:
+    movl $158, %r11d
     jmp sl_lazy_common
     .globl H5Sget_simple_extent_ndims
     .hidden H5Sget_simple_extent_ndims
     .type H5Sget_simple_extent_ndims,@function
 H5Sget_simple_extent_ndims:
-    jmp *sl_lazy_slots+1264(%rip)
-sl_lazy_thunk_158:
-    movl $158, %r11d
+    jmp *sl_lazy_slots+1272(%rip)
+sl_lazy_thunk_159:
+    movl $159, %r11d
     jmp sl_lazy_common
     .globl H5Sget_simple_extent_npoints
     .hidden H5Sget_simple_extent_npoints
     .type H5Sget_simple_extent_npoints,@function
 H5Sget_simple_extent_npoints:
-    jmp *sl_lazy_slots+1272(%rip)
-sl_lazy_thunk_159:
-    movl $159, %r11d
+    jmp *sl_lazy_slots+1280(%rip)
+sl_lazy_thunk_160:
+    movl $160, %r11d
     jmp sl_lazy_common
     .globl H5Sget_simple_extent_type
     .hidden H5Sget_simple_extent_type
     .type H5Sget_simple_extent_type,@function
 H5Sget_simple_extent_type:
-    jmp *sl_lazy_slots+1280(%rip)
-sl_lazy_thunk_160:
-    movl $160, %r11d
+    jmp *sl_lazy_slots+1288(%rip)
+sl_lazy_thunk_161:
+    movl $161, %r11d
     jmp sl_lazy_common
     .globl H5Sselect_hyperslab
     .hidden H5Sselect_hyperslab
     .type H5Sselect_hyperslab,@function
 H5Sselect_hyperslab:
-    jmp *sl_lazy_slots+1288(%rip)
-sl_lazy_thunk_161:
-    movl $161, %r11d
+    jmp *sl_lazy_slots+1296(%rip)
+sl_lazy_thunk_162:
+    movl $162, %r11d
     jmp sl_lazy_common
     .globl H5Tclose
     .hidden H5Tclose
     .type H5Tclose,@function
 H5Tclose:
-    jmp *sl_lazy_slots+1296(%rip)
-sl_lazy_thunk_162:
-    movl $162, %r11d
+    jmp *sl_lazy_slots+1304(%rip)
+sl_lazy_thunk_163:
+    movl $163, %r11d
     jmp sl_lazy_common
     .globl H5Tconvert
     .hidden H5Tconvert
     .type H5Tconvert,@function
 H5Tconvert:
-    jmp *sl_lazy_slots+1304(%rip)
-sl_lazy_thunk_163:
-    movl $163, %r11d
+    jmp *sl_lazy_slots+1312(%rip)
+sl_lazy_thunk_164:
+    movl $164, %r11d
     jmp sl_lazy_common
     .globl H5Tcopy
     .hidden H5Tcopy
     .type H5Tcopy,@function
 H5Tcopy:
-    jmp *sl_lazy_slots+1312(%rip)
-sl_lazy_thunk_164:
-    movl $164, %r11d
+    jmp *sl_lazy_slots+1320(%rip)
+sl_lazy_thunk_165:
+    movl $165, %r11d
     jmp sl_lazy_common
     .globl H5Tcreate
     .hidden H5Tcreate
     .type H5Tcreate,@function
 H5Tcreate:
-    jmp *sl_lazy_slots+1320(%rip)
-sl_lazy_thunk_165:
-    movl $165, %r11d
+    jmp *sl_lazy_slots+1328(%rip)
+sl_lazy_thunk_166:
+    movl $166, %r11d
     jmp sl_lazy_common
     .globl H5Tequal
     .hidden H5Tequal
     .type H5Tequal,@function
 H5Tequal:
-    jmp *sl_lazy_slots+1328(%rip)
-sl_lazy_thunk_166:
-    movl $166, %r11d
+    jmp *sl_lazy_slots+1336(%rip)
+sl_lazy_thunk_167:
+    movl $167, %r11d
     jmp sl_lazy_common
     .globl H5Tget_class
     .hidden H5Tget_class
     .type H5Tget_class,@function
 H5Tget_class:
-    jmp *sl_lazy_slots+1336(%rip)
-sl_lazy_thunk_167:
-    movl $167, %r11d
+    jmp *sl_lazy_slots+1344(%rip)
+sl_lazy_thunk_168:
+    movl $168, %r11d
     jmp sl_lazy_common
     .globl H5Tget_cset
     .hidden H5Tget_cset
     .type H5Tget_cset,@function
 H5Tget_cset:
-    jmp *sl_lazy_slots+1344(%rip)
-sl_lazy_thunk_168:
-    movl $168, %r11d
+    jmp *sl_lazy_slots+1352(%rip)
+sl_lazy_thunk_169:
+    movl $169, %r11d
     jmp sl_lazy_common
     .globl H5Tget_size
     .hidden H5Tget_size
     .type H5Tget_size,@function
 H5Tget_size:
-    jmp *sl_lazy_slots+1352(%rip)
-sl_lazy_thunk_169:
-    movl $169, %r11d
+    jmp *sl_lazy_slots+1360(%rip)
+sl_lazy_thunk_170:
+    movl $170, %r11d
     jmp sl_lazy_common
     .globl H5Tget_tag
     .hidden H5Tget_tag
     .type H5Tget_tag,@function
 H5Tget_tag:
-    jmp *sl_lazy_slots+1360(%rip)
-sl_lazy_thunk_170:
-    movl $170, %r11d
+    jmp *sl_lazy_slots+1368(%rip)
+sl_lazy_thunk_171:
+    movl $171, %r11d
     jmp sl_lazy_common
     .globl H5Tis_variable_str
     .hidden H5Tis_variable_str
     .type H5Tis_variable_str,@function
 H5Tis_variable_str:
-    jmp *sl_lazy_slots+1368(%rip)
-sl_lazy_thunk_171:
-    movl $171, %r11d
+    jmp *sl_lazy_slots+1376(%rip)
+sl_lazy_thunk_172:
+    movl $172, %r11d
     jmp sl_lazy_common
     .globl H5Tregister
     .hidden H5Tregister
     .type H5Tregister,@function
 H5Tregister:
-    jmp *sl_lazy_slots+1376(%rip)
-sl_lazy_thunk_172:
-    movl $172, %r11d
+    jmp *sl_lazy_slots+1384(%rip)
+sl_lazy_thunk_173:
+    movl $173, %r11d
     jmp sl_lazy_common
     .globl H5Tset_cset
     .hidden H5Tset_cset
     .type H5Tset_cset,@function
 H5Tset_cset:
-    jmp *sl_lazy_slots+1384(%rip)
-sl_lazy_thunk_173:
-    movl $173, %r11d
+    jmp *sl_lazy_slots+1392(%rip)
+sl_lazy_thunk_174:
+    movl $174, %r11d
     jmp sl_lazy_common
     .globl H5Tset_ebias
     .hidden H5Tset_ebias
     .type H5Tset_ebias,@function
 H5Tset_ebias:
-    jmp *sl_lazy_slots+1392(%rip)
-sl_lazy_thunk_174:
-    movl $174, %r11d
+    jmp *sl_lazy_slots+1400(%rip)
+sl_lazy_thunk_175:
+    movl $175, %r11d
     jmp sl_lazy_common
     .globl H5Tset_fields
     .hidden H5Tset_fields
     .type H5Tset_fields,@function
 H5Tset_fields:
-    jmp *sl_lazy_slots+1400(%rip)
-sl_lazy_thunk_175:
-    movl $175, %r11d
+    jmp *sl_lazy_slots+1408(%rip)
+sl_lazy_thunk_176:
+    movl $176, %r11d
     jmp sl_lazy_common
     .globl H5Tset_size
     .hidden H5Tset_size
     .type H5Tset_size,@function
 H5Tset_size:
-    jmp *sl_lazy_slots+1408(%rip)
-sl_lazy_thunk_176:
-    movl $176, %r11d
+    jmp *sl_lazy_slots+1416(%rip)
+sl_lazy_thunk_177:
+    movl $177, %r11d
     jmp sl_lazy_common
     .globl H5Tset_tag
     .hidden H5Tset_tag
     .type H5Tset_tag,@function
 H5Tset_tag:
-    jmp *sl_lazy_slots+1416(%rip)
-sl_lazy_thunk_177:
-    movl $177, %r11d
+    jmp *sl_lazy_slots+1424(%rip)
+sl_lazy_thunk_178:
+    movl $178, %r11d
     jmp sl_lazy_common
     .globl H5check_version
     .hidden H5check_version
     .type H5check_version,@function
 H5check_version:
-    jmp *sl_lazy_slots+1424(%rip)
-sl_lazy_thunk_178:
-    movl $178, %r11d
+    jmp *sl_lazy_slots+1432(%rip)
+sl_lazy_thunk_179:
+    movl $179, %r11d
     jmp sl_lazy_common
     .globl H5free_memory
     .hidden H5free_memory
     .type H5free_memory,@function
 H5free_memory:
-    jmp *sl_lazy_slots+1432(%rip)
-sl_lazy_thunk_179:
-    movl $179, %r11d
+    jmp *sl_lazy_slots+1440(%rip)
+sl_lazy_thunk_180:
+    movl $180, %r11d
     jmp sl_lazy_common
     .globl TIFFClose
     .hidden TIFFClose
     .type TIFFClose,@function
 TIFFClose:
-    jmp *sl_lazy_slots+1440(%rip)
-sl_lazy_thunk_180:
-    movl $180, %r11d
+    jmp *sl_lazy_slots+1448(%rip)
+sl_lazy_thunk_181:
+    movl $181, %r11d
     jmp sl_lazy_common
     .globl TIFFFieldDataType
     .hidden TIFFFieldDataType
     .type TIFFFieldDataType,@function
 TIFFFieldDataType:
-    jmp *sl_lazy_slots+1448(%rip)
-sl_lazy_thunk_181:
-    movl $181, %r11d
+    jmp *sl_lazy_slots+1456(%rip)
+sl_lazy_thunk_182:
+    movl $182, %r11d
     jmp sl_lazy_common
     .globl TIFFFieldName
     .hidden TIFFFieldName
     .type TIFFFieldName,@function
 TIFFFieldName:
-    jmp *sl_lazy_slots+1456(%rip)
-sl_lazy_thunk_182:
-    movl $182, %r11d
+    jmp *sl_lazy_slots+1464(%rip)
+sl_lazy_thunk_183:
+    movl $183, %r11d
     jmp sl_lazy_common
     .globl TIFFFieldPassCount
     .hidden TIFFFieldPassCount
     .type TIFFFieldPassCount,@function
 TIFFFieldPassCount:
-    jmp *sl_lazy_slots+1464(%rip)
-sl_lazy_thunk_183:
-    movl $183, %r11d
+    jmp *sl_lazy_slots+1472(%rip)
+sl_lazy_thunk_184:
+    movl $184, %r11d
     jmp sl_lazy_common
     .globl TIFFFieldSetGetSize
     .hidden TIFFFieldSetGetSize
     .type TIFFFieldSetGetSize,@function
 TIFFFieldSetGetSize:
-    jmp *sl_lazy_slots+1472(%rip)
-sl_lazy_thunk_184:
-    movl $184, %r11d
+    jmp *sl_lazy_slots+1480(%rip)
+sl_lazy_thunk_185:
+    movl $185, %r11d
     jmp sl_lazy_common
     .globl TIFFFieldWithTag
     .hidden TIFFFieldWithTag
     .type TIFFFieldWithTag,@function
 TIFFFieldWithTag:
-    jmp *sl_lazy_slots+1480(%rip)
-sl_lazy_thunk_185:
-    movl $185, %r11d
+    jmp *sl_lazy_slots+1488(%rip)
+sl_lazy_thunk_186:
+    movl $186, %r11d
     jmp sl_lazy_common
     .globl TIFFFieldWriteCount
     .hidden TIFFFieldWriteCount
     .type TIFFFieldWriteCount,@function
 TIFFFieldWriteCount:
-    jmp *sl_lazy_slots+1488(%rip)
-sl_lazy_thunk_186:
-    movl $186, %r11d
+    jmp *sl_lazy_slots+1496(%rip)
+sl_lazy_thunk_187:
+    movl $187, %r11d
     jmp sl_lazy_common
     .globl TIFFFindField
     .hidden TIFFFindField
     .type TIFFFindField,@function
 TIFFFindField:
-    jmp *sl_lazy_slots+1496(%rip)
-sl_lazy_thunk_187:
-    movl $187, %r11d
+    jmp *sl_lazy_slots+1504(%rip)
+sl_lazy_thunk_188:
+    movl $188, %r11d
     jmp sl_lazy_common
     .globl TIFFMergeFieldInfo
     .hidden TIFFMergeFieldInfo
     .type TIFFMergeFieldInfo,@function
 TIFFMergeFieldInfo:
-    jmp *sl_lazy_slots+1504(%rip)
-sl_lazy_thunk_188:
-    movl $188, %r11d
+    jmp *sl_lazy_slots+1512(%rip)
+sl_lazy_thunk_189:
+    movl $189, %r11d
     jmp sl_lazy_common
     .globl TIFFOpenExt
     .hidden TIFFOpenExt
     .type TIFFOpenExt,@function
 TIFFOpenExt:
-    jmp *sl_lazy_slots+1512(%rip)
-sl_lazy_thunk_189:
-    movl $189, %r11d
+    jmp *sl_lazy_slots+1520(%rip)
+sl_lazy_thunk_190:
+    movl $190, %r11d
     jmp sl_lazy_common
     .globl TIFFOpenOptionsAlloc
     .hidden TIFFOpenOptionsAlloc
     .type TIFFOpenOptionsAlloc,@function
 TIFFOpenOptionsAlloc:
-    jmp *sl_lazy_slots+1520(%rip)
-sl_lazy_thunk_190:
-    movl $190, %r11d
+    jmp *sl_lazy_slots+1528(%rip)
+sl_lazy_thunk_191:
+    movl $191, %r11d
     jmp sl_lazy_common
     .globl TIFFReadEncodedStrip
     .hidden TIFFReadEncodedStrip
     .type TIFFReadEncodedStrip,@function
 TIFFReadEncodedStrip:
-    jmp *sl_lazy_slots+1528(%rip)
-sl_lazy_thunk_191:
-    movl $191, %r11d
+    jmp *sl_lazy_slots+1536(%rip)
+sl_lazy_thunk_192:
+    movl $192, %r11d
     jmp sl_lazy_common
     .globl TIFFOpenOptionsFree
     .hidden TIFFOpenOptionsFree
     .type TIFFOpenOptionsFree,@function
 TIFFOpenOptionsFree:
-    jmp *sl_lazy_slots+1536(%rip)
-sl_lazy_thunk_192:
-    movl $192, %r11d
+    jmp *sl_lazy_slots+1544(%rip)
+sl_lazy_thunk_193:
+    movl $193, %r11d
     jmp sl_lazy_common
     .globl TIFFOpenOptionsSetErrorHandlerExtR
     .hidden TIFFOpenOptionsSetErrorHandlerExtR
     .type TIFFOpenOptionsSetErrorHandlerExtR,@function
 TIFFOpenOptionsSetErrorHandlerExtR:
-    jmp *sl_lazy_slots+1544(%rip)
-sl_lazy_thunk_193:
-    movl $193, %r11d
+    jmp *sl_lazy_slots+1552(%rip)
+sl_lazy_thunk_194:
+    movl $194, %r11d
     jmp sl_lazy_common
     .globl TIFFOpenOptionsSetWarningHandlerExtR
     .hidden TIFFOpenOptionsSetWarningHandlerExtR
     .type TIFFOpenOptionsSetWarningHandlerExtR,@function
 TIFFOpenOptionsSetWarningHandlerExtR:
-    jmp *sl_lazy_slots+1552(%rip)
-sl_lazy_thunk_194:
-    movl $194, %r11d
+    jmp *sl_lazy_slots+1560(%rip)
+sl_lazy_thunk_195:
+    movl $195, %r11d
     jmp sl_lazy_common
     .globl TIFFSetField
     .hidden TIFFSetField
     .type TIFFSetField,@function
 TIFFSetField:
-    jmp *sl_lazy_slots+1560(%rip)
-sl_lazy_thunk_195:
-    movl $195, %r11d
+    jmp *sl_lazy_slots+1568(%rip)
+sl_lazy_thunk_196:
+    movl $196, %r11d
     jmp sl_lazy_common
     .globl TIFFWriteDirectory
     .hidden TIFFWriteDirectory
     .type TIFFWriteDirectory,@function
 TIFFWriteDirectory:
-    jmp *sl_lazy_slots+1568(%rip)
-sl_lazy_thunk_196:
-    movl $196, %r11d
+    jmp *sl_lazy_slots+1576(%rip)
+sl_lazy_thunk_197:
+    movl $197, %r11d
     jmp sl_lazy_common
     .globl TIFFWriteEncodedStrip
     .hidden TIFFWriteEncodedStrip
     .type TIFFWriteEncodedStrip,@function
 TIFFWriteEncodedStrip:
-    jmp *sl_lazy_slots+1576(%rip)
-sl_lazy_thunk_197:
-    movl $197, %r11d
+    jmp *sl_lazy_slots+1584(%rip)
+sl_lazy_thunk_198:
+    movl $198, %r11d
     jmp sl_lazy_common
     .globl TIFFWriteRawStrip
     .hidden TIFFWriteRawStrip
     .type TIFFWriteRawStrip,@function
 TIFFWriteRawStrip:
-    jmp *sl_lazy_slots+1584(%rip)
-sl_lazy_thunk_198:
-    movl $198, %r11d
+    jmp *sl_lazy_slots+1592(%rip)
+sl_lazy_thunk_199:
+    movl $199, %r11d
     jmp sl_lazy_common
     .globl TIFFWriteRawTile
     .hidden TIFFWriteRawTile
     .type TIFFWriteRawTile,@function
 TIFFWriteRawTile:
-    jmp *sl_lazy_slots+1592(%rip)
-sl_lazy_thunk_199:
-    movl $199, %r11d
+    jmp *sl_lazy_slots+1600(%rip)
+sl_lazy_thunk_200:
+    movl $200, %r11d
     jmp sl_lazy_common
     .globl EVP_Digest
     .hidden EVP_Digest
     .type EVP_Digest,@function
 EVP_Digest:
-    jmp *sl_lazy_slots+1600(%rip)
-sl_lazy_thunk_200:
-    movl $200, %r11d
+    jmp *sl_lazy_slots+1608(%rip)
+sl_lazy_thunk_201:
+    movl $201, %r11d
     jmp sl_lazy_common
     .globl EVP_DigestFinal_ex
     .hidden EVP_DigestFinal_ex
     .type EVP_DigestFinal_ex,@function
 EVP_DigestFinal_ex:
-    jmp *sl_lazy_slots+1608(%rip)
-sl_lazy_thunk_201:
-    movl $201, %r11d
+    jmp *sl_lazy_slots+1616(%rip)
+sl_lazy_thunk_202:
+    movl $202, %r11d
     jmp sl_lazy_common
     .globl EVP_DigestInit_ex
     .hidden EVP_DigestInit_ex
     .type EVP_DigestInit_ex,@function
 EVP_DigestInit_ex:
-    jmp *sl_lazy_slots+1616(%rip)
-sl_lazy_thunk_202:
-    movl $202, %r11d
+    jmp *sl_lazy_slots+1624(%rip)
+sl_lazy_thunk_203:
+    movl $203, %r11d
     jmp sl_lazy_common
     .globl EVP_DigestUpdate
     .hidden EVP_DigestUpdate
     .type EVP_DigestUpdate,@function
 EVP_DigestUpdate:
-    jmp *sl_lazy_slots+1624(%rip)
-sl_lazy_thunk_203:
-    movl $203, %r11d
+    jmp *sl_lazy_slots+1632(%rip)
+sl_lazy_thunk_204:
+    movl $204, %r11d
     jmp sl_lazy_common
     .globl EVP_MD_CTX_free
     .hidden EVP_MD_CTX_free
     .type EVP_MD_CTX_free,@function
 EVP_MD_CTX_free:
-    jmp *sl_lazy_slots+1632(%rip)
-sl_lazy_thunk_204:
-    movl $204, %r11d
+    jmp *sl_lazy_slots+1640(%rip)
+sl_lazy_thunk_205:
+    movl $205, %r11d
     jmp sl_lazy_common
     .globl EVP_MD_CTX_new
     .hidden EVP_MD_CTX_new
     .type EVP_MD_CTX_new,@function
 EVP_MD_CTX_new:
-    jmp *sl_lazy_slots+1640(%rip)
-sl_lazy_thunk_205:
-    movl $205, %r11d
+    jmp *sl_lazy_slots+1648(%rip)
+sl_lazy_thunk_206:
+    movl $206, %r11d
     jmp sl_lazy_common
     .globl EVP_md5
     .hidden EVP_md5
     .type EVP_md5,@function
 EVP_md5:
-    jmp *sl_lazy_slots+1648(%rip)
-sl_lazy_thunk_206:
-    movl $206, %r11d
+    jmp *sl_lazy_slots+1656(%rip)
+sl_lazy_thunk_207:
+    movl $207, %r11d
     jmp sl_lazy_common
     .globl EVP_sha256
     .hidden EVP_sha256
     .type EVP_sha256,@function
 EVP_sha256:
-    jmp *sl_lazy_slots+1656(%rip)
-sl_lazy_thunk_207:
-    movl $207, %r11d
+    jmp *sl_lazy_slots+1664(%rip)
+sl_lazy_thunk_208:
+    movl $208, %r11d
     jmp sl_lazy_common
     .globl _ZN7Imf_3_110OutputFile11writePixelsEi
     .hidden _ZN7Imf_3_110OutputFile11writePixelsEi
     .type _ZN7Imf_3_110OutputFile11writePixelsEi,@function
 _ZN7Imf_3_110OutputFile11writePixelsEi:
-    jmp *sl_lazy_slots+1664(%rip)
-sl_lazy_thunk_208:
-    movl $208, %r11d
+    jmp *sl_lazy_slots+1672(%rip)
+sl_lazy_thunk_209:
+    movl $209, %r11d
     jmp sl_lazy_common
     .globl _ZN7Imf_3_110OutputFile14setFrameBufferERKNS_11FrameBufferE
     .hidden _ZN7Imf_3_110OutputFile14setFrameBufferERKNS_11FrameBufferE
     .type _ZN7Imf_3_110OutputFile14setFrameBufferERKNS_11FrameBufferE,@function
 _ZN7Imf_3_110OutputFile14setFrameBufferERKNS_11FrameBufferE:
-    jmp *sl_lazy_slots+1672(%rip)
-sl_lazy_thunk_209:
-    movl $209, %r11d
+    jmp *sl_lazy_slots+1680(%rip)
+sl_lazy_thunk_210:
+    movl $210, %r11d
     jmp sl_lazy_common
     .globl _ZN7Imf_3_110OutputFileC1EPKcRKNS_6HeaderEi
     .hidden _ZN7Imf_3_110OutputFileC1EPKcRKNS_6HeaderEi
     .type _ZN7Imf_3_110OutputFileC1EPKcRKNS_6HeaderEi,@function
 _ZN7Imf_3_110OutputFileC1EPKcRKNS_6HeaderEi:
-    jmp *sl_lazy_slots+1680(%rip)
-sl_lazy_thunk_210:
-    movl $210, %r11d
+    jmp *sl_lazy_slots+1688(%rip)
+sl_lazy_thunk_211:
+    movl $211, %r11d
     jmp sl_lazy_common
     .globl _ZN7Imf_3_110OutputFileD1Ev
     .hidden _ZN7Imf_3_110OutputFileD1Ev
     .type _ZN7Imf_3_110OutputFileD1Ev,@function
 _ZN7Imf_3_110OutputFileD1Ev:
-    jmp *sl_lazy_slots+1688(%rip)
-sl_lazy_thunk_211:
-    movl $211, %r11d
+    jmp *sl_lazy_slots+1696(%rip)
+sl_lazy_thunk_212:
+    movl $212, %r11d
     jmp sl_lazy_common
     .globl _ZN7Imf_3_111ChannelList3endEv
     .hidden _ZN7Imf_3_111ChannelList3endEv
     .type _ZN7Imf_3_111ChannelList3endEv,@function
 _ZN7Imf_3_111ChannelList3endEv:
-    jmp *sl_lazy_slots+1696(%rip)
-sl_lazy_thunk_212:
-    movl $212, %r11d
+    jmp *sl_lazy_slots+1704(%rip)
+sl_lazy_thunk_213:
+    movl $213, %r11d
     jmp sl_lazy_common
     .globl _ZN7Imf_3_111ChannelList5beginEv
     .hidden _ZN7Imf_3_111ChannelList5beginEv
     .type _ZN7Imf_3_111ChannelList5beginEv,@function
 _ZN7Imf_3_111ChannelList5beginEv:
-    jmp *sl_lazy_slots+1704(%rip)
-sl_lazy_thunk_213:
-    movl $213, %r11d
+    jmp *sl_lazy_slots+1712(%rip)
+sl_lazy_thunk_214:
+    movl $214, %r11d
     jmp sl_lazy_common
     .globl _ZN7Imf_3_111FrameBuffer6insertEPKcRKNS_5SliceE
     .hidden _ZN7Imf_3_111FrameBuffer6insertEPKcRKNS_5SliceE
     .type _ZN7Imf_3_111FrameBuffer6insertEPKcRKNS_5SliceE,@function
 _ZN7Imf_3_111FrameBuffer6insertEPKcRKNS_5SliceE:
-    jmp *sl_lazy_slots+1712(%rip)
-sl_lazy_thunk_214:
-    movl $214, %r11d
+    jmp *sl_lazy_slots+1720(%rip)
+sl_lazy_thunk_215:
+    movl $215, %r11d
     jmp sl_lazy_common
     .globl _ZN7Imf_3_117globalThreadCountEv
     .hidden _ZN7Imf_3_117globalThreadCountEv
     .type _ZN7Imf_3_117globalThreadCountEv,@function
 _ZN7Imf_3_117globalThreadCountEv:
-    jmp *sl_lazy_slots+1720(%rip)
-sl_lazy_thunk_215:
-    movl $215, %r11d
+    jmp *sl_lazy_slots+1728(%rip)
+sl_lazy_thunk_216:
+    movl $216, %r11d
     jmp sl_lazy_common
     .globl _ZN7Imf_3_15SliceC1ENS_9PixelTypeEPcmmiidbb
     .hidden _ZN7Imf_3_15SliceC1ENS_9PixelTypeEPcmmiidbb
     .type _ZN7Imf_3_15SliceC1ENS_9PixelTypeEPcmmiidbb,@function
 _ZN7Imf_3_15SliceC1ENS_9PixelTypeEPcmmiidbb:
-    jmp *sl_lazy_slots+1728(%rip)
-sl_lazy_thunk_216:
-    movl $216, %r11d
+    jmp *sl_lazy_slots+1736(%rip)
+sl_lazy_thunk_217:
+    movl $217, %r11d
     jmp sl_lazy_common
     .globl _ZN7Imf_3_16Header10dataWindowEv
     .hidden _ZN7Imf_3_16Header10dataWindowEv
     .type _ZN7Imf_3_16Header10dataWindowEv,@function
 _ZN7Imf_3_16Header10dataWindowEv:
-    jmp *sl_lazy_slots+1736(%rip)
-sl_lazy_thunk_217:
-    movl $217, %r11d
+    jmp *sl_lazy_slots+1744(%rip)
+sl_lazy_thunk_218:
+    movl $218, %r11d
     jmp sl_lazy_common
     .globl _ZN7Imf_3_16Header11compressionEv
     .hidden _ZN7Imf_3_16Header11compressionEv
     .type _ZN7Imf_3_16Header11compressionEv,@function
 _ZN7Imf_3_16Header11compressionEv:
-    jmp *sl_lazy_slots+1744(%rip)
-sl_lazy_thunk_218:
-    movl $218, %r11d
+    jmp *sl_lazy_slots+1752(%rip)
+sl_lazy_thunk_219:
+    movl $219, %r11d
     jmp sl_lazy_common
     .globl _ZN7Imf_3_16Header19dwaCompressionLevelEv
     .hidden _ZN7Imf_3_16Header19dwaCompressionLevelEv
     .type _ZN7Imf_3_16Header19dwaCompressionLevelEv,@function
 _ZN7Imf_3_16Header19dwaCompressionLevelEv:
-    jmp *sl_lazy_slots+1752(%rip)
-sl_lazy_thunk_219:
-    movl $219, %r11d
+    jmp *sl_lazy_slots+1760(%rip)
+sl_lazy_thunk_220:
+    movl $220, %r11d
     jmp sl_lazy_common
     .globl _ZN7Imf_3_16Header8channelsEv
     .hidden _ZN7Imf_3_16Header8channelsEv
     .type _ZN7Imf_3_16Header8channelsEv,@function
 _ZN7Imf_3_16Header8channelsEv:
-    jmp *sl_lazy_slots+1760(%rip)
-sl_lazy_thunk_220:
-    movl $220, %r11d
+    jmp *sl_lazy_slots+1768(%rip)
+sl_lazy_thunk_221:
+    movl $221, %r11d
     jmp sl_lazy_common
     .globl _ZN7Imf_3_16HeaderC1ERKS0_
     .hidden _ZN7Imf_3_16HeaderC1ERKS0_
     .type _ZN7Imf_3_16HeaderC1ERKS0_,@function
 _ZN7Imf_3_16HeaderC1ERKS0_:
-    jmp *sl_lazy_slots+1768(%rip)
-sl_lazy_thunk_221:
-    movl $221, %r11d
+    jmp *sl_lazy_slots+1776(%rip)
+sl_lazy_thunk_222:
+    movl $222, %r11d
     jmp sl_lazy_common
     .globl _ZN7Imf_3_16HeaderD1Ev
     .hidden _ZN7Imf_3_16HeaderD1Ev
     .type _ZN7Imf_3_16HeaderD1Ev,@function
 _ZN7Imf_3_16HeaderD1Ev:
-    jmp *sl_lazy_slots+1776(%rip)
-sl_lazy_thunk_222:
-    movl $222, %r11d
+    jmp *sl_lazy_slots+1784(%rip)
+sl_lazy_thunk_223:
+    movl $223, %r11d
     jmp sl_lazy_common
     .globl _ZN7Imf_3_19InputFile10readPixelsEii
     .hidden _ZN7Imf_3_19InputFile10readPixelsEii
     .type _ZN7Imf_3_19InputFile10readPixelsEii,@function
 _ZN7Imf_3_19InputFile10readPixelsEii:
-    jmp *sl_lazy_slots+1784(%rip)
-sl_lazy_thunk_223:
-    movl $223, %r11d
+    jmp *sl_lazy_slots+1792(%rip)
+sl_lazy_thunk_224:
+    movl $224, %r11d
     jmp sl_lazy_common
     .globl _ZN7Imf_3_19InputFile14setFrameBufferERKNS_11FrameBufferE
     .hidden _ZN7Imf_3_19InputFile14setFrameBufferERKNS_11FrameBufferE
     .type _ZN7Imf_3_19InputFile14setFrameBufferERKNS_11FrameBufferE,@function
 _ZN7Imf_3_19InputFile14setFrameBufferERKNS_11FrameBufferE:
-    jmp *sl_lazy_slots+1792(%rip)
-sl_lazy_thunk_224:
-    movl $224, %r11d
+    jmp *sl_lazy_slots+1800(%rip)
+sl_lazy_thunk_225:
+    movl $225, %r11d
     jmp sl_lazy_common
     .globl _ZN7Imf_3_19InputFileC1EPKci
     .hidden _ZN7Imf_3_19InputFileC1EPKci
     .type _ZN7Imf_3_19InputFileC1EPKci,@function
 _ZN7Imf_3_19InputFileC1EPKci:
-    jmp *sl_lazy_slots+1800(%rip)
-sl_lazy_thunk_225:
-    movl $225, %r11d
+    jmp *sl_lazy_slots+1808(%rip)
+sl_lazy_thunk_226:
+    movl $226, %r11d
     jmp sl_lazy_common
     .globl _ZN7Imf_3_19InputFileD1Ev
     .hidden _ZN7Imf_3_19InputFileD1Ev
     .type _ZN7Imf_3_19InputFileD1Ev,@function
 _ZN7Imf_3_19InputFileD1Ev:
-    jmp *sl_lazy_slots+1808(%rip)
-sl_lazy_thunk_226:
-    movl $226, %r11d
+    jmp *sl_lazy_slots+1816(%rip)
+sl_lazy_thunk_227:
+    movl $227, %r11d
     jmp sl_lazy_common
     .globl _ZNK7Imf_3_16Header18hasTileDescriptionEv
     .hidden _ZNK7Imf_3_16Header18hasTileDescriptionEv
     .type _ZNK7Imf_3_16Header18hasTileDescriptionEv,@function
 _ZNK7Imf_3_16Header18hasTileDescriptionEv:
-    jmp *sl_lazy_slots+1816(%rip)
-sl_lazy_thunk_227:
-    movl $227, %r11d
+    jmp *sl_lazy_slots+1824(%rip)
+sl_lazy_thunk_228:
+    movl $228, %r11d
     jmp sl_lazy_common
     .globl _ZNK7Imf_3_19InputFile6headerEv
     .hidden _ZNK7Imf_3_19InputFile6headerEv
     .type _ZNK7Imf_3_19InputFile6headerEv,@function
 _ZNK7Imf_3_19InputFile6headerEv:
-    jmp *sl_lazy_slots+1824(%rip)
-sl_lazy_thunk_228:
-    movl $228, %r11d
+    jmp *sl_lazy_slots+1832(%rip)
+sl_lazy_thunk_229:
+    movl $229, %r11d
     jmp sl_lazy_common
 
 // The first call of a stub: keep the argument registers, look the function up, jump to it.
@@ -2113,6 +2121,7 @@ sl_lazy_slots:
     .quad sl_lazy_thunk_226
     .quad sl_lazy_thunk_227
     .quad sl_lazy_thunk_228
+    .quad sl_lazy_thunk_229
 #else
 #error "the lazy-loading stubs are written for x86-64 Linux"
 #endif

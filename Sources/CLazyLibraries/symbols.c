@@ -155,6 +155,7 @@ const struct sl_lazy_symbol sl_lazy_symbols[] = {
     {"H5Pget_filter2", 2},
     {"H5Pget_layout", 2},
     {"H5Pget_nfilters", 2},
+    {"H5Pget_istore_k", 2},
     {"H5Pget_sizes", 2},
     {"H5Pget_sym_k", 2},
     {"H5Pget_userblock", 2},
@@ -242,4 +243,4 @@ const struct sl_lazy_symbol sl_lazy_symbols[] = {
     {"_ZNK7Imf_3_16Header18hasTileDescriptionEv", 5},
     {"_ZNK7Imf_3_19InputFile6headerEv", 5},
 };
-const int sl_lazy_symbol_count = 229;
+const int sl_lazy_symbol_count = 230;

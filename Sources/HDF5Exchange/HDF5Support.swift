@@ -431,9 +431,10 @@ extension HDF5Session {
         let creation = try plist(H5Fget_create_plist(file.id), "H5Fget_create_plist")
         var offsetSize = 0, lengthSize = 0
         try check(H5Pget_sizes(creation.id, &offsetSize, &lengthSize), "H5Pget_sizes")
-        var internalK: UInt32 = 0, leafK: UInt32 = 0
+        var internalK: UInt32 = 0, leafK: UInt32 = 0, chunkK: UInt32 = 0
         try check(H5Pget_sym_k(creation.id, &internalK, &leafK), "H5Pget_sym_k")
-        return .init(offsets: offsetSize, lengths: lengthSize, leafK: Int(leafK), internalK: Int(internalK))
+        try check(H5Pget_istore_k(creation.id, &chunkK), "H5Pget_istore_k")
+        return .init(offsets: offsetSize, lengths: lengthSize, leafK: Int(leafK), internalK: Int(internalK), chunkK: Int(chunkK))
     }
 
     /// Checks every message of `object`'s header (`HDF5ObjectHeader`) before libhdf5 decodes

@@ -54,7 +54,9 @@ package enum HDF5HeaderMessage: Int {
                 try reader.skip(2 * l)
             }
         case .layout:
-            try checkLayout(&reader, sizes: sizes)
+            if let tree = try checkLayout(&reader, sizes: sizes) {
+                try HDF5ChunkTree.check(file, root: tree.address, dimensionality: tree.dimensionality, sizes: sizes)
+            }
         case .linkInfo, .attributeInfo:
             // Version 0, flags; the largest creation index (8 bytes for links, 2 for
             // attributes) when flag 0 is set; a fractal heap and a name index; a creation-order
@@ -117,7 +119,10 @@ package enum HDF5HeaderMessage: Int {
     }
 
     /// Data layout, versions 1–4 (HDF5 file format specification, "Data Layout Message").
-    private func checkLayout(_ reader: inout MessageReader, sizes: HDF5ObjectHeader.Sizes) throws(Damage) {
+    /// Returns the root of a version-1 B-tree chunk index (layout versions 1–3, chunked) and
+    /// the layout's dimensionality, which that tree's keys hold.
+    private func checkLayout(_ reader: inout MessageReader, sizes: HDF5ObjectHeader.Sizes) throws(Damage)
+        -> (address: UInt64, dimensionality: Int)? {
         let o = sizes.offsets, l = sizes.lengths
         let version = try reader.version(1...4)
         if version < 3 {
@@ -127,9 +132,11 @@ package enum HDF5HeaderMessage: Int {
             guard (1...33).contains(rank), (0...2).contains(layoutClass) else {
                 throw Damage("a layout of class \(layoutClass) and rank \(rank)")
             }
-            try reader.skip(5 + (layoutClass == 0 ? 0 : o) + 4 * rank + (layoutClass == 2 ? 4 : 0))
+            try reader.skip(5)
+            let address = layoutClass == 0 ? nil : try reader.number(o)
+            try reader.skip(4 * rank + (layoutClass == 2 ? 4 : 0))
             if layoutClass == 0 { try reader.sized(4) }
-            return
+            return layoutClass == 2 ? address.map { ($0, rank + 1) } : nil  // (libhdf5 adds the element-size dimension)
         }
         switch try reader.integer(1) {
         case 0: try reader.sized(2)                       // compact: size, data
@@ -137,7 +144,9 @@ package enum HDF5HeaderMessage: Int {
         case 2 where version == 3:                        // chunked: rank, address, dimensions
             let rank = try reader.integer(1)
             guard (1...33).contains(rank) else { throw Damage("a chunked layout of rank \(rank)") }
-            try reader.skip(o + 4 * rank)
+            let address = try reader.number(o)
+            try reader.skip(4 * rank)
+            return (address, rank)
         case 2:
             // Flags, rank, the dimensions' byte width and the dimensions, the chunk index's
             // type and its parameters, the index's address.
@@ -159,6 +168,7 @@ package enum HDF5HeaderMessage: Int {
         case let layoutClass:
             throw Damage("layout version \(version) of class \(layoutClass)")
         }
+        return nil
     }
 
     package var name: String {

@@ -37,12 +37,15 @@ package enum HDF5ObjectHeader {
     /// many entries).
     package struct Sizes: Sendable, Equatable {
         package var offsets: Int, lengths: Int, leafK = 4, internalK = 16
+        /// The rank of chunk-index B-trees (libhdf5's default 32).
+        package var chunkK = 32
 
-        package init(offsets: Int, lengths: Int, leafK: Int = 4, internalK: Int = 16) {
+        package init(offsets: Int, lengths: Int, leafK: Int = 4, internalK: Int = 16, chunkK: Int = 32) {
             self.offsets = offsets
             self.lengths = lengths
             self.leafK = leafK
             self.internalK = internalK
+            self.chunkK = chunkK
         }
     }
 

@@ -27,7 +27,8 @@ struct HDF5HeaderMessageTests {
     @Test func wellFormedMessagesPass() throws {
         let dataspace = H.message(0x01, [1, 2, 1, 0, 0, 0, 0, 0] + Self.le(4, 8) + Self.le(5, 8) + Self.le(4, 8) + Self.le(5, 8))
         let contiguous = H.message(0x08, [3, 1] + Self.le(4096, 8) + Self.le(160, 8))
-        let chunked = H.message(0x08, [3, 2, 3] + Self.le(4096, 8) + Self.le(2, 4) + Self.le(5, 4) + Self.le(2, 4))
+        // (A chunk index address of all ones: no chunk written yet.)
+        let chunked = H.message(0x08, [3, 2, 3] + Self.le(UInt64.max, 8) + Self.le(2, 4) + Self.le(5, 4) + Self.le(2, 4))
         let compact = H.message(0x08, [3, 0] + Self.le(4, 2) + [1, 2, 3, 4])
         let fills = [H.message(0x05, [1, 2, 0, 1] + Self.le(2, 4) + [0, 0]), H.message(0x05, [2, 2, 2, 0]),
                      H.message(0x05, [3, 0x20 | 2] + Self.le(4, 4) + [0, 0, 128, 63]), H.message(0x04, Self.le(2, 4) + [0, 0])]
@@ -70,6 +71,74 @@ struct HDF5HeaderMessageTests {
             #expect(damage == HDF5ObjectHeader.Damage(expected), "\(expected)")
             #expect(damage?.unsupported == false)
         }
+    }
+
+    /// A chunk-index B-tree node of `entries` entries at `level`, type `type`, with children
+    /// `children` (keys of a 3-dimensional layout: size, filter mask, three offsets).
+    static func treeNode(level: UInt8, entries: Int, type: UInt8 = 1, children: [UInt64]) -> [UInt8] {
+        var node: [UInt8] = Array("TREE".utf8) + [type, level] + Self.le(UInt64(entries), 2) + Self.le(UInt64.max, 8) + Self.le(UInt64.max, 8)
+        let key = Self.le(64, 4) + Self.le(0, 4) + Self.le(0, 8) + Self.le(0, 8) + Self.le(0, 8)
+        for child in children { node += key + Self.le(child, 8) }
+        return node + key
+    }
+
+    /// The version-1 B-tree of a chunked layout (version 3) is walked: a two-level tree made by
+    /// hand passes; a node past the file, of another type, at the wrong level, with more than
+    /// 2K entries, or reached twice is refused, each with its message.
+    @Test func chunkIndexTreeIsWalked() throws {
+        // The header (16 + 32 bytes) at 0, then the root at 48 and a leaf after it.
+        func layout(_ root: UInt64) -> [UInt8] { H.message(0x08, [3, 2, 3] + Self.le(root, 8) + Self.le(2, 4) + Self.le(5, 4) + Self.le(2, 4)) }
+        #expect(layout(0).count == 32)
+        let rootAt: UInt64 = 48
+        let rootSize = Self.treeNode(level: 1, entries: 1, children: [0]).count
+        let leafAt = rootAt + UInt64(rootSize)
+        func check(_ root: [UInt8], _ leaf: [UInt8] = []) throws -> HDF5ObjectHeader.Damage? {
+            try H.check(H.header(layout(rootAt), count: 1, tail: root + leaf))
+        }
+        let leaf = Self.treeNode(level: 0, entries: 2, children: [4096, 8192])
+        #expect(try check(Self.treeNode(level: 1, entries: 1, children: [leafAt]), leaf) == nil)
+        #expect(try check(Self.treeNode(level: 1, entries: 1, children: [1 << 40]), leaf)
+                == HDF5ObjectHeader.Damage("the chunk index node at address 1099511627776 is not in the file or has no TREE signature"))
+        #expect(try check(Self.treeNode(level: 1, entries: 1, type: 0, children: [leafAt]), leaf)
+                == HDF5ObjectHeader.Damage("the chunk index node at address 48 is of type 0, not 1 (chunks)"))
+        #expect(try check(Self.treeNode(level: 2, entries: 1, children: [leafAt]), leaf)
+                == HDF5ObjectHeader.Damage("the chunk index node at address \(leafAt) is at level 0, its parent's child level 1"))
+        #expect(try check(Self.treeNode(level: 1, entries: 1, children: [rootAt]), leaf)
+                == HDF5ObjectHeader.Damage("the chunk index reaches the node at address 48 twice"))
+        var many = Self.treeNode(level: 0, entries: 1, children: [4096])
+        many[6] = 65  // 65 entries where K = 32 allows 64
+        #expect(try check(many) == HDF5ObjectHeader.Damage("the chunk index node at address 48 has 65 entries, more than 64"))
+        many[6] = 3   // 3 entries in a node that holds 1
+        #expect(try check(many) == HDF5ObjectHeader.Damage("the chunk index node at address 48 (3 entries) runs past the end of the file"))
+    }
+
+    /// An h5py file (earliest format) whose dataset of 400 chunks has a two-level chunk index:
+    /// it reads; with its root node claiming 200 entries (libhdf5 reads a node of 64) it is
+    /// refused before libhdf5 opens the dataset, naming it.
+    @Test func h5pyChunkIndexDamage() throws {
+        let dir = TestData.temporaryDirectory("h5-chunk-tree")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let made = try TestData.runPython("""
+            import sys, struct, h5py, numpy as np
+            path = sys.argv[1] + "/chunks.h5"
+            with h5py.File(path, "w") as f:
+                d = f.create_dataset("data", data=np.arange(400, dtype=np.float32).reshape(20, 20), chunks=(1, 1))
+                d.attrs["units"] = "counts"
+            b = bytearray(open(path, "rb").read())
+            roots = [i for i in range(len(b) - 8) if b[i:i + 4] == b"TREE" and b[i + 4] == 1 and b[i + 5] == 1]
+            assert len(roots) == 1, roots
+            struct.pack_into("<H", b, roots[0] + 6, 200)
+            open(path + ".damaged", "wb").write(b)
+            print(path, roots[0])
+            """, [dir.path])
+        try #require(made.status == 0, "\(made.stderr)")
+        let fields = made.stdout.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let path = fields[0], root = fields[1]
+        #expect(try HDF5File.readAttributes(path, object: "data")["units"] == .text("counts"))
+        let error = try #require(throws: ExchangeError.self) { try HDF5File.readAttributes(path + ".damaged", object: "data") }
+        #expect(error.operation == "object header" && error.category == .corruptData, "\(error)")
+        #expect(error.message.hasPrefix("data at address ") && error.message.hasSuffix("the chunk index node at address \(root) has 200 entries, more than 64"),
+                "\(error.message)")
     }
 
     /// A message type libhdf5 decodes that the reader does not check, and a message shared
