@@ -54,7 +54,7 @@ package enum HDF5HeaderMessage: Int {
                 try reader.skip(2 * l)
             }
         case .layout:
-            if let tree = try checkLayout(&reader, sizes: sizes) {
+            if let tree = try Self.checkLayout(&reader, sizes: sizes) {
                 try HDF5ChunkTree.check(file, root: tree.address, dimensionality: tree.dimensionality, sizes: sizes)
             }
         case .linkInfo, .attributeInfo:
@@ -91,6 +91,15 @@ package enum HDF5HeaderMessage: Int {
         }
     }
 
+    /// The version-1 B-tree chunk index a data layout message of `size` bytes at `data` names
+    /// (its root and the layout's dimensionality), or nil when it names none.
+    /// - Throws: `Damage` when the message does not hold its layout.
+    static func chunkTree(_ bytes: UnsafeRawBufferPointer, at data: Int, size: Int, sizes: HDF5ObjectHeader.Sizes) throws(Damage)
+        -> (address: UInt64, dimensionality: Int)? {
+        var reader = MessageReader(bytes: bytes, start: data, end: data + size, name: HDF5HeaderMessage.layout.name)
+        return try checkLayout(&reader, sizes: sizes)
+    }
+
     /// Fill value, versions 1–3: the value and its size (4 bytes) follow — in version 1
     /// always, in version 2 when the value is defined, in version 3 when flag 5 is set.
     private func checkFillValue(_ reader: inout MessageReader) throws(Damage) {
@@ -121,7 +130,7 @@ package enum HDF5HeaderMessage: Int {
     /// Data layout, versions 1–4 (HDF5 file format specification, "Data Layout Message").
     /// Returns the root of a version-1 B-tree chunk index (layout versions 1–3, chunked) and
     /// the layout's dimensionality, which that tree's keys hold.
-    private func checkLayout(_ reader: inout MessageReader, sizes: HDF5ObjectHeader.Sizes) throws(Damage)
+    private static func checkLayout(_ reader: inout MessageReader, sizes: HDF5ObjectHeader.Sizes) throws(Damage)
         -> (address: UInt64, dimensionality: Int)? {
         let o = sizes.offsets, l = sizes.lengths
         let version = try reader.version(1...4)

@@ -17,7 +17,8 @@ import Foundation
 /// walker does not check is refused as unsupported rather than handed to libhdf5 unchecked. A shared message holds
 /// a reference to the message in another object header, which is walked the same way. A
 /// version-2 header starts with `OHDR` and ends with a checksum, which libhdf5 verifies
-/// before it decodes anything: it is left to the library.
+/// before it decodes anything: it is left to the library, but for the chunk index its data
+/// layout message may name (`HDF5VersionTwoHeader`).
 package enum HDF5ObjectHeader {
     package struct Damage: Error, Equatable, CustomStringConvertible {
         package let description: String
@@ -83,7 +84,10 @@ package enum HDF5ObjectHeader {
         guard let start = file.offset(of: address, count: 16) else {
             throw Damage("the header runs past the end of the file (\(bytes.count) bytes)")
         }
-        if bytes[start] == 0x4F, bytes[start + 1] == 0x48, bytes[start + 2] == 0x44, bytes[start + 3] == 0x52 { return [] }  // "OHDR"
+        if bytes[start] == 0x4F, bytes[start + 1] == 0x48, bytes[start + 2] == 0x44, bytes[start + 3] == 0x52 {  // "OHDR"
+            try HDF5VersionTwoHeader.checkChunkIndex(file, at: address, sizes: sizes)
+            return []
+        }
         guard bytes[start] == 1 else { throw Damage("object header version \(bytes[start])") }
         let firstSize = UInt64(unsigned(bytes, at: start + 8, size: 4))
         var chunks = [(address: address + 16, length: firstSize)]

@@ -34,7 +34,8 @@ package enum HDF5SymbolTable {
             // before libhdf5 opens the file (it reads that header then).
             let o = Int(bytes[start + 9]), l = Int(bytes[start + 10])
             guard o == 4 || o == 8, l == 4 || l == 8, start + 12 + 4 * o <= bytes.count,
-                  let based = try? HDF5MappedFile(path: path, base: number(bytes, start + 12, o)) else { return }
+                  let based = try? HDF5MappedFile(path: path, base: number(bytes, start + 12, o)),
+                  based.offset(of: 0, count: number(bytes, start + 12 + 2 * o, o)) != nil else { return }  // (truncated: libhdf5 says so)
             try checkRootHeader(based, at: number(bytes, start + 12 + 3 * o, o), sizes: .init(offsets: o, lengths: l))
             return
         }
@@ -58,6 +59,8 @@ package enum HDF5SymbolTable {
         }
         let sizes = HDF5ObjectHeader.Sizes(offsets: o, lengths: l, leafK: leafK, internalK: internalK)
         guard let based = try? HDF5MappedFile(path: path, base: number(bytes, at, o)) else { return }
+        // A file shorter than its stated end is left to libhdf5, which reports it truncated.
+        guard based.offset(of: 0, count: number(bytes, at + 2 * o, o)) != nil else { return }
         try checkRootHeader(based, at: number(bytes, entry + o, o), sizes: sizes)
         guard unsigned(bytes, entry + 2 * o, 4) == 1 else { return }
         do {

@@ -141,6 +141,28 @@ struct HDF5HeaderMessageTests {
                 "\(error.message)")
     }
 
+    /// The project's own files have checksummed version-2 headers, but their chunked layout
+    /// (version 3) indexes the chunks with a version-1 B-tree, which has none: it is walked
+    /// too. The file reads; with the tree's root claiming 100 entries it is refused, naming
+    /// the dataset, before libhdf5 opens it.
+    @Test func ownFilesChunkIndexIsWalked() throws {
+        let dir = TestData.temporaryDirectory("h5-own-tree")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let good = dir.appendingPathComponent("good.h5").path
+        try HDF5File.write(Fixture.image(), to: good)
+        _ = try HDF5File.readSceneLinear(good)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: good)))
+        #expect(Array(bytes[0..<8]) == [0x89, 0x48, 0x44, 0x46, 0x0D, 0x0A, 0x1A, 0x0A] && bytes[8] >= 2, "superblock version \(bytes[8])")
+        let trees = (0..<(bytes.count - 8)).filter { Array(bytes[$0..<($0 + 4)]) == Array("TREE".utf8) && bytes[$0 + 4] == 1 }
+        try #require(!trees.isEmpty)
+        for tree in trees { bytes[tree + 6] = 100; bytes[tree + 7] = 0 }
+        let damaged = dir.appendingPathComponent("damaged.h5").path
+        try Data(bytes).write(to: URL(fileURLWithPath: damaged))
+        let error = try #require(throws: ExchangeError.self) { try HDF5File.readSceneLinear(damaged) }
+        #expect(error.operation == "object header" && error.category == .corruptData, "\(error)")
+        #expect(error.message.contains("has 100 entries, more than 64"), "\(error.message)")
+    }
+
     /// A message type libhdf5 decodes that the reader does not check, and a message shared
     /// through the file's shared-message heap, are unsupported (exit 14), not damage; a type
     /// libhdf5 does not know passes (it keeps the bytes undecoded); a shared message names
