@@ -5,7 +5,7 @@ import Foundation
 /// layout the HDF5 file format specification gives it ("Header Message" sections): what a
 /// message of that type must hold inside its stated size before libhdf5 may decode it.
 package enum HDF5HeaderMessage: Int {
-    case nil_ = 0x00
+    case null = 0x00
     case dataspace = 0x01
     case linkInfo = 0x02
     case oldFillValue = 0x04
@@ -31,7 +31,7 @@ package enum HDF5HeaderMessage: Int {
         var reader = MessageReader(bytes: bytes, start: data, end: data + size, name: name)
         let o = sizes.offsets, l = sizes.lengths
         switch self {
-        case .nil_:
+        case .null:
             break
         case .dataspace:
             _ = try HDF5ObjectHeader.points(bytes, at: data, size: size, lengthSize: l, context: "the dataspace")
@@ -182,7 +182,7 @@ package enum HDF5HeaderMessage: Int {
 
     package var name: String {
         switch self {
-        case .nil_: "null"
+        case .null: "null"
         case .dataspace: "dataspace"
         case .linkInfo: "link info"
         case .oldFillValue, .fillValue: "fill value"

@@ -14,11 +14,11 @@ import Foundation
 /// with continuation messages (type 0x10: an address and a length) naming further chunks.
 /// Every chunk must lie inside the file, every message inside its chunk, and every message
 /// must hold what its type says it holds (`checkMessage`): a type libhdf5 decodes but this
-/// walker does not check is refused as unsupported rather than handed to libhdf5 unchecked. A shared message holds
-/// a reference to the message in another object header, which is walked the same way. A
-/// version-2 header starts with `OHDR` and ends with a checksum, which libhdf5 verifies
-/// before it decodes anything: it is left to the library, but for the chunk index its data
-/// layout message may name (`HDF5VersionTwoHeader`).
+/// walker does not check is refused as unsupported rather than handed to libhdf5 unchecked.
+/// A shared message holds a reference to the message in another object header, which is
+/// walked the same way. A version-2 header starts with `OHDR` and ends with a checksum,
+/// which libhdf5 verifies before it decodes anything: it is left to the library, but for the
+/// chunk index its data layout message may name (`HDF5VersionTwoHeader`).
 package enum HDF5ObjectHeader {
     package struct Damage: Error, Equatable, CustomStringConvertible {
         package let description: String
