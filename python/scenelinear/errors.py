@@ -3,8 +3,9 @@
 Every exception carries the library's message (the one `scenelinear` prints, naming the file
 and the problem), the category's exit `code` and its `category` name, and `path`, the file the
 failure is about when the library names one. InputUnreadableError and OutputError are also
-OSErrors: `filename` is that file, and `errno` and `strerror` are set when a system call failed
-(`errno.ENOENT` for a missing input, `errno.ENOSPC` for a full disk).
+OSErrors: `filename` is that file, and `errno` and `strerror` are set when the failure is a
+system call's whose number the library kept (`errno.ENOENT` for a missing input); None otherwise
+(docs/python.md, "Errors").
 """
 import os
 
