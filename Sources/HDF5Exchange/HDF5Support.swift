@@ -173,6 +173,8 @@ struct HDF5Session {
     private final class FileSlot: @unchecked Sendable {
         var file: HDF5MappedFile?
         var heap: HDF5GlobalHeap?
+        /// The file's superblock sizes, asked of libhdf5 once.
+        var sizes: HDF5ObjectHeader.Sizes?
         /// Addresses of the object headers whose messages passed `HDF5ObjectHeader`.
         var checkedHeaders: Set<UInt64> = []
     }
@@ -427,6 +429,7 @@ extension HDF5Session {
     /// The superblock's "size of offsets" and "size of lengths" of the file `object` is in,
     /// and the ranks of its symbol-table B-trees.
     private func headerSizes(_ object: H5Handle) throws -> HDF5ObjectHeader.Sizes {
+        if let known = slot.sizes { return known }
         let file = try handle(H5Iget_file_id(object.id), "H5Iget_file_id", closer: H5Fclose)
         let creation = try plist(H5Fget_create_plist(file.id), "H5Fget_create_plist")
         var offsetSize = 0, lengthSize = 0
@@ -434,7 +437,10 @@ extension HDF5Session {
         var internalK: UInt32 = 0, leafK: UInt32 = 0, chunkK: UInt32 = 0
         try check(H5Pget_sym_k(creation.id, &internalK, &leafK), "H5Pget_sym_k")
         try check(H5Pget_istore_k(creation.id, &chunkK), "H5Pget_istore_k")
-        return .init(offsets: offsetSize, lengths: lengthSize, leafK: Int(leafK), internalK: Int(internalK), chunkK: Int(chunkK))
+        let sizes = HDF5ObjectHeader.Sizes(offsets: offsetSize, lengths: lengthSize, leafK: Int(leafK), internalK: Int(internalK),
+                                           chunkK: Int(chunkK))
+        slot.sizes = sizes
+        return sizes
     }
 
     /// Checks every message of `object`'s header (`HDF5ObjectHeader`) before libhdf5 decodes

@@ -25,8 +25,7 @@ package enum HDF5ChunkTree {
         while let (address, expected) = pending.popLast() {
             guard seen.insert(address).inserted else { throw HDF5ObjectHeader.Damage("the chunk index reaches the node at address \(address) twice") }
             guard seen.count <= nodeLimit else { throw HDF5ObjectHeader.Damage("the chunk index has more than \(nodeLimit) nodes") }
-            guard let n = file.offset(of: address, count: UInt64(8 + 2 * o)), bytes[n] == 0x54, bytes[n + 1] == 0x52,
-                  bytes[n + 2] == 0x45, bytes[n + 3] == 0x45 else {
+            guard let n = file.offset(of: address, count: UInt64(8 + 2 * o)), HDF5SymbolTable.has(bytes, n, "TREE") else {
                 throw HDF5ObjectHeader.Damage("the chunk index node at address \(address) is not in the file or has no TREE signature")
             }
             let type = Int(bytes[n + 4]), level = Int(bytes[n + 5]), entries = Int(bytes[n + 6]) | Int(bytes[n + 7]) << 8

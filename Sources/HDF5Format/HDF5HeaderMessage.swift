@@ -54,7 +54,7 @@ package enum HDF5HeaderMessage: Int {
                 try reader.skip(2 * l)
             }
         case .layout:
-            if let tree = try Self.checkLayout(&reader, sizes: sizes) {
+            if let tree = try Self.chunkTree(bytes, at: data, size: size, sizes: sizes) {
                 try HDF5ChunkTree.check(file, root: tree.address, dimensionality: tree.dimensionality, sizes: sizes)
             }
         case .linkInfo, .attributeInfo:
@@ -84,7 +84,7 @@ package enum HDF5HeaderMessage: Int {
         case .driverInfo:
             try reader.version(0...0)
             try reader.skip(8)
-            try reader.skip(try reader.integer(2))
+            try reader.sized(2)
         case .referenceCount:
             try reader.version(0...0)
             try reader.skip(4)

@@ -37,9 +37,9 @@ package enum HDF5ObjectHeader {
     /// lengths, and the ranks of the symbol-table B-trees (their nodes hold at most twice as
     /// many entries).
     package struct Sizes: Sendable, Equatable {
-        package var offsets: Int, lengths: Int, leafK = 4, internalK = 16
+        package var offsets: Int, lengths: Int, leafK: Int, internalK: Int
         /// The rank of chunk-index B-trees (libhdf5's default 32).
-        package var chunkK = 32
+        package var chunkK: Int
 
         package init(offsets: Int, lengths: Int, leafK: Int = 4, internalK: Int = 16, chunkK: Int = 32) {
             self.offsets = offsets

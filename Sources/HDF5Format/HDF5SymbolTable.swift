@@ -151,15 +151,14 @@ package enum HDF5SymbolTable {
         }
     }
 
-    private static func has(_ bytes: UnsafeRawBufferPointer, _ offset: Int, _ text: StaticString) -> Bool {
+    /// Whether the 4 bytes at `offset` are the signature `text` ("TREE", "SNOD", "HEAP").
+    package static func has(_ bytes: UnsafeRawBufferPointer, _ offset: Int, _ text: StaticString) -> Bool {
         (0..<4).allSatisfy { bytes[offset + $0] == text.utf8Start[$0] }
     }
 
-    /// The little-endian unsigned integer of `size` bytes at `offset` (inside `bytes`).
+    /// The little-endian unsigned integer of `size` (at most 8) bytes at `offset` (inside `bytes`).
     package static func number(_ bytes: UnsafeRawBufferPointer, _ offset: Int, _ size: Int) -> UInt64 {
-        var v: UInt64 = 0
-        for i in 0..<min(size, 8) { v |= UInt64(bytes[offset + i]) << (8 * UInt64(i)) }
-        return v
+        HDF5GlobalHeap.unsigned(bytes, at: offset, size: size) ?? .max  // (nil only past 8 bytes)
     }
 
     private static func unsigned(_ bytes: UnsafeRawBufferPointer, _ offset: Int, _ size: Int) -> Int { Int(number(bytes, offset, size)) }

@@ -71,22 +71,25 @@ func status(_ err: UnsafeMutablePointer<CChar>?, _ errlen: UInt, _ body: () thro
 }
 
 /// The file and system error number of the calling thread's last failure.
-enum LastFailure {
+final class LastFailure {
+    let file: String, systemError: Int32
+
+    private init(file: String, systemError: Int32) {
+        self.file = file
+        self.systemError = systemError
+    }
+
     private static let key = "scenelinear.lastFailure"
 
     static func keep(_ failure: (any SceneLinearFailure)?) {
-        let details = failure.map { (file: $0.file, systemError: $0.systemError) }
-        if let details, details.file != nil || details.systemError != nil {
-            Thread.current.threadDictionary[key] = [details.file ?? "", String(details.systemError ?? 0)]
+        if let failure, failure.file != nil || failure.systemError != nil {
+            Thread.current.threadDictionary[key] = LastFailure(file: failure.file ?? "", systemError: failure.systemError ?? 0)
         } else {
             Thread.current.threadDictionary.removeObject(forKey: key)
         }
     }
 
-    static var details: (file: String, systemError: Int32)? {
-        guard let kept = Thread.current.threadDictionary[key] as? [String], kept.count == 2 else { return nil }
-        return (kept[0], Int32(kept[1]) ?? 0)
-    }
+    static var details: LastFailure? { Thread.current.threadDictionary[key] as? LastFailure }
 }
 
 @_cdecl("sl_error_details")
