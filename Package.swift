@@ -10,7 +10,7 @@ let package = Package(
     products: [
         .executable(name: "scenelinear", targets: ["scenelinear"]),
         .library(name: "SceneLinearKit", targets: ["SceneLinearKit", "Engine", "Measuring", "Glare", "Reporting", "Batching", "Merging",
-                                                   "ExchangeCore", "EXRExchange", "HDF5Exchange", "RadianceExchange", "Studies"]),
+                                                   "ExchangeCore", "EXRExchange", "HDF5Exchange", "RadianceExchange", "Studies", "Fisheye", "LensFit"]),
         // Scene descriptions and simulated captures, apart from the library: for the fuzz
         // package's `scene` target (Fuzz/).
         .library(name: "CaptureSimulation", targets: ["CaptureSimulation"]),
@@ -68,6 +68,9 @@ let package = Package(
         .target(name: "Photometry", dependencies: ["ImageCore", "DNGContainer"]),
         // Output geometry: DefaultCrop, DefaultUserCrop, DefaultScale, Orientation.
         .target(name: "ImageGeometry", dependencies: ["ImageCore", "DNGContainer"]),
+        // Fisheye lenses: the projections, a lens on an image (θ and solid angle per pixel), the
+        // image circle found in a picture.
+        .target(name: "Fisheye", dependencies: ["ImageCore"]),
         // DNG 1.6 semantic masks: decoded, resampled onto the Stage 3 grid, given the output geometry.
         .target(name: "SemanticMasks", dependencies: ["ImageCore", "DNGContainer", "RawDecode", "ImageGeometry"]),
         // Stage 3 for CFA images: Bayer mosaic → three camera-colour planes.
@@ -94,7 +97,7 @@ let package = Package(
         // Measurements: region statistics, histograms, radiance ratios with uncertainty.
         .target(name: "Analysis", dependencies: ["ImageCore"]),
         // Simulated captures with known ground-truth radiance.
-        .target(name: "CaptureSimulation", dependencies: ["ImageCore", "DNGWriter", "Opcodes"]),
+        .target(name: "CaptureSimulation", dependencies: ["ImageCore", "DNGWriter", "Opcodes", "Fisheye"]),
         // Charts (histograms, false-colour EV maps, XY plots) drawn with Cairo and Pango to PNG, SVG and PDF.
         .target(name: "Plots", dependencies: ["ImageCore", "CCairo", "CDeflate", "CLazyLibraries"]),
         // The engine: one streaming develop for every input and command (and the
@@ -106,8 +109,10 @@ let package = Package(
                 "ExchangeCore", "EXRExchange", "HDF5Exchange", "RadianceExchange", "Opcodes", "SemanticMasks", "Photometry",
             ]),
         // Measurements of files: requests in, typed results out (statistics, illuminance,
-        // glare, calibrations, lens fits); no writing of documents or charts.
-        .target(name: "Measuring", dependencies: ["Engine", "Analysis", "Plots", "Studies"]),
+        // glare, calibrations, stray light); no writing of documents or charts.
+        .target(name: "Measuring", dependencies: ["Engine", "Analysis", "Plots", "Studies", "Fisheye"]),
+        // A lens's vignetting fitted from captures: flat fields or a target swept across the field.
+        .target(name: "LensFit", dependencies: ["Measuring", "Engine", "Analysis"]),
         // Glare of a fisheye luminance map: sources, DGP, DGI and UGR with Monte Carlo
         // intervals; the circumsolar zone and the sun's place in the image.
         .target(name: "Glare", dependencies: ["Measuring", "Engine", "Analysis", "Photometry"]),
@@ -121,7 +126,7 @@ let package = Package(
         // Studies over time: capture times in UTC, the sun's position, bracket sets.
         .target(name: "Studies"),
         // The library in one import (engine, measurements, batches, studies).
-        .target(name: "SceneLinearKit", dependencies: ["Engine", "Measuring", "Glare", "Reporting", "Batching", "Merging", "Analysis", "Studies"]),
+        .target(name: "SceneLinearKit", dependencies: ["Engine", "Measuring", "LensFit", "Glare", "Reporting", "Batching", "Merging", "Analysis", "Studies"]),
         // The C interface: opaque handles, status codes, JSON options and documents.
         .target(name: "SceneLinearC", dependencies: ["SceneLinearKit", "SimulationCheck", "CaptureSimulation"], exclude: ["scenelinear.h"]),
         // Simulated captures checked against their ground truth, and the test chart:
@@ -137,7 +142,7 @@ let package = Package(
 
         // ---- tests ----
         .target(name: "TestSupport", dependencies: ["ImageCore"], path: "Tests/TestSupport"),
-        .testTarget(name: "ImageCoreTests", dependencies: ["ImageCore", "TestSupport"]),
+        .testTarget(name: "ImageCoreTests", dependencies: ["ImageCore", "Fisheye", "TestSupport"]),
         .testTarget(name: "DNGContainerTests", dependencies: ["DNGContainer", "DNGWriter", "TestSupport", "CTIFF"]),
         .testTarget(name: "LosslessJPEGTests", dependencies: ["LosslessJPEG", "ImageCore", "TestSupport"]),
         .testTarget(name: "RawDecodeTests", dependencies: ["RawDecode", "DNGWriter", "TestSupport", "LosslessJPEG", "CZlib", "CDeflate", "CTIFF"]),

@@ -1,5 +1,6 @@
 import Foundation
 import ImageCore
+import Fisheye
 
 /// A scene with known radiance, described in a small JSON format so users can write their own.
 ///

@@ -10,6 +10,21 @@ public enum WhiteBalance: Sendable, Equatable {
     case chromaticity(SIMD2<Double>)
     /// A camera neutral given by the user (camera-native RGB of a neutral surface).
     case cameraNeutral(SIMD3<Double>)
+
+    /// `as-shot` (or `asshot`), `d50`, `d55`, `d65` (any case), or a chromaticity `x,y`
+    /// (x, y > 0, x + y < 1), as `--white-balance` gives it; nil for anything else.
+    public init?(parsing text: String) {
+        switch text.lowercased() {
+        case "as-shot", "asshot": self = .asShot
+        case "d50": self = .chromaticity(Chromaticity.d50)
+        case "d55": self = .chromaticity(Chromaticity.d55)
+        case "d65": self = .chromaticity(Chromaticity.d65)
+        default:
+            let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard parts.count == 2, let x = parts[0], let y = parts[1], x > 0, y > 0, x + y < 1 else { return nil }
+            self = .chromaticity(SIMD2(x, y))
+        }
+    }
 }
 
 /// The colour conversion of one image: a 3×3 matrix from camera linear reference values to

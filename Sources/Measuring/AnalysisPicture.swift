@@ -1,5 +1,6 @@
 import Engine
 import Analysis
+@_exported import Fisheye
 @_exported import Plots
 
 /// What the charts of a measured file need besides its results, kept while it was measured

@@ -11,6 +11,17 @@ public enum FisheyeCircle: Sendable, Equatable {
     case given(x: Double, y: Double, radius: Double)
     /// Found in each image from its dark surround (`FisheyeLens.detectCircle`).
     case detected
+
+    /// `x,y,r` (finite numbers, r > 0) or `auto`, as `--circle` and a request's `circle`
+    /// give it; nil for anything else.
+    public init?(parsing text: String) {
+        if text == "auto" { self = .detected; return }
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard parts.count == 3, let x = parts[0], let y = parts[1], let r = parts[2], x.isFinite, y.isFinite, r.isFinite, r > 0 else {
+            return nil
+        }
+        self = .given(x: x, y: y, radius: r)
+    }
 }
 
 /// A fisheye lens before its image is known: the projection, the field of view and how the

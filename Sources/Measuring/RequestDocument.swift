@@ -197,14 +197,10 @@ public struct RequestDocument: Sendable {
         let fov = try number("fov", in: 1e-6...projection.maximumFieldOfView) ?? 180
         var circle = FisheyeCircle.inscribed
         if let text = try string("circle") {
-            let parts = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-            if text == "auto" {
-                circle = .detected
-            } else if parts.count == 3, let x = parts[0], let y = parts[1], let r = parts[2], x.isFinite, y.isFinite, r.isFinite, r > 0 {
-                circle = .given(x: x, y: y, radius: r)
-            } else {
+            guard let parsed = FisheyeCircle(parsing: text) else {
                 throw RequestError("option 'circle': give \"x,y,r\" (the centre and radius in output pixels, r > 0) or \"auto\"")
             }
+            circle = parsed
         }
         return FisheyeLensRequest(projection: projection, fieldOfView: fov, circle: circle)
     }

@@ -5,6 +5,7 @@
 @_exported import Batching
 @_exported import Engine
 @_exported import Measuring
+@_exported import LensFit
 @_exported import Glare
 @_exported import Reporting
 @_exported import Merging

@@ -108,15 +108,6 @@ struct AnalysisOptions: ParsableArguments {
     }
 }
 
-/// Draws "[#####.....] 3/10 files" on stderr, ending the line when done.
-@Sendable func progressBar(done: Int, total: Int) {
-    let width = 30
-    let filled = width * done / max(total, 1)
-    let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-    FileHandle.standardError.write(Data("\r[\(bar)] \(done)/\(total) files".utf8))
-    if done == total { FileHandle.standardError.write(Data("\n".utf8)) }
-}
-
 /// Exits with the first failed file's code after everything has been printed.
 func exitForFailures(_ results: [FileAnalysis]) throws {
     guard let failed = results.first(where: { $0.error != nil }) else { return }

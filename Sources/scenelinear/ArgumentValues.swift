@@ -77,18 +77,10 @@ struct NamedSpectralFactor {
 enum ArgumentValue {
     /// `--white-balance`: as-shot (or asshot), d50, d55, d65, or a chromaticity x,y.
     static func whiteBalance(_ text: String) throws -> WhiteBalance {
-        switch text.lowercased() {
-        case "as-shot", "asshot": return .asShot
-        case "d50": return .chromaticity(Chromaticity.d50)
-        case "d55": return .chromaticity(Chromaticity.d55)
-        case "d65": return .chromaticity(Chromaticity.d65)
-        default:
-            let parts = numbers(text)
-            guard parts.count == 2, parts[0] > 0, parts[1] > 0, parts[0] + parts[1] < 1 else {
-                throw ValidationError("give as-shot, d50, d55, d65 or a chromaticity x,y (e.g. 0.3127,0.3290)")
-            }
-            return .chromaticity(SIMD2(parts[0], parts[1]))
+        guard let balance = WhiteBalance(parsing: text) else {
+            throw ValidationError("give as-shot, d50, d55, d65 or a chromaticity x,y (e.g. 0.3127,0.3290)")
         }
+        return balance
     }
 
     /// `--filter-factor`: a transmittance or an optical density, with an optional ±u.
@@ -116,12 +108,10 @@ enum ArgumentValue {
 
     /// `--circle`: x,y,r (pixels, r > 0) or auto.
     static func imageCircle(_ text: String) throws -> FisheyeCircle {
-        if text == "auto" { return .detected }
-        let parts = numbers(text)
-        guard parts.count == 3, parts.allSatisfy(\.isFinite), parts[2] > 0 else {
+        guard let circle = FisheyeCircle(parsing: text) else {
             throw ValidationError("give x,y,r (the centre and radius in output pixels, r > 0) or auto")
         }
-        return .given(x: parts[0], y: parts[1], radius: parts[2])
+        return circle
     }
 
     /// A positive whole number with an optional K, M or G suffix: × `base`, base², base³.

@@ -26,9 +26,7 @@ final class FileProgressBar: Sendable {
     private func draw(_ fraction: Double) {
         guard DispatchTime.now().uptimeNanoseconds - start >= 2_000_000_000, !finished.load(ordering: .relaxed) else { return }
         shown.store(true, ordering: .relaxed)
-        let width = 30, filled = Int((fraction * Double(width)).rounded(.down))
-        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-        FileHandle.standardError.write(Data("\r\(name) [\(bar)] \(Int(fraction * 100)) %\u{1B}[K".utf8))
+        FileHandle.standardError.write(Data("\r\(name) [\(Self.bar(filled: Int((fraction * 30).rounded(.down))))] \(Int(fraction * 100)) %\u{1B}[K".utf8))
     }
 
     /// Clears the bar's line, when it was shown (once: later calls do nothing).
@@ -36,4 +34,16 @@ final class FileProgressBar: Sendable {
         finished.store(true, ordering: .relaxed)
         if shown.exchange(false, ordering: .relaxed) { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
+
+    /// A bar of `width` characters, `filled` of them "#", the rest ".".
+    static func bar(filled: Int, width: Int = 30) -> String {
+        let filled = min(width, max(0, filled))
+        return String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+    }
+}
+
+/// Draws "[#####.....] 3/10 files" on stderr, ending the line when done.
+@Sendable func progressBar(done: Int, total: Int) {
+    FileHandle.standardError.write(Data("\r[\(FileProgressBar.bar(filled: 30 * done / max(total, 1)))] \(done)/\(total) files".utf8))
+    if done == total { FileHandle.standardError.write(Data("\n".utf8)) }
 }

@@ -1,5 +1,6 @@
 import Foundation
 @testable import ImageCore
+@testable import Fisheye
 import Testing
 import TestSupport
 

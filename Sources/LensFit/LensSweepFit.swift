@@ -1,6 +1,7 @@
 import Analysis
 import Engine
 import Foundation
+import Measuring
 
 /// A sweep of one small bright target across the field (the rotation method: a lamp or a lit
 /// patch photographed at several positions from the axis to the rim, the camera turned between

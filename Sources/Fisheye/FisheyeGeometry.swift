@@ -1,4 +1,5 @@
 import Foundation
+import ImageCore
 
 /// One fisheye lens on one `width` × `height` image: each pixel's θ (of its centre, radians;
 /// on the circle for a pixel whose centre lies outside it) and solid angle ω (sr), both 0 for

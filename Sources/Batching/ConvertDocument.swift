@@ -1,9 +1,10 @@
 import Foundation
-import SceneLinearKit
+import Engine
+import Reporting
 
 /// The document `convert --json` prints (schema scenelinear.convert/1): the same shape for
 /// one input and a batch (docs/cli.md, docs/schemas/convert.schema.json).
-struct ConvertDocument: Encodable {
+package struct ConvertDocument: Encodable {
     var schema = "scenelinear.convert/1"
     var software = SceneLinearVersion.software
     var files: [ConvertedFile]
@@ -19,7 +20,16 @@ struct ConvertDocument: Encodable {
         case schema, software, files, converted, skipped, failed, manifest, shard
     }
 
-    func encode(to encoder: any Encoder) throws {
+    package init(files: [ConvertedFile], converted: Int, skipped: Int, failed: Int, manifest: String? = nil, shard: String? = nil) {
+        self.files = files
+        self.converted = converted
+        self.skipped = skipped
+        self.failed = failed
+        self.manifest = manifest
+        self.shard = shard
+    }
+
+    package func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(schema, forKey: .schema)
         try c.encode(software, forKey: .software)
@@ -33,13 +43,13 @@ struct ConvertDocument: Encodable {
     }
 
     /// Prints the document on stdout.
-    func print() {
+    package func print() {
         if let text = try? ReportJSON.encode(self) { Swift.print(text) }
     }
 }
 
 /// One input of the document: what was written, what was made (one input), or why it failed.
-struct ConvertedFile: Encodable {
+package struct ConvertedFile: Encodable {
     var input: String
     /// "ok" or "failed".
     var status: String
@@ -80,14 +90,14 @@ struct ConvertedFile: Encodable {
         var export: [String: Double]
     }
 
-    init(input: String, status: String, outputs: [ConvertOutput] = []) {
+    package init(input: String, status: String, outputs: [ConvertOutput] = []) {
         self.input = input
         self.status = status
         self.outputs = outputs
     }
 
     /// A converted input: its outputs and what the conversion made (`timings` with --timings).
-    init(input: String, converted d: ConvertedImage, outputs: [ConvertOutput], timings: Bool) {
+    package init(input: String, converted d: ConvertedImage, outputs: [ConvertOutput], timings: Bool) {
         let image = d.description
         self.init(input: input, status: "ok", outputs: outputs)
         sourceSHA256 = image.provenance.sourceSHA256
@@ -113,7 +123,7 @@ struct ConvertedFile: Encodable {
     }
 
     /// An input that failed with `failure` (nil when it stopped for another reason) and `exitCode`.
-    init(input: String, failure: (any SceneLinearFailure)?, exitCode: Int32) {
+    package init(input: String, failure: (any SceneLinearFailure)?, exitCode: Int32) {
         self.init(input: input, status: "failed")
         error = failure?.description
         errorCategory = failure?.category.name
@@ -121,7 +131,7 @@ struct ConvertedFile: Encodable {
     }
 
     /// A batch input as the manifest records it (a failed one from `failed`, when it failed).
-    init(batchRecord r: ManifestRecord) {
+    package init(batchRecord r: ManifestRecord) {
         self.init(input: r.input, status: r.status == "ok" ? "ok" : "failed", outputs: r.outputs.map(ConvertOutput.init))
         if !r.inputSHA256.isEmpty { sourceSHA256 = r.inputSHA256 }
         error = r.error
@@ -131,7 +141,7 @@ struct ConvertedFile: Encodable {
 }
 
 /// An output file of the document.
-struct ConvertOutput: Encodable {
+package struct ConvertOutput: Encodable {
     var format: String
     /// "-" for standard output.
     var path: String
@@ -142,7 +152,7 @@ struct ConvertOutput: Encodable {
     /// This output is the lower-bound mask of that picture.
     var maskOf: String?
 
-    init(format: String, path: String, sha256: String? = nil, lowerBounds: RadianceLowerBounds? = nil, maskOf: String? = nil) {
+    package init(format: String, path: String, sha256: String? = nil, lowerBounds: RadianceLowerBounds? = nil, maskOf: String? = nil) {
         self.format = format
         self.path = path
         self.sha256 = sha256
@@ -151,13 +161,13 @@ struct ConvertOutput: Encodable {
     }
 
     /// A batch output as the manifest records it.
-    init(_ o: ManifestRecord.Output) {
+    package init(_ o: ManifestRecord.Output) {
         self.init(format: o.format, path: o.path, sha256: o.sha256, lowerBounds: o.lowerBounds, maskOf: o.maskOf)
     }
 
     /// The entries of a written file: a Radiance picture with its lower bounds, then its
     /// mask, if written.
-    static func entries(_ w: WrittenOutput) -> [ConvertOutput] {
+    package static func entries(_ w: WrittenOutput) -> [ConvertOutput] {
         let path = w.path
         guard let bounds = w.lowerBounds else { return [ConvertOutput(format: w.format.rawValue, path: path)] }
         var entries = [ConvertOutput(format: w.format.rawValue, path: path, lowerBounds: bounds)]
@@ -166,7 +176,7 @@ struct ConvertOutput: Encodable {
     }
 
     /// The text line: "wrote x.hdr (hdr)", "wrote x.clip.hdr (lower-bound mask of x.hdr)".
-    var wroteLine: String {
+    package var wroteLine: String {
         if let maskOf { return "wrote \(path) (lower-bound mask of \(maskOf))" }
         return "wrote \(path) (\(format))"
     }

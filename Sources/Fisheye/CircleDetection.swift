@@ -1,4 +1,5 @@
 import Foundation
+import ImageCore
 
 extension FisheyeLens {
     /// The image circle of an image whose surround is dark (a circular fisheye's black

@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import Measuring
 
 /// How `Pipeline.calibrateLens` fits a lens's vignetting.
 public struct LensFitOptions: Sendable {

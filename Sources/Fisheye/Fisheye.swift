@@ -1,4 +1,5 @@
 import Foundation
+import ImageCore
 
 /// How a fisheye lens maps the angle θ from its axis to the distance r from the image
 /// circle's centre (f: focal length in pixels).
