@@ -97,6 +97,12 @@ public final class EXRStreamWriter: StreamingImageWriter {
                 _ = values.withUnsafeBufferPointer { HalfConversion.convert(UnsafeBufferPointer(rebasing: $0[span]), to: target) }
             case .half(let halves)?:
                 _ = halves.withUnsafeBufferPointer { target.initialize(fromContentsOf: UnsafeBufferPointer(rebasing: $0[span])) }
+            case .coded(let codes, let levels)?:
+                codes.withUnsafeBufferPointer { c in
+                    levels.withUnsafeBufferPointer { l in
+                        for (j, i) in span.enumerated() { target[j] = l[Int(c[i])] }
+                    }
+                }
             case nil:
                 continue
             }

@@ -74,9 +74,10 @@ extension Pipeline {
     /// rows are made, counted as `Float` all the same: 4 bytes per pixel of the ActiveArea, the
     /// output grid without DefaultScale), and the one being made also holds its decoded
     /// samples (2 bytes each up to 16 bits, else 4) and their `Float` values (4 bytes) per
-    /// mask pixel. The routes' models leave masks out. (The DNG SDK's float16 JPEG XL sample,
-    /// whose transparency mask is the size of its image, peaks about 5 bytes per pixel higher
-    /// with it into an EXR, 8 into an HDF5 file: docs/performance.md.)
+    /// mask pixel: an upper bound. The routes' models leave masks out. (The DNG SDK's float16
+    /// JPEG XL sample, whose 8-bit transparency mask is the size of its image, peaks about 1.3
+    /// bytes per pixel higher with it into an EXR, where the mask is held as bytes, and 8 into
+    /// an HDF5 file: docs/performance.md.)
     public static func maskBytes(_ dng: DNGFile, raw: ImageIFD, options: DevelopOptions) -> Int {
         let masks = dng.maskIFDs
         guard options.includeMasks, !masks.isEmpty else { return 0 }

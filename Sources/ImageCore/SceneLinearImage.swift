@@ -216,6 +216,10 @@ public struct SemanticMaskLayer: Sendable, Equatable {
     public enum Samples: Sendable {
         case float([Float])
         case half([Float16])
+        /// One byte a weight: each weight is `levels[code]` (a mask of at most 256 levels,
+        /// such as an 8-bit mask on the image's own grid, held for the files written as their
+        /// rows are made: the same half floats in half their memory).
+        case coded([UInt8], levels: [Float16])
     }
     public private(set) var samples: Samples
     /// The layer's size: the size of the image it belongs to.
@@ -228,6 +232,9 @@ public struct SemanticMaskLayer: Sendable, Equatable {
             switch samples {
             case .float(let f): return ImageBuffer(width: width, height: height, channels: 1, samples: f)
             case .half(let h): return ImageBuffer(width: width, height: height, channels: 1, samples: HalfConversion.floats(h))
+            case .coded(let codes, let levels):
+                let widened = levels.map(Float.init)
+                return ImageBuffer(width: width, height: height, channels: 1, samples: codes.map { widened[Int($0)] })
             }
         }
         set {
@@ -241,6 +248,7 @@ public struct SemanticMaskLayer: Sendable, Equatable {
         switch samples {
         case .float(let f): return HalfConversion.halves(f)
         case .half(let h): return h
+        case .coded(let codes, let levels): return codes.map { levels[Int($0)] }
         }
     }
 
@@ -263,6 +271,18 @@ public struct SemanticMaskLayer: Sendable, Equatable {
         self.instanceID = instanceID
         self.sourceIFD = sourceIFD
         (self.width, self.height, samples) = (width, height, .half(halves))
+    }
+
+    /// A layer held as one-byte codes of `levels` (`width` × `height` of them).
+    public init(name: String, semanticName: String, instanceID: String = "", sourceIFD: String,
+                width: Int, height: Int, codes: [UInt8], levels: [Float16]) {
+        precondition(codes.count == width * height, "a mask layer has one channel")
+        precondition(levels.count == 256, "one level for each byte")
+        self.name = name
+        self.semanticName = semanticName
+        self.instanceID = instanceID
+        self.sourceIFD = sourceIFD
+        (self.width, self.height, samples) = (width, height, .coded(codes, levels: levels))
     }
 
     public static func == (a: SemanticMaskLayer, b: SemanticMaskLayer) -> Bool {

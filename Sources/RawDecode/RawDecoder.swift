@@ -70,13 +70,15 @@ public enum RawDecoder {
     /// - Parameter cache: where a first pass records the decoded blocks and a later pass
     ///   (once the cache `isComplete`) takes them from, without decoding or digesting again.
     /// - Parameter decodeProgress: see `decodeProgressPixels`.
+    /// - Parameter anyImage: also decode the images `decodeAnyImage` decodes (semantic and
+    ///   transparency masks, depth maps, previews), not only raw images.
     public static func forEachBlock(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits = DecodeLimits(),
                                     digester: ImageDigester? = nil, cache: DecodedBlockCache? = nil,
-                                    decodeProgress: DecodeProgress? = nil,
+                                    decodeProgress: DecodeProgress? = nil, anyImage: Bool = false,
                                     _ body: @Sendable (_ region: PixelRect, _ samples: BlockSamples,
                                                        _ rowStride: Int, _ fewBlocks: Bool) throws -> Void) throws -> Bool {
         try forEachBlock(dng, ifd: ifd, limits: limits, digester: digester, cache: cache, decodeProgress: decodeProgress,
-                         body, rowsDone: nil)
+                         anyImage: anyImage, body, rowsDone: nil)
     }
 
     /// The pixels a decode of `ifd` reports to its `decodeProgress` while it decodes, before
@@ -107,7 +109,7 @@ public enum RawDecoder {
                                        rowsDone: (Range<Int>) throws -> Void) throws -> Bool {
         try withoutActuallyEscaping(rowsDone) {
             try forEachBlock(dng, ifd: ifd, limits: limits, digester: digester, cache: cache, decodeProgress: decodeProgress,
-                             body, rowsDone: $0)
+                             anyImage: false, body, rowsDone: $0)
         }
     }
 
@@ -122,11 +124,11 @@ public enum RawDecoder {
     }
 
     private static func forEachBlock(_ dng: DNGFile, ifd: ImageIFD, limits: DecodeLimits, digester: ImageDigester?,
-                                     cache: DecodedBlockCache?, decodeProgress: DecodeProgress?,
+                                     cache: DecodedBlockCache?, decodeProgress: DecodeProgress?, anyImage: Bool,
                                      _ body: @Sendable (_ region: PixelRect, _ samples: BlockSamples,
                                                         _ rowStride: Int, _ fewBlocks: Bool) throws -> Void,
                                      rowsDone: ((Range<Int>) throws -> Void)?) throws -> Bool {
-        var plan = try BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: true)
+        var plan = try BlockPlan(dng: dng, ifd: ifd, limits: limits, rawOnly: !anyImage)
         guard plan.decodesBlockByBlock else { return false }
         plan.outputIsBlock = true
         plan.decodeProgress = decodeProgress

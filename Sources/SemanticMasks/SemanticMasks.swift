@@ -2,6 +2,7 @@ import DNGContainer
 import ImageCore
 import ImageGeometry
 import RawDecode
+import Synchronization
 
 /// Why a semantic mask could not be used: the mask's own failure (truncated, corrupt,
 /// unsupported, ...), which keeps its category and so its exit code, with the mask named
@@ -115,8 +116,9 @@ public enum SemanticMasks {
                               half: Bool = false) throws -> [SemanticMaskLayer] {
         try zip(dng.maskIFDs, layerNames(dng)).map { ifd, name in
             try naming(ifd, of: dng) {
-                let placed = try layerValues(RawDecoder.decodeAnyImage(dng, ifd: ifd, limits: limits), grid: grid, plan: plan,
-                                             half: half, path: dng.path)
+                let bytes = half ? try byteCodes(dng, ifd: ifd, grid: grid, plan: plan, limits: limits) : nil
+                let placed = try bytes ?? layerValues(RawDecoder.decodeAnyImage(dng, ifd: ifd, limits: limits), grid: grid, plan: plan,
+                                                      half: half, path: dng.path)
                 let (semantic, instance) = (semanticName(of: ifd), ifd.semanticInstanceID ?? "")
                 switch placed {
                 case .float(let v):
@@ -124,6 +126,9 @@ public enum SemanticMasks {
                 case .half(let h):
                     return SemanticMaskLayer(name: name, semanticName: semantic, instanceID: instance, sourceIFD: ifd.path,
                                              width: h.width, height: h.height, halves: h.samples)
+                case .coded(let codes, let levels):
+                    return SemanticMaskLayer(name: name, semanticName: semantic, instanceID: instance, sourceIFD: ifd.path,
+                                             width: codes.width, height: codes.height, codes: codes.samples, levels: levels)
                 }
             }
         }
@@ -132,6 +137,54 @@ public enum SemanticMasks {
     enum Placed {
         case float(ImageBuffer<Float>)
         case half(ImageBuffer<Float16>)
+        /// Codes of at most 256 levels and each level's half float.
+        case coded(ImageBuffer<UInt8>, levels: [Float16])
+    }
+
+    /// A mask of unsigned integers of at most 8 bits stored on the output grid itself, with a
+    /// geometry that only crops and turns, decoded block by block straight into one byte a
+    /// pixel with its 256 levels' half floats (the weights `layerValues` would round to half,
+    /// in a quarter of its memory and without the mask's 16-bit codes held whole); nil for
+    /// any other mask, or one that `RawDecoder.forEachBlock` does not decode block by block.
+    ///
+    /// A JPEG XL mask's tiles are decoded one after another on the calling thread: libjxl's
+    /// frame buffers for a tile are tens of megabytes, and freed on a worker thread they stay
+    /// at the top of that thread's malloc arena, which `malloc_trim` does not shrink, for the
+    /// rest of the conversion (about 40 MB more at the peak of 02_jxl_linear_raw_float.dng,
+    /// against 0.05 s more time; docs/performance.md).
+    static func byteCodes(_ dng: DNGFile, ifd: ImageIFD, grid: Stage3Grid, plan: GeometryPlan, limits: DecodeLimits) throws -> Placed? {
+        let (width, height) = (ifd.width, ifd.height), bits = ifd.bitsPerSample.first ?? 8
+        var subArea: MaskSubArea?
+        if case .subArea(let a) = MaskSubArea.read(ifd.maskSubArea, maskWidth: width, maskHeight: height) { subArea = a }
+        guard ifd.samplesPerPixel == 1, ifd.sampleFormat == 1, (1...8).contains(bits),
+              plan.crop.width == plan.scaledWidth && plan.crop.height == plan.scaledHeight,
+              MaskResampler.isIdentity(width: width, height: height, subArea: subArea, onto: grid) else { return nil }
+        var codes = LargeBuffer.uninitialized(UInt8.self, count: width * height)
+        let wide = Atomic(false)
+        let threads = ifd.compression == Compression.jpegXL ? 1 : Parallel.threadCount
+        let decoded = try codes.withUnsafeMutableBufferPointer { out in
+            let view = PixelView(out, width: width, height: height)
+            return try Parallel.withThreadCount(threads) {
+                try RawDecoder.forEachBlock(dng, ifd: ifd, limits: limits, anyImage: true) { region, samples, rowStride, _ in
+                    // Held as 16-bit codes; none above 255 from a decoder of at most 8 bits.
+                    guard let p = samples.uint16 else { return wide.store(true, ordering: .relaxed) }
+                    var largest: UInt16 = 0
+                    for y in 0..<region.height {
+                        let from = p + y * rowStride, to = view.pixel(region.left, region.top + y)
+                        for x in 0..<region.width {
+                            largest = max(largest, from[x])
+                            to[x] = UInt8(truncatingIfNeeded: from[x])
+                        }
+                    }
+                    if largest > 255 { wide.store(true, ordering: .relaxed) }
+                }
+            }
+        }
+        guard decoded, !wide.load(ordering: .relaxed) else { return nil }
+        let levels = unitHalves(ImageBuffer(width: 256, height: 1, channels: 1, samples: (0...255).map(UInt16.init)),
+                                scale: 1 / (Double(1 << bits) - 1))
+        return .coded(ImageGeometry.apply(plan, toMask: ImageBuffer(width: width, height: height, channels: 1, samples: codes)),
+                      levels: levels.samples)
     }
 
     /// One decoded mask on the output grid. A mask of integers stored on the grid itself is its

@@ -30,10 +30,11 @@ import TestSupport
         let same = wholeBytes == streamedBytes
         #expect(same, "\(label): the files differ (\(wholeBytes.count) and \(streamedBytes.count) bytes)")
         #expect(converted.description.provenance == image.provenance, "\(label)")
-        // The streamed file's masks are held in half floats: the `Float` weights rounded.
+        // The streamed file's masks are held in half floats (or 8-bit codes of half-float
+        // levels): the `Float` weights rounded.
         #expect(converted.description.masks.map(\.name) == image.masks.map(\.name)
                 && converted.description.masks.map(\.halves) == image.masks.map(\.halves), "\(label)")
-        #expect(converted.description.masks.allSatisfy { if case .half = $0.samples { true } else { false } } || converted.image != nil,
+        #expect(converted.description.masks.allSatisfy { if case .float = $0.samples { false } else { true } } || converted.image != nil,
                 "\(label)")
         #expect(converted.clippedPixelCount == image.clippedPixelCount, "\(label)")
         // Nothing but the output is left in the directory.
@@ -50,7 +51,8 @@ import TestSupport
         chart.defaultUserCrop = [0.1, 0.05, 0.9, 0.95]
         let sky: [UInt8] = (0..<(68 * 100)).map { i in UInt8((i % 100) * 255 / 99) }
         // A half-resolution mask (resampled) and one at the raw image's own size (on its grid:
-        // its codes go straight to half floats, then cropped and turned as the image is).
+        // held as its 8-bit codes with their levels' half floats, then cropped and turned as
+        // the image is).
         let skin: [UInt8] = (0..<(136 * 200)).map { i in UInt8((i * 37) % 256) }
         chart.semanticMasks = [SemanticMaskDNG(width: 100, height: 68, samples: sky, semanticName: "urn:com:apple:photo:2020:aux:semanticskymatte"),
                                SemanticMaskDNG(width: 200, height: 136, samples: skin, semanticName: "urn:com:apple:photo:2020:aux:semanticskinmatte")]

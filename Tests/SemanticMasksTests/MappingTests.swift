@@ -144,6 +144,37 @@ import TestSupport
                                           onto: Stage3Grid.pipeline(activeArea: PixelRect(width: 37, height: 23), binning: 2, width: 18, height: 11)))
     }
 
+    /// An 8-bit mask on the grid's own pixels, for a file written as its rows are made: held as
+    /// one byte a pixel (decoded block by block, strips or Deflate tiles) whose levels are the
+    /// half floats the 16-bit route would give, bit for bit; a resampled mask is not.
+    @Test func eightBitMaskOnItsGridIsHeldAsBytes() throws {
+        let dir = TestData.temporaryDirectory("mask-bytes")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var dng = try TestChart.make(width: 64, height: 48, tileSize: (32, 16)).dng
+        let codes: [UInt8] = (0..<(64 * 48)).map { UInt8(($0 * 37) % 256) }
+        dng.semanticMasks = [SemanticMaskDNG(width: 64, height: 48, samples: codes, semanticName: "urn:com:apple:photo:2020:aux:semanticskinmatte"),
+                             SemanticMaskDNG(width: 64, height: 48, samples: codes.reversed(), semanticName: "urn:com:apple:photo:2020:aux:hairmatte",
+                                             deflate: true),
+                             SemanticMaskDNG(width: 32, height: 24, samples: Array(codes.prefix(768)), semanticName: "urn:com:apple:photo:2020:aux:semanticskymatte")]
+        let path = dir.appendingPathComponent("masks.dng").path
+        try DNGWriter.write(dng, to: path)
+        let file = try DNGFile.open(path: path)
+        let grid = Stage3Grid(width: 64, height: 48, activeWidth: 64, activeHeight: 48)
+        for orientation in [1, 6] {
+            var plan = GeometryPlan.identity(width: 64, height: 48)
+            plan.orientation = orientation
+            let halves = try SemanticMasks.layers(file, grid: grid, plan: plan, half: true)
+            let floats = try SemanticMasks.layers(file, grid: grid, plan: plan, half: false)
+            #expect(halves.count == 3 && floats.count == 3)
+            for (h, f) in zip(halves, floats) {
+                #expect(h.halves.map(\.bitPattern) == HalfConversion.halves(f.values.samples).map(\.bitPattern), "\(h.name), orientation \(orientation)")
+                #expect(h.width == f.width && h.height == f.height)
+            }
+            let coded = halves.map { if case .coded = $0.samples { true } else { false } }
+            #expect(coded == [true, true, false], "orientation \(orientation)")
+        }
+    }
+
     /// The real iPhone 12 Pro ProRAW header: its sky matte is listed with its geometry, and
     /// decoding it names the truncation and the way around it.
     @Test func realProRAWSkyMatte() throws {
