@@ -24,7 +24,6 @@ enum Bilinear {
     /// Demosaics `rows` into `io.dst` and `io.mask`, whose first row is image row `outputTop`.
     static func band(_ io: KernelBuffers, outputTop: Int, rows: Range<Int>, width w: Int, height h: Int, phase: BayerPhase,
                      rowHasClip: RowClipIndex) {
-        let src = io.src, clipIn = io.clipIn, dst = io.dst, mask = io.mask
         for r in rows {
             let up = reflect(r - 1, h), dn = reflect(r + 1, h)
             let rowIsRed = r & 1 == phase.redRowParity
@@ -33,17 +32,17 @@ enum Bilinear {
             let pY = rowIsRed ? phase.bluePlane : phase.redPlane
             let greenCol = (phase.greenParity ^ (r & 1)) & 1
             let kernel = RowKernel(
-                above: src + up * w, row: src + r * w, below: src + dn * w,
-                out: dst + (r - outputTop) * w * 3, pX: pX, pY: pY, pG: phase.greenPlane, greenCol: greenCol)
+                above: io.src.row(up), row: io.src.row(r), below: io.src.row(dn),
+                out: io.dst.row(r - outputTop), pX: pX, pY: pY, pG: phase.greenPlane, greenCol: greenCol)
             kernel.pixel(0, reflect(-1, w), 1)
             if w > 2 {
                 for c in 1..<(w - 1) { kernel.pixel(c, c - 1, c + 1) }
             }
             kernel.pixel(w - 1, w - 2, reflect(w, w))
-            let m = mask + (r - outputTop) * w
+            let m = io.mask.row(r - outputTop)
             if rowHasClip[up] || rowHasClip[r] || rowHasClip[dn] {
                 let masks = RowMaskKernel(
-                    above: clipIn + up * w, row: clipIn + r * w, below: clipIn + dn * w, out: m,
+                    above: io.clipIn.row(up), row: io.clipIn.row(r), below: io.clipIn.row(dn), out: m,
                     bitX: 1 << UInt8(pX), bitY: 1 << UInt8(pY), bitG: 1 << UInt8(phase.greenPlane),
                     greenCol: greenCol)
                 for c in 0..<w { masks.pixel(c, reflect(c - 1, w), reflect(c + 1, w)) }

@@ -78,14 +78,26 @@ struct Mosaic: Sendable {
     let phase: BayerPhase
 }
 
-/// Pointers a demosaicing kernel reads (`src`, `clipIn`: the mosaic) and fills (`dst`: three
-/// interleaved planes, `mask`: clip bits per output pixel), valid during `Mosaic.demosaic`.
-// Safe because the buffers are written by one band's demosaicing at a time, each band its own rows.
-struct KernelBuffers: @unchecked Sendable {
-    let src: UnsafePointer<Float>
-    let clipIn: UnsafePointer<UInt8>
-    let dst: UnsafeMutablePointer<Float>
-    let mask: UnsafeMutablePointer<UInt8>
+/// What a demosaicing kernel reads and fills, as views shared by the bands demosaiced at once
+/// (`PixelView`'s rule: each band writes its own output rows and reads only the mosaic):
+/// `src` and `clipIn`, the mosaic and its clip bytes, row `r` of the view being mosaic row `r`
+/// (only the rows the band reads need be held); `dst`, three interleaved planes, and `mask`,
+/// clip bits per pixel, row 0 of each being the band's first output row (`outputTop`).
+struct KernelBuffers: Sendable {
+    let src: PixelView<Float>
+    let clipIn: PixelView<UInt8>
+    let dst: PixelView<Float>
+    let mask: PixelView<UInt8>
+
+    /// Views of a whole mosaic (`width` × `height`) and of an output of `outputWidth` ×
+    /// `outputHeight` pixels.
+    init(mosaic src: UnsafePointer<Float>, clip: UnsafePointer<UInt8>, width: Int, height: Int,
+         output dst: UnsafeMutablePointer<Float>, mask: UnsafeMutablePointer<UInt8>, outputWidth: Int, outputHeight: Int) {
+        self.src = PixelView(UnsafeMutablePointer(mutating: src), width: width, height: height)
+        self.clipIn = PixelView(UnsafeMutablePointer(mutating: clip), width: width, height: height)
+        self.dst = PixelView(dst, width: outputWidth, height: outputHeight, channels: 3)
+        self.mask = PixelView(mask, width: outputWidth, height: outputHeight)
+    }
 }
 
 extension Mosaic {
@@ -99,8 +111,9 @@ extension Mosaic {
             self.clip.withUnsafeBufferPointer { clipInAll in
                 out.withUnsafeMutableBufferPointer { dstAll in
                     clip.withUnsafeMutableBufferPointer { maskAll in
-                        fill(KernelBuffers(src: srcAll.baseAddress!, clipIn: clipInAll.baseAddress!,
-                                           dst: dstAll.baseAddress!, mask: maskAll.baseAddress!))
+                        fill(KernelBuffers(mosaic: srcAll.baseAddress!, clip: clipInAll.baseAddress!, width: self.width,
+                                           height: self.height, output: dstAll.baseAddress!, mask: maskAll.baseAddress!,
+                                           outputWidth: width, outputHeight: height))
                     }
                 }
             }
@@ -159,7 +172,8 @@ public struct DemosaicBands: Sendable {
                          rowHasClip: RowClipIndex, into values: UnsafeMutablePointer<Float>, mask: UnsafeMutablePointer<UInt8>) {
         let rows = rows(ofBand: b)
         // The kernels address the mosaic by image row: shift the window's origin to row 0.
-        let io = KernelBuffers(src: window - windowTop * width, clipIn: clip - windowTop * width, dst: values, mask: mask)
+        let io = KernelBuffers(mosaic: window - windowTop * width, clip: clip - windowTop * width, width: width, height: height,
+                               output: values, mask: mask, outputWidth: outputWidth, outputHeight: rows.count)
         switch method {
         case .superpixel:
             Superpixel.band(io, outputTop: rows.lowerBound, rows: rows, width: width, phase: phase)

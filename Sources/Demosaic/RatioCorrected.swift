@@ -59,7 +59,7 @@ enum RatioCorrected {
     /// `bandHeight`) into `io.dst` and `io.mask`, whose first row is image row `outputTop`.
     static func band(_ io: KernelBuffers, outputTop: Int, y0: Int, rows th: Int, width w: Int, height h: Int,
                      phase: BayerPhase, rowHasClip: RowClipIndex) {
-        let tile = Tile(src: io.src, clipIn: io.clipIn, dst: io.dst, mask: io.mask, width: w, height: h,
+        let tile = Tile(src: io.src.base, clipIn: io.clipIn.base, dst: io.dst.base, mask: io.mask.base, width: w, height: h,
                         phase: phase, rowHasClip: rowHasClip, outputTop: outputTop)
         defer { tile.deallocate() }
         var x0 = 0

@@ -38,12 +38,9 @@ enum Superpixel {
         let (oR, oB, oG1, oG2) = (offsets[0], offsets[1], offsets[2], offsets[3])
         let (pR, pG, pB) = (phase.redPlane, phase.greenPlane, phase.bluePlane)
         let bitR = UInt8(1) << UInt8(pR), bitG = UInt8(1) << UInt8(pG), bitB = UInt8(1) << UInt8(pB)
-        let src = io.src, clipIn = io.clipIn, dst = io.dst, mask = io.mask
         for y in rows {
-            let s = src + 2 * y * inW
-            let k = clipIn + 2 * y * inW
-            let d = dst + (y - outputTop) * outW * 3
-            let m = mask + (y - outputTop) * outW
+            let s = io.src.row(2 * y), k = io.clipIn.row(2 * y)
+            let d = io.dst.row(y - outputTop), m = io.mask.row(y - outputTop)
             for x in 0..<outW {
                 let c = 2 * x
                 d[3 * x + pR] = s[c + oR]

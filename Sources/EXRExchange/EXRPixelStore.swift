@@ -3,14 +3,32 @@ import ExchangeCore
 import Foundation
 import ImageCore
 
-/// The source of a write: the channels of one level, each a first sample and a pixel
-/// stride (in samples) over `width × height` row-major pixels of `bytesPerSample` bytes.
-// Safe because the planes are only read while a write runs, and their owner keeps them alive and unchanged until it ends.
-struct EXRSourcePlanes: @unchecked Sendable {
-    struct Channel {
+/// The source of a write: the channels of one level over `width × height` row-major pixels,
+/// each a view of the bytes it lies in (`PixelView`: its owner keeps them alive and
+/// unchanged while a write runs, which only reads them) and its sample's place in a pixel.
+struct EXRSourcePlanes: Sendable {
+    struct Channel: Sendable {
         var name: String
-        var first: UnsafeRawPointer
+        /// The pixels the channel's samples lie in, as bytes: one pixel is `pixels.channels`
+        /// bytes (an interleaved RGB pixel, or one sample of a plane of its own).
+        var pixels: PixelView<UInt8>
+        /// Where the channel's sample starts in a pixel, in bytes.
+        var offset: Int
+        /// Samples from one pixel to the next.
         var pixelStride: Int
+
+        /// The channel whose first sample is the `offset`-th byte of `pixels` bytes (`pixelStride`
+        /// samples of `bytesPerSample` bytes a pixel).
+        init(name: String, in pixels: UnsafeRawPointer, offset: Int = 0, pixelStride: Int, bytesPerSample: Int, width: Int, height: Int) {
+            self.name = name
+            self.pixels = PixelView(UnsafeMutablePointer(mutating: pixels.assumingMemoryBound(to: UInt8.self)), width: width, height: height,
+                                    channels: pixelStride * bytesPerSample)
+            self.offset = offset
+            self.pixelStride = pixelStride
+        }
+
+        /// The channel's first sample.
+        var first: UnsafeRawPointer { UnsafeRawPointer(pixels.base + offset) }
     }
     var width: Int
     var height: Int
@@ -18,6 +36,26 @@ struct EXRSourcePlanes: @unchecked Sendable {
     var channels: [Channel] = []
 
     func channel(_ name: String) -> Channel? { channels.first { $0.name == name } }
+
+    /// Adds R, G and B, interleaved in that order in the pixels at `rgb`.
+    mutating func addRGB(_ rgb: UnsafeRawPointer) {
+        for (c, name) in ["R", "G", "B"].enumerated() {
+            channels.append(Channel(name: name, in: rgb, offset: c * bytesPerSample, pixelStride: 3, bytesPerSample: bytesPerSample,
+                                    width: width, height: height))
+        }
+    }
+
+    /// Adds the channel `name`, a plane of its own at `plane`.
+    mutating func addPlane(_ name: String, _ plane: UnsafeRawPointer) {
+        channels.append(Channel(name: name, in: plane, pixelStride: 1, bytesPerSample: bytesPerSample, width: width, height: height))
+    }
+
+    /// Points channel `index` at other pixels of the same layout.
+    mutating func move(_ index: Int, to pixels: UnsafeRawPointer) {
+        let c = channels[index]
+        channels[index] = Channel(name: c.name, in: pixels, offset: c.offset, pixelStride: c.pixelStride, bytesPerSample: bytesPerSample,
+                                  width: width, height: height)
+    }
 }
 
 extension EXRSourcePlanes {
@@ -28,10 +66,10 @@ extension EXRSourcePlanes {
             let channel = pipe.pointee.channels + c
             let name = String(cString: channel.pointee.channel_name)
             guard let source = planes.channel(name) else { preconditionFailure("unexpected channel \(name)") }
-            let start = source.first + (y * planes.width + x) * source.pixelStride * size
-            channel.pointee.encode_from_ptr = start.assumingMemoryBound(to: UInt8.self)
-            channel.pointee.user_pixel_stride = Int32(source.pixelStride * size)
-            channel.pointee.user_line_stride = Int32(source.pixelStride * size * planes.width)
+            let pixels = source.pixels
+            channel.pointee.encode_from_ptr = UnsafePointer(pixels.pixel(x, y) + source.offset)
+            channel.pointee.user_pixel_stride = Int32(pixels.channels)
+            channel.pointee.user_line_stride = Int32(pixels.channels * pixels.rowStride)
             channel.pointee.user_bytes_per_element = Int16(size)
             channel.pointee.user_data_type = UInt16((size == 2 ? EXR_PIXEL_HALF : EXR_PIXEL_FLOAT).rawValue)
         }
@@ -70,12 +108,8 @@ final class EXRPixelStore: @unchecked Sendable {
                                                          alignment: 16)
         var planes = EXRSourcePlanes(width: width, height: height, bytesPerSample: bytes)
         let base = UnsafeRawPointer(storage.baseAddress!)
-        for (c, name) in ["R", "G", "B"].enumerated() {
-            planes.channels.append(.init(name: name, first: base + c * bytes, pixelStride: 3))
-        }
-        for (k, name) in names.enumerated() {
-            planes.channels.append(.init(name: name, first: base + (rgbPlanes + k) * width * height * bytes, pixelStride: 1))
-        }
+        planes.addRGB(base)
+        for (k, name) in names.enumerated() { planes.addPlane(name, base + (rgbPlanes + k) * width * height * bytes) }
         self.planes = planes
     }
 
@@ -96,11 +130,11 @@ final class EXRPixelStore: @unchecked Sendable {
         if let referencedFloats {
             return try referencedFloats.rgb.withUnsafeBufferPointer { rgb in
                 var p = planes
-                for c in 0..<3 { p.channels[c].first = UnsafeRawPointer(rgb.baseAddress! + c) }
+                for c in 0..<3 { p.move(c, to: rgb.baseAddress!) }
                 func extra(_ k: Int) throws -> R {
                     guard k < referencedFloats.extra.count else { return try body(p) }
                     return try referencedFloats.extra[k].withUnsafeBufferPointer { plane in
-                        p.channels[3 + k].first = UnsafeRawPointer(plane.baseAddress!)
+                        p.move(3 + k, to: plane.baseAddress!)
                         return try extra(k + 1)
                     }
                 }
@@ -110,7 +144,7 @@ final class EXRPixelStore: @unchecked Sendable {
         guard let rgbHalves else { return try body(planes) }
         return try rgbHalves.withUnsafeBufferPointer { rgb in
             var p = planes
-            for c in 0..<3 { p.channels[c].first = UnsafeRawPointer(rgb.baseAddress! + c) }
+            for c in 0..<3 { p.move(c, to: rgb.baseAddress!) }
             return try body(p)
         }
     }

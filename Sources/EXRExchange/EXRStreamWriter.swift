@@ -109,12 +109,8 @@ public final class EXRStreamWriter: StreamingImageWriter {
         }
         let base = UnsafeRawPointer(b)
         var planes = EXRSourcePlanes(width: width, height: rows.count, bytesPerSample: 2)
-        for (k, name) in ["R", "G", "B"].enumerated() {
-            planes.channels.append(.init(name: name, first: base + 2 * k, pixelStride: 3))
-        }
-        for (k, extra) in extras.enumerated() {
-            planes.channels.append(.init(name: extra.name, first: base + 2 * plane * (3 + k), pixelStride: 1))
-        }
+        planes.addRGB(base)
+        for (k, extra) in extras.enumerated() { planes.addPlane(extra.name, base + 2 * plane * (3 + k)) }
         file.encode(c, from: planes, firstRow: rows.lowerBound)
         staging.recycle(c)
     }
