@@ -4,6 +4,16 @@ import PackageDescription
 // SceneLinear: DNG raw photos → scene-referred linear light, measured and handed on as
 // OpenEXR and HDF5. One module per stage of the data flow; C libraries sit behind small
 // system-library shim modules (C*), and the CLI is a thin layer over SceneLinearKit.
+
+/// Linker flags: the Swift runtime, Foundation and what they need, from the toolchain's
+/// static archives (`swift_static`), as one group.
+let staticRuntime = ["-static-stdlib", "-Xlinker", "--start-group"]
+    + ["Foundation", "FoundationEssentials", "FoundationInternationalization", "_FoundationICU", "_FoundationCollections",
+       "_FoundationCShims", "CoreFoundation", "swiftDispatch", "dispatch", "BlocksRuntime", "swiftSynchronization",
+       "swift_RegexParser", "swift_StringProcessing", "swiftGlibc", "swift_Concurrency", "swiftCore", "stdc++"]
+        .flatMap { ["-Xlinker", "-l\($0)"] }
+    + ["-Xlinker", "--end-group"]
+
 let package = Package(
     name: "SceneLinear",
     platforms: [.macOS(.v13)],
@@ -138,7 +148,15 @@ let package = Package(
             dependencies: [
                 "SceneLinearKit", "SimulationCheck", "CaptureSimulation", "DNGWriter", "Analysis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]),
+            ],
+            // The Swift runtime and Foundation linked into the optimised executable (docs/performance.md:
+            // the loader then binds a few hundred symbols at start instead of thousands, and the
+            // binary runs where no Swift toolchain is installed). The static archives are named in
+            // one group, since the driver's own list leaves some of their dependencies out. Not in
+            // debug builds: under AddressSanitizer, the static CoreFoundation's date formatter frees
+            // a pointer the sanitizer did not allocate ("attempting free on address which was not
+            // malloc()-ed"), which the dynamic one does not.
+            linkerSettings: [.unsafeFlags(staticRuntime, .when(configuration: .release))]),
 
         // ---- tests ----
         .target(name: "TestSupport", dependencies: ["ImageCore"], path: "Tests/TestSupport"),

@@ -50,6 +50,19 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: plot))
     }
 
+    /// The executable carries the Swift runtime and Foundation (linked statically): it loads
+    /// no shared object of the Swift toolchain, so it runs where no toolchain is installed.
+    @Test func noSwiftRuntimeLibraryIsLoaded() throws {
+        let chart = TestData.packageRoot.appendingPathComponent("datasets/sample/chart.dng").path
+        var all: [String] = []
+        for prefix in ["libswift", "libFoundation", "lib_Foundation", "libdispatch", "libBlocksRuntime"] {
+            all += try Self.loads(["info", chart], prefix: prefix)
+        }
+        #expect(all.isEmpty, "\(all)")
+        // The loader does report what it loads (the check above can fail).
+        #expect(!(try Self.loads(["info", chart], prefix: "libc.so")).isEmpty)
+    }
+
     @Test func hdf5AndTIFFAreLoadedOnlyToUseThem() throws {
         let chart = TestData.packageRoot.appendingPathComponent("datasets/sample/chart.dng").path
         let dir = TestData.temporaryDirectory("lazy-hdf5")
