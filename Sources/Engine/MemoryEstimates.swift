@@ -21,21 +21,23 @@ public enum DevelopRoute: String, Sendable, CaseIterable, Codable {
 extension Pipeline {
     /// What the process holds before it develops anything (its code, the libraries, the
     /// runtime), counted once per process.
-    public static let processBaseBytes = 40 << 20
+    public static let processBaseBytes = 34 << 20
 
     /// Bytes per raw pixel and fixed bytes (beyond `processBaseBytes`) of a route, for raw
     /// images developed block by block; measured on simulated 3 and 12 MP LinearRaw and CFA
-    /// captures (`benchmarks/memory_estimate.py`, docs/performance.md#memory-estimate-2026-11-27) and
-    /// set 10–35 % above them (the peaks vary by up to 10 % between runs).
+    /// captures (`benchmarks/memory_estimate.py`, docs/performance.md#memory-estimate-2026-11-27,
+    /// measured again on 2026-11-29 once measurements decoded lossless-JPEG blocks again and
+    /// the executable carried its runtime) and set about 20 % above them (the peaks vary by up
+    /// to 10 % between runs).
     static func memoryModel(_ route: DevelopRoute, cfa: Bool) -> (fixed: Int, perPixel: Double) {
         switch route {
-        case .streamedEXR: return (28 << 20, 2.0)
-        case .streamedHDF5: return (34 << 20, 3.3)
-        case .halfImage: return (16 << 20, 17)
-        case .floatImage: return (30 << 20, 21)
-        case .measurement: return cfa ? (21 << 20, 5) : (20 << 20, 8.6)
-        case .measurementWithCharts: return cfa ? (50 << 20, 4.2) : (36 << 20, 8.5)
-        case .convertWithAnalysis: return cfa ? (31 << 20, 21) : (16 << 20, 16.5)
+        case .streamedEXR: return (20 << 20, 1.6)
+        case .streamedHDF5: return (32 << 20, 3.5)
+        case .halfImage: return (4 << 20, 19)
+        case .floatImage: return (3 << 20, 22.4)
+        case .measurement: return cfa ? (18 << 20, 2.2) : (10 << 20, 2.0)
+        case .measurementWithCharts: return cfa ? (60 << 20, 2.3) : (41 << 20, 2.0)
+        case .convertWithAnalysis: return cfa ? (19 << 20, 25.6) : (22 << 20, 10.4)
         }
     }
 

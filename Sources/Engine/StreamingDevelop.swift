@@ -233,9 +233,14 @@ extension Pipeline {
     /// (`estimatedPeakBytes`, which counts a full-size output the measurements never hold):
     /// they are kept when they fit in a quarter of that estimate and in what the memory
     /// limit leaves beside it (for a 16-bit LinearRaw image, 6 of the estimate's 50 bytes
-    /// per pixel; CFA 2 of 50).
+    /// per pixel; CFA 2 of 50) — and only when decoding them again would cost more than the
+    /// fresh memory that holds them: not for uncompressed or lossless-JPEG blocks (a 12 MP
+    /// ProRAW-style `stats` takes the same time decoding twice, in half the memory;
+    /// docs/performance.md), but for Deflate, JPEG XL and lossy JPEG ones.
     public static func measurementBlockCache(_ dng: DNGFile, options: DevelopOptions) throws -> DecodedBlockCache {
-        let estimate = wholeImagePeakBytes(try selectImage(dng, options: options).raw)
+        let raw = try selectImage(dng, options: options).raw
+        guard ![Compression.none, Compression.jpeg].contains(raw.compression) else { return DecodedBlockCache(capacity: 0) }
+        let estimate = wholeImagePeakBytes(raw)
         return DecodedBlockCache(capacity: max(0, min(estimate / 4, memoryLimit(options) - estimate)))
     }
 
