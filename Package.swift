@@ -156,7 +156,7 @@ let package = Package(
             // debug builds: under AddressSanitizer, the static CoreFoundation's date formatter frees
             // a pointer the sanitizer did not allocate ("attempting free on address which was not
             // malloc()-ed"), which the dynamic one does not.
-            linkerSettings: [.unsafeFlags(staticRuntime, .when(configuration: .release))]),
+            linkerSettings: [.unsafeFlags(staticRuntime, .when(platforms: [.linux], configuration: .release))]),
 
         // ---- tests ----
         .target(name: "TestSupport", dependencies: ["ImageCore"], path: "Tests/TestSupport"),
