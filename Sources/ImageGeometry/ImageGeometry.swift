@@ -35,6 +35,10 @@ public struct GeometryPlan: Sendable, Equatable {
 
     public static func swapsAxes(_ orientation: Int) -> Bool { orientation >= 5 && orientation <= 8 }
 
+    /// Whether DefaultScale resamples the cropped image (else the plan only crops and turns,
+    /// each output pixel a copy of one input pixel).
+    public var resamples: Bool { crop.width != scaledWidth || crop.height != scaledHeight }
+
     /// The plan that changes nothing.
     public static func identity(width: Int, height: Int) -> GeometryPlan {
         GeometryPlan(crop: PixelRect(width: width, height: height), scaledWidth: width, scaledHeight: height,

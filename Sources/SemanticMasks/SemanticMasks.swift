@@ -154,11 +154,9 @@ public enum SemanticMasks {
     /// against 0.05 s more time; docs/performance.md).
     static func byteCodes(_ dng: DNGFile, ifd: ImageIFD, grid: Stage3Grid, plan: GeometryPlan, limits: DecodeLimits) throws -> Placed? {
         let (width, height) = (ifd.width, ifd.height), bits = ifd.bitsPerSample.first ?? 8
-        var subArea: MaskSubArea?
-        if case .subArea(let a) = MaskSubArea.read(ifd.maskSubArea, maskWidth: width, maskHeight: height) { subArea = a }
-        guard ifd.samplesPerPixel == 1, ifd.sampleFormat == 1, (1...8).contains(bits),
-              plan.crop.width == plan.scaledWidth && plan.crop.height == plan.scaledHeight,
-              MaskResampler.isIdentity(width: width, height: height, subArea: subArea, onto: grid) else { return nil }
+        guard ifd.samplesPerPixel == 1, ifd.sampleFormat == 1, (1...8).contains(bits), !plan.resamples,
+              MaskResampler.isIdentity(width: width, height: height, subArea: subArea(of: ifd, width: width, height: height),
+                                       onto: grid) else { return nil }
         var codes = LargeBuffer.uninitialized(UInt8.self, count: width * height)
         let wide = Atomic(false)
         let threads = ifd.compression == Compression.jpegXL ? 1 : Parallel.threadCount
@@ -187,17 +185,22 @@ public enum SemanticMasks {
                       levels: levels.samples)
     }
 
+    /// The sub-area of the mask `ifd`, stored `width` × `height`, as it is used: nil when the
+    /// mask has none or it is ignored (`MaskSubArea.read`).
+    static func subArea(of ifd: ImageIFD, width: Int, height: Int) -> MaskSubArea? {
+        if case .subArea(let a) = MaskSubArea.read(ifd.maskSubArea, maskWidth: width, maskHeight: height) { return a }
+        return nil
+    }
+
     /// One decoded mask on the output grid. A mask of integers stored on the grid itself is its
     /// own resampling (no second mask-sized buffer); asked for half floats with a geometry that
     /// only crops and turns, its 16-bit codes go straight to half floats.
     static func layerValues(_ stored: StoredImage, grid: Stage3Grid, plan: GeometryPlan, half: Bool, path: String) throws -> Placed {
         let scale = try unitScale(stored, path: path)
-        var subArea: MaskSubArea?
         let (width, height) = (stored.samples.width, stored.samples.height)
-        if case .subArea(let a) = MaskSubArea.read(stored.ifd.maskSubArea, maskWidth: width, maskHeight: height) { subArea = a }
+        let subArea = subArea(of: stored.ifd, width: width, height: height)
         let onItsGrid = stored.samples.type != .float32 && MaskResampler.isIdentity(width: width, height: height, subArea: subArea, onto: grid)
-        let copiesOnly = plan.crop.width == plan.scaledWidth && plan.crop.height == plan.scaledHeight
-        if half, onItsGrid, copiesOnly, case .uint16(let codes) = stored.samples {
+        if half, onItsGrid, !plan.resamples, case .uint16(let codes) = stored.samples {
             return .half(ImageGeometry.apply(plan, to: unitHalves(codes, scale: scale)))
         }
         let values = try unitValues(stored, path: path)
