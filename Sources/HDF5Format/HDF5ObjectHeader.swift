@@ -84,7 +84,7 @@ package enum HDF5ObjectHeader {
         guard let start = file.offset(of: address, count: 16) else {
             throw Damage("the header runs past the end of the file (\(bytes.count) bytes)")
         }
-        if bytes[start] == 0x4F, bytes[start + 1] == 0x48, bytes[start + 2] == 0x44, bytes[start + 3] == 0x52 {  // "OHDR"
+        if HDF5SymbolTable.has(bytes, start, "OHDR") {
             try HDF5VersionTwoHeader.checkChunkIndex(file, at: address, sizes: sizes)
             return []
         }
