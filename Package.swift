@@ -49,6 +49,8 @@ let package = Package(
         .systemLibrary(name: "CCairo", pkgConfig: "scenelinear-charts", providers: [.apt(["libcairo2-dev", "libpango1.0-dev"])]),
         // ---- plain C: run-time dispatched F16C half-float conversion ----
         .target(name: "CHalf"),
+        // ---- plain C: the byte kernels of reading EXR ZIP chunks (SSE2) ----
+        .target(name: "CEXRZip"),
         // ---- C++: DWAA/DWAB EXR output through the OpenEXR C++ library (C interface) ----
         .systemLibrary(name: "COpenEXRCxx", pkgConfig: "scenelinear-openexr", providers: [.apt(["libopenexr-dev"])]),
         .target(name: "CEXRDWA", dependencies: ["COpenEXRCxx", "CLazyLibraries"]),
@@ -92,7 +94,7 @@ let package = Package(
         // writer's rows, the ordered chunk sink); no C library.
         .target(name: "ExchangeCore", dependencies: ["ImageCore"]),
         // OpenEXR writer and reader (OpenEXRCore; DWA through the OpenEXR C++ library).
-        .target(name: "EXRExchange", dependencies: ["ExchangeCore", "ImageCore", "COpenEXR", "CEXRDWA", "CDeflate", "RunLengthDeflate"]),
+        .target(name: "EXRExchange", dependencies: ["ExchangeCore", "ImageCore", "COpenEXR", "CEXRDWA", "CEXRZip", "CDeflate", "RunLengthDeflate"]),
         // HDF5 writer and reader (libhdf5, with the chunks compressed and decoded here).
         // The HDF5 file format's structures read by this project itself, from the mapped file:
         // the walks that vet what libhdf5 may decode, the global heap, chunk placement and decoding.
@@ -171,7 +173,7 @@ let package = Package(
         .testTarget(name: "RunLengthDeflateTests", dependencies: ["RunLengthDeflate", "CZlib", "CDeflate", "TestSupport"]),
         // The exchange formats' tests, one target for the four modules (the suite name the
         // Makefile's ASAN_SUITES lists).
-        .testTarget(name: "ImageExchangeTests", dependencies: ["ExchangeCore", "EXRExchange", "HDF5Exchange", "HDF5Format", "RadianceExchange", "TestSupport"]),
+        .testTarget(name: "ImageExchangeTests", dependencies: ["ExchangeCore", "EXRExchange", "CEXRZip", "HDF5Exchange", "HDF5Format", "RadianceExchange", "TestSupport"]),
         .testTarget(name: "SemanticMasksTests", dependencies: ["SceneLinearKit", "Engine", "Measuring", "Reporting", "Batching", "SimulationCheck", "SemanticMasks", "DNGWriter", "TestSupport"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "TestSupport"]),
         .testTarget(name: "OpcodesTests", dependencies: ["Opcodes", "ImageCore", "TestSupport"]),

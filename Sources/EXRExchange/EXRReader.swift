@@ -1,5 +1,6 @@
 internal import COpenEXR
 internal import CDeflate
+internal import CEXRZip
 import ExchangeCore
 import Foundation
 import ImageCore
@@ -25,11 +26,26 @@ extension EXRFile {
                            attributes: attributes, compression: compression)
     }
 
-    /// The decoded planes of the first part, its attributes and its compression.
-    /// - Parameter only: the channels to decode (nil: every one); a file missing one of them
-    ///   is not refused here.
-    static func readPlanes(_ path: String, limits: ReadLimits,
-                           only: Set<String>? = nil) throws -> (EXRChannelPlanes, [String: EXRAttributeValue], EXRCompression?) {
+    /// The first part of a file opened for reading: where its pixels lie, how they are stored
+    /// and its attributes.
+    struct OpenPart {
+        let context: EXRContext
+        let part: Int32 = 0
+        let window: exr_attr_box2i_t
+        let width: Int, height: Int
+        let storage: exr_storage_t
+        let compressionValue: exr_compression_t
+        let attributes: [String: EXRAttributeValue]
+
+        var compression: EXRCompression? { EXRCompression(exrValue: compressionValue) }
+        var inflatesZip: Bool { compressionValue == EXR_COMPRESSION_ZIP || compressionValue == EXR_COMPRESSION_ZIPS }
+        /// Whether OpenEXRCore cannot decode its chunks (DWA, read through an uncompressed rewrite).
+        var needsRewrite: Bool { compression?.needsCXXEncoder ?? false }
+    }
+
+    /// Opens `path` and reads the header of its first part.
+    /// - Throws: `ExchangeError` as `read`.
+    static func openFirstPart(_ path: String) throws -> OpenPart {
         if let problem = RegularFile.problem(path) {
             throw ExchangeError(path: path, operation: "open", message: problem, category: .inputUnreadable)
         }
@@ -59,27 +75,40 @@ extension EXRFile {
         }
         var compressionValue = EXR_COMPRESSION_LAST_TYPE
         try context.check(exr_get_compression(ctxt, part, &compressionValue), "exr_get_compression")
+        return OpenPart(context: context, window: window, width: width, height: height, storage: storage,
+                        compressionValue: compressionValue, attributes: try readAttributes(context, part))
+    }
 
-        let attributes = try readAttributes(context, part)
-        if let compression = EXRCompression(exrValue: compressionValue), compression.needsCXXEncoder {
+    /// The decoded planes of the first part, its attributes and its compression.
+    /// - Parameter only: the channels to decode (nil: every one); a file missing one of them
+    ///   is not refused here.
+    static func readPlanes(_ path: String, limits: ReadLimits,
+                           only: Set<String>? = nil) throws -> (EXRChannelPlanes, [String: EXRAttributeValue], EXRCompression?) {
+        let open = try openFirstPart(path)
+        return (try readPlanes(open, limits: limits, only: only), open.attributes, open.compression)
+    }
+
+    /// The decoded planes of the opened part (those in `only`, when given); the context is
+    /// finished.
+    private static func readPlanes(_ open: OpenPart, limits: ReadLimits, only: Set<String>?) throws -> EXRChannelPlanes {
+        let context = open.context, path = context.path
+        if open.needsRewrite {
             // OpenEXRCore 3.1 cannot decode DWA: read an uncompressed rewrite of the file (the
             // limits checked first: the rewrite holds the whole image).
-            try limits.check(path: path, width: width, height: height,
-                             bytesPerPixel: 12 + 4 * (try EXRChannelPlanes.channelCount(context: context, part: part, only: only)))
+            try limits.check(path: path, width: open.width, height: open.height,
+                             bytesPerPixel: 12 + 4 * (try EXRChannelPlanes.channels(context: context, part: open.part, only: only).count))
             try context.finish()
             let copy = NSTemporaryDirectory() + "/scenelinear-dwa-\(getpid())-\(UUID().uuidString).exr"
             defer { unlink(copy) }
             try rewrite(path, as: copy, compression: .none, path: path, category: .corruptData)
-            let (planes, _, _) = try readPlanes(copy, limits: limits, only: only)
-            return (planes, attributes, compression)
+            return try readPlanes(try openFirstPart(copy), limits: limits, only: only)
         }
-        let planes = try EXRChannelPlanes(context: context, part: part, width: width, height: height, limits: limits, only: only)
-        let zip = compressionValue == EXR_COMPRESSION_ZIP || compressionValue == EXR_COMPRESSION_ZIPS
-        try EXRChunkDecoder(context: context, part: part, window: window, storage: storage, planes: planes, inflatesZip: zip)
-            .run(threads: Parallel.threadCount)
+        let planes = try EXRChannelPlanes(context: context, part: open.part, width: open.width, height: open.height, limits: limits,
+                                          only: only)
+        try EXRPartReader(context: context, part: open.part, window: open.window, storage: open.storage, inflatesZip: open.inflatesZip)
+            .decodeAll(into: planes, threads: Parallel.threadCount)
         try context.finish()
-
-        return (planes, attributes, EXRCompression(exrValue: compressionValue))
+        return planes
     }
 
     /// Reads an EXR written by `write` back into a `SceneLinearImage`.
@@ -141,30 +170,73 @@ extension EXRFile {
         }.first
     }
 
-    /// Reads an EXR written by `write` for measuring: R, G, B and the clip mask decoded into
-    /// planes as stored (a HALF sample stays 2 bytes), widened to `Float` band by band in each
-    /// pass of its `scan`. Metadata as `readSceneLinear`; semantic masks and other channels
-    /// are not read.
-    /// - Throws: as `readSceneLinear`.
+    /// Reads an EXR written by `write` for measuring: R, G, B and the clip mask widened to
+    /// `Float` band by band in each pass of its `scan`. A scanline file (every compression
+    /// but DWA) is decoded again in each pass, a block of rows at a time, so the image is never
+    /// held; a tiled or DWA file is decoded once into planes as stored (a HALF sample stays 2
+    /// bytes). Metadata as `readSceneLinear`; semantic masks and other channels are not read.
+    /// - Throws: as `readSceneLinear`; a pass throws `ExchangeError` for a chunk that fails.
     public static func readStored(_ path: String, limits: ReadLimits = ReadLimits()) throws -> StoredSceneLinearImage {
         let clipNames = [clipMaskChannel(.flat), clipMaskChannel(.layers)]
-        let (planes, attributes, _) = try readPlanes(path, limits: limits, only: Set(["R", "G", "B"] + clipNames))
-        let rgb = try planes.rgb(path: path)
-        let (encoding, exposure, provenance) = try EXRMetadata.describe(attributes, path: path)
-        let image = SceneLinearImage(pixels: ImageBuffer(width: 0, height: 0, channels: 3, samples: []), clipMask: nil,
-                                     encoding: encoding, exposure: exposure, provenance: provenance, masks: [])
-        let clip = clipNames.lazy.compactMap { planes.plane(named: $0) }.first, width = planes.width
-        return StoredSceneLinearImage(image: image, width: width, height: planes.height, hasClipMask: clip != nil) { rows, values, mask in
-            // (The planes live as long as this closure.)
-            withExtendedLifetime(planes) {
-                let first = rows.lowerBound * width, count = rows.count * width
-                withUnsafeTemporaryAllocation(of: Float.self, capacity: count) { row in
-                    EXRChannelPlanes.interleave(rgb, first: first, count: count, into: values, scratch: row.baseAddress!)
-                    if let clip, let mask {
-                        clip.widen(first, count: count, into: row.baseAddress!)
-                        for i in 0..<count { mask[i] = row[i] != 0 ? 1 : 0 }
-                    }
+        let wanted = Set(["R", "G", "B"] + clipNames)
+        let open = try openFirstPart(path)
+        guard open.storage == EXR_STORAGE_SCANLINE, !open.needsRewrite else {
+            let planes = try readPlanes(open, limits: limits, only: wanted)
+            let rgb = try planes.rgb(path: path), clip = clipNames.lazy.compactMap { planes.plane(named: $0) }.first
+            let image = try storedMetadata(open.attributes, path: path)
+            return StoredSceneLinearImage(image: image, width: planes.width, height: planes.height, hasClipMask: clip != nil) { rows, values, mask in
+                // (The planes live as long as this closure.)
+                withExtendedLifetime(planes) {
+                    fillBand(rgb: rgb, clip: clip, first: rows.lowerBound * planes.width, count: rows.count * planes.width,
+                             values: values, mask: mask)
                 }
+            }
+        }
+        let channels = try EXRChannelPlanes.channels(context: open.context, part: open.part, only: wanted)
+        let names = Set(channels.map(\.name))
+        guard ["R", "G", "B"].allSatisfy(names.contains) else {
+            throw EXRChannelPlanes.missingRGB(path: path, names: Array(names))
+        }
+        let image = try storedMetadata(open.attributes, path: path)
+        // Only a block of rows per thread is held: the image's size is limited, not its bytes.
+        try limits.check(path: path, width: open.width, height: open.height, bytesPerPixel: 0)
+        let reader = try EXRPartReader(context: open.context, part: open.part, window: open.window, storage: open.storage,
+                                       inflatesZip: open.inflatesZip)
+        let lines = reader.layout.linesPerChunk, bandRows = SceneLinearImage.scanRows
+        // Whole chunks per fill, in whole bands: each chunk is decoded once a pass.
+        var fillRows = lines
+        while fillRows % bandRows != 0 { fillRows += lines }
+        let width = open.width
+        return StoredSceneLinearImage(image: image, width: width, height: open.height,
+                                      hasClipMask: clipNames.contains(where: names.contains), fillRows: fillRows) { rows, values, mask in
+            let block = EXRChannelPlanes(width: width, height: rows.count, channels: channels)
+            try reader.decode(rows: rows, into: block)
+            fillBand(rgb: try block.rgb(path: path), clip: clipNames.lazy.compactMap { block.plane(named: $0) }.first, first: 0,
+                     count: rows.count * width, values: values, mask: mask)
+        }
+    }
+
+    /// Everything of a stored image but its pixels (none) and its semantic masks (not read).
+    private static func storedMetadata(_ attributes: [String: EXRAttributeValue], path: String) throws -> SceneLinearImage {
+        let (encoding, exposure, provenance) = try EXRMetadata.describe(attributes, path: path)
+        return SceneLinearImage(pixels: ImageBuffer(width: 0, height: 0, channels: 3, samples: []), clipMask: nil,
+                                encoding: encoding, exposure: exposure, provenance: provenance, masks: [])
+    }
+
+    /// Samples `first ..< first + count` of the R, G, B planes interleaved into `values`, and
+    /// of the clip mask (1 where non-zero) into `mask`.
+    private static func fillBand(rgb: [EXRChannelPlanes.Plane], clip: EXRChannelPlanes.Plane?, first: Int, count: Int,
+                                 values: UnsafeMutablePointer<Float>, mask: UnsafeMutablePointer<UInt8>?) {
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: count) { row in
+            EXRChannelPlanes.interleave(rgb, first: first, count: count, into: values, scratch: row.baseAddress!)
+            guard let clip, let mask else { return }
+            if clip.type == EXR_PIXEL_HALF {
+                // Non-zero (NaN included) but for either sign of zero, read from the bits.
+                let bits = clip.data.assumingMemoryBound(to: UInt16.self) + first
+                for i in 0..<count { mask[i] = bits[i] & 0x7FFF != 0 ? 1 : 0 }
+            } else {
+                clip.widen(first, count: count, into: row.baseAddress!)
+                for i in 0..<count { mask[i] = row[i] != 0 ? 1 : 0 }
             }
         }
     }
@@ -276,48 +348,56 @@ final class EXRChannelPlanes: @unchecked Sendable {
 
     let width: Int
     let height: Int
-    private(set) var planes: [Plane] = []
+    let planes: [Plane]
 
-    /// The number of channels of `part`.
-    static func channelCount(context: EXRContext, part: Int32, only: Set<String>? = nil) throws -> Int {
-        guard let ctxt = context.handle else { return 0 }
-        var list: UnsafePointer<exr_attr_chlist_t>?
-        try context.check(exr_get_channels(ctxt, part, &list), "exr_get_channels")
-        guard let list else { return 0 }
-        return (0..<Int(list.pointee.num_channels)).filter { i in
-            only.map { $0.contains(list.pointee.entries[i].name.str.map { String(cString: $0) } ?? "") } ?? true
-        }.count
+    /// A channel of the part: its name and sample type.
+    struct Channel {
+        var name: String
+        var type: exr_pixel_type_t
+        var bytesPerSample: Int { type == EXR_PIXEL_HALF ? 2 : 4 }
     }
 
-    /// Planes for the channels of `part` (those in `only`, when given).
-    init(context: EXRContext, part: Int32, width: Int, height: Int, limits: ReadLimits, only: Set<String>? = nil) throws {
-        self.width = width
-        self.height = height
-        guard let ctxt = context.handle else { return }
+    /// The channels of `part` (those in `only`, when given), in the file's order.
+    /// - Throws: `.unsupportedFeature` for a chosen channel that is subsampled.
+    static func channels(context: EXRContext, part: Int32, only: Set<String>? = nil) throws -> [Channel] {
+        guard let ctxt = context.handle else { return [] }
         var list: UnsafePointer<exr_attr_chlist_t>?
         try context.check(exr_get_channels(ctxt, part, &list), "exr_get_channels")
-        guard let list else { return }
-        // Every plane, and the interleaved Float RGB made from them, before allocating any.
-        func chosen(_ i: Int) -> Bool {
-            only.map { $0.contains(list.pointee.entries[i].name.str.map { String(cString: $0) } ?? "") } ?? true
-        }
-        var bytesPerPixel = 12
-        for i in 0..<Int(list.pointee.num_channels) where chosen(i) {
-            bytesPerPixel += list.pointee.entries[i].pixel_type == EXR_PIXEL_HALF ? 2 : 4
-        }
-        try limits.check(path: context.path, width: width, height: height, bytesPerPixel: bytesPerPixel)
-        for i in 0..<Int(list.pointee.num_channels) where chosen(i) {
+        guard let list else { return [] }
+        var out: [Channel] = []
+        for i in 0..<Int(list.pointee.num_channels) {
             let entry = list.pointee.entries[i]
             let name = entry.name.str.map { String(cString: $0) } ?? ""
+            guard only?.contains(name) ?? true else { continue }
             guard entry.x_sampling == 1, entry.y_sampling == 1 else {
                 throw ExchangeError(path: context.path, operation: "exr_get_channels",
                                     message: "channel \(name) is subsampled (\(entry.x_sampling)×\(entry.y_sampling)); not supported",
                                     category: .unsupportedFeature)
             }
-            let size = entry.pixel_type == EXR_PIXEL_HALF ? 2 : 4
-            let data = UnsafeMutableRawPointer.allocate(byteCount: max(1, width * height * size), alignment: 16)
-            data.initializeMemory(as: UInt8.self, repeating: 0, count: width * height * size)
-            planes.append(Plane(name: name, type: entry.pixel_type, bytesPerSample: size, data: data))
+            out.append(Channel(name: name, type: entry.pixel_type))
+        }
+        return out
+    }
+
+    /// Planes for the channels of `part` (those in `only`, when given), cleared.
+    convenience init(context: EXRContext, part: Int32, width: Int, height: Int, limits: ReadLimits, only: Set<String>? = nil) throws {
+        let chosen = try Self.channels(context: context, part: part, only: only)
+        // Every plane, and the interleaved Float RGB made from them, before allocating any.
+        try limits.check(path: context.path, width: width, height: height,
+                         bytesPerPixel: 12 + chosen.reduce(0) { $0 + $1.bytesPerSample })
+        self.init(width: width, height: height, channels: chosen, cleared: true)
+    }
+
+    /// Planes of `width × height` for `channels`; not cleared unless asked (for rows a
+    /// decoder fills whole).
+    init(width: Int, height: Int, channels: [Channel], cleared: Bool = false) {
+        self.width = width
+        self.height = height
+        planes = channels.map { channel in
+            let bytes = width * height * channel.bytesPerSample
+            let data = UnsafeMutableRawPointer.allocate(byteCount: max(1, bytes), alignment: 16)
+            if cleared { data.initializeMemory(as: UInt8.self, repeating: 0, count: bytes) }
+            return Plane(name: channel.name, type: channel.type, bytesPerSample: channel.bytesPerSample, data: data)
         }
     }
 
@@ -333,11 +413,15 @@ final class EXRChannelPlanes: @unchecked Sendable {
     /// - Throws: `.unsupportedFeature` naming the channels the file has when one is missing.
     func rgb(path: String) throws -> [Plane] {
         guard let r = plane(named: "R"), let g = plane(named: "G"), let b = plane(named: "B") else {
-            throw ExchangeError(path: path, operation: "readSceneLinear",
-                                message: "channels R, G, B are required; the file has \(names.sorted())",
-                                category: .unsupportedFeature)
+            throw Self.missingRGB(path: path, names: names)
         }
         return [r, g, b]
+    }
+
+    /// The error for a file without R, G or B, naming the channels it has.
+    static func missingRGB(path: String, names: [String]) -> ExchangeError {
+        ExchangeError(path: path, operation: "readSceneLinear", message: "channels R, G, B are required; the file has \(names.sorted())",
+                      category: .unsupportedFeature)
     }
 
     /// Samples `first ..< first + count` of each of `planes`, widened to `Float` (through
@@ -392,47 +476,20 @@ final class EXRChannelPlanes: @unchecked Sendable {
     }
 }
 
-/// Decodes the chunks of one part (scanline, or level 0 of a tiled part) into
-/// `EXRChannelPlanes`, each worker thread with its own decode pipeline.
-struct EXRChunkDecoder {
+/// The chunks of one part (scanline, or level 0 of a tiled part) of a file opened for
+/// reading, decoded into `EXRChannelPlanes`: all of them on worker threads (`decodeAll`), or
+/// those of some rows on the calling thread (`decode(rows:into:)`), each call with a decode
+/// pipeline of its own.
+// Safe because the context is only read once this is made: OpenEXRCore allows one decode pipeline per thread on a context opened for reading, and every call here makes its own.
+final class EXRPartReader: @unchecked Sendable {
     let context: EXRContext
     let part: Int32
     let window: exr_attr_box2i_t
-    let storage: exr_storage_t
-    let planes: EXRChannelPlanes
+    let layout: Layout
     /// Whether ZIP and ZIPS chunks are inflated here (`exrInflateZipChunk`) rather than by
     /// the library.
-    var inflatesZip = false
-
-    /// - Throws: `ExchangeError` for the lowest failing chunk.
-    func run(threads: Int) throws {
-        guard let ctxt = context.handle else { return }
-        let layout = try chunkLayout(ctxt)
-        let failures = EXRReadFailures()
-        let counter = EXRChunkCounter(total: layout.count)
-        // The library loads (and, when it is damaged, rebuilds) the chunk offset table on the
-        // first chunk lookup. Done here, on one thread, so that two workers never rebuild it
-        // at once, each logging the same messages: the error of a damaged file is the same
-        // on every run.
-        var first = exr_chunk_info_t()
-        let rv = layout.count > 0 ? chunkInfo(ctxt, layout: layout, index: 0, into: &first) : exrSuccess
-        if rv != exrSuccess {
-            failures.record(0, rv, layout.tiled ? "exr_read_tile_chunk_info" : "exr_read_scanline_chunk_info")
-        } else {
-            // Safe because the decoder is only read, and each worker decodes its own chunks into disjoint pixels.
-            nonisolated(unsafe) let decoder = self
-            // Safe because OpenEXRCore allows one decode pipeline per thread on a context opened for reading.
-            nonisolated(unsafe) let handle = ctxt
-            Parallel.forEach(max(1, min(threads, layout.count))) { _ in
-                decoder.work(handle, layout: layout, counter: counter, failures: failures)
-            }
-        }
-        if let (index, rv, operation, message) = failures.first {
-            var error = context.error(rv, operation + " (chunk \(index))")
-            if let message { error.message = message; error.category = .corruptData }
-            throw error
-        }
-    }
+    let inflatesZip: Bool
+    private let width: Int, height: Int
 
     /// Where the chunks are: scanline blocks of `linesPerChunk`, or a grid of level-0 tiles.
     struct Layout: Sendable {
@@ -444,8 +501,74 @@ struct EXRChunkDecoder {
         var tiled: Bool
     }
 
-    private func chunkLayout(_ ctxt: exr_context_t) throws -> Layout {
-        let height = planes.height, width = planes.width
+    /// Loads (and, when it is damaged, rebuilds) the chunk offset table here, on one thread,
+    /// so that two workers never rebuild it at once, each logging the same messages: the error
+    /// of a damaged file is the same on every run.
+    /// - Throws: `ExchangeError` for a bad layout or a first chunk the library cannot describe.
+    init(context: EXRContext, part: Int32, window: exr_attr_box2i_t, storage: exr_storage_t, inflatesZip: Bool) throws {
+        self.context = context
+        self.part = part
+        self.window = window
+        self.inflatesZip = inflatesZip
+        width = Int(window.max.x) - Int(window.min.x) + 1
+        height = Int(window.max.y) - Int(window.min.y) + 1
+        guard let ctxt = context.handle else {
+            throw ExchangeError(path: context.path, operation: "exr_start_read", message: "no context", category: .internalError)
+        }
+        layout = try Self.chunkLayout(context, ctxt, part: part, storage: storage, width: width, height: height)
+        var first = exr_chunk_info_t()
+        let rv = layout.count > 0 ? chunkInfo(ctxt, index: 0, into: &first) : exrSuccess
+        if rv != exrSuccess { try throwFailure((0, rv, chunkInfoOperation, nil)) }
+    }
+
+    /// Every chunk into `planes` (the whole part), on up to `threads` threads.
+    /// - Throws: `ExchangeError` for the lowest failing chunk.
+    func decodeAll(into planes: EXRChannelPlanes, threads: Int) throws {
+        let failures = EXRReadFailures()
+        let counter = EXRChunkCounter(total: layout.count)
+        Parallel.forEach(max(1, min(threads, layout.count))) { _ in
+            guard let handle = self.context.handle else { return }
+            self.withPipeline(handle) { pipe, initialized in
+                while let index = counter.next(), !failures.any {
+                    if let failure = self.decode(handle, chunk: index, pipe: pipe, initialized: &initialized, into: planes, top: 0) {
+                        return failures.record(failure)
+                    }
+                }
+            }
+        }
+        if let failure = failures.first { try throwFailure(failure) }
+    }
+
+    /// The scanline chunks that hold `rows` of the part, into `planes`, whose first row is
+    /// image row `rows.lowerBound` (room for whole chunks: `rows` should start and end on
+    /// chunk boundaries or at the last row).
+    /// - Throws: `ExchangeError` for the first failing chunk.
+    func decode(rows: Range<Int>, into planes: EXRChannelPlanes) throws {
+        guard let ctxt = context.handle, !rows.isEmpty, !layout.tiled else { return }
+        let lines = layout.linesPerChunk
+        let failure = withPipeline(ctxt) { pipe, initialized -> Failure? in
+            for index in (rows.lowerBound / lines)...((rows.upperBound - 1) / lines) {
+                if let failure = decode(ctxt, chunk: index, pipe: pipe, initialized: &initialized, into: planes, top: rows.lowerBound) {
+                    return failure
+                }
+            }
+            return nil
+        }
+        if let failure { try throwFailure(failure) }
+    }
+
+    typealias Failure = EXRReadFailures.Failure
+
+    private var chunkInfoOperation: String { layout.tiled ? "exr_read_tile_chunk_info" : "exr_read_scanline_chunk_info" }
+
+    private func throwFailure(_ failure: Failure) throws -> Never {
+        var error = context.error(failure.result, failure.operation + " (chunk \(failure.index))")
+        if let message = failure.message { error.message = message; error.category = .corruptData }
+        throw error
+    }
+
+    private static func chunkLayout(_ context: EXRContext, _ ctxt: exr_context_t, part: Int32, storage: exr_storage_t,
+                                    width: Int, height: Int) throws -> Layout {
         if storage == EXR_STORAGE_SCANLINE {
             var lines: Int32 = 0
             try context.check(exr_get_scanlines_per_chunk(ctxt, part, &lines), "exr_get_scanlines_per_chunk")
@@ -470,7 +593,7 @@ struct EXRChunkDecoder {
     }
 
     /// The library's description of chunk `index` (level 0 for tiles).
-    private func chunkInfo(_ ctxt: exr_context_t, layout: Layout, index: Int, into chunk: inout exr_chunk_info_t) -> exr_result_t {
+    private func chunkInfo(_ ctxt: exr_context_t, index: Int, into chunk: inout exr_chunk_info_t) -> exr_result_t {
         if layout.tiled {
             let tx = index % layout.tilesAcross, ty = index / layout.tilesAcross
             return exr_read_tile_chunk_info(ctxt, part, Int32(tx), Int32(ty), 0, 0, &chunk)
@@ -478,7 +601,8 @@ struct EXRChunkDecoder {
         return exr_read_scanline_chunk_info(ctxt, part, window.min.y + Int32(index * layout.linesPerChunk), &chunk)
     }
 
-    private func work(_ ctxt: exr_context_t, layout: Layout, counter: EXRChunkCounter, failures: EXRReadFailures) {
+    /// `body` with a decode pipeline, destroyed afterwards.
+    private func withPipeline<T>(_ ctxt: exr_context_t, _ body: (UnsafeMutablePointer<exr_decode_pipeline_t>, inout Bool) -> T) -> T {
         let pipe = UnsafeMutablePointer<exr_decode_pipeline_t>.allocate(capacity: 1)
         pipe.initialize(to: exr_decode_pipeline_t())
         var initialized = false
@@ -486,48 +610,43 @@ struct EXRChunkDecoder {
             if initialized { _ = exr_decoding_destroy(ctxt, pipe) }
             pipe.deallocate()
         }
-        while let index = counter.next(), !failures.any {
-            var chunk = exr_chunk_info_t()
-            var rv: exr_result_t
-            var row = 0, column = 0
-            rv = chunkInfo(ctxt, layout: layout, index: index, into: &chunk)
-            if layout.tiled {
-                row = (index / layout.tilesAcross) * layout.tileHeight
-                column = (index % layout.tilesAcross) * layout.tileWidth
-            } else {
-                row = Int(chunk.start_y) - Int(window.min.y)
-            }
-            guard rv == exrSuccess else {
-                return failures.record(index, rv, layout.tiled ? "exr_read_tile_chunk_info" : "exr_read_scanline_chunk_info")
-            }
-            guard row >= 0, column >= 0, chunk.width >= 0, chunk.height >= 0,
-                  row + Int(chunk.height) <= planes.height, column + Int(chunk.width) <= planes.width else {
-                return failures.record(index, exr_result_t(EXR_ERR_CORRUPT_CHUNK.rawValue), "exr_read_chunk_info",
-                                       message: "chunk \(chunk.width)×\(chunk.height) at (\(column), \(row)) lies outside the data window")
-            }
-            rv = initialized ? exr_decoding_update(ctxt, part, &chunk, pipe) : exr_decoding_initialize(ctxt, part, &chunk, pipe)
-            guard rv == exrSuccess else {
-                return failures.record(index, rv, initialized ? "exr_decoding_update" : "exr_decoding_initialize")
-            }
-            initialized = true
-            for c in 0..<Int(pipe.pointee.channel_count) {
-                let channel = pipe.pointee.channels + c
-                let name = String(cString: channel.pointee.channel_name)
-                guard let plane = planes.plane(named: name) else { continue }
-                let size = plane.bytesPerSample
-                channel.pointee.decode_to_ptr = (plane.data + (row * planes.width + column) * size)
-                    .assumingMemoryBound(to: UInt8.self)
-                channel.pointee.user_pixel_stride = Int32(size)
-                channel.pointee.user_line_stride = Int32(size * planes.width)
-                channel.pointee.user_bytes_per_element = Int16(size)
-                channel.pointee.user_data_type = UInt16(plane.type.rawValue)
-            }
-            rv = exr_decoding_choose_default_routines(ctxt, part, pipe)
-            guard rv == exrSuccess else { return failures.record(index, rv, "exr_decoding_choose_default_routines") }
-            if inflatesZip && pipe.pointee.decompress_fn != nil { pipe.pointee.decompress_fn = exrInflateZipChunk }
-            rv = exr_decoding_run(ctxt, part, pipe)
-            guard rv == exrSuccess else { return failures.record(index, rv, "exr_decoding_run") }
+        return body(pipe, &initialized)
+    }
+
+    /// Decodes chunk `index` into `planes`, whose first row is image row `top`.
+    private func decode(_ ctxt: exr_context_t, chunk index: Int, pipe: UnsafeMutablePointer<exr_decode_pipeline_t>,
+                        initialized: inout Bool, into planes: EXRChannelPlanes, top: Int) -> Failure? {
+        var chunk = exr_chunk_info_t()
+        var rv = chunkInfo(ctxt, index: index, into: &chunk)
+        guard rv == exrSuccess else { return (index, rv, chunkInfoOperation, nil) }
+        let row = layout.tiled ? (index / layout.tilesAcross) * layout.tileHeight : Int(chunk.start_y) - Int(window.min.y)
+        let column = layout.tiled ? (index % layout.tilesAcross) * layout.tileWidth : 0
+        guard row >= 0, column >= 0, chunk.width >= 0, chunk.height >= 0,
+              row + Int(chunk.height) <= height, column + Int(chunk.width) <= width,
+              row >= top, row + Int(chunk.height) <= top + planes.height else {
+            return (index, exr_result_t(EXR_ERR_CORRUPT_CHUNK.rawValue), "exr_read_chunk_info",
+                    "chunk \(chunk.width)×\(chunk.height) at (\(column), \(row)) lies outside the data window")
         }
+        rv = initialized ? exr_decoding_update(ctxt, part, &chunk, pipe) : exr_decoding_initialize(ctxt, part, &chunk, pipe)
+        guard rv == exrSuccess else { return (index, rv, initialized ? "exr_decoding_update" : "exr_decoding_initialize", nil) }
+        initialized = true
+        for c in 0..<Int(pipe.pointee.channel_count) {
+            let channel = pipe.pointee.channels + c
+            let name = String(cString: channel.pointee.channel_name)
+            guard let plane = planes.plane(named: name) else { continue }
+            let size = plane.bytesPerSample
+            channel.pointee.decode_to_ptr = (plane.data + ((row - top) * planes.width + column) * size)
+                .assumingMemoryBound(to: UInt8.self)
+            channel.pointee.user_pixel_stride = Int32(size)
+            channel.pointee.user_line_stride = Int32(size * planes.width)
+            channel.pointee.user_bytes_per_element = Int16(size)
+            channel.pointee.user_data_type = UInt16(plane.type.rawValue)
+        }
+        rv = exr_decoding_choose_default_routines(ctxt, part, pipe)
+        guard rv == exrSuccess else { return (index, rv, "exr_decoding_choose_default_routines", nil) }
+        if inflatesZip && pipe.pointee.decompress_fn != nil { pipe.pointee.decompress_fn = exrInflateZipChunk }
+        rv = exr_decoding_run(ctxt, part, pipe)
+        return rv == exrSuccess ? nil : (index, rv, "exr_decoding_run", nil)
     }
 }
 
@@ -555,16 +674,9 @@ let exrInflateZipChunk: @convention(c) (UnsafeMutablePointer<exr_decode_pipeline
         var produced = 0
         guard libdeflate_zlib_decompress(inflater, source, packed, t, unpacked, &produced) == LIBDEFLATE_SUCCESS,
               produced == unpacked else { return exr_result_t(EXR_ERR_CORRUPT_CHUNK.rawValue) }
-        var previous = t[0]
-        for i in 1..<unpacked {
-            previous = previous &+ t[i] &- 128
-            t[i] = previous
-        }
+        cexrzip_unpredict(t, unpacked)
         let out = target.assumingMemoryBound(to: UInt8.self), half = (unpacked + 1) / 2
-        for i in 0..<(unpacked / 2) {
-            out[2 * i] = t[i]
-            out[2 * i + 1] = t[half + i]
-        }
+        cexrzip_interleave(t, t + half, unpacked / 2, out)
         if unpacked % 2 == 1 { out[unpacked - 1] = t[half - 1] }
         return exrSuccess
     }
@@ -592,9 +704,9 @@ final class EXRReadFailures: Sendable {
 
     var first: Failure? { state.withLock { $0 } }
 
-    func record(_ index: Int, _ rv: exr_result_t, _ operation: String, message: String? = nil) {
+    func record(_ failure: Failure) {
         state.withLock { first in
-            if first == nil || index < first!.index { first = (index, rv, operation, message) }
+            if first == nil || failure.index < first!.index { first = failure }
         }
     }
 }

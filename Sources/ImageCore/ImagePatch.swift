@@ -96,19 +96,26 @@ extension ImagePatch {
 
     /// Visits an image that is not held as `Float` RGB (e.g. decoded planes of half floats) in
     /// the bands `visitBands(of:)` uses — `SceneLinearImage.scanRows` rows, in parallel —
-    /// each made by `fill` into a buffer of the thread's own.
-    public static func visitBands(width: Int, height: Int, hasMask: Bool, fill: @escaping BandFill,
-                                  _ visit: @escaping @Sendable (ImagePatch) throws -> Void) throws {
+    /// each made by `fill` into a buffer of the thread's own. `fillRows` asks `fill` for
+    /// groups of that many rows at a time (rounded up to whole bands; the last group may be
+    /// shorter), e.g. a file's own blocks of rows, each then visited band by band: the same
+    /// bands, the same values.
+    public static func visitBands(width: Int, height: Int, hasMask: Bool, fillRows: Int = SceneLinearImage.scanRows,
+                                  fill: @escaping BandFill, _ visit: @escaping @Sendable (ImagePatch) throws -> Void) throws {
         let rows = SceneLinearImage.scanRows
-        try Parallel.forEachChunkThrowing(count: (height + rows - 1) / rows, minimumChunk: 4) { chunk in
-            try withUnsafeTemporaryAllocation(of: Float.self, capacity: 3 * rows * width) { values in
-                try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: hasMask ? rows * width : 0) { mask in
-                    for b in chunk {
-                        let top = b * rows, bottom = min(height, top + rows)
+        let group = max(1, (fillRows + rows - 1) / rows) * rows
+        try Parallel.forEachChunkThrowing(count: (height + group - 1) / group, minimumChunk: max(1, 4 * rows / group)) { chunk in
+            try withUnsafeTemporaryAllocation(of: Float.self, capacity: 3 * group * width) { values in
+                try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: hasMask ? group * width : 0) { mask in
+                    for g in chunk {
+                        let top = g * group, bottom = min(height, top + group)
                         try fill(top..<bottom, values.baseAddress!, hasMask ? mask.baseAddress! : nil)
-                        try visit(ImagePatch(rect: PixelRect(top: top, left: 0, bottom: bottom, right: width),
-                                             values: UnsafePointer(values.baseAddress!),
-                                             mask: hasMask ? UnsafePointer(mask.baseAddress!) : nil, rowStride: width))
+                        for band in stride(from: top, to: bottom, by: rows) {
+                            let offset = (band - top) * width
+                            try visit(ImagePatch(rect: PixelRect(top: band, left: 0, bottom: min(bottom, band + rows), right: width),
+                                                 values: UnsafePointer(values.baseAddress! + 3 * offset),
+                                                 mask: hasMask ? UnsafePointer(mask.baseAddress! + offset) : nil, rowStride: width))
+                        }
                     }
                 }
             }

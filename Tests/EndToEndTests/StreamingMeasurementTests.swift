@@ -163,16 +163,57 @@ import TestSupport
         chart.orientation = 6
         let dng = dir.appendingPathComponent("chart.dng").path
         try DNGWriter.write(chart, to: dng)
+        // A scanline EXR is decoded again in each pass, a block of chunks at a time (blocks of
+        // 1, 16 and 32 rows; 200 rows leave a short last chunk); a tiled or DWA file whole.
+        let encodings: [(String, [String])] = ["zips", "piz", "pxr24", "b44", "rle", "none", "dwaa"].map { c in
+            ("half-\(c).exr", ["--exr-compression", c])
+        } + [("tiled.exr", ["--exr-tiled", "--exr-tile-size", "48"]), ("layers.exr", ["--exr-layout", "layers"])]
         for (name, options) in [("half.exr", ["--exr-clip-mask"]), ("float.exr", ["--exr-clip-mask", "--exr-type", "float"]),
-                                ("half.h5", []), ("float.h5", ["--hdf5-type", "float32"])] {
+                                ("half.h5", []), ("float.h5", ["--hdf5-type", "float32"])] + encodings {
             let output = dir.appendingPathComponent(name).path
             let converted = try CLI.run(["convert", dng, "-o", output] + options)
             try #require(converted.status == 0, "\(converted.stderr)")
             try Self.compare(output, name)
         }
+        // Without a clip mask channel (no clip flags to compare pictures by).
+        let plain = dir.appendingPathComponent("no-clip-mask.exr").path
+        try #require(try CLI.run(["convert", dng, "-o", plain, "--no-exr-clip-mask"]).status == 0)
+        let request = try Self.request()
+        let streamed = try #require(try Pipeline.analyzeStreaming(plain, request: request)).analysis
+        try Self.compareAnalyses(streamed, try Pipeline.analyze(AnalysisInput.load(plain, options: request.develop), request: request),
+                                 "no-clip-mask.exr")
         let aces = dir.appendingPathComponent("aces.exr").path
         try #require(try CLI.run(["convert", dng, "-o", aces, "--color", "acescg"]).status == 0)
         #expect(try Pipeline.analyzeStreaming(aces, request: Self.request()) == nil)
+    }
+
+    /// A scanline EXR, decoded again in each pass, that is damaged in its pixel data or cut
+    /// fails cleanly: the file named, the category's exit code, no result printed.
+    @Test func damagedStoredEXRIsAnError() throws {
+        let dir = TestData.temporaryDirectory("streaming-measurement-damaged")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let dng = dir.appendingPathComponent("chart.dng").path
+        try DNGWriter.write(try TestChart.make(width: 320, height: 240, tileSize: (64, 48)).dng, to: dng)
+        let exr = dir.appendingPathComponent("chart.exr").path
+        try #require(try CLI.run(["convert", dng, "-o", exr]).status == 0)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: exr))
+        var damaged = bytes
+        let start = bytes.count * 7 / 10
+        damaged.replaceSubrange(start..<(start + 200), with: Data(repeating: 0x55, count: 200))
+        let bad = dir.appendingPathComponent("damaged.exr").path, cut = dir.appendingPathComponent("cut.exr").path
+        try damaged.write(to: URL(fileURLWithPath: bad))
+        try bytes.prefix(bytes.count * 8 / 10).write(to: URL(fileURLWithPath: cut))
+        for (path, categories) in [(bad, ["corrupt-data"]), (cut, ["truncated", "corrupt-data"])] {
+            for command in ["stats", "histogram"] {
+                let r = try CLI.run([command, path, "--json"])
+                let document = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+                let file = try #require((document["files"] as? [[String: Any]])?.first)
+                let category = try #require(file["errorCategory"] as? String)
+                #expect(categories.contains(category) && r.status == (category == "truncated" ? 12 : 13), "\(command) \(path): \(r.status)")
+                #expect((file["error"] as? String)?.contains(path) == true && r.stderr.contains(path), "\(r.stderr)")
+                #expect((file["regions"] as? [Any])?.isEmpty == true, "\(command) \(path): no result for a damaged file")
+            }
+        }
     }
 
     /// A DNG's regions given by semantic masks are streamed (`StreamedMaskRegionTests`); an
