@@ -151,3 +151,15 @@ int cpg_flush_stdout(void) {
     if (fflush(stdout) != 0 || ferror(stdout)) return errno != 0 ? errno : EIO;
     return 0;
 }
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+void cpg_fix_malloc_thresholds(void) {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+}
+void cpg_release_free_heap(void) { malloc_trim(0); }
+#else
+void cpg_fix_malloc_thresholds(void) {}
+void cpg_release_free_heap(void) {}
+#endif

@@ -202,6 +202,8 @@ extension EXRFile {
         try limits.check(path: path, width: open.width, height: open.height, bytesPerPixel: 0)
         let reader = try EXRPartReader(context: open.context, part: open.part, window: open.window, storage: open.storage,
                                        inflatesZip: open.inflatesZip)
+        // The blocks' buffers, freed and allocated again block after block, kept in the process.
+        MallocThresholds.fixed
         let lines = reader.layout.linesPerChunk, bandRows = SceneLinearImage.scanRows
         // Whole chunks per fill, in whole bands: each chunk is decoded once a pass.
         var fillRows = lines

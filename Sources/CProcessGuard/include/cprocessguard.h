@@ -43,4 +43,12 @@ int cpg_affinity_count(void);
 /// Flushes the C library's standard output; returns 0, or the errno of a write that failed
 /// (now or earlier: a full disk, a closed pipe).
 int cpg_flush_stdout(void);
+/// glibc's malloc thresholds fixed at the ceilings of its own adaptive policy on 64-bit
+/// systems (mmap above 32 MiB, trim beyond 64 MiB of free heap top), so that buffers freed
+/// and allocated again block after block stay in the process (see MallocThresholds.swift).
+/// Does nothing without glibc.
+void cpg_fix_malloc_thresholds(void);
+/// Returns the free heap memory kept for the next block to the kernel (malloc_trim).
+void cpg_release_free_heap(void);
+
 #endif
