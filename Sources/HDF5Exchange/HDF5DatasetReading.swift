@@ -83,6 +83,7 @@ extension HDF5Session {
             values = try readContiguous(dataset, dcpl: dcpl, name: name, count: count, elementSize: elementSize,
                                         slots: slots, file: file)
         }
+        try file.checkWhole()
         if H5Tequal(fileType.id, memoryType) <= 0 {
             try values.withUnsafeMutableBytes { raw in
                 try check(H5Tconvert(fileType.id, memoryType, count, raw.baseAddress, nil, chdf5_P_DEFAULT()), "H5Tconvert (\(name))")

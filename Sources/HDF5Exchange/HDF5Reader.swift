@@ -103,6 +103,7 @@ struct HDF5Reader {
             cameraToOutput: doubles("camera_to_output"), dng: dng, processing: processing)
         let metadata = SceneLinearImage(pixels: ImageBuffer(width: 0, height: 0, channels: 3, samples: []), clipMask: nil,
                                         encoding: encoding, exposure: exposure, provenance: provenance, masks: [])
+        try s.checkMappedFileWhole()
         return Contents(metadata: metadata, stored: samples, width: width, height: height, clipMask: mask, masks: masks,
                         deviation: deviation)
     }

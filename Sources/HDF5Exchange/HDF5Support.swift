@@ -475,6 +475,12 @@ extension HDF5Session {
         slot.checkedHeaders.insert(address)
     }
 
+    /// - Throws: `ExchangeError` (`.truncated`) when the file this session mapped was cut
+    ///   while it was read (its headers, heap or data read as zeros since).
+    func checkMappedFileWhole() throws {
+        try slot.file?.checkWhole()
+    }
+
     /// The file `object` is in, mapped, with its base address (the user block's size:
     /// addresses in the file are relative to it).
     func mappedFile(_ object: H5Handle) throws -> HDF5MappedFile {

@@ -8,7 +8,8 @@ import ImageCore
 /// data (`HDF5ChunkedDataset`, `HDF5Session.readDataset`).
 ///
 /// Immutable once made, and the mapping is read-only, so it is shared by the worker threads
-/// that decode chunks.
+/// that decode chunks. A file cut while it is mapped reads zeros where its pages were (not
+/// SIGBUS: the range is a `MappedRange`); `checkWhole` then throws.
 // Safe because it is immutable once made and its mapping is read-only.
 package final class HDF5MappedFile: @unchecked Sendable {
     package let path: String
@@ -16,6 +17,7 @@ package final class HDF5MappedFile: @unchecked Sendable {
     package let base: UInt64
     private let mapping: UnsafeMutableRawPointer?
     private let size: Int
+    private let shrinkGuard: MappedRange?
 
     /// Maps the file.
     /// - Throws: `ExchangeError` (`.inputUnreadable`) when it cannot be opened or mapped.
@@ -34,12 +36,26 @@ package final class HDF5MappedFile: @unchecked Sendable {
         size = Int(info.st_size)
         if size == 0 {
             mapping = nil
+            shrinkGuard = nil
             return
         }
         guard let start = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), start != MAP_FAILED else {
             throw ExchangeError(path: path, operation: "mmap", systemError: errno, category: .inputUnreadable)
         }
         mapping = start
+        shrinkGuard = MappedRange(base: start, length: size)
+    }
+
+    /// Whether a page of the file was found missing while it was read (the file was cut
+    /// under the mapping, and zeros were read instead).
+    package var shrank: Bool { shrinkGuard?.shrank ?? false }
+
+    /// - Throws: `ExchangeError` (`.truncated`) when the file was cut while it was read:
+    ///   what was read from it since cannot be trusted.
+    package func checkWhole() throws {
+        if shrank {
+            throw ExchangeError(path: path, operation: "read", message: "the file was cut while it was read", category: .truncated)
+        }
     }
 
     deinit {

@@ -242,8 +242,9 @@ extension Pipeline {
 
     /// Measures a file without holding its image as `Float`: the measurements' passes
     /// (`ImageMeasurement`) go over its patches. A DNG is developed again for each pass (its
-    /// decoded blocks kept from the first, `measurementBlockCache`); our EXR or HDF5 is read
-    /// once with its pixels as stored (half floats) and widened band by band in each pass.
+    /// decoded blocks kept from the first, `measurementBlockCache`); a scanline EXR of ours
+    /// is decoded again in each pass, a block of rows at a time; a tiled or DWA EXR and our
+    /// HDF5 are read once with their pixels as stored (half floats), widened band by band.
     /// A DNG's region given by a semantic mask takes the mask on the output grid, decoded
     /// before the first patch. Nil when the request needs the image whole: a colour space the
     /// measurements convert back from, an EXR or HDF5 file with a standard deviation layer or

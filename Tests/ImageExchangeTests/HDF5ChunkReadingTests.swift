@@ -605,3 +605,25 @@ struct HDF5ChunkReadingTests {
         #expect(run([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], 3) == [1, 5, 9, 2, 6, 10, 3, 7, 11, 4, 8, 12])
     }
 }
+
+/// A file cut while it is mapped for reading reads zeros where its pages were, not SIGBUS,
+/// and `checkWhole` reports it truncated.
+struct HDF5MappedFileCutTests {
+    @Test func cutWhileMappedIsTruncatedNotACrash() throws {
+        let dir = TestData.temporaryDirectory("hdf5-mapped-cut")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let path = dir.appendingPathComponent("cut.h5").path
+        try Data(repeating: 0xA5, count: 3 * 65_536).write(to: URL(fileURLWithPath: path))
+        let file = try HDF5MappedFile(path: path, base: 0)
+        try file.checkWhole()
+        #expect(file.bytes[100] == 0xA5 && !file.shrank)
+        #expect(truncate(path, 4096) == 0)
+        #expect(file.bytes[2 * 65_536] == 0, "a page past the new end reads as zero")
+        #expect(file.shrank)
+        #expect { try file.checkWhole() } throws: { error in
+            guard let e = error as? ExchangeError else { return false }
+            return e.category == .truncated && e.path == path
+        }
+    }
+}
