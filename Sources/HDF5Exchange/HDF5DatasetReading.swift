@@ -93,6 +93,26 @@ extension HDF5Session {
         return values
     }
 
+    /// `dataset` (dimensions `dims`, C order) as blocks of rows to decode on demand
+    /// (`HDF5RowBlocks`), when it can be read so: chunked, every chunk stored, the file's
+    /// elements already of `memoryType`, and chunks of at most `HDF5RowBlocks.maximumFillRows` rows. Nil
+    /// otherwise (read it whole with `readDataset`).
+    /// - Throws: as `readDataset`, for a damaged chunk index.
+    func rowBlocks(_ dataset: H5Handle, name: String, dims: [Int], memoryType: hid_t) throws -> HDF5RowBlocks? {
+        let fileType = try type(H5Dget_type(dataset.id), "H5Dget_type (\(name))")
+        let dcpl = try plist(H5Dget_create_plist(dataset.id), "H5Dget_create_plist (\(name))")
+        guard H5Tequal(fileType.id, memoryType) > 0, H5Pget_layout(dcpl.id) == H5D_CHUNKED, H5Pget_external_count(dcpl.id) == 0 else {
+            return nil
+        }
+        let file = try mappedFile(dataset)
+        let plan = try chunkPlan(dataset, dcpl: dcpl, name: name, dims: dims, elementSize: H5Tget_size(fileType.id), file: file)
+        let chunkRows = plan.dataset.chunk[0]
+        guard plan.missing.isEmpty, (1...HDF5RowBlocks.maximumFillRows).contains(chunkRows) else { return nil }
+        var byRow = [[HDF5ChunkedDataset.PlacedChunk]](repeating: [], count: plan.dataset.grid[0])
+        for chunk in plan.chunks { byRow[chunk.offset[0] / chunkRows].append(chunk) }
+        return HDF5RowBlocks(dataset: plan.dataset, chunksByRow: byRow, file: file, name: name, path: path)
+    }
+
     private static func zeroed<T: BitwiseCopyable>(_: T.Type, count: Int) -> [T] {
         [T](unsafeUninitializedCapacity: count) { buffer, initialized in
             if let base = buffer.baseAddress { memset(base, 0, count * MemoryLayout<T>.stride) }
@@ -325,5 +345,56 @@ extension HDF5Session {
                       "H5Dread (\(name))")
         }
         return values
+    }
+}
+
+/// A chunked dataset read a block of whole chunk rows at a time (`decode(rows:into:)`), from
+/// the mapped file, on any thread: the measurements' passes over our HDF5 file.
+struct HDF5RowBlocks: Sendable {
+    let dataset: HDF5ChunkedDataset
+    /// The stored chunks of each row of the chunk grid.
+    let chunksByRow: [[HDF5ChunkedDataset.PlacedChunk]]
+    let file: HDF5MappedFile
+    let name: String, path: String
+
+    /// The tallest blocks read (a dataset whose chunks need taller ones is read whole).
+    static let maximumFillRows = 128
+
+    /// Rows per chunk.
+    var chunkRows: Int { dataset.chunk[0] }
+
+    /// The rows of the smallest block of whole chunks that is also a whole number of the
+    /// measurements' bands (`SceneLinearImage.scanRows`).
+    var fillRows: Int {
+        var rows = chunkRows
+        while rows % SceneLinearImage.scanRows != 0 { rows += chunkRows }
+        return rows
+    }
+
+    /// Bytes per dataset row (every dimension but the first).
+    var rowBytes: Int { dataset.dims.dropFirst().reduce(dataset.elementSize, *) }
+
+    /// Decodes dataset rows `rows` into `band` (`rows.count × rowBytes` bytes). `rows` starts
+    /// on a chunk row and ends on one or at the last row, so that every chunk decoded lies
+    /// inside it.
+    /// - Throws: `ExchangeError`: `.corruptData` for a chunk that fails, `.truncated` when the
+    ///   file was cut while it was read.
+    func decode(rows: Range<Int>, into band: UnsafeMutableRawPointer) throws {
+        guard !rows.isEmpty else { return }
+        // The dataset's row 0 lies `rows.lowerBound` rows before the band: chunks inside
+        // `rows` write only the band's bytes.
+        let origin = band - rows.lowerBound * rowBytes
+        var scratch = HDF5ChunkedDataset.Scratch()
+        do {
+            for k in (rows.lowerBound / chunkRows)...((rows.upperBound - 1) / chunkRows) {
+                for chunk in chunksByRow[k] {
+                    try dataset.decode(chunk, from: file, into: origin, scratch: &scratch)
+                    file.releaseResidentPages(offset: chunk.start, length: chunk.size)
+                }
+            }
+        } catch {
+            throw ExchangeError(path: path, operation: error.operation, message: "\(name): \(error)", category: .corruptData)
+        }
+        try file.checkWhole()
     }
 }

@@ -212,30 +212,61 @@ public enum HDF5File {
             let session = HDF5Session(path: path, writing: false)
             let file = try open(path, session)
             let r = try HDF5Reader(session: session, file: file, limits: limits).read(keepStored: false)
-            let image = SceneLinearImage(pixels: ImageBuffer(width: r.width, height: r.height, channels: 3, samples: r.stored.floats),
+            guard let stored = r.stored else {
+                throw ExchangeError(path: path, operation: "readSceneLinear", message: "/image was not read", category: .internalError)
+            }
+            let image = SceneLinearImage(pixels: ImageBuffer(width: r.width, height: r.height, channels: 3, samples: stored.floats),
                                          clipMask: r.clipMask, encoding: r.metadata.encoding, exposure: r.metadata.exposure,
                                          provenance: r.metadata.provenance, masks: r.masks)
             return (image, r.deviation)
         }
     }
 
-    /// Reads an HDF5 file written by `write` for measuring: `/image` as stored (binary16 stays
-    /// 2 bytes) and `/clip_mask`, widened to `Float` band by band in each pass of its `scan`.
-    /// Metadata as `readSceneLinear`; the semantic masks are not read.
-    /// - Throws: as `readSceneLinear`.
+    /// Reads an HDF5 file written by `write` for measuring: `/image` and `/clip_mask`
+    /// widened to `Float` band by band in each pass of its `scan`. Datasets whose chunks are
+    /// whole rows of at most `HDF5RowBlocks.maximumFillRows` (every file `convert` writes) are
+    /// decoded again in each pass, a block of chunk rows at a time, from the mapped file;
+    /// others are read once as stored (binary16 stays 2 bytes). Metadata as
+    /// `readSceneLinear`; the semantic masks are not read.
+    /// - Throws: as `readSceneLinear`; a pass throws `ExchangeError` for a chunk that fails or
+    ///   a file cut while it is read.
     public static func readStored(_ path: String, limits: ReadLimits = ReadLimits()) throws -> StoredSceneLinearImage {
         let r = try HDF5Library.withLock(for: path, writing: false) {
             let session = HDF5Session(path: path, writing: false)
             let file = try open(path, session)
-            return try HDF5Reader(session: session, file: file, limits: limits).read(keepStored: true)
+            return try HDF5Reader(session: session, file: file, limits: limits).read(keepStored: true, blocks: true)
         }
-        let stored = r.stored, mask = r.clipMask, width = r.width
-        return StoredSceneLinearImage(image: r.metadata, width: width, height: r.height, hasClipMask: mask != nil) { rows, values, m in
+        let mask = r.clipMask, maskBlocks = r.maskBlocks, width = r.width
+        let hasMask = mask != nil || maskBlocks != nil
+        @Sendable func copyMask(_ rows: Range<Int>, into m: UnsafeMutablePointer<UInt8>) throws {
+            if let maskBlocks { return try maskBlocks.decode(rows: rows, into: UnsafeMutableRawPointer(m)) }
+            mask?.withUnsafeBufferPointer { m.update(from: $0.baseAddress! + rows.lowerBound * width, count: rows.count * width) }
+        }
+        if let blocks = r.imageBlocks {
+            // The blocks' buffers, freed and allocated again block after block, kept in the process.
+            MallocThresholds.fixed
+            return StoredSceneLinearImage(image: r.metadata, width: width, height: r.height, hasClipMask: hasMask,
+                                          fillRows: blocks.fillRows) { rows, values, m in
+                let count = 3 * rows.count * width, size = blocks.dataset.elementSize
+                try withUnsafeTemporaryAllocation(byteCount: count * size, alignment: 16) { raw in
+                    try blocks.decode(rows: rows, into: raw.baseAddress!)
+                    let out = UnsafeMutableBufferPointer(start: values, count: count)
+                    if size == 2 {
+                        HalfConversion.convert(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: Float16.self), count: count), to: out)
+                    } else {
+                        _ = out.initialize(from: UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: Float.self), count: count))
+                    }
+                }
+                if let m { try copyMask(rows, into: m) }
+            }
+        }
+        guard let stored = r.stored else {
+            throw ExchangeError(path: path, operation: "readStored", message: "/image was not read", category: .internalError)
+        }
+        return StoredSceneLinearImage(image: r.metadata, width: width, height: r.height, hasClipMask: hasMask) { rows, values, m in
             let first = rows.lowerBound * width, count = rows.count * width
             stored.widen(3 * first, count: 3 * count, into: values)
-            if let mask, let m {
-                mask.withUnsafeBufferPointer { (m).update(from: $0.baseAddress! + first, count: count) }
-            }
+            if let m { try copyMask(rows, into: m) }
         }
     }
 

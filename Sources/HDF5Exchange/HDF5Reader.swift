@@ -13,9 +13,14 @@ struct HDF5Reader {
     /// as stored, its size, the clip mask and the semantic masks.
     struct Contents {
         var metadata: SceneLinearImage
-        var stored: HDF5Samples
+        /// `/image` as stored; nil when it is read in blocks (`imageBlocks`).
+        var stored: HDF5Samples?
         var width: Int, height: Int
         var clipMask: [UInt8]?
+        /// `/image` and `/clip_mask` to decode a block of rows at a time, when asked for
+        /// (`read(keepStored:blocks:)`) and the datasets allow it.
+        var imageBlocks: HDF5RowBlocks? = nil
+        var maskBlocks: HDF5RowBlocks? = nil
         var masks: [SemanticMaskLayer]
         /// The per-pixel standard deviation layer (`HDF5File.deviationDatasets`), when read.
         var deviation: [Float]? = nil
@@ -23,7 +28,10 @@ struct HDF5Reader {
 
     /// The file's contents; the semantic masks only when the stored pixels are not kept for
     /// measuring (`keepStored`, which also checks the limits for them instead of `Float`).
-    func read(keepStored: Bool) throws -> Contents {
+    /// With `blocks` (measuring), `/image` and `/clip_mask` are left to be decoded a block of
+    /// rows at a time where their chunks allow it (`HDF5RowBlocks`, blocks of at most
+    /// `HDF5RowBlocks.maximumFillRows` rows), and read whole otherwise.
+    func read(keepStored: Bool, blocks: Bool = false) throws -> Contents {
         let s = session
         let root = try s.handle(H5Gopen2(file.id, "/", chdf5_P_DEFAULT()), "H5Gopen2 (/)", closer: H5Gclose)
         let rootAttributes = Dictionary(try s.attributes(root), uniquingKeysWith: { a, _ in a })
@@ -42,12 +50,15 @@ struct HDF5Reader {
         try s.checkHeader(of: "image", from: file)
         let dataset = try s.handle(H5Dopen2(file.id, "image", chdf5_P_DEFAULT()), "H5Dopen2 (/image)", closer: H5Dclose)
         let (height, width) = try shape(dataset, channels: 3, name: "/image")
-        // Float RGB (or as stored), the clip mask, and a few mask layers' worth.
-        try limits.check(path: s.path, width: width, height: height, bytesPerPixel: keepStored ? 12 + 1 : 12 + 1 + 4)
-        let samples = try readPixels(dataset, height: height, width: width)
+        let imageBlocks = blocks ? try imageRowBlocks(dataset, height: height, width: width) : nil
+        // Float RGB (or as stored), the clip mask, and a few mask layers' worth; in blocks, none.
+        try limits.check(path: s.path, width: width, height: height,
+                         bytesPerPixel: imageBlocks != nil ? 0 : keepStored ? 12 + 1 : 12 + 1 + 4)
+        let samples = imageBlocks == nil ? try readPixels(dataset, height: height, width: width) : nil
         let imageAttributes = Dictionary(try s.attributes(dataset), uniquingKeysWith: { a, _ in a })
 
         var mask: [UInt8]?
+        var maskBlocks: HDF5RowBlocks?
         if exists("clip_mask") {
             try s.checkHeader(of: "clip_mask", from: file)
             let maskSet = try s.handle(H5Dopen2(file.id, "clip_mask", chdf5_P_DEFAULT()), "H5Dopen2 (/clip_mask)",
@@ -57,8 +68,15 @@ struct HDF5Reader {
                 throw ExchangeError(path: s.path, operation: "readSceneLinear",
                                     message: "/clip_mask is \(mw)×\(mh), /image \(width)×\(height)", category: .corruptData)
             }
-            mask = try s.readDataset(maskSet, name: "/clip_mask", dims: [height, width], memoryType: chdf5_NATIVE_UINT8(),
-                                     as: UInt8.self)
+            if let imageBlocks {
+                // In blocks only when the image's blocks hold whole rows of its chunks too.
+                maskBlocks = try s.rowBlocks(maskSet, name: "/clip_mask", dims: [height, width], memoryType: chdf5_NATIVE_UINT8())
+                    .flatMap { imageBlocks.fillRows % $0.chunkRows == 0 ? $0 : nil }
+            }
+            if maskBlocks == nil {
+                mask = try s.readDataset(maskSet, name: "/clip_mask", dims: [height, width], memoryType: chdf5_NATIVE_UINT8(),
+                                         as: UInt8.self)
+            }
         }
 
         let masks = keepStored ? [] : try readMasks(width: width, height: height)
@@ -104,8 +122,8 @@ struct HDF5Reader {
         let metadata = SceneLinearImage(pixels: ImageBuffer(width: 0, height: 0, channels: 3, samples: []), clipMask: nil,
                                         encoding: encoding, exposure: exposure, provenance: provenance, masks: [])
         try s.checkMappedFileWhole()
-        return Contents(metadata: metadata, stored: samples, width: width, height: height, clipMask: mask, masks: masks,
-                        deviation: deviation)
+        return Contents(metadata: metadata, stored: samples, width: width, height: height, clipMask: mask, imageBlocks: imageBlocks,
+                        maskBlocks: maskBlocks, masks: masks, deviation: deviation)
     }
 
     /// The first of `HDF5File.deviationDatasets` the file has, as `Float` RGB; nil without one.
@@ -210,6 +228,18 @@ struct HDF5Reader {
                                 message: "\(name) has shape \(dims)", category: .corruptData)
         }
         return (h, w)
+    }
+
+    /// `/image` in blocks of rows, when its elements are binary16 or binary32 as this
+    /// machine holds them and its chunks allow it (`HDF5Session.rowBlocks`).
+    private func imageRowBlocks(_ dataset: H5Handle, height: Int, width: Int) throws -> HDF5RowBlocks? {
+        let s = session
+        let fileType = try s.type(H5Dget_type(dataset.id), "H5Dget_type (/image)")
+        guard H5Tget_class(fileType.id) == H5T_FLOAT else { return nil }
+        let f16 = try s.type(chdf5_create_float16_le(), "H5Tcopy (float16)")
+        let memoryType = H5Tget_size(fileType.id) == 2 ? f16.id : chdf5_NATIVE_FLOAT()
+        return try s.rowBlocks(dataset, name: "/image", dims: [height, width, 3], memoryType: memoryType)
+            .flatMap { $0.fillRows <= HDF5RowBlocks.maximumFillRows ? $0 : nil }
     }
 
     private func readPixels(_ dataset: H5Handle, height: Int, width: Int) throws -> HDF5Samples {

@@ -187,20 +187,23 @@ import TestSupport
         #expect(try Pipeline.analyzeStreaming(aces, request: Self.request()) == nil)
     }
 
-    /// A scanline EXR, decoded again in each pass, that is damaged in its pixel data or cut
-    /// fails cleanly: the file named, the category's exit code, no result printed.
-    @Test func damagedStoredEXRIsAnError() throws {
+    /// A scanline EXR or an HDF5 file, decoded again in each pass, that is damaged in its
+    /// pixel data or cut fails cleanly: the file named, the category's exit code, no result
+    /// printed.
+    @Test(arguments: ["exr", "h5"]) func damagedStoredFileIsAnError(_ format: String) throws {
         let dir = TestData.temporaryDirectory("streaming-measurement-damaged")
         defer { try? FileManager.default.removeItem(at: dir) }
         let dng = dir.appendingPathComponent("chart.dng").path
         try DNGWriter.write(try TestChart.make(width: 320, height: 240, tileSize: (64, 48)).dng, to: dng)
-        let exr = dir.appendingPathComponent("chart.exr").path
-        try #require(try CLI.run(["convert", dng, "-o", exr]).status == 0)
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: exr))
+        let stored = dir.appendingPathComponent("chart." + format).path
+        try #require(try CLI.run(["convert", dng, "-o", stored]).status == 0)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: stored))
         var damaged = bytes
-        let start = bytes.count * 7 / 10
+        // Inside the pixel data: past the EXR's header and offsets, before the HDF5 file's
+        // metadata at its end.
+        let start = bytes.count * (format == "exr" ? 7 : 5) / 10
         damaged.replaceSubrange(start..<(start + 200), with: Data(repeating: 0x55, count: 200))
-        let bad = dir.appendingPathComponent("damaged.exr").path, cut = dir.appendingPathComponent("cut.exr").path
+        let bad = dir.appendingPathComponent("damaged." + format).path, cut = dir.appendingPathComponent("cut." + format).path
         try damaged.write(to: URL(fileURLWithPath: bad))
         try bytes.prefix(bytes.count * 8 / 10).write(to: URL(fileURLWithPath: cut))
         for (path, categories) in [(bad, ["corrupt-data"]), (cut, ["truncated", "corrupt-data"])] {
