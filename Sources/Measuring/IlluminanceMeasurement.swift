@@ -168,8 +168,12 @@ struct IlluminanceSource {
         deviation = input.deviation
     }
 
+    /// Each pass refused when the file changed since it was opened (`checkUnchanged`).
     init(_ streamed: Pipeline.StreamedSource) {
-        passes = streamed.passes
+        passes = ImageScan { prepare, visit in
+            try streamed.passes.pass(prepare, visit)
+            try streamed.checkUnchanged()
+        }
         known = streamed.known
     }
 

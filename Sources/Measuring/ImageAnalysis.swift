@@ -269,6 +269,14 @@ extension Pipeline {
     /// `keepBlocks`: a DNG's first pass keeps its decoded blocks for the later ones.
     static func streamedSource(_ path: String, develop: DevelopOptions, maskRegions: Bool = false,
                                keepBlocks: Bool = true) throws -> StreamedSource? {
+        let watch = FileWatch(path: path)
+        var source = try openedSource(path, develop: develop, maskRegions: maskRegions, keepBlocks: keepBlocks)
+        source?.watch = watch
+        return source
+    }
+
+    /// `streamedSource` without its watch.
+    private static func openedSource(_ path: String, develop: DevelopOptions, maskRegions: Bool, keepBlocks: Bool) throws -> StreamedSource? {
         let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
         switch ext {
         case "exr", "h5", "hdf5":
@@ -299,6 +307,7 @@ extension Pipeline {
     public static func developForOutput(path: String, options: DevelopOptions, keepClipMask: Bool,
                                         measuring request: AnalysisRequest) throws -> (image: ConvertedImage, analysis: FileAnalysis)? {
         guard !request.regions.contains(where: \.isMask), AnalysisInput.measuredAsIs(options.encoding) else { return nil }
+        let watch = FileWatch(path: path)
         let dng = try DNGFile.open(path: path)
         guard try dng.mainRawImage().photometric != Photometric.cfa else { return nil }
         let cache = try measurementBlockCache(dng, options: options)
@@ -320,7 +329,8 @@ extension Pipeline {
             known.image = image
             known.noise = AnalysisInput.noiseModel(for: image)
         }
-        let analysis = try measureStreamed(path, StreamedSource(passes: passes, known: known), request: request, picture: nil).analysis
+        let analysis = try measureStreamed(path, StreamedSource(passes: passes, known: known, watch: watch), request: request,
+                                           picture: nil).analysis
         return (ConvertedImage(output.made!), analysis)
     }
 
@@ -328,6 +338,17 @@ extension Pipeline {
     struct StreamedSource {
         let passes: ImageScan
         let known: KnownImage
+        /// The file, watched from before it was opened: each pass is refused when it changed.
+        var watch: FileWatch? = nil
+
+        /// - Throws: `ExchangeError` (`.temporaryFailure`) when the file changed since it was
+        ///   opened (its passes may have read two versions of it).
+        func checkUnchanged() throws {
+            guard let watch, watch.changed else { return }
+            throw ExchangeError(path: watch.path, operation: "read",
+                                message: "the file changed while it was measured (its size or modification time is not what it was when it was opened); measure it again once it is complete",
+                                category: .temporaryFailure)
+        }
     }
 
     /// The image without its pixels, and its noise model (nil without a NoiseProfile): known
@@ -406,6 +427,7 @@ extension Pipeline {
                 try visit(patch)
                 if isFirst { first.reduction?.add(patch) }
             })
+            try source.checkUnchanged()
         }
         let regions = request.regions
         let percentiles = analysisPercentiles(request)

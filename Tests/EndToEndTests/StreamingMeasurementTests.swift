@@ -219,6 +219,41 @@ import TestSupport
         }
     }
 
+    /// A file rewritten in place while it is measured (another process still writing it) is
+    /// refused after the pass that saw it change, not measured from two versions; a file
+    /// renamed over it is not a change (the passes read the one opened).
+    @Test func fileChangedWhileMeasuredIsRefused() throws {
+        let dir = TestData.temporaryDirectory("streaming-measurement-changed")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let dng = dir.appendingPathComponent("chart.dng").path
+        try DNGWriter.write(try TestChart.make(width: 200, height: 136, tileSize: (64, 48)).dng, to: dng)
+        let exr = dir.appendingPathComponent("chart.exr").path, h5 = dir.appendingPathComponent("chart.h5").path
+        try #require(try CLI.run(["convert", dng, "-o", exr]).status == 0)
+        try #require(try CLI.run(["convert", dng, "-o", h5]).status == 0)
+        let request = try Self.request()
+        for path in [dng, exr, h5] {
+            let opened = try #require(try Pipeline.streamedSource(path, develop: request.develop), "\(path)")
+            // After the first pass, the file's modification time moves on (its bytes rewritten in place).
+            let rewritten = Pipeline.StreamedSource(passes: ImageScan { prepare, visit in
+                try opened.passes.pass(prepare, visit)
+                let later = timespec(tv_sec: time(nil) + 100, tv_nsec: 0)
+                var times = [later, later]
+                #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+            }, known: opened.known, watch: opened.watch)
+            #expect {
+                _ = try Pipeline.measureStreamed(path, rewritten, request: request, picture: nil)
+            } throws: { error in
+                guard let e = error as? ExchangeError else { return false }
+                return e.category == .temporaryFailure && e.path == path && e.category.exitCode == 75
+            }
+        }
+        // Renamed over while open: the watched file is the one opened, unchanged.
+        let watch = try #require(FileWatch(path: exr))
+        try FileManager.default.removeItem(atPath: exr)
+        try #require(try CLI.run(["convert", dng, "-o", exr, "--exr-compression", "piz"]).status == 0)
+        #expect(!watch.changed)
+    }
+
     /// A DNG's regions given by semantic masks are streamed (`StreamedMaskRegionTests`); an
     /// input that does not exist is an error either way.
     @Test func missingInputsAreErrors() throws {
