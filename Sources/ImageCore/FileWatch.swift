@@ -16,11 +16,13 @@ public final class FileWatch: Sendable {
         var nanoseconds: Int
     }
 
-    /// Opens `path`; nil when it cannot be opened (the reader reports that itself).
+    /// Opens `path` without waiting (a FIFO opened for reading would wait for a writer);
+    /// nil when it cannot be opened or is not a regular file (the reader refuses those itself).
     public init?(path: String) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
-        guard let stamp = Self.stamp(fd) else {
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, let stamp = Self.stamp(fd) else {
             close(fd)
             return nil
         }

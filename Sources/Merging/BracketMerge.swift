@@ -124,17 +124,79 @@ public struct MergedBracket: Sendable {
     public var timings: [(String, Double)] = []
 }
 
-/// Why frames cannot be merged.
+/// Why frames cannot be merged: the frame it concerns (empty for the request as a whole)
+/// and the problem, with the values that show it.
 public struct MergeError: SceneLinearFailure, Equatable {
     public let path: String
     public var file: String? { path }
-    public let reason: String
-    public let category: FailureCategory
+    public let problem: Problem
 
-    public init(path: String, reason: String, category: FailureCategory = .bracketMismatch) {
+    public enum Problem: Equatable, Sendable {
+        /// The same bytes as frame `earlier`.
+        case repeatedFrame(earlier: String)
+        case tooFewFrames(count: Int)
+        /// `--reference` (1-based `frame`) is not one of the `frames`.
+        case referenceNotAFrame(frame: Int, frames: Int)
+        /// No shift within `maxShift` pixels leaves enough pixels valid in this frame and `reference`.
+        case cannotAlign(reference: String, maxShift: Int)
+        /// Not a frame of `first`'s camera: `why` (the identities that differ).
+        case otherCamera(first: String, why: String)
+        /// A raw image of another size or active area than `first`'s.
+        case otherSize(size: [Int], activeArea: String, first: String, firstSize: [Int], firstActiveArea: String)
+        /// A raw image of another layout than `first`'s.
+        case otherLayout(photometric: Int, samplesPerPixel: Int, cfa: String, first: String)
+        /// A filter given for a frame (1-based) the merge does not have.
+        case filterForMissingFrame(frame: Int, frames: Int)
+        /// Fewer than `minimum` pixels valid in this frame and its neighbour in exposure.
+        case framesDoNotOverlap(neighbour: String, minimum: Int)
+        /// This share of the smooth pixels shared with the neighbour differ beyond their noise.
+        case ratioDisagrees(neighbour: String, share: Double, limit: Double)
+        /// The raw image `ifd` gives no noise model the merge can use (`why`).
+        case noNoiseProfile(ifd: String, why: String)
+    }
+
+    public init(path: String, _ problem: Problem) {
         self.path = path
-        self.reason = reason
-        self.category = category
+        self.problem = problem
+    }
+
+    public var category: FailureCategory {
+        switch problem {
+        case .filterForMissingFrame: return .usage
+        case .noNoiseProfile: return .unsupportedFeature
+        default: return .bracketMismatch
+        }
+    }
+
+    /// What is wrong, in words.
+    public var reason: String {
+        switch problem {
+        case .repeatedFrame(let earlier):
+            return "the same bytes as \(earlier): a frame given twice would count its noise twice"
+        case .tooFewFrames(let count):
+            return "a merge needs at least two frames, got \(count)"
+        case .referenceNotAFrame(let frame, let frames):
+            return "reference frame \(frame) is not one of the \(frames) frames"
+        case .cannotAlign(let reference, let maxShift):
+            return "cannot be aligned with \(reference): too few pixels valid in both within \(maxShift) pixels of shift"
+        case .otherCamera(let first, let why):
+            return "not a frame of \(first)'s camera: \(why.replacingOccurrences(of: "it was made", with: "that one was made"))"
+        case .otherSize(let size, let activeArea, let first, let firstSize, let firstActiveArea):
+            return "its raw image is \(size[0])×\(size[1]) (ActiveArea \(activeArea)), \(first)'s \(firstSize[0])×\(firstSize[1]) (ActiveArea \(firstActiveArea))"
+        case .otherLayout(let photometric, let samplesPerPixel, let cfa, let first):
+            return "its raw image's layout (photometric \(photometric), \(samplesPerPixel) samples per pixel, CFA \(cfa)) is not \(first)'s"
+        case .filterForMissingFrame(let frame, let frames):
+            return "a filter is given for frame \(frame), and the merge has \(frames) frames"
+        case .framesDoNotOverlap(let neighbour, let minimum):
+            return "fewer than \(minimum) pixels are valid both in it and in \(neighbour) (neither clipped nor in the noise floor): "
+                + "the frames do not overlap, so their exposure ratio cannot be checked (--unchecked-ratios merges them at the metadata's)"
+        case .ratioDisagrees(let neighbour, let share, let limit):
+            return "\(String(format: "%.1f", 100 * share)) % of the smooth pixels valid in it and in \(neighbour) differ beyond their noise "
+                + "(by more than 5 standard deviations and 5 % from the measured exposure ratio): not the same scene, or a subject "
+                + "that moved over much of the frame (--max-disagreement \(String(format: "%g", 100 * limit)))"
+        case .noNoiseProfile(let ifd, let why):
+            return "\(ifd): \(why); the merge weights each frame by its noise, which the profile gives"
+        }
     }
 
     public var description: String { path.isEmpty ? reason : "\(path): \(reason)" }
@@ -150,7 +212,7 @@ extension Pipeline {
         for file in files where sizes[file.file.count, default: 0] > 1 {
             let digest = SHA256Digest.hex(of: file.file.data)
             if let earlier = seen[digest] {
-                throw MergeError(path: file.path, reason: "the same bytes as \(earlier): a frame given twice would count its noise twice")
+                throw MergeError(path: file.path, .repeatedFrame(earlier: earlier))
             }
             seen[digest] = file.path
         }
@@ -166,7 +228,7 @@ extension Pipeline {
     ///   no valid pixels; the decoders' errors.
     public static func merge(paths: [String], options: MergeOptions = MergeOptions()) throws -> MergedBracket {
         guard paths.count >= 2 else {
-            throw MergeError(path: paths.first ?? "", reason: "a merge needs at least two frames, got \(paths.count)")
+            throw MergeError(path: paths.first ?? "", .tooFewFrames(count: paths.count))
         }
         let files = try paths.map { try DNGFile.open(path: $0) }
         try refuseRepeatedFrames(files)
@@ -290,7 +352,7 @@ extension Pipeline {
         let candidates = unfiltered.isEmpty ? byExposure : unfiltered
         let reference = options.reference ?? candidates[(candidates.count - 1) / 2]
         guard byExposure.contains(reference) else {
-            throw MergeError(path: "", reason: "reference frame \(reference + 1) is not one of the \(byExposure.count) frames")
+            throw MergeError(path: "", .referenceNotAFrame(frame: reference + 1, frames: byExposure.count))
         }
         return reference
     }
@@ -326,8 +388,7 @@ extension Pipeline {
         for i in paths.indices where i != reference {
             guard let o = FrameAlignment.offset(of: samples[i], against: samples[reference], width: width, height: height,
                                                 planes: planes, mosaic: mosaic, maxShift: maxShift) else {
-                throw MergeError(path: paths[i], reason: "cannot be aligned with \(paths[reference]): too few pixels valid in both "
-                                 + "within \(maxShift) pixels of shift")
+                throw MergeError(path: paths[i], .cannotAlign(reference: paths[reference], maxShift: maxShift))
             }
             offsets[i] = [o.dx, o.dy]
             samples[i] = samples[i].shifted(dx: o.dx, dy: o.dy, width: width, height: height, planes: planes)
@@ -359,17 +420,17 @@ extension Pipeline {
         let identity = CameraIdentity(first.metadata)
         for (i, file) in files.enumerated().dropFirst() {
             if let why = identity.mismatch(CameraIdentity(file.metadata)) {
-                throw MergeError(path: file.path, reason: "not a frame of \(first.path)'s camera: \(why.replacingOccurrences(of: "it was made", with: "that one was made"))")
+                throw MergeError(path: file.path, .otherCamera(first: first.path, why: why))
             }
             let r = raws[i]
             guard r.width == firstRaw.width, r.height == firstRaw.height, r.activeArea == firstRaw.activeArea else {
-                throw MergeError(path: file.path, reason: "its raw image is \(r.width)×\(r.height) (ActiveArea \(r.activeArea)), "
-                                 + "\(first.path)'s \(firstRaw.width)×\(firstRaw.height) (ActiveArea \(firstRaw.activeArea))")
+                throw MergeError(path: file.path, .otherSize(size: [r.width, r.height], activeArea: "\(r.activeArea)", first: first.path,
+                                                  firstSize: [firstRaw.width, firstRaw.height], firstActiveArea: "\(firstRaw.activeArea)"))
             }
             guard r.photometric == firstRaw.photometric, r.samplesPerPixel == firstRaw.samplesPerPixel,
                   r.cfa?.pattern == firstRaw.cfa?.pattern else {
-                throw MergeError(path: file.path, reason: "its raw image's layout (photometric \(r.photometric), \(r.samplesPerPixel) samples "
-                                 + "per pixel, CFA \(r.cfa?.pattern.map(String.init).joined() ?? "none")) is not \(first.path)'s")
+                throw MergeError(path: file.path, .otherLayout(photometric: Int(r.photometric), samplesPerPixel: Int(r.samplesPerPixel),
+                                                    cfa: r.cfa?.pattern.map(String.init).joined() ?? "none", first: first.path))
             }
     }
     }
@@ -377,8 +438,7 @@ extension Pipeline {
     /// Refuses a filter given for a frame the merge does not have.
     static func checkFrameFilters(_ filters: [Int: FilterFactor], paths: [String]) throws {
         if let bad = filters.keys.sorted().first(where: { !paths.indices.contains($0) }) {
-            throw MergeError(path: "", reason: "a filter is given for frame \(bad + 1), and the merge has \(paths.count) frames",
-                             category: .usage)
+            throw MergeError(path: "", .filterForMissingFrame(frame: bad + 1, frames: paths.count))
         }
     }
 
@@ -445,13 +505,11 @@ extension Pipeline {
                         previous = i
                         continue
                     }
-                    throw MergeError(path: paths[i], reason: "fewer than \(ExposureRatioFit.minimumSamples) pixels are valid both in it "
-                                     + "and in \(paths[previous]) (neither clipped nor in the noise floor): the frames do not overlap, "
-                                     + "so their exposure ratio cannot be checked (--unchecked-ratios merges them at the metadata's)")
+                    throw MergeError(path: paths[i], .framesDoNotOverlap(neighbour: paths[previous], minimum: ExposureRatioFit.minimumSamples))
                 }
                 guard fit.disagreeingShare <= options.maxDisagreement else {
-                    let share = String(format: "%.1f", 100 * fit.disagreeingShare), limit = String(format: "%g", 100 * options.maxDisagreement)
-                    throw MergeError(path: paths[i], reason: "\(share) % of the smooth pixels valid in it and in \(paths[previous]) differ beyond their noise (by more than 5 standard deviations and 5 % from the measured exposure ratio): not the same scene, or a subject that moved over much of the frame (--max-disagreement \(limit))")
+                    throw MergeError(path: paths[i], .ratioDisagrees(neighbour: paths[previous], share: fit.disagreeingShare,
+                                                                     limit: options.maxDisagreement))
                 }
                 reports[i].disagreeingShare = fit.disagreeingShare
                 // This frame's exposure from its neighbour's (as used) and the measured ratio.
@@ -528,7 +586,6 @@ extension Pipeline {
         } else {
             why = "it has no NoiseProfile (tag 51041)"
         }
-        throw MergeError(path: path, reason: "\(raw.path): \(why); the merge weights each frame by its noise, which the profile gives",
-                         category: .unsupportedFeature)
+        throw MergeError(path: path, .noNoiseProfile(ifd: raw.path, why: why))
     }
 }
