@@ -546,7 +546,11 @@ final class EXRPartReader: @unchecked Sendable {
     /// chunk boundaries or at the last row).
     /// - Throws: `ExchangeError` for the first failing chunk.
     func decode(rows: Range<Int>, into planes: EXRChannelPlanes) throws {
-        guard let ctxt = context.handle, !rows.isEmpty, !layout.tiled else { return }
+        guard !layout.tiled else {
+            throw ExchangeError(path: context.path, operation: "decode(rows:)", message: "a tiled part is not read by rows",
+                                category: .internalError)
+        }
+        guard let ctxt = context.handle, !rows.isEmpty else { return }
         let lines = layout.linesPerChunk
         let failure = withPipeline(ctxt) { pipe, initialized -> Failure? in
             for index in (rows.lowerBound / lines)...((rows.upperBound - 1) / lines) {
