@@ -83,10 +83,7 @@ public final class FileBytes: @unchecked Sendable {
     /// bytes stay.
     public func releaseResidentPages(offset: Int, length: Int) {
         guard let mapping else { return }
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let first = (offset + page - 1) / page * page, end = (offset + length) / page * page
-        guard end > first else { return }
-        _ = madvise(mapping + first, end - first, MADV_DONTNEED)
+        MappedRange.releaseResidentPages(of: mapping, size: data.count, offset: offset, length: length)
     }
 
     /// True when `offset ..< offset + length` lies inside the file (overflow-safe).

@@ -204,13 +204,10 @@ extension EXRFile {
                                        inflatesZip: open.inflatesZip)
         // The blocks' buffers, freed and allocated again block after block, kept in the process.
         MallocThresholds.fixed
-        let lines = reader.layout.linesPerChunk, bandRows = SceneLinearImage.scanRows
-        // Whole chunks per fill, in whole bands: each chunk is decoded once a pass.
-        var fillRows = lines
-        while fillRows % bandRows != 0 { fillRows += lines }
         let width = open.width
-        return StoredSceneLinearImage(image: image, width: width, height: open.height,
-                                      hasClipMask: clipNames.contains(where: names.contains), fillRows: fillRows) { rows, values, mask in
+        // Whole chunks per fill: each chunk is decoded once a pass.
+        return StoredSceneLinearImage(image: image, width: width, height: open.height, hasClipMask: clipNames.contains(where: names.contains),
+                                      blockRows: reader.layout.linesPerChunk) { rows, values, mask in
             let block = EXRChannelPlanes(width: width, height: rows.count, channels: channels)
             try reader.decode(rows: rows, into: block)
             fillBand(rgb: try block.rgb(path: path), clip: clipNames.lazy.compactMap { block.plane(named: $0) }.first, first: 0,

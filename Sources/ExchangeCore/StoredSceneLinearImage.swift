@@ -11,26 +11,26 @@ public struct StoredSceneLinearImage: Sendable {
     public let hasClipMask: Bool
     /// Widens rows of the stored pixels (and the clip mask) into a band.
     let fill: ImagePatch.BandFill
-    /// How many rows `fill` is best asked for at a time (the file's blocks of rows).
-    let fillRows: Int
+    /// The rows of the file's blocks (chunks), which `fill` is asked for whole.
+    let blockRows: Int
 
-    package init(image: SceneLinearImage, width: Int, height: Int, hasClipMask: Bool, fillRows: Int = SceneLinearImage.scanRows,
+    package init(image: SceneLinearImage, width: Int, height: Int, hasClipMask: Bool, blockRows: Int = SceneLinearImage.scanRows,
                  fill: @escaping ImagePatch.BandFill) {
         self.image = image
         self.width = width
         self.height = height
         self.hasClipMask = hasClipMask
-        self.fillRows = fillRows
+        self.blockRows = blockRows
         self.fill = fill
     }
 
     /// Passes over the pixels in the bands `SceneLinearImage.scan` uses, with the values that
     /// reading the file whole (`readSceneLinear`) would give.
     public var scan: ImageScan {
-        let width = self.width, height = self.height, hasClipMask = self.hasClipMask, fill = self.fill, fillRows = self.fillRows
+        let width = self.width, height = self.height, hasClipMask = self.hasClipMask, fill = self.fill, blockRows = self.blockRows
         return ImageScan { prepare, visit in
             try prepare(width, height)
-            try ImagePatch.visitBands(width: width, height: height, hasMask: hasClipMask, fillRows: fillRows, fill: fill, visit)
+            try ImagePatch.visitBands(width: width, height: height, hasMask: hasClipMask, blockRows: blockRows, fill: fill, visit)
         }
     }
 }

@@ -95,8 +95,8 @@ extension HDF5Session {
 
     /// `dataset` (dimensions `dims`, C order) as blocks of rows to decode on demand
     /// (`HDF5RowBlocks`), when it can be read so: chunked, every chunk stored, the file's
-    /// elements already of `memoryType`, and chunks of at most `HDF5RowBlocks.maximumFillRows` rows. Nil
-    /// otherwise (read it whole with `readDataset`).
+    /// elements already of `memoryType`, and blocks (`ImagePatch.fillRows`) of at most
+    /// `HDF5RowBlocks.maximumFillRows` rows. Nil otherwise (read it whole with `readDataset`).
     /// - Throws: as `readDataset`, for a damaged chunk index.
     func rowBlocks(_ dataset: H5Handle, name: String, dims: [Int], memoryType: hid_t) throws -> HDF5RowBlocks? {
         let fileType = try type(H5Dget_type(dataset.id), "H5Dget_type (\(name))")
@@ -107,7 +107,9 @@ extension HDF5Session {
         let file = try mappedFile(dataset)
         let plan = try chunkPlan(dataset, dcpl: dcpl, name: name, dims: dims, elementSize: H5Tget_size(fileType.id), file: file)
         let chunkRows = plan.dataset.chunk[0]
-        guard plan.missing.isEmpty, (1...HDF5RowBlocks.maximumFillRows).contains(chunkRows) else { return nil }
+        guard plan.missing.isEmpty, chunkRows >= 1, ImagePatch.fillRows(blockRows: chunkRows) <= HDF5RowBlocks.maximumFillRows else {
+            return nil
+        }
         var byRow = [[HDF5ChunkedDataset.PlacedChunk]](repeating: [], count: plan.dataset.grid[0])
         for chunk in plan.chunks { byRow[chunk.offset[0] / chunkRows].append(chunk) }
         return HDF5RowBlocks(dataset: plan.dataset, chunksByRow: byRow, file: file, name: name, path: path)
@@ -121,7 +123,7 @@ extension HDF5Session {
     }
 
     private func corrupt(_ damage: HDF5ChunkDamage, _ name: String) -> ExchangeError {
-        ExchangeError(path: path, operation: damage.operation, message: "\(name): \(damage)", category: .corruptData)
+        damage.error(dataset: name, path: path)
     }
 
     /// A chunked dataset's grid and stored chunks, checked.
@@ -363,14 +365,6 @@ struct HDF5RowBlocks: Sendable {
     /// Rows per chunk.
     var chunkRows: Int { dataset.chunk[0] }
 
-    /// The rows of the smallest block of whole chunks that is also a whole number of the
-    /// measurements' bands (`SceneLinearImage.scanRows`).
-    var fillRows: Int {
-        var rows = chunkRows
-        while rows % SceneLinearImage.scanRows != 0 { rows += chunkRows }
-        return rows
-    }
-
     /// Bytes per dataset row (every dimension but the first).
     var rowBytes: Int { dataset.dims.dropFirst().reduce(dataset.elementSize, *) }
 
@@ -393,8 +387,15 @@ struct HDF5RowBlocks: Sendable {
                 }
             }
         } catch {
-            throw ExchangeError(path: path, operation: error.operation, message: "\(name): \(error)", category: .corruptData)
+            throw error.error(dataset: name, path: path)
         }
         try file.checkWhole()
+    }
+}
+
+extension HDF5ChunkDamage {
+    /// The error for this damage, found in the chunks or chunk index of dataset `name` of `path`.
+    func error(dataset name: String, path: String) -> ExchangeError {
+        ExchangeError(path: path, operation: operation, message: "\(name): \(self)", category: .corruptData)
     }
 }

@@ -246,7 +246,7 @@ public enum HDF5File {
             // The blocks' buffers, freed and allocated again block after block, kept in the process.
             MallocThresholds.fixed
             return StoredSceneLinearImage(image: r.metadata, width: width, height: r.height, hasClipMask: hasMask,
-                                          fillRows: blocks.fillRows) { rows, values, m in
+                                          blockRows: blocks.chunkRows) { rows, values, m in
                 let count = 3 * rows.count * width, size = blocks.dataset.elementSize
                 try withUnsafeTemporaryAllocation(byteCount: count * size, alignment: 16) { raw in
                     try blocks.decode(rows: rows, into: raw.baseAddress!)

@@ -71,7 +71,7 @@ struct HDF5Reader {
             if let imageBlocks {
                 // In blocks only when the image's blocks hold whole rows of its chunks too.
                 maskBlocks = try s.rowBlocks(maskSet, name: "/clip_mask", dims: [height, width], memoryType: chdf5_NATIVE_UINT8())
-                    .flatMap { imageBlocks.fillRows % $0.chunkRows == 0 ? $0 : nil }
+                    .flatMap { ImagePatch.fillRows(blockRows: imageBlocks.chunkRows) % $0.chunkRows == 0 ? $0 : nil }
             }
             if maskBlocks == nil {
                 mask = try s.readDataset(maskSet, name: "/clip_mask", dims: [height, width], memoryType: chdf5_NATIVE_UINT8(),
@@ -239,7 +239,6 @@ struct HDF5Reader {
         let f16 = try s.type(chdf5_create_float16_le(), "H5Tcopy (float16)")
         let memoryType = H5Tget_size(fileType.id) == 2 ? f16.id : chdf5_NATIVE_FLOAT()
         return try s.rowBlocks(dataset, name: "/image", dims: [height, width, 3], memoryType: memoryType)
-            .flatMap { $0.fillRows <= HDF5RowBlocks.maximumFillRows ? $0 : nil }
     }
 
     private func readPixels(_ dataset: H5Handle, height: Int, width: Int) throws -> HDF5Samples {

@@ -51,11 +51,8 @@ package final class HDF5MappedFile: @unchecked Sendable {
     /// again when next touched): for data decoded a block at a time, so that the peak does
     /// not hold the file. Pages shared with neighbouring bytes stay.
     package func releaseResidentPages(offset: Int, length: Int) {
-        guard let mapping, offset >= 0, length > 0, offset <= size - length else { return }
-        let page = Int(getpagesize())
-        let first = (offset + page - 1) / page * page, end = (offset + length) / page * page
-        guard end > first else { return }
-        _ = madvise(mapping + first, end - first, MADV_DONTNEED)
+        guard let mapping else { return }
+        MappedRange.releaseResidentPages(of: mapping, size: size, offset: offset, length: length)
     }
 
     /// Whether a page of the file was found missing while it was read (the file was cut

@@ -14,6 +14,12 @@ public final class FileWatch: Sendable {
         var size: Int64
         var seconds: Int
         var nanoseconds: Int
+
+        init(_ info: stat) {
+            size = Int64(info.st_size)
+            seconds = info.st_mtim.tv_sec
+            nanoseconds = info.st_mtim.tv_nsec
+        }
     }
 
     /// Opens `path` without waiting (a FIFO opened for reading would wait for a writer);
@@ -22,23 +28,21 @@ public final class FileWatch: Sendable {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, let stamp = Self.stamp(fd) else {
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             close(fd)
             return nil
         }
         self.path = path
         descriptor = fd
-        opened = stamp
+        opened = Stamp(info)
     }
 
     deinit { close(descriptor) }
 
-    private static func stamp(_ fd: Int32) -> Stamp? {
+    /// Whether the file's size or modification time differs from when it was opened (or it
+    /// can no longer be asked).
+    public var changed: Bool {
         var info = stat()
-        guard fstat(fd, &info) == 0 else { return nil }
-        return Stamp(size: Int64(info.st_size), seconds: info.st_mtim.tv_sec, nanoseconds: info.st_mtim.tv_nsec)
+        return fstat(descriptor, &info) != 0 || Stamp(info) != opened
     }
-
-    /// Whether the file's size or modification time differs from when it was opened.
-    public var changed: Bool { Self.stamp(descriptor) != opened }
 }

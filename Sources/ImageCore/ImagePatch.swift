@@ -91,19 +91,29 @@ extension ImagePatch {
 extension ImagePatch {
     /// Fills a band of whole rows: `rows` of the image into `values` (RGB `Float`,
     /// interleaved, rows `width` pixels apart) and, when the image has a clip mask, `mask`.
+    /// The fewest rows that are both whole blocks of `blockRows` rows and whole bands of
+    /// `SceneLinearImage.scanRows`: what `visitBands` asks `fill` for at a time, so that a
+    /// file's block is decoded once per pass.
+    public static func fillRows(blockRows: Int) -> Int {
+        let block = max(1, blockRows)
+        var rows = block
+        while rows % SceneLinearImage.scanRows != 0 { rows += block }
+        return rows
+    }
+
     public typealias BandFill = @Sendable (_ rows: Range<Int>, _ values: UnsafeMutablePointer<Float>,
                                            _ mask: UnsafeMutablePointer<UInt8>?) throws -> Void
 
     /// Visits an image that is not held as `Float` RGB (e.g. decoded planes of half floats) in
     /// the bands `visitBands(of:)` uses — `SceneLinearImage.scanRows` rows, in parallel —
-    /// each made by `fill` into a buffer of the thread's own. `fillRows` asks `fill` for
-    /// groups of that many rows at a time (rounded up to whole bands; the last group may be
-    /// shorter), e.g. a file's own blocks of rows, each then visited band by band: the same
-    /// bands, the same values.
-    public static func visitBands(width: Int, height: Int, hasMask: Bool, fillRows: Int = SceneLinearImage.scanRows,
+    /// each made by `fill` into a buffer of the thread's own. For a file stored in blocks of
+    /// `blockRows` rows, `fill` is asked for `fillRows(blockRows:)` rows at a time (whole
+    /// blocks and whole bands; the last group may be shorter), each then visited band by band:
+    /// the same bands, the same values.
+    public static func visitBands(width: Int, height: Int, hasMask: Bool, blockRows: Int = SceneLinearImage.scanRows,
                                   fill: @escaping BandFill, _ visit: @escaping @Sendable (ImagePatch) throws -> Void) throws {
         let rows = SceneLinearImage.scanRows
-        let group = max(1, (fillRows + rows - 1) / rows) * rows
+        let group = fillRows(blockRows: blockRows)
         try Parallel.forEachChunkThrowing(count: (height + group - 1) / group, minimumChunk: max(1, 4 * rows / group)) { chunk in
             try withUnsafeTemporaryAllocation(of: Float.self, capacity: 3 * group * width) { values in
                 try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: hasMask ? group * width : 0) { mask in

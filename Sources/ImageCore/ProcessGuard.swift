@@ -53,5 +53,17 @@ public final class MappedRange: Sendable {
     /// Whether a page of the range was found missing (the file was truncated under it).
     public var shrank: Bool { cpg_map_faults(slot) > 0 }
 
+    /// Lets the kernel drop the pages of the file mapping at `base` (`size` bytes) that lie
+    /// wholly inside bytes `offset ..< offset + length` from this process's resident memory:
+    /// they stay in the page cache and are read again when next touched. Pages shared with
+    /// neighbouring bytes stay; a range outside the mapping does nothing.
+    public static func releaseResidentPages(of base: UnsafeMutableRawPointer, size: Int, offset: Int, length: Int) {
+        guard offset >= 0, length > 0, offset <= size - length else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let first = (offset + page - 1) / page * page, end = (offset + length) / page * page
+        guard end > first else { return }
+        _ = madvise(base + first, end - first, MADV_DONTNEED)
+    }
+
     deinit { cpg_map_release(slot) }
 }

@@ -168,12 +168,8 @@ struct IlluminanceSource {
         deviation = input.deviation
     }
 
-    /// Each pass refused when the file changed since it was opened (`checkUnchanged`).
     init(_ streamed: Pipeline.StreamedSource) {
-        passes = ImageScan { prepare, visit in
-            try streamed.passes.pass(prepare, visit)
-            try streamed.checkUnchanged()
-        }
+        passes = streamed.passes
         known = streamed.known
     }
 

@@ -270,9 +270,7 @@ extension Pipeline {
     static func streamedSource(_ path: String, develop: DevelopOptions, maskRegions: Bool = false,
                                keepBlocks: Bool = true) throws -> StreamedSource? {
         let watch = FileWatch(path: path)
-        var source = try openedSource(path, develop: develop, maskRegions: maskRegions, keepBlocks: keepBlocks)
-        source?.watch = watch
-        return source
+        return try openedSource(path, develop: develop, maskRegions: maskRegions, keepBlocks: keepBlocks)?.watched(by: watch)
     }
 
     /// `streamedSource` without its watch.
@@ -329,7 +327,7 @@ extension Pipeline {
             known.image = image
             known.noise = AnalysisInput.noiseModel(for: image)
         }
-        let analysis = try measureStreamed(path, StreamedSource(passes: passes, known: known, watch: watch), request: request,
+        let analysis = try measureStreamed(path, StreamedSource(passes: passes, known: known).watched(by: watch), request: request,
                                            picture: nil).analysis
         return (ConvertedImage(output.made!), analysis)
     }
@@ -338,16 +336,21 @@ extension Pipeline {
     struct StreamedSource {
         let passes: ImageScan
         let known: KnownImage
-        /// The file, watched from before it was opened: each pass is refused when it changed.
-        var watch: FileWatch? = nil
 
-        /// - Throws: `ExchangeError` (`.temporaryFailure`) when the file changed since it was
-        ///   opened (its passes may have read two versions of it).
-        func checkUnchanged() throws {
-            guard let watch, watch.changed else { return }
-            throw ExchangeError(path: watch.path, operation: "read",
-                                message: "the file changed while it was measured (its size or modification time is not what it was when it was opened); measure it again once it is complete",
-                                category: .temporaryFailure)
+        /// The same passes, each ending with a look at `watch`'s file (watched from before it
+        /// was opened): a pass that finds it changed throws `ExchangeError`
+        /// (`.temporaryFailure`), since the passes may have read two versions of it.
+        func watched(by watch: FileWatch?) -> StreamedSource {
+            guard let watch else { return self }
+            let passes = self.passes
+            return StreamedSource(passes: ImageScan { prepare, visit in
+                try passes.pass(prepare, visit)
+                guard !watch.changed else {
+                    throw ExchangeError(path: watch.path, operation: "read",
+                                        message: "the file changed while it was measured (its size or modification time is not what it was when it was opened); measure it again once it is complete",
+                                        category: .temporaryFailure)
+                }
+            }, known: known)
         }
     }
 
@@ -427,7 +430,6 @@ extension Pipeline {
                 try visit(patch)
                 if isFirst { first.reduction?.add(patch) }
             })
-            try source.checkUnchanged()
         }
         let regions = request.regions
         let percentiles = analysisPercentiles(request)

@@ -239,7 +239,7 @@ import TestSupport
                 let later = timespec(tv_sec: time(nil) + 100, tv_nsec: 0)
                 var times = [later, later]
                 #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
-            }, known: opened.known, watch: opened.watch)
+            }, known: opened.known)
             #expect {
                 _ = try Pipeline.measureStreamed(path, rewritten, request: request, picture: nil)
             } throws: { error in

@@ -2,9 +2,9 @@ import Foundation
 import SceneLinearKit
 
 /// What the analysis commands do with an input file (`Pipeline.analyze` of the path, and
-/// `AnalysisInput.load` then a statistics pass over the whole image), on arbitrary bytes written to a file with extension
-/// `fileExtension` (the library reads files; /dev/shm keeps them in memory): errors are fine,
-/// crashes are bugs. Headers claiming more than 1 M pixels or 256 MB are refused, as in the
+/// `AnalysisInput.load` then a statistics pass over the whole image), on arbitrary bytes
+/// written to a file with extension `fileExtension` (the library reads files; /dev/shm keeps
+/// them in memory): errors are fine, crashes are bugs. Headers claiming more than 1 M pixels or 256 MB are refused, as in the
 /// decode target.
 public func fuzzAnalysisInput(_ data: UnsafePointer<UInt8>, _ size: Int, fileExtension: String) -> CInt {
     let dir = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
